@@ -1,0 +1,282 @@
+//! `clean`: record a workspace's edits, forget it and remove its directory; one by one or in
+//! bulk by status and age.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use crate::cli::GlobalArgs;
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::inventory::{self, Entry, Problem};
+use crate::layout::validate_id;
+use crate::liveness;
+use crate::lock::{self, Lock};
+use crate::metadata::{self, Record};
+use crate::output;
+use crate::vcs::Kept;
+use crate::workspace;
+
+/// Remove workspaces, keeping their edits in the repository.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Workspaces to remove
+    pub ids: Vec<String>,
+    /// Select every workspace of this repository
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
+    /// Select workspaces with this status (repeatable)
+    #[arg(long, value_name = "STATUS", conflicts_with = "ids",
+          value_parser = ["done", "error", "crashed", "interrupted", "idle"])]
+    pub status: Vec<String>,
+    /// Select workspaces not updated for this long (e.g. 7d, 12h, 30m)
+    #[arg(long, value_name = "DURATION", conflicts_with = "ids", value_parser = humantime::parse_duration)]
+    pub older_than: Option<Duration>,
+    /// Show what would be removed, remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Stop a live run first; remove directories the backend no longer knows
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// What happened to one selected workspace.
+enum Outcome {
+    Removed(Kept),
+    WouldRemove,
+    Skipped(String),
+    Failed(CliError),
+}
+
+pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+    for id in &args.ids {
+        validate_id(id)?;
+    }
+    let bulk = args.all || !args.status.is_empty() || args.older_than.is_some();
+    if args.ids.is_empty() && !bulk {
+        return Err(CliError::usage(
+            "name the workspaces to clean, or select them with --all, --status or --older-than",
+        ));
+    }
+    let ctx = Context::open(global)?;
+    let (entries, warning) = inventory::all(&ctx);
+    if let Some(warning) = warning {
+        return Err(
+            CliError::failure("could not ask the backend which workspaces it knows").cause(warning),
+        );
+    }
+    let selected: Vec<(String, Option<Entry>)> = if bulk {
+        entries
+            .into_iter()
+            .filter(|e| matches(e, args))
+            .map(|e| (e.id.clone(), Some(e)))
+            .collect()
+    } else {
+        args.ids
+            .iter()
+            .map(|id| (id.clone(), entries.iter().find(|e| &e.id == id).cloned()))
+            .collect()
+    };
+    let mut results = Vec::new();
+    for (id, entry) in selected {
+        let outcome = match entry {
+            None => Outcome::Failed(workspace::unknown(&id, &ctx.layout.workspace(&id))),
+            Some(entry) if args.dry_run => match refusal(&entry, args.force) {
+                Some(reason) => Outcome::Skipped(reason),
+                None => Outcome::WouldRemove,
+            },
+            Some(entry) => match refusal(&entry, args.force) {
+                Some(reason) => Outcome::Skipped(reason),
+                None => match clean_entry(&ctx, &entry, args.force, None) {
+                    Ok(kept) => Outcome::Removed(kept),
+                    Err(err) => Outcome::Failed(err),
+                },
+            },
+        };
+        let path = ctx.layout.workspace(&id);
+        results.push((id, path, outcome));
+    }
+    report(&results, args)?;
+    let failed = results.iter().any(|(_, _, o)| match o {
+        Outcome::Failed(_) => true,
+        Outcome::Skipped(_) => !bulk,
+        _ => false,
+    });
+    Ok(i32::from(failed))
+}
+
+fn matches(entry: &Entry, args: &CleanArgs) -> bool {
+    let status_ok = args.status.is_empty() || args.status.iter().any(|s| s == entry.status());
+    let age_ok = args.older_than.is_none_or(|age| {
+        let updated = entry.updated_at().and_then(metadata::parse_time);
+        let updated = updated.or_else(|| {
+            std::fs::metadata(&entry.path)
+                .and_then(|m| m.modified())
+                .ok()
+        });
+        updated.is_some_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= age)
+    });
+    status_ok && age_ok
+}
+
+/// Why a workspace must not be removed as asked, if it must not.
+fn refusal(entry: &Entry, force: bool) -> Option<String> {
+    match &entry.problem {
+        Some(Problem::NotADirectory) => {
+            return Some(format!("{} is a symlink or file, not a workspace; not touching it", entry.path.display()))
+        }
+        Some(Problem::NewerSchema(v)) => {
+            return Some(format!("its record is schema {v}, from a newer agent-workspace"))
+        }
+        Some(Problem::Unregistered) if !force => {
+            return Some("the backend no longer knows it, so its files may hold edits no commit has; inspect them, then pass --force".into())
+        }
+        _ => {}
+    }
+    match &entry.record {
+        Some(r) if entry.is_live() && !force => Some(format!(
+            "a run is live (pid {}, since {}); pass --force to stop it first",
+            r.pid.unwrap_or(0),
+            r.started_at.as_deref().unwrap_or("?")
+        )),
+        _ => None,
+    }
+}
+
+/// Removes one workspace. `lease` is the lease when the caller already holds it.
+fn clean_entry(ctx: &Context, entry: &Entry, force: bool, lease: Option<Lock>) -> Result<Kept> {
+    let _lease = match lease {
+        Some(lease) => lease,
+        None => take_lease(ctx, entry, force)?,
+    };
+    let _repo = lock::exclusive(&ctx.layout.locks().join("repo.lock"))?;
+    let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
+    let kept = if entry.problem == Some(Problem::Unregistered) {
+        Kept::Nothing
+    } else {
+        let kept = ctx
+            .vcs
+            .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?;
+        ctx.vcs.forget(&entry.id)?;
+        kept
+    };
+    if has_dir {
+        workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
+    }
+    Ok(kept)
+}
+
+fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
+    let path = ctx.layout.locks().join(format!("{}.lock", entry.id));
+    if let Some(lease) = lock::try_exclusive(&path)? {
+        return Ok(lease);
+    }
+    let busy = || {
+        CliError::failure(format!(
+            "workspace {:?} is in use by another agent-workspace process",
+            entry.id
+        ))
+    };
+    if !force {
+        return Err(busy().hint("pass --force to stop its run first"));
+    }
+    let holder = entry.record.as_ref().and_then(live_holder);
+    for (signal, wait) in [(libc::SIGTERM, 10), (libc::SIGKILL, 5)] {
+        if let Some(pid) = holder {
+            // SAFETY: kill has no memory-safety preconditions; pid was checked to be the
+            // recorded supervisor (same start time), so it is not a reused pid.
+            unsafe { libc::kill(pid as libc::pid_t, signal) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(wait);
+        while Instant::now() < deadline {
+            if let Some(lease) = lock::try_exclusive(&path)? {
+                return Ok(lease);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    Err(busy().hint("its run did not stop; stop it by hand and try again"))
+}
+
+fn live_holder(record: &Record) -> Option<u32> {
+    record
+        .pid
+        .filter(|pid| liveness::is_alive(*pid, record.pid_start))
+}
+
+/// `run --cleanup`: remove the workspace whose lease the caller holds, after a success.
+pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
+    let (entry, _) = inventory::one(ctx, id);
+    let entry = entry.ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
+    let kept = clean_entry(ctx, &entry, false, Some(lease))?;
+    eprintln!("{}", describe(id, &entry.path, &kept));
+    Ok(())
+}
+
+fn describe(id: &str, path: &Path, kept: &Kept) -> String {
+    match kept {
+        Kept::Change { change_id, .. } => {
+            format!(
+                "Removed {id} ({}); its edits are kept in change {change_id}",
+                path.display()
+            )
+        }
+        Kept::Nothing => format!("Removed {id} ({}); it had no edits to keep", path.display()),
+    }
+}
+
+fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {
+    if args.json {
+        let mut removed = vec![];
+        let mut skipped = vec![];
+        let mut failed = vec![];
+        for (id, path, outcome) in results {
+            match outcome {
+                Outcome::Removed(_) | Outcome::WouldRemove => {
+                    let (change, commit) = match outcome {
+                        Outcome::Removed(Kept::Change {
+                            change_id,
+                            commit_id,
+                        }) => (
+                            Value::from(change_id.as_str()),
+                            Value::from(commit_id.as_str()),
+                        ),
+                        _ => (Value::Null, Value::Null),
+                    };
+                    removed.push(json!({"workspace_id": id, "path": path, "kept_change_id": change, "kept_commit_id": commit}));
+                }
+                Outcome::Skipped(reason) => {
+                    skipped.push(json!({"workspace_id": id, "reason": reason}))
+                }
+                Outcome::Failed(err) => {
+                    failed.push(json!({"workspace_id": id, "error": err.message}))
+                }
+            }
+        }
+        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "removed": removed, "skipped": skipped, "failed": failed});
+        return output::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
+    }
+    let mut text = String::new();
+    for (id, path, outcome) in results {
+        match outcome {
+            Outcome::Removed(kept) => text.push_str(&format!("{}\n", describe(id, path, kept))),
+            Outcome::WouldRemove => {
+                text.push_str(&format!("Would remove {id} ({})\n", path.display()))
+            }
+            Outcome::Skipped(reason) => eprintln!("Skipped {id}: {reason}"),
+            Outcome::Failed(err) => eprintln!("{err}"),
+        }
+    }
+    if results.is_empty() {
+        eprintln!("No workspace matched");
+    }
+    output::print(&text)
+}

@@ -1,0 +1,216 @@
+//! `run`: run a command in a workspace, creating or reattaching it, and record the outcome.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::context::Context;
+use crate::direnv::{self, Loader};
+use crate::error::{CliError, Result};
+use crate::layout::validate_id;
+use crate::liveness;
+use crate::lock::{self, Lock};
+use crate::metadata::{self, Loaded, Record, Run, Status};
+use crate::process::{self, Ending};
+use crate::signals;
+use crate::workspace::{self, Request};
+
+/// Run a command in a workspace, creating it if needed.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    pub id: String,
+    /// Workflow name recorded with the run
+    #[arg(long, value_name = "NAME")]
+    pub workflow: Option<String>,
+    /// Start a new workspace on a new commit on top of this revision
+    #[arg(long, value_name = "REV")]
+    pub base_change: Option<String>,
+    /// Remove the workspace after a successful run (keep it after a failure)
+    #[arg(long)]
+    pub cleanup: bool,
+    /// Run the command directly, without loading the workspace's .envrc
+    #[arg(long)]
+    pub no_direnv: bool,
+    /// Allow the workspace's .envrc even if it differs from its base revision's
+    #[arg(long)]
+    pub trust_envrc: bool,
+    /// Wait for a live run in this workspace to finish instead of failing
+    #[arg(long)]
+    pub wait: bool,
+    /// The command and its arguments
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    signals::install();
+    let ctx = Context::open(ctx_args)?;
+    ctx.layout.ensure(&ctx.repo)?;
+    let path = ctx.layout.workspace(&args.id);
+    let Some(lease) = take_lease(&ctx, args, &path)? else {
+        return run_nested(args, &path);
+    };
+    let req = Request {
+        id: &args.id,
+        base_change: args.base_change.as_deref(),
+        workflow: args.workflow.as_deref(),
+        create: true,
+    };
+    let opened = workspace::open(&ctx, &req)?;
+    let mut record = opened.record;
+    if let Some(workflow) = &args.workflow {
+        record.workflow = Some(workflow.clone());
+    }
+    let loader = direnv::prepare(
+        &mut record,
+        &ctx.vcs,
+        args.no_direnv,
+        args.trust_envrc || opened.created,
+    )
+    .inspect_err(|_| {
+        let _ = metadata::save(&record);
+    })?;
+    let code = supervise(&ctx, &mut record, loader, &args.command)?;
+    if args.cleanup && record.status == Status::Done {
+        crate::commands::clean::remove_after_run(&ctx, &args.id, lease)?;
+        return Ok(code);
+    }
+    drop(lease);
+    Ok(code)
+}
+
+/// Takes the workspace's lease. `None` means this is a nested run of the lease holder.
+fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>> {
+    let lease_path = ctx.layout.locks().join(format!("{}.lock", args.id));
+    if let Some(lease) = lock::try_exclusive(&lease_path)? {
+        return Ok(Some(lease));
+    }
+    let record = match metadata::load(path) {
+        Loaded::Ok(record) => Some(*record),
+        _ => None,
+    };
+    if is_nested(&args.id, path, record.as_ref()) {
+        return Ok(None);
+    }
+    if args.wait {
+        return lock::exclusive(&lease_path).map(Some);
+    }
+    Err(busy(&args.id, record.as_ref()))
+}
+
+/// A run started from inside the live run of the same workspace (its environment names this
+/// workspace and the recorded supervisor is one of our ancestors).
+fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
+    let env_id = std::env::var_os("AGENT_WORKSPACE_ID");
+    let env_path = std::env::var_os("AGENT_WORKSPACE_PATH");
+    if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
+        return false;
+    }
+    match record.and_then(|r| r.pid) {
+        Some(pid) if cfg!(target_os = "linux") => liveness::is_ancestor(pid),
+        _ => true,
+    }
+}
+
+fn busy(id: &str, record: Option<&Record>) -> CliError {
+    let holder = match record {
+        Some(r) if r.status == Status::Running => format!(
+            "pid {}, workflow {}, since {}",
+            r.pid.map_or("?".into(), |p| p.to_string()),
+            r.workflow.as_deref().unwrap_or("-"),
+            r.started_at.as_deref().unwrap_or("?")
+        ),
+        _ => "another agent-workspace process is creating or cleaning it".into(),
+    };
+    CliError::failure(format!("workspace {id:?} is busy: {holder}"))
+        .hint("pass --wait to queue behind it, or use another id")
+}
+
+/// A nested run shares the working copy and environment of the run it is nested in.
+fn run_nested(args: &RunArgs, path: &Path) -> Result<i32> {
+    let (code, err) = process::exec(&args.command, Some(path), &[]);
+    eprintln!(
+        "agent-workspace: {}: {err}",
+        args.command[0].to_string_lossy()
+    );
+    Ok(code)
+}
+
+/// Records the run as running, runs it, and records how it ended.
+fn supervise(
+    ctx: &Context,
+    record: &mut Record,
+    loader: Loader,
+    command: &[OsString],
+) -> Result<i32> {
+    let started = Instant::now();
+    let now = metadata::now();
+    let pid = std::process::id();
+    record.status = Status::Running;
+    record.command = command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    record.started_at = Some(now.clone());
+    record.updated_at = now;
+    record.finished_at = None;
+    record.exit_code = None;
+    record.signal = None;
+    record.pid = Some(pid);
+    record.pid_start = liveness::start_time(pid);
+    metadata::save(record)?;
+    let launch = crate::launch::Launch::new(ctx, record, loader, command)?;
+    let outcome = launch.run();
+    let (status, code, signal) = match &outcome {
+        Ok(ending) => judge(*ending),
+        Err(_) => (Status::Error, 125, None),
+    };
+    let finished = metadata::now();
+    record.status = status;
+    record.exit_code = Some(code);
+    record.signal = signal;
+    record.finished_at = Some(finished.clone());
+    record.updated_at = finished.clone();
+    record.push_run(Run {
+        started_at: record.started_at.clone().unwrap_or_default(),
+        finished_at: Some(finished),
+        duration_ms: Some(started.elapsed().as_millis() as u64),
+        status,
+        exit_code: Some(code),
+        signal,
+        command: record.command.clone(),
+        workflow: record.workflow.clone(),
+        pid: Some(pid),
+    });
+    metadata::save(record)?;
+    outcome.map(|_| code)
+}
+
+/// The recorded status, exit code and signal for how the command ended.
+fn judge(ending: Ending) -> (Status, i32, Option<i32>) {
+    let code = ending.code();
+    match (ending, signals::received()) {
+        (_, Some(sig)) => (Status::Interrupted, code, Some(sig)),
+        (Ending::Exited(0), None) => (Status::Done, 0, None),
+        (Ending::Signaled(sig), None) if is_stop_signal(sig) => {
+            (Status::Interrupted, code, Some(sig))
+        }
+        (Ending::Signaled(sig), None) => (Status::Error, code, Some(sig)),
+        (_, None) => (Status::Error, code, None),
+    }
+}
+
+fn is_stop_signal(sig: i32) -> bool {
+    [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGKILL,
+        libc::SIGQUIT,
+    ]
+    .contains(&sig)
+}

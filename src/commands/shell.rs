@@ -1,0 +1,44 @@
+//! `shell`: an interactive shell in a workspace with the environment `run` gives.
+
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::context::Context;
+use crate::direnv;
+use crate::error::Result;
+use crate::launch::Launch;
+use crate::layout::{non_empty_env, validate_id};
+use crate::signals;
+use crate::workspace::{self, Request};
+
+/// Open $SHELL (else /bin/sh) in an existing workspace, with its environment loaded.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Workspace id
+    pub id: String,
+    /// Start the shell without loading the workspace's .envrc
+    #[arg(long)]
+    pub no_direnv: bool,
+    /// Allow the workspace's .envrc even if it differs from its base revision's
+    #[arg(long)]
+    pub trust_envrc: bool,
+}
+
+pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    signals::install();
+    let ctx = Context::open(global)?;
+    let req = Request {
+        id: &args.id,
+        base_change: None,
+        workflow: None,
+        create: false,
+    };
+    // A shell is for looking in or stepping in mid-workflow: it takes no lease and leaves
+    // the record of the workflow alone.
+    let mut record = workspace::open(&ctx, &req)?.record;
+    let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
+    let shell = non_empty_env("SHELL").unwrap_or_else(|| "/bin/sh".into());
+    let ending = Launch::new(&ctx, &record, loader, &[shell.into()])?.run()?;
+    Ok(ending.code())
+}

@@ -1,0 +1,223 @@
+//! What exists in a namespace: workspace directories, their records, and what the backend
+//! has registered, reconciled into one list with each workspace's effective state.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::context::Context;
+use crate::liveness;
+use crate::metadata::{self, Loaded, Record, Status};
+use crate::workspace;
+
+/// Something wrong with a workspace, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Recorded as running, but its supervising process is gone.
+    Crashed,
+    /// The backend knows it but the directory is gone.
+    MissingDirectory,
+    /// The directory exists but the backend no longer knows it.
+    Unregistered,
+    CorruptMetadata(String),
+    MissingMetadata,
+    NewerSchema(u64),
+    /// The workspace path is a symlink or a file.
+    NotADirectory,
+}
+
+impl Problem {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Problem::Crashed => "crashed",
+            Problem::MissingDirectory => "missing-directory",
+            Problem::Unregistered => "unregistered",
+            Problem::CorruptMetadata(_) => "corrupt-metadata",
+            Problem::MissingMetadata => "missing-metadata",
+            Problem::NewerSchema(_) => "newer-schema",
+            Problem::NotADirectory => "not-a-directory",
+        }
+    }
+
+    pub fn hint(&self, id: &str) -> String {
+        match self {
+            Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
+            Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
+            Problem::Unregistered => format!("the backend no longer knows it; inspect its files, then `agent-workspace clean --force {id}`"),
+            Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
+            Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
+            Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
+            Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+        }
+    }
+}
+
+/// One workspace of the namespace as found on disk and in the backend.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub id: String,
+    pub path: PathBuf,
+    pub record: Option<Record>,
+    /// The raw JSON of a record from a newer schema, shown as is.
+    pub raw: Option<Value>,
+    pub problem: Option<Problem>,
+}
+
+impl Entry {
+    /// The status to show: the recorded one, `crashed` for a dead run, or the problem.
+    pub fn status(&self) -> &str {
+        match (&self.problem, &self.record) {
+            (Some(Problem::Crashed), _) => "crashed",
+            (None, Some(record)) => record.status.as_str(),
+            (Some(problem), Some(record)) if !matches!(problem, Problem::Unregistered) => {
+                record.status.as_str()
+            }
+            (Some(problem), _) => problem.code(),
+            (None, None) => "unknown",
+        }
+    }
+
+    /// Whether a live run holds this workspace.
+    pub fn is_live(&self) -> bool {
+        self.record
+            .as_ref()
+            .is_some_and(|r| r.status == Status::Running)
+            && self.problem.is_none()
+    }
+
+    pub fn updated_at(&self) -> Option<&str> {
+        match (&self.record, &self.raw) {
+            (Some(record), _) => Some(&record.updated_at),
+            (None, Some(raw)) => raw.get("updated_at").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let record = match (&self.record, &self.raw) {
+            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
+            (None, Some(raw)) => raw.clone(),
+            _ => Value::Null,
+        };
+        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
+        json!({
+            "workspace_id": self.id,
+            "status": self.status(),
+            "recorded_status": get("status"),
+            "workflow": get("workflow"),
+            "backend": get("backend"),
+            "updated_at": get("updated_at"),
+            "path": self.path,
+            "problem": self.problem.as_ref().map(Problem::code),
+            "hint": self.problem.as_ref().map(|p| p.hint(&self.id)),
+            "record": record,
+        })
+    }
+}
+
+/// Reads one workspace directory's record into an entry.
+fn read(id: String, path: PathBuf) -> Entry {
+    let mut entry = Entry {
+        id,
+        path,
+        record: None,
+        raw: None,
+        problem: None,
+    };
+    match std::fs::symlink_metadata(&entry.path) {
+        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+            entry.problem = Some(Problem::NotADirectory);
+            return entry;
+        }
+        Err(_) => {
+            entry.problem = Some(Problem::MissingDirectory);
+            return entry;
+        }
+        Ok(_) => {}
+    }
+    match metadata::load(&entry.path) {
+        Loaded::Ok(record) => {
+            let dead = record.status == Status::Running
+                && !record
+                    .pid
+                    .is_some_and(|pid| liveness::is_alive(pid, record.pid_start));
+            if dead {
+                entry.problem = Some(Problem::Crashed);
+            }
+            entry.record = Some(*record);
+        }
+        Loaded::Missing => entry.problem = Some(Problem::MissingMetadata),
+        Loaded::Corrupt(why) => entry.problem = Some(Problem::CorruptMetadata(why)),
+        Loaded::Newer(version, raw) => {
+            entry.problem = Some(Problem::NewerSchema(version));
+            entry.raw = Some(raw);
+        }
+    }
+    entry
+}
+
+/// Every workspace of the namespace: directories plus what the backend registered there.
+/// Makes at most one backend call; when it fails, registration is not checked.
+pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
+    let mut entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
+        .into_iter()
+        .map(|(id, path)| (id.clone(), read(id, path)))
+        .collect();
+    let registered = match ctx.vcs.list() {
+        Ok(list) => list,
+        Err(err) => return (entries.into_values().collect(), Some(err.to_string())),
+    };
+    let mut known = std::collections::BTreeSet::new();
+    for reg in registered {
+        let ours = ctx.layout.workspace(&reg.name);
+        if reg.path.as_deref().is_some_and(|p| p != ours) {
+            continue;
+        }
+        if crate::layout::validate_id(&reg.name).is_err() {
+            continue;
+        }
+        known.insert(reg.name.clone());
+        entries.entry(reg.name.clone()).or_insert_with(|| Entry {
+            id: reg.name,
+            path: ours,
+            record: None,
+            raw: None,
+            problem: Some(Problem::MissingDirectory),
+        });
+    }
+    for entry in entries.values_mut() {
+        if !known.contains(&entry.id)
+            && entry
+                .problem
+                .as_ref()
+                .is_none_or(|p| *p != Problem::NotADirectory)
+        {
+            entry.problem = Some(Problem::Unregistered);
+        }
+    }
+    (entries.into_values().collect(), None)
+}
+
+/// One workspace, or `None` when neither a directory nor a registration exists.
+pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<String>) {
+    let path = ctx.layout.workspace(id);
+    let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
+        // Cheaper than listing everything: read this directory, then check registration.
+        let entry = read(id.to_string(), path);
+        match ctx.vcs.list() {
+            Ok(list) if entry.problem != Some(Problem::NotADirectory) => {
+                let mut entry = entry;
+                if !list.iter().any(|r| r.name == id) {
+                    entry.problem = Some(Problem::Unregistered);
+                }
+                return (Some(entry), None);
+            }
+            Ok(_) => return (Some(entry), None),
+            Err(err) => return (Some(entry), Some(err.to_string())),
+        }
+    } else {
+        all(ctx)
+    };
+    (all.into_iter().find(|e| e.id == id), warning)
+}

@@ -1,0 +1,281 @@
+//! Where things live: the workspace root, the repository's identity and namespace, workspace
+//! paths, and which ids are acceptable.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{CliError, Result};
+use crate::vcs::Backend;
+
+/// The longest workspace id accepted.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
+pub fn validate_id(id: &str) -> Result<()> {
+    let bad = |why: &str| {
+        CliError::usage(format!("invalid workspace id {id:?}: {why}"))
+            .hint("use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit")
+    };
+    if id.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if id.len() > MAX_ID_LEN {
+        return Err(bad("it is longer than 64 characters"));
+    }
+    if !id.as_bytes()[0].is_ascii_alphanumeric() {
+        return Err(bad("it must start with a letter or digit"));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "._-".contains(*c)))
+    {
+        return Err(bad(&format!("{c:?} is not allowed")));
+    }
+    Ok(())
+}
+
+/// The repository a command acts on, identified by its main workspace (or main worktree).
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// Canonical root of the main workspace: the identity hashed into the namespace.
+    pub root: PathBuf,
+    pub backend: Backend,
+    /// jj: the shared `.jj/repo` store; git: the common git dir.
+    pub store: PathBuf,
+}
+
+/// Finds the repository containing `start`, from any subdirectory, symlinked path or agent
+/// workspace. `backend` forces a backend; otherwise jj wins when `.jj` is present.
+pub fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
+    let start = fs::canonicalize(start).map_err(|e| CliError::io("resolve", start, &e))?;
+    for dir in start.ancestors() {
+        let has_jj = dir.join(".jj").is_dir();
+        let has_git = dir.join(".git").exists();
+        match backend {
+            Some(Backend::Git) if has_git => return discover_git(dir),
+            Some(Backend::Git) if has_jj => {
+                return Err(CliError::failure(format!(
+                    "{} is a jj repository without git: --backend git needs a git repository",
+                    dir.display()
+                )))
+            }
+            Some(Backend::Jj) if has_git && !has_jj => {
+                return Err(CliError::failure(format!(
+                    "{} is a git repository without jj",
+                    dir.display()
+                ))
+                .hint("use --backend git, or run `jj git init --colocate` there"))
+            }
+            _ if has_jj => return discover_jj(dir),
+            _ if has_git => return discover_git(dir),
+            _ => {}
+        }
+    }
+    Err(CliError::failure(format!(
+        "{} is not inside a jj or git repository",
+        start.display()
+    ))
+    .hint("run from inside the repository or pass --repo PATH"))
+}
+
+fn discover_jj(dir: &Path) -> Result<Repo> {
+    let marker = dir.join(".jj").join("repo");
+    let store = if marker.is_dir() {
+        marker.clone()
+    } else {
+        // A secondary workspace: `.jj/repo` holds the store's path relative to `.jj/`.
+        let text = fs::read_to_string(&marker).map_err(|e| CliError::io("read", &marker, &e))?;
+        dir.join(".jj").join(text.trim_end_matches(['\n', '\r']))
+    };
+    let store = fs::canonicalize(&store).map_err(|e| {
+        CliError::io("resolve the jj store", &store, &e).hint(format!(
+            "{} may belong to a deleted repository",
+            dir.display()
+        ))
+    })?;
+    let root = store.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let root =
+        root.ok_or_else(|| CliError::failure(format!("unexpected jj store {}", store.display())))?;
+    Ok(Repo {
+        root,
+        backend: Backend::Jj,
+        store,
+    })
+}
+
+fn discover_git(dir: &Path) -> Result<Repo> {
+    let dot_git = dir.join(".git");
+    if dot_git.is_dir() {
+        let store =
+            fs::canonicalize(&dot_git).map_err(|e| CliError::io("resolve", &dot_git, &e))?;
+        return Ok(Repo {
+            root: dir.to_path_buf(),
+            backend: Backend::Git,
+            store,
+        });
+    }
+    let text = fs::read_to_string(&dot_git).map_err(|e| CliError::io("read", &dot_git, &e))?;
+    let gitdir = text
+        .trim()
+        .strip_prefix("gitdir:")
+        .map(str::trim)
+        .ok_or_else(|| CliError::failure(format!("{} is not a gitdir file", dot_git.display())))?;
+    let gitdir = dir.join(gitdir);
+    let commondir = gitdir.join("commondir");
+    let Ok(common) = fs::read_to_string(&commondir) else {
+        // Not a linked worktree (a submodule, say): this directory is the main worktree.
+        let store = fs::canonicalize(&gitdir).map_err(|e| CliError::io("resolve", &gitdir, &e))?;
+        return Ok(Repo {
+            root: dir.to_path_buf(),
+            backend: Backend::Git,
+            store,
+        });
+    };
+    let common = gitdir.join(common.trim());
+    let store = fs::canonicalize(&common).map_err(|e| CliError::io("resolve", &common, &e))?;
+    match (store.file_name(), store.parent()) {
+        (Some(name), Some(root)) if name == ".git" => Ok(Repo {
+            root: root.to_path_buf(),
+            backend: Backend::Git,
+            store,
+        }),
+        _ => Err(CliError::failure(format!(
+            "{} belongs to a bare repository ({}), which has no main worktree",
+            dir.display(),
+            store.display()
+        ))),
+    }
+}
+
+/// `<basename>-<first 10 hex of sha256(root)>`, the same as the shell script it replaces.
+pub fn namespace(repo_root: &Path) -> String {
+    let digest = Sha256::digest(repo_root.as_os_str().as_encoded_bytes());
+    let base = repo_root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    format!(
+        "{}-{}",
+        base.unwrap_or_else(|| "root".into()),
+        &hex::encode(digest)[..10]
+    )
+}
+
+/// The workspace root: `--root`, `$AI_WORKSPACES_ROOT`, `$XDG_CACHE_HOME/ai-workspaces`
+/// (when absolute) or `~/.cache/ai-workspaces`.
+pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
+    let chosen = flag
+        .map(Path::to_path_buf)
+        .or_else(|| non_empty_env("AI_WORKSPACES_ROOT").map(PathBuf::from))
+        .or_else(|| {
+            non_empty_env("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|p| p.join("ai-workspaces"))
+        })
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cache").join("ai-workspaces")));
+    let root = chosen.ok_or_else(|| {
+        CliError::failure("cannot find a workspace root: HOME is not set")
+            .hint("pass --root DIR or set AI_WORKSPACES_ROOT")
+    })?;
+    if root.is_absolute() {
+        return Ok(root);
+    }
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("read", Path::new("."), &e))?;
+    Ok(cwd.join(root))
+}
+
+/// An environment variable that is set and not empty.
+pub fn non_empty_env(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.is_empty())
+}
+
+/// Paths of one repository's namespace under the workspace root.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+    pub namespace: String,
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(root: PathBuf, repo: &Repo) -> Self {
+        let namespace = namespace(&repo.root);
+        let dir = root.join(&namespace);
+        Layout {
+            root,
+            namespace,
+            dir,
+        }
+    }
+
+    pub fn workspace(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Lock files live beside the workspaces under a name no id can take.
+    pub fn locks(&self) -> PathBuf {
+        self.dir.join(".locks")
+    }
+
+    /// Creates the namespace directory, refusing roots that are files, unwritable, or inside
+    /// the repository itself.
+    pub fn ensure(&self, repo: &Repo) -> Result<()> {
+        if self.root.exists() && !self.root.is_dir() {
+            return Err(CliError::failure(format!(
+                "workspace root {} is not a directory",
+                self.root.display()
+            ))
+            .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a directory"));
+        }
+        fs::create_dir_all(self.locks()).map_err(|e| {
+            CliError::io("create the workspace directory", &self.dir, &e)
+                .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
+        })?;
+        let real =
+            fs::canonicalize(&self.dir).map_err(|e| CliError::io("resolve", &self.dir, &e))?;
+        if real.starts_with(&repo.root) {
+            return Err(CliError::failure(format!(
+                "workspace root {} is inside the repository {}",
+                self.root.display(),
+                repo.root.display()
+            ))
+            .hint("choose a root outside the repository"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        for ok in ["a", "0", "w-1", "A.b_c-9", &"x".repeat(64)] {
+            assert!(validate_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "-x",
+            "_x",
+            ".x",
+            "a b",
+            "é",
+            "a\n",
+            &"x".repeat(65),
+        ] {
+            assert!(validate_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn namespace_matches_sha256_of_path_bytes() {
+        // printf '%s' /home/me/repo | sha256sum
+        assert_eq!(namespace(Path::new("/home/me/repo")), "repo-74b392f5c9");
+    }
+}

@@ -1,0 +1,85 @@
+//! Whether the process that recorded a run is still alive, robust against pid reuse.
+
+/// The start time of `pid` in clock ticks since boot, where the platform tells it.
+#[cfg(target_os = "linux")]
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&stat).map(|(_, start)| start)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn start_time(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// (ppid, starttime) from the text of `/proc/<pid>/stat`; the command name may hold spaces and
+/// parentheses, so fields are counted after the last `)`.
+pub fn parse_stat(stat: &str) -> Option<(u32, u64)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state(3) ppid(4) ... starttime(22), numbered from 1 in proc(5).
+    let ppid = fields.get(1)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, start))
+}
+
+/// Whether `pid` is alive and, when `start` is known, still the same process.
+pub fn is_alive(pid: u32, start: Option<u64>) -> bool {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return false;
+    }
+    match (start, start_time(pid)) {
+        (Some(recorded), Some(now)) => recorded == now,
+        (Some(_), None) if cfg!(target_os = "linux") => false,
+        _ => {
+            // SAFETY: signal 0 only checks for existence and permission.
+            let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+            rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        }
+    }
+}
+
+/// Whether `pid` is this process or one of its ancestors (Linux; elsewhere unknown: false).
+pub fn is_ancestor(pid: u32) -> bool {
+    let mut current = std::process::id();
+    for _ in 0..64 {
+        if current == pid {
+            return true;
+        }
+        if current <= 1 {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{current}/stat")) else {
+            return false;
+        };
+        match parse_stat(&stat) {
+            Some((ppid, _)) => current = ppid,
+            None => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_awkward_command_name() {
+        let stat =
+            "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 99 0 0 0 1 2 0 0 20 0 1 0 987654 1 2";
+        assert_eq!(parse_stat(stat), Some((17, 987654)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_its_own_ancestor() {
+        let me = std::process::id();
+        assert!(is_alive(me, start_time(me)));
+        assert!(
+            !is_alive(me, start_time(me).map(|s| s + 1).or(Some(1))) || !cfg!(target_os = "linux")
+        );
+        assert!(is_ancestor(me));
+        assert!(!is_alive(0, None));
+    }
+}

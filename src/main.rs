@@ -1,0 +1,49 @@
+//! agent-workspace: isolated, resumable jj (or git worktree) workspaces for agent workflows.
+
+mod cli;
+mod commands;
+mod context;
+mod direnv;
+mod error;
+mod inventory;
+mod launch;
+mod layout;
+mod liveness;
+mod lock;
+mod metadata;
+mod output;
+mod process;
+mod signals;
+mod vcs;
+mod workspace;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use cli::Command;
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == launch::TRAMPOLINE) {
+        return code(launch::trampoline(&args[2..]));
+    }
+    let cli = cli::parse(args);
+    let wraps_command = matches!(cli.command, Command::Run(_) | Command::Shell(_));
+    let outcome = match &cli.command {
+        Command::Run(args) => commands::run::cmd_run(&cli.global, args),
+        Command::Status(args) => commands::status::cmd_status(&cli.global, args),
+        Command::Shell(args) => commands::shell::cmd_shell(&cli.global, args),
+        Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
+    };
+    match outcome {
+        Ok(status) => code(status),
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::from(err.exit_code(wraps_command))
+        }
+    }
+}
+
+fn code(status: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(status).unwrap_or(1))
+}

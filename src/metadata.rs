@@ -1,0 +1,263 @@
+//! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{CliError, Result};
+use crate::vcs::Backend;
+
+/// File name of the record inside a workspace.
+pub const FILE_NAME: &str = ".agent-workflow.json";
+/// The schema this build writes; newer records are read but never overwritten.
+pub const SCHEMA_VERSION: u64 = 1;
+/// How many past runs a record keeps.
+pub const MAX_RUNS: usize = 50;
+
+/// What a workspace's last (or current) run recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Idle,
+    Running,
+    Done,
+    Error,
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Error => "error",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One finished (or crashed) run in a workspace's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub command: Vec<String>,
+    pub workflow: Option<String>,
+    pub pid: Option<u32>,
+}
+
+/// The workspace record. Unknown fields are kept so an older build never drops them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub schema_version: u64,
+    pub workspace_id: String,
+    pub workflow: Option<String>,
+    pub status: Status,
+    #[serde(default)]
+    pub command: Vec<String>,
+    pub repo_root: PathBuf,
+    pub workspace_path: PathBuf,
+    #[serde(default)]
+    pub namespace: String,
+    pub backend: Backend,
+    pub base_change: Option<String>,
+    #[serde(default)]
+    pub base_commits: Vec<String>,
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub direnv_allowed: bool,
+    #[serde(default)]
+    pub envrc_sha256: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// The supervising process's start time, so a reused pid is not taken for it.
+    #[serde(default)]
+    pub pid_start: Option<u64>,
+    #[serde(default)]
+    pub runs: Vec<Run>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What reading a workspace's record found.
+#[derive(Debug)]
+pub enum Loaded {
+    Missing,
+    Ok(Box<Record>),
+    /// Unparseable; the text of the error.
+    Corrupt(String),
+    /// Written by a newer agent-workspace: shown as is, never overwritten.
+    Newer(u64, Value),
+}
+
+/// The record's path inside `workspace`.
+pub fn path(workspace: &Path) -> PathBuf {
+    workspace.join(FILE_NAME)
+}
+
+/// Now, as RFC 3339 UTC with second precision.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Parses a timestamp this tool wrote.
+pub fn parse_time(text: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339_weak(text).ok()
+}
+
+/// Reads the record of `workspace` without ever failing on its content.
+pub fn load(workspace: &Path) -> Loaded {
+    let file = path(workspace);
+    let text = match fs::read(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => return Loaded::Corrupt(format!("cannot read: {e}")),
+    };
+    parse(&text)
+}
+
+/// Parses record text; see [`Loaded`].
+pub fn parse(text: &[u8]) -> Loaded {
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(e) => return Loaded::Corrupt(e.to_string()),
+    };
+    match value.get("schema_version").and_then(Value::as_u64) {
+        Some(v) if v > SCHEMA_VERSION => return Loaded::Newer(v, value),
+        Some(_) => {}
+        None => return Loaded::Corrupt("no schema_version".into()),
+    }
+    match serde_json::from_value::<Record>(value) {
+        Ok(record) => Loaded::Ok(Box::new(record)),
+        Err(e) => Loaded::Corrupt(e.to_string()),
+    }
+}
+
+/// Writes the record atomically: a temp file beside it, then a rename over it.
+pub fn save(record: &Record) -> Result<()> {
+    let target = path(&record.workspace_path);
+    let tmp = record
+        .workspace_path
+        .join(format!("{FILE_NAME}.tmp.{}", std::process::id()));
+    let mut text = serde_json::to_vec_pretty(record).map_err(|e| {
+        CliError::failure(format!("could not encode {}", target.display())).cause(e.to_string())
+    })?;
+    text.push(b'\n');
+    let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp, &target)) {
+        let _ = fs::remove_file(&tmp);
+        return Err(CliError::io("write", &target, &e));
+    }
+    Ok(())
+}
+
+/// Moves an unreadable record aside so it is kept, returning where it went.
+pub fn keep_aside(workspace: &Path) -> Result<PathBuf> {
+    let from = path(workspace);
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let to = workspace.join(format!("{FILE_NAME}.corrupt.{stamp}"));
+    fs::rename(&from, &to).map_err(|e| CliError::io("move aside", &from, &e))?;
+    Ok(to)
+}
+
+impl Record {
+    /// Appends a finished run, keeping the newest [`MAX_RUNS`].
+    pub fn push_run(&mut self, run: Run) {
+        self.runs.push(run);
+        if self.runs.len() > MAX_RUNS {
+            let excess = self.runs.len() - MAX_RUNS;
+            self.runs.drain(..excess);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Record {
+        let text = r#"{"schema_version":1,"workspace_id":"w","workflow":null,"status":"done",
+            "command":["true"],"repo_root":"/r","workspace_path":"/w","backend":"jj",
+            "base_change":null,"created_at":"2026-01-01T00:00:00Z",
+            "updated_at":"2026-01-01T00:00:00Z","future_field":{"kept":true}}"#;
+        match parse(text.as_bytes()) {
+            Loaded::Ok(record) => *record,
+            other => panic!("sample did not parse: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_fields_survive_a_round_trip() {
+        let record = sample();
+        let text = serde_json::to_string(&record).unwrap();
+        assert!(text.contains(r#""future_field":{"kept":true}"#), "{text}");
+        assert_eq!(record.status, Status::Done);
+    }
+
+    #[test]
+    fn corrupt_and_newer_are_told_apart() {
+        assert!(matches!(
+            parse(b"{\"schema_version\":1,"),
+            Loaded::Corrupt(_)
+        ));
+        assert!(matches!(parse(b"[]"), Loaded::Corrupt(_)));
+        assert!(matches!(
+            parse(b"{\"schema_version\":1}"),
+            Loaded::Corrupt(_)
+        ));
+        assert!(matches!(
+            parse(b"{\"schema_version\":7,\"x\":1}"),
+            Loaded::Newer(7, _)
+        ));
+    }
+
+    #[test]
+    fn history_is_bounded() {
+        let mut record = sample();
+        for i in 0..(MAX_RUNS + 5) {
+            record.push_run(Run {
+                started_at: format!("{i}"),
+                finished_at: None,
+                duration_ms: None,
+                status: Status::Done,
+                exit_code: Some(0),
+                signal: None,
+                command: vec![],
+                workflow: None,
+                pid: None,
+            });
+        }
+        assert_eq!(record.runs.len(), MAX_RUNS);
+        assert_eq!(record.runs[0].started_at, "5");
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        let stamp = now();
+        assert!(stamp.ends_with('Z'), "{stamp}");
+        assert!(parse_time(&stamp).is_some());
+    }
+}

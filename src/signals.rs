@@ -1,0 +1,129 @@
+//! Signal forwarding for the command a run supervises.
+//!
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in agent-workspace and collected by one
+//! thread, which records the first one and forwards each to the command (its process group when
+//! the command has one). Blocking instead of ignoring means a signal that arrives while a
+//! workspace is being created is kept until we can roll back cleanly.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
+
+const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+static TARGET: AtomicI32 = AtomicI32::new(0);
+static SHARED_GROUP: AtomicBool = AtomicBool::new(false);
+static INSTALL: Once = Once::new();
+
+fn forwarded_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a stack-allocated set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
+        set
+    }
+}
+
+/// Blocks the forwarded signals and starts the thread that collects them. Call before any
+/// other thread exists, so every thread inherits the mask.
+pub fn install() {
+    INSTALL.call_once(|| {
+        let set = forwarded_set();
+        // SAFETY: set is a valid, initialised signal set.
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+        let spawned = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || loop {
+                let (sig, from_kernel) = wait(&set);
+                if sig <= 0 {
+                    continue;
+                }
+                let _ = RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                let target = TARGET.load(Ordering::SeqCst);
+                // A terminal already delivered its signal to every process of a shared group.
+                let shared = SHARED_GROUP.load(Ordering::SeqCst);
+                if target != 0 && !(shared && from_kernel) {
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(target, sig) };
+                }
+            });
+        if spawned.is_err() {
+            // Without the collector, fall back to the default dispositions.
+            // SAFETY: as above.
+            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+        }
+    });
+}
+
+#[cfg(target_os = "linux")]
+fn wait(set: &libc::sigset_t) -> (libc::c_int, bool) {
+    // SAFETY: info is written by sigwaitinfo before it is read.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let sig = libc::sigwaitinfo(set, &mut info);
+        (sig, info.si_code > 0)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wait(set: &libc::sigset_t) -> (libc::c_int, bool) {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: sig is a valid out-pointer.
+    unsafe { libc::sigwait(set, &mut sig) };
+    // Without siginfo, treat keyboard signals as coming from the terminal.
+    (sig, sig == libc::SIGINT || sig == libc::SIGQUIT)
+}
+
+/// The first signal received since `install`, if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Sets where signals go: a pid, a negated process-group id, or 0 for nowhere.
+pub fn set_target(target: i32, own_group: bool) {
+    SHARED_GROUP.store(!own_group, Ordering::SeqCst);
+    TARGET.store(target, Ordering::SeqCst);
+    // A signal that arrived before the command existed is delivered now.
+    if let (Some(sig), true) = (received(), target != 0) {
+        if own_group {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(target, sig) };
+        }
+    }
+}
+
+/// Whether stdin is a terminal whose foreground process group is ours.
+pub fn foreground_terminal() -> bool {
+    // SAFETY: plain queries on fd 0.
+    unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
+}
+
+/// Runs in the forked child before exec: async-signal-safe calls only.
+pub fn prepare_child(own_group: bool, parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: each call is async-signal-safe and acts on this (child) process only.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if own_group && libc::setpgid(0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        #[cfg(target_os = "linux")]
+        if parent != 0 {
+            // The command must not outlive the run that holds its workspace's lease.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGTERM);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = parent;
+    }
+    Ok(())
+}

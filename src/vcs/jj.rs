@@ -1,0 +1,281 @@
+//! jj invocations, one method per call, each parser beside its call.
+
+use std::cell::OnceCell;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::{Kept, Registered};
+use crate::error::{CliError, Result};
+use crate::layout::Repo;
+use crate::process::{Call, ProcessError};
+
+/// The oldest jj whose templates and workspace listing this tool relies on.
+pub const MIN_VERSION: (u32, u32) = (0, 38);
+
+const INSTALL_HINT: &str = "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`";
+
+/// A jj repository, addressed through its main workspace.
+pub struct Jj {
+    main: PathBuf,
+    store: PathBuf,
+    binary: OnceCell<PathBuf>,
+}
+
+impl Jj {
+    pub fn new(repo: &Repo) -> Jj {
+        Jj {
+            main: repo.root.clone(),
+            store: repo.store.clone(),
+            binary: OnceCell::new(),
+        }
+    }
+
+    /// The jj binary, checked once per process for presence and version.
+    fn binary(&self) -> Result<&Path> {
+        if let Some(path) = self.binary.get() {
+            return Ok(path);
+        }
+        let path = which::which("jj")
+            .map_err(|_| CliError::failure("jj was not found on PATH").hint(INSTALL_HINT))?;
+        let out = Call::new(&path).arg("--version").stdout()?;
+        match parse_version(&out) {
+            Some(v) if v >= MIN_VERSION => {}
+            _ => {
+                return Err(CliError::failure(format!(
+                    "{} is {}; agent-workspace needs jj {}.{} or newer",
+                    path.display(),
+                    out.trim(),
+                    MIN_VERSION.0,
+                    MIN_VERSION.1
+                ))
+                .hint(INSTALL_HINT))
+            }
+        }
+        Ok(self.binary.get_or_init(|| path))
+    }
+
+    /// A jj call on `repo` with the flags every scripted call needs.
+    fn call(&self, repo: &Path) -> Result<Call> {
+        Ok(Call::new(self.binary()?)
+            .args(["--no-pager", "--color=never", "--quiet", "-R"])
+            .arg(repo)
+            .dir(&self.main))
+    }
+
+    /// A read-only query on the main workspace that never snapshots anything.
+    fn query(&self) -> Result<Call> {
+        Ok(self.call(&self.main)?.arg("--ignore-working-copy"))
+    }
+
+    pub fn list(&self) -> Result<Vec<Registered>> {
+        let template = r#"name ++ "\t" ++ if(root, root.absolute(), "") ++ "\n""#;
+        let out = self
+            .query()?
+            .args(["workspace", "list", "-T", template])
+            .stdout()?;
+        Ok(parse_list(&out))
+    }
+
+    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+        // The default base is every parent of the main workspace's working copy.
+        let revset = rev.unwrap_or("@-");
+        let mut call = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#]);
+        if rev.is_some() {
+            call = call.args(["--limit", "2"]);
+        }
+        let out = call
+            .arg(format!("--revisions={revset}"))
+            .stdout()
+            .map_err(|e| {
+                CliError::failure(format!("cannot resolve revision {revset:?}"))
+                    .cause(e.stderr().to_string())
+                    .hint("pass --base-change a change id, commit id or bookmark that exists")
+            })?;
+        let commits: Vec<String> = out.lines().map(str::to_string).collect();
+        match commits.len() {
+            0 => Err(CliError::failure(format!(
+                "revision {revset:?} names no commit"
+            ))),
+            n if n > 1 && rev.is_some() => Err(CliError::failure(format!(
+                "revision {revset:?} names more than one commit"
+            ))
+            .hint("pass --base-change a single revision")),
+            _ => Ok(commits),
+        }
+    }
+
+    pub fn workspace_add(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
+        let mut call = self
+            .call(&self.main)?
+            .args(["workspace", "add", "--name", id]);
+        for commit in base {
+            call = call.arg(format!("--revision={commit}"));
+        }
+        call.arg(path).stdout().map_err(|e| {
+            CliError::failure(format!(
+                "could not create jj workspace {id:?} at {}",
+                path.display()
+            ))
+            .cause(e.to_string())
+            .cause(e.stderr().to_string())
+        })?;
+        Ok(())
+    }
+
+    pub fn workspace_forget(&self, id: &str) -> Result<()> {
+        self.call(&self.main)?
+            .args(["workspace", "forget", id])
+            .stdout()?;
+        Ok(())
+    }
+
+    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+        let template = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
+        let out = match path {
+            // Querying from the workspace snapshots its latest edits first.
+            Some(ws) => {
+                self.update_stale(ws)?;
+                self.call(ws)?
+                    .args(["log", "--no-graph", "-r", "@", "-T", template])
+                    .stdout()?
+            }
+            None => self
+                .query()?
+                .args(["log", "--no-graph", "-T", template])
+                .arg(format!("--revisions=present({})", workspace_revset(id)))
+                .stdout()?,
+        };
+        Ok(parse_kept(&out))
+    }
+
+    /// Runs `workspace update-stale` when the working copy is stale.
+    pub fn update_stale(&self, ws: &Path) -> Result<bool> {
+        let probe = self
+            .call(ws)?
+            .args(["log", "--no-graph", "-r", "@", "-T", "''"])
+            .stdout();
+        match probe {
+            Ok(_) => Ok(false),
+            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("stale") => {
+                self.call(ws)?
+                    .args(["workspace", "update-stale"])
+                    .stdout()?;
+                Ok(true)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Cheap check: has any operation happened since the working copy was last updated?
+    pub fn may_be_stale(&self, ws: &Path) -> bool {
+        let checkout = ws.join(".jj").join("working_copy").join("checkout");
+        let heads = self.store.join("op_heads").join("heads");
+        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (modified(&checkout), modified(&heads)) {
+            (Some(wc), Some(op)) => op > wc,
+            _ => true,
+        }
+    }
+
+    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+        let out = self
+            .query()?
+            .args(["file", "show", "-r", commit])
+            .arg(format!("root-file:{file:?}"))
+            .stdout();
+        match out {
+            Ok(text) => Ok(Some(text.into_bytes())),
+            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("No such path") => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn exclude_file(&self) -> Option<PathBuf> {
+        let store = self.store.join("store");
+        let target = fs::read_to_string(store.join("git_target")).ok()?;
+        Some(store.join(target.trim()).join("info").join("exclude"))
+    }
+}
+
+/// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
+/// string literal because they hold no quotes or backslashes.
+pub fn workspace_revset(id: &str) -> String {
+    format!("{id:?}@")
+}
+
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let version = text.split_whitespace().nth(1)?;
+    let mut parts = version.split(['.', '-', '+']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+fn parse_list(text: &str) -> Vec<Registered> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, root) = line.split_once('\t')?;
+            let path = (!root.is_empty()).then(|| PathBuf::from(root));
+            Some(Registered {
+                name: name.to_string(),
+                path,
+            })
+        })
+        .collect()
+}
+
+fn parse_kept(text: &str) -> Kept {
+    let mut fields = text.lines().next().unwrap_or("").split('\t');
+    match (fields.next(), fields.next(), fields.next()) {
+        (Some(change), Some(commit), Some("keep")) => Kept::Change {
+            change_id: change.to_string(),
+            commit_id: commit.to_string(),
+        },
+        _ => Kept::Nothing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("jj 0.45.1\n"), Some((0, 45)));
+        assert_eq!(parse_version("jj 0.38.0-abcdef"), Some((0, 38)));
+        assert_eq!(parse_version("nonsense"), None);
+        assert!(parse_version("jj 0.37.2").unwrap() < MIN_VERSION);
+    }
+
+    #[test]
+    fn workspace_list() {
+        let parsed = parse_list("default\t/repo\nw-1\t/cache/ns/w-1\nold\t\n");
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(parsed[1].path.as_deref(), Some(Path::new("/cache/ns/w-1")));
+        assert_eq!(
+            parsed[2],
+            Registered {
+                name: "old".into(),
+                path: None
+            }
+        );
+    }
+
+    #[test]
+    fn kept_edits() {
+        assert_eq!(parse_kept("abc\tdef\tabandon\n"), Kept::Nothing);
+        assert_eq!(
+            parse_kept("abc\tdef\tkeep\n"),
+            Kept::Change {
+                change_id: "abc".into(),
+                commit_id: "def".into()
+            }
+        );
+        assert_eq!(parse_kept(""), Kept::Nothing);
+    }
+
+    #[test]
+    fn revsets_quote_ids() {
+        assert_eq!(workspace_revset("a.b-c"), r#""a.b-c"@"#);
+    }
+}

@@ -1,0 +1,134 @@
+//! The version-control backends: jj workspaces and git worktrees behind one enum.
+
+pub mod jj;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::layout::Repo;
+
+/// Which version-control system manages a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Jj,
+    Git,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Jj => "jj",
+            Backend::Git => "git",
+        }
+    }
+
+    /// Parses a name given on the command line or in `AGENT_WORKSPACE_BACKEND`.
+    pub fn parse(text: &str) -> Option<Backend> {
+        match text {
+            "jj" => Some(Backend::Jj),
+            "git" => Some(Backend::Git),
+            _ => None,
+        }
+    }
+}
+
+/// A workspace the backend knows by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    pub name: String,
+    /// Where the backend believes it lives, when it records that.
+    pub path: Option<PathBuf>,
+}
+
+/// What was kept of a workspace's edits when it was removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// The working-copy commit stays in the repository under this change id.
+    Change {
+        change_id: String,
+        commit_id: String,
+    },
+    /// The working copy had no edits; nothing needed keeping.
+    Nothing,
+}
+
+/// A repository's backend, ready to run its commands.
+pub enum Vcs {
+    Jj(jj::Jj),
+}
+
+impl Vcs {
+    pub fn new(repo: &Repo) -> Vcs {
+        match repo.backend {
+            Backend::Jj | Backend::Git => Vcs::Jj(jj::Jj::new(repo)),
+        }
+    }
+
+    /// Every workspace the backend knows, with its recorded path.
+    pub fn list(&self) -> Result<Vec<Registered>> {
+        match self {
+            Vcs::Jj(jj) => jj.list(),
+        }
+    }
+
+    /// The commits a new workspace starts on: `rev` (exactly one revision) or the default.
+    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+        match self {
+            Vcs::Jj(jj) => jj.resolve_base(rev),
+        }
+    }
+
+    /// Creates workspace `id` at `path` on top of `base`.
+    pub fn create(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.workspace_add(id, path, base),
+        }
+    }
+
+    /// Unregisters workspace `id`; its directory is left alone.
+    pub fn forget(&self, id: &str) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.workspace_forget(id),
+        }
+    }
+
+    /// Records the latest edits of workspace `id` (at `path`, when it still exists) and says
+    /// what keeps them once the workspace is gone.
+    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+        match self {
+            Vcs::Jj(jj) => jj.keep_edits(id, path),
+        }
+    }
+
+    /// Brings a working copy that another workspace made stale up to date, keeping its edits.
+    /// Returns whether anything had to be done.
+    pub fn refresh(&self, path: &Path) -> Result<bool> {
+        match self {
+            Vcs::Jj(jj) => jj.update_stale(path),
+        }
+    }
+
+    /// Whether the working copy at `path` may be stale, judged from files alone.
+    pub fn may_be_stale(&self, path: &Path) -> bool {
+        match self {
+            Vcs::Jj(jj) => jj.may_be_stale(path),
+        }
+    }
+
+    /// The content of `file` at `commit`, if it exists there.
+    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+        match self {
+            Vcs::Jj(jj) => jj.file_at(commit, file),
+        }
+    }
+
+    /// The exclude file shared by every workspace of the repository.
+    pub fn exclude_file(&self) -> Option<PathBuf> {
+        match self {
+            Vcs::Jj(jj) => jj.exclude_file(),
+        }
+    }
+}

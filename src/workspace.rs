@@ -1,0 +1,298 @@
+//! Opening a workspace: reattaching to an existing one, creating a new one with nothing left
+//! behind on failure, and repairing drift between the directory, its record and the backend.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::lock;
+use crate::metadata::{self, Loaded, Record, Status};
+use crate::signals;
+use crate::vcs::{Kept, Registered};
+
+/// An opened workspace and whether this call created it.
+pub struct Opened {
+    pub record: Record,
+    pub created: bool,
+}
+
+/// What a run asks of the workspace it opens.
+pub struct Request<'a> {
+    pub id: &'a str,
+    pub base_change: Option<&'a str>,
+    pub workflow: Option<&'a str>,
+    /// Create the workspace when it does not exist (`run`); otherwise it must exist (`shell`).
+    pub create: bool,
+}
+
+/// Opens workspace `req.id`, creating or repairing it as needed.
+pub fn open(ctx: &Context, req: &Request) -> Result<Opened> {
+    let path = ctx.layout.workspace(req.id);
+    match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => Err(not_a_workspace(&path)),
+        Ok(_) => reattach(ctx, req, &path),
+        Err(_) if req.create => create(ctx, req, &path),
+        Err(_) => Err(unknown(req.id, &path)),
+    }
+}
+
+pub fn unknown(id: &str, path: &Path) -> CliError {
+    CliError::failure(format!(
+        "no workspace {id:?} (looked for {})",
+        path.display()
+    ))
+    .hint("list workspaces with `agent-workspace status`; create one with `agent-workspace run`")
+}
+
+pub fn not_a_workspace(path: &Path) -> CliError {
+    CliError::failure(format!(
+        "{} is a symlink or file, not a workspace directory; refusing to touch it",
+        path.display()
+    ))
+    .hint("remove it by hand once you know where it points")
+}
+
+fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
+    let record = match metadata::load(path) {
+        Loaded::Ok(record) => *record,
+        Loaded::Newer(version, _) => {
+            return Err(CliError::failure(format!(
+                "{} was written by a newer agent-workspace (schema {version}); not overwriting it",
+                metadata::path(path).display()
+            ))
+            .hint("upgrade agent-workspace"))
+        }
+        Loaded::Corrupt(why) => {
+            let kept = metadata::keep_aside(path)?;
+            eprintln!(
+                "Warning: {} was unreadable ({why}); kept it as {} and started a new record",
+                metadata::path(path).display(),
+                kept.display()
+            );
+            adopt(ctx, req, path)?
+        }
+        Loaded::Missing => adopt(ctx, req, path)?,
+    };
+    if let (Some(asked), recorded) = (req.base_change, record.base_change.as_deref()) {
+        if recorded != Some(asked) {
+            return Err(CliError::failure(format!(
+                "workspace {:?} already exists on base {}; --base-change {asked} differs",
+                req.id,
+                recorded.unwrap_or("(the default)")
+            ))
+            .hint("drop --base-change to reattach, or use a new id"));
+        }
+    }
+    if ctx.vcs.may_be_stale(path) && ctx.vcs.refresh(path)? {
+        eprintln!(
+            "Note: workspace {:?} was stale; updated it (its edits are kept)",
+            req.id
+        );
+    }
+    Ok(Opened {
+        record,
+        created: false,
+    })
+}
+
+/// A directory without a usable record: adopt it only when the backend knows it there.
+fn adopt(ctx: &Context, req: &Request, path: &Path) -> Result<Record> {
+    let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
+    match known {
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => Err(foreign(req.id, &at)),
+        Some(_) if path.join(".jj").exists() || path.join(".git").exists() => {
+            let record = new_record(ctx, req, path, vec![]);
+            metadata::save(&record)?;
+            Ok(record)
+        }
+        _ => Err(CliError::failure(format!(
+            "{} exists but is not a workspace the backend knows",
+            path.display()
+        ))
+        .hint(format!(
+            "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
+            req.id
+        ))),
+    }
+}
+
+fn foreign(id: &str, at: &Path) -> CliError {
+    CliError::failure(format!(
+        "a workspace named {id:?} already exists at {}, not created by agent-workspace",
+        at.display()
+    ))
+    .hint("pick another id, or forget that workspace first")
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || fs::canonicalize(a)
+            .ok()
+            .zip(fs::canonicalize(b).ok())
+            .is_some_and(|(a, b)| a == b)
+}
+
+fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
+    let _repo_lock = lock::exclusive(&ctx.layout.locks().join("repo.lock"))?;
+    let mut base_change = req.base_change.map(str::to_string);
+    let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
+    let base = match known {
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
+            return Err(foreign(req.id, &at))
+        }
+        // Registered but its directory was deleted by hand: keep its edits as the new base.
+        Some(_) => match ctx.vcs.keep_edits(req.id, None)? {
+            Kept::Change {
+                change_id,
+                commit_id,
+            } => {
+                ctx.vcs.forget(req.id)?;
+                eprintln!(
+                    "Note: the directory of workspace {:?} was deleted; re-created it on top of change {change_id}, which keeps its edits",
+                    req.id
+                );
+                base_change.get_or_insert(change_id);
+                vec![commit_id]
+            }
+            Kept::Nothing => {
+                ctx.vcs.forget(req.id)?;
+                ctx.vcs.resolve_base(req.base_change)?
+            }
+        },
+        None => ctx.vcs.resolve_base(req.base_change)?,
+    };
+    ensure_excluded(ctx)?;
+    let mut record = new_record(ctx, req, path, base.clone());
+    record.base_change = base_change;
+    let made = ctx.vcs.create(req.id, path, &base).and_then(|()| {
+        if let Some(sig) = signals::received() {
+            return Err(CliError::failure(format!(
+                "interrupted by signal {sig} while creating {}",
+                path.display()
+            )));
+        }
+        metadata::save(&record)
+    });
+    if let Err(err) = made {
+        roll_back(ctx, req.id, path);
+        return Err(err);
+    }
+    Ok(Opened {
+        record,
+        created: true,
+    })
+}
+
+/// Undoes a failed creation: unregister the name and remove the directory we made.
+fn roll_back(ctx: &Context, id: &str, path: &Path) {
+    let _ = ctx.vcs.forget(id);
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let _ = remove_workspace_dir(&ctx.layout.dir, path);
+    }
+}
+
+fn new_record(ctx: &Context, req: &Request, path: &Path, base_commits: Vec<String>) -> Record {
+    let now = metadata::now();
+    Record {
+        schema_version: metadata::SCHEMA_VERSION,
+        workspace_id: req.id.to_string(),
+        workflow: req.workflow.map(str::to_string),
+        status: Status::Idle,
+        command: vec![],
+        repo_root: ctx.repo.root.clone(),
+        workspace_path: path.to_path_buf(),
+        namespace: ctx.layout.namespace.clone(),
+        backend: ctx.repo.backend,
+        base_change: req.base_change.map(str::to_string),
+        base_commits,
+        branch: None,
+        direnv_allowed: false,
+        envrc_sha256: None,
+        created_at: now.clone(),
+        updated_at: now,
+        started_at: None,
+        finished_at: None,
+        exit_code: None,
+        signal: None,
+        pid: None,
+        pid_start: None,
+        runs: vec![],
+        extra: Default::default(),
+    }
+}
+
+const EXCLUDES: [&str; 3] = [
+    "/.agent-workflow.json",
+    "/.agent-workflow.json.*",
+    "/.direnv/",
+];
+
+/// Keeps the record and direnv's cache out of every workspace's history, through the
+/// repository's shared exclude file. Written before the first record exists.
+fn ensure_excluded(ctx: &Context) -> Result<()> {
+    let Some(file) = ctx.vcs.exclude_file() else {
+        return Ok(());
+    };
+    let current = fs::read_to_string(&file).unwrap_or_default();
+    let missing: Vec<&str> = EXCLUDES
+        .iter()
+        .copied()
+        .filter(|line| !current.lines().any(|l| l.trim() == *line))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# agent-workspace: metadata and direnv cache of agent workspaces\n");
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    if let Some(dir) = file.parent() {
+        fs::create_dir_all(dir).map_err(|e| CliError::io("create", dir, &e))?;
+    }
+    fs::write(&file, text).map_err(|e| CliError::io("write", &file, &e))
+}
+
+/// Deletes a workspace directory, but only a real directory directly inside `namespace_dir`;
+/// never follows a symlink.
+pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
+    let meta = fs::symlink_metadata(path).map_err(|e| CliError::io("inspect", path, &e))?;
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return Err(not_a_workspace(path));
+    }
+    let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let inside = fs::canonicalize(&parent).ok() == fs::canonicalize(namespace_dir).ok()
+        && path.file_name().is_some_and(|n| n != ".." && n != ".");
+    if !inside {
+        return Err(CliError::failure(format!(
+            "{} is outside {}; refusing to delete it",
+            path.display(),
+            namespace_dir.display()
+        )));
+    }
+    // remove_dir_all removes symlinks inside the tree without following them.
+    fs::remove_dir_all(path).map_err(|e| CliError::io("remove", path, &e))
+}
+
+/// The workspace directories present in the namespace (ids only; lock files and other
+/// entries that cannot be ids are skipped).
+pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(namespace_dir) else {
+        return vec![];
+    };
+    let mut found: Vec<(String, PathBuf)> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name().into_string().ok()?;
+            crate::layout::validate_id(&name).ok()?;
+            Some((name, entry.path()))
+        })
+        .collect();
+    found.sort();
+    found
+}
