@@ -14,6 +14,7 @@ mod metadata;
 mod output;
 mod process;
 mod signals;
+mod tree;
 mod vcs;
 mod workspace;
 

@@ -11,6 +11,9 @@ use crate::metadata::{self, Loaded, Record, Status};
 use crate::signals;
 use crate::vcs::{Kept, Registered};
 
+/// The record field remembering the repository state at the last freshness check.
+const FRESH_KEY: &str = "checked_op_heads";
+
 /// An opened workspace and whether this call created it.
 pub struct Opened {
     pub record: Record,
@@ -84,11 +87,20 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
             .hint("drop --base-change to reattach, or use a new id"));
         }
     }
-    if ctx.vcs.may_be_stale(path) && ctx.vcs.refresh(path)? {
-        eprintln!(
-            "Note: workspace {:?} was stale; updated it (its edits are kept)",
-            req.id
-        );
+    let mut record = record;
+    let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
+    if ctx.vcs.may_be_stale(path, checked) {
+        let scratch = ctx.layout.dir.join(format!(".recovered-{}", req.id));
+        let refreshed = ctx.vcs.refresh(path, &scratch)?;
+        if let Some(stamp) = ctx.vcs.freshness_stamp() {
+            record.extra.insert(FRESH_KEY.into(), stamp.into());
+        }
+        if refreshed {
+            eprintln!(
+                "Note: workspace {:?} was stale; updated it (its edits are kept)",
+                req.id
+            );
+        }
     }
     Ok(Opened {
         record,

@@ -8,6 +8,7 @@ use super::{Kept, Registered};
 use crate::error::{CliError, Result};
 use crate::layout::Repo;
 use crate::process::{Call, ProcessError};
+use crate::tree;
 
 /// The oldest jj whose templates and workspace listing this tool relies on.
 pub const MIN_VERSION: (u32, u32) = (0, 38);
@@ -136,7 +137,8 @@ impl Jj {
         let out = match path {
             // Querying from the workspace snapshots its latest edits first.
             Some(ws) => {
-                self.update_stale(ws)?;
+                let scratch = ws.with_file_name(format!(".recovered-{id}"));
+                self.update_stale(ws, &scratch)?;
                 self.call(ws)?
                     .args(["log", "--no-graph", "-r", "@", "-T", template])
                     .stdout()?
@@ -150,33 +152,60 @@ impl Jj {
         Ok(parse_kept(&out))
     }
 
-    /// Runs `workspace update-stale` when the working copy is stale.
-    pub fn update_stale(&self, ws: &Path) -> Result<bool> {
+    /// Runs `workspace update-stale` when the working copy is stale. The user's files are
+    /// copied to `scratch` first and put back afterwards, so edits jj never recorded survive
+    /// the update; if putting them back fails, the error names where they are kept.
+    pub fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
         let probe = self
             .call(ws)?
             .args(["log", "--no-graph", "-r", "@", "-T", "''"])
             .stdout();
         match probe {
-            Ok(_) => Ok(false),
-            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("stale") => {
-                self.call(ws)?
-                    .args(["workspace", "update-stale"])
-                    .stdout()?;
-                Ok(true)
-            }
-            Err(e) => Err(e.into()),
+            Ok(_) => return Ok(false),
+            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("stale") => {}
+            Err(e) => return Err(e.into()),
+        }
+        let kept = |e: std::io::Error| {
+            CliError::io("carry the edits of the stale working copy", ws, &e)
+                .hint(format!("its files are kept in {}", scratch.display()))
+        };
+        tree::copy(ws, scratch).map_err(kept)?;
+        self.call(ws)?
+            .args(["workspace", "update-stale"])
+            .stdout()?;
+        tree::mirror(scratch, ws).map_err(kept)?;
+        // Record the carried edits now, on top of the updated working-copy commit.
+        let snapshot = self
+            .call(ws)?
+            .args(["log", "--no-graph", "-r", "@", "-T", "''"])
+            .stdout();
+        snapshot.map_err(|e| {
+            CliError::from(e).hint(format!(
+                "the working copy was updated; its files are also kept in {}",
+                scratch.display()
+            ))
+        })?;
+        let _ = fs::remove_dir_all(scratch);
+        Ok(true)
+    }
+
+    /// Cheap check: has any operation happened since the working copy was last updated, or
+    /// since `checked` (the op-heads stamp of the last check)?
+    pub fn may_be_stale(&self, ws: &Path, checked: Option<&str>) -> bool {
+        let checkout = ws.join(".jj").join("working_copy").join("checkout");
+        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (modified(&checkout), self.op_heads_stamp()) {
+            (Some(wc), Some(op)) => op.1 > wc && checked != Some(op.0.as_str()),
+            _ => true,
         }
     }
 
-    /// Cheap check: has any operation happened since the working copy was last updated?
-    pub fn may_be_stale(&self, ws: &Path) -> bool {
-        let checkout = ws.join(".jj").join("working_copy").join("checkout");
+    /// When the repository's operation heads last changed, as text and as time.
+    pub fn op_heads_stamp(&self) -> Option<(String, std::time::SystemTime)> {
         let heads = self.store.join("op_heads").join("heads");
-        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        match (modified(&checkout), modified(&heads)) {
-            (Some(wc), Some(op)) => op > wc,
-            _ => true,
-        }
+        let time = fs::metadata(heads).and_then(|m| m.modified()).ok()?;
+        let nanos = time.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+        Some((nanos.to_string(), time))
     }
 
     pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {

@@ -105,16 +105,25 @@ impl Vcs {
 
     /// Brings a working copy that another workspace made stale up to date, keeping its edits.
     /// Returns whether anything had to be done.
-    pub fn refresh(&self, path: &Path) -> Result<bool> {
+    /// `scratch` is where its files are kept while that happens.
+    pub fn refresh(&self, path: &Path, scratch: &Path) -> Result<bool> {
         match self {
-            Vcs::Jj(jj) => jj.update_stale(path),
+            Vcs::Jj(jj) => jj.update_stale(path, scratch),
         }
     }
 
-    /// Whether the working copy at `path` may be stale, judged from files alone.
-    pub fn may_be_stale(&self, path: &Path) -> bool {
+    /// Whether the working copy at `path` may be stale, judged from files alone; `checked` is
+    /// the stamp [`Vcs::freshness_stamp`] gave when it was last found fresh.
+    pub fn may_be_stale(&self, path: &Path, checked: Option<&str>) -> bool {
         match self {
-            Vcs::Jj(jj) => jj.may_be_stale(path),
+            Vcs::Jj(jj) => jj.may_be_stale(path, checked),
+        }
+    }
+
+    /// A stamp of the repository's state to remember after a freshness check.
+    pub fn freshness_stamp(&self) -> Option<String> {
+        match self {
+            Vcs::Jj(jj) => jj.op_heads_stamp().map(|s| s.0),
         }
     }
 
