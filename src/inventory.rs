@@ -178,6 +178,16 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
             continue;
         }
         known.insert(reg.name.clone());
+        // A registration without a directory is ours only if we ever ran it (its lease file
+        // exists); otherwise it is some other workspace whose directory went away.
+        let leased = ctx
+            .layout
+            .locks()
+            .join(format!("{}.lock", reg.name))
+            .exists();
+        if reg.path.is_none() && !entries.contains_key(&reg.name) && !leased {
+            continue;
+        }
         entries.entry(reg.name.clone()).or_insert_with(|| Entry {
             id: reg.name,
             path: ours,

@@ -94,8 +94,17 @@ impl Launch {
     /// Runs the command to completion; an error means it never started.
     pub fn run(self) -> Result<Ending> {
         let (through_direnv, workspace) = (self.through_direnv, self.workspace);
+        let program = self.child.argv[0].to_string_lossy().into_owned();
         let (ending, started) = process::run_child(self.child)
             .map_err(|e| CliError::failure("could not start the command").cause(e.to_string()))?;
+        if let Ending::NotStarted(code) = ending {
+            let why = if code == 127 {
+                "command not found"
+            } else {
+                "permission denied"
+            };
+            eprintln!("agent-workspace: {program}: {why}");
+        }
         if through_direnv && !started && !matches!(ending, Ending::Signaled(_)) {
             return Err(CliError::failure(format!(
                 "`direnv exec {workspace}` failed before the command started ({})",
@@ -122,8 +131,6 @@ pub fn trampoline(args: &[OsString]) -> i32 {
         eprintln!("agent-workspace: {TRAMPOLINE}: no command");
         return 125;
     }
-    process::report_started();
-    let (code, err) = process::exec(command, None, &[]);
-    eprintln!("agent-workspace: {}: {err}", command[0].to_string_lossy());
-    code
+    let parent = process::report_started();
+    process::exec(command, None, parent)
 }

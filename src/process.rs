@@ -182,10 +182,10 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
     } else {
         None
     };
-    if let Some(pipe) = &marker {
-        cmd.env(STARTED_FD_VAR, pipe.write.to_string());
-    }
     let parent = std::process::id() as libc::pid_t;
+    if let Some(pipe) = &marker {
+        cmd.env(STARTED_FD_VAR, format!("{}:{parent}", pipe.write));
+    }
     // SAFETY: the closure only calls async-signal-safe libc functions.
     unsafe {
         cmd.pre_exec(move || signals::prepare_child(own_group, parent));
@@ -268,47 +268,41 @@ impl Drop for StartPipe {
     }
 }
 
-/// In the trampoline: report that the command is about to start.
-pub fn report_started() {
-    let Some(fd) = std::env::var(STARTED_FD_VAR)
-        .ok()
-        .and_then(|v| v.parse::<i32>().ok())
-    else {
-        return;
-    };
+/// In the trampoline: report that the command is about to start, and return the pid of the
+/// supervising agent-workspace (the wrapper in between may have lost its parent-death signal).
+pub fn report_started() -> Option<libc::pid_t> {
+    let value = std::env::var(STARTED_FD_VAR).ok()?;
     std::env::remove_var(STARTED_FD_VAR);
+    let (fd, parent) = value.split_once(':')?;
+    let (fd, parent) = (fd.parse::<i32>().ok()?, parent.parse::<libc::pid_t>().ok()?);
     // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it out of
     // the command.
     unsafe {
         libc::write(fd, b"1".as_ptr().cast(), 1);
         libc::close(fd);
     }
+    Some(parent)
 }
 
 /// Replaces this process with `argv` (the trampoline behind `direnv exec`, and nested runs).
-/// Returns only on failure, with the exit code env(1) uses: 127 not found, 126 otherwise.
-pub fn exec(
-    argv: &[OsString],
-    dir: Option<&Path>,
-    env: &[(OsString, OsString)],
-) -> (i32, io::Error) {
+/// Returns only on failure, after saying why, with the exit code env(1) uses: 127 not found,
+/// 126 otherwise. `parent`, when given, is the supervisor the command must not outlive.
+pub fn exec(argv: &[OsString], dir: Option<&Path>, parent: Option<libc::pid_t>) -> i32 {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
     if let Some(dir) = dir {
         cmd.current_dir(dir);
     }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    let parent = parent.unwrap_or(0);
     // SAFETY: only async-signal-safe calls: restore the default signal mask before exec.
     unsafe {
-        cmd.pre_exec(|| signals::prepare_child(false, 0));
+        cmd.pre_exec(move || signals::prepare_child(false, parent));
     }
     let err = cmd.exec();
-    let code = if err.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
+    let (code, why) = match err.kind() {
+        io::ErrorKind::NotFound => (127, "command not found".to_string()),
+        _ => (126, err.to_string()),
     };
-    (code, err)
+    eprintln!("agent-workspace: {}: {why}", argv[0].to_string_lossy());
+    code
 }

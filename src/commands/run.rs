@@ -132,12 +132,7 @@ fn busy(id: &str, record: Option<&Record>) -> CliError {
 
 /// A nested run shares the working copy and environment of the run it is nested in.
 fn run_nested(args: &RunArgs, path: &Path) -> Result<i32> {
-    let (code, err) = process::exec(&args.command, Some(path), &[]);
-    eprintln!(
-        "agent-workspace: {}: {err}",
-        args.command[0].to_string_lossy()
-    );
-    Ok(code)
+    Ok(process::exec(&args.command, Some(path), None))
 }
 
 /// Records the run as running, runs it, and records how it ended.
