@@ -180,11 +180,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
         known.insert(reg.name.clone());
         // A registration without a directory is ours only if we ever ran it (its lease file
         // exists); otherwise it is some other workspace whose directory went away.
-        let leased = ctx
-            .layout
-            .locks()
-            .join(format!("{}.lock", reg.name))
-            .exists();
+        let leased = ctx.layout.lease(&reg.name).exists();
         if reg.path.is_none() && !entries.contains_key(&reg.name) && !leased {
             continue;
         }

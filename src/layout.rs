@@ -219,6 +219,16 @@ impl Layout {
         self.dir.join(".locks")
     }
 
+    /// The lock a run holds for its whole life: one run per workspace.
+    pub fn lease(&self, id: &str) -> PathBuf {
+        self.locks().join(format!("{id}.lock"))
+    }
+
+    /// The lock serialising workspace creation and removal in this repository.
+    pub fn repo_lock(&self) -> PathBuf {
+        self.locks().join("repo.lock")
+    }
+
     /// Creates the namespace directory, refusing roots that are files, unwritable, or inside
     /// the repository itself.
     pub fn ensure(&self, repo: &Repo) -> Result<()> {

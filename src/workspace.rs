@@ -146,7 +146,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
-    let _repo_lock = lock::exclusive(&ctx.layout.locks().join("repo.lock"))?;
+    let _repo_lock = lock::exclusive(&ctx.layout.repo_lock())?;
     let mut base_change = req.base_change.map(str::to_string);
     let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
     let base = match known {

@@ -154,7 +154,7 @@ fn clean_entry(ctx: &Context, entry: &Entry, force: bool, lease: Option<Lock>) -
         Some(lease) => lease,
         None => take_lease(ctx, entry, force)?,
     };
-    let _repo = lock::exclusive(&ctx.layout.locks().join("repo.lock"))?;
+    let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
     let kept = if entry.problem == Some(Problem::Unregistered) {
         Kept::Nothing
@@ -172,7 +172,7 @@ fn clean_entry(ctx: &Context, entry: &Entry, force: bool, lease: Option<Lock>) -
 }
 
 fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
-    let path = ctx.layout.locks().join(format!("{}.lock", entry.id));
+    let path = ctx.layout.lease(&entry.id);
     if let Some(lease) = lock::try_exclusive(&path)? {
         return Ok(lease);
     }

@@ -85,7 +85,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
 
 /// Takes the workspace's lease. `None` means this is a nested run of the lease holder.
 fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>> {
-    let lease_path = ctx.layout.locks().join(format!("{}.lock", args.id));
+    let lease_path = ctx.layout.lease(&args.id);
     if let Some(lease) = lock::try_exclusive(&lease_path)? {
         return Ok(Some(lease));
     }
