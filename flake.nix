@@ -1,0 +1,78 @@
+{
+  description = "agent-workspace: isolated, resumable Jujutsu workspaces for agent workflows";
+
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";
+
+  outputs =
+    { self, nixpkgs }:
+    let
+      systems = [
+        "x86_64-linux"
+        "aarch64-linux"
+        "x86_64-darwin"
+        "aarch64-darwin"
+      ];
+      forAllSystems =
+        f: nixpkgs.lib.genAttrs systems (system: f system nixpkgs.legacyPackages.${system});
+      cargoToml = builtins.fromTOML (builtins.readFile ./Cargo.toml);
+    in
+    {
+      packages = forAllSystems (
+        system: pkgs: {
+          default = pkgs.rustPlatform.buildRustPackage {
+            pname = "agent-workspace";
+            version = cargoToml.package.version;
+            src = pkgs.lib.fileset.toSource {
+              root = ./.;
+              fileset = pkgs.lib.fileset.unions [
+                ./Cargo.toml
+                ./Cargo.lock
+                ./src
+                (pkgs.lib.fileset.maybeMissing ./tests)
+              ];
+            };
+            cargoLock.lockFile = ./Cargo.lock;
+            # The integration tests need real jj, direnv and just and an isolated HOME, which the
+            # build sandbox lacks: run them with `cargo test` (as .ci/run does).
+            doCheck = false;
+            meta = {
+              description = cargoToml.package.description;
+              license = with pkgs.lib.licenses; [
+                mit
+                asl20
+              ];
+              mainProgram = "agent-workspace";
+            };
+          };
+        }
+      );
+
+      apps = forAllSystems (
+        system: pkgs: {
+          default = {
+            type = "app";
+            program = "${self.packages.${system}.default}/bin/agent-workspace";
+          };
+        }
+      );
+
+      devShells = forAllSystems (
+        system: pkgs: {
+          default = pkgs.mkShell {
+            packages = with pkgs; [
+              jujutsu
+              direnv
+              just
+              git
+              cargo
+              rustc
+              clippy
+              rustfmt
+              rust-analyzer
+              hyperfine
+            ];
+          };
+        }
+      );
+    };
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Installs the tools agent-workspace and its tests use, skipping those already present:
+# jj 0.45.1, direnv, just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
+# needed to build jj. Safe to rerun; never prompts.
+#
+# Usage: scripts/install-tools.sh [--with-nix]
+set -euo pipefail
+
+JJ_VERSION=0.45.1
+JUST_MIN_VERSION=1.31.0
+
+with_nix=${INSTALL_NIX:-0}
+for arg in "$@"; do
+  case $arg in
+    --with-nix) with_nix=1 ;;
+    -h | --help)
+      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "install-tools: unknown argument: $arg (see --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+die() {
+  echo "install-tools: error: $*" >&2
+  exit 1
+}
+note() { echo "==> $*" >&2; }
+report() { printf '%-16s %-10s %s\n' "$1" "$2" "$3"; }
+
+# Tools installed by cargo or `pip --user` must be found by the checks below, whatever the
+# caller's PATH. Cargo's bin goes first so the jj built here wins over any other jj.
+cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin"
+original_path=$PATH
+PATH="$cargo_bin:$PATH"
+PATH="$PATH:$HOME/.local/bin"
+if user_base=$(python3 -m site --user-base 2>/dev/null); then
+  PATH="$PATH:$user_base/bin"
+fi
+export PATH
+
+# First x.y.z in a tool's version output.
+version_of() {
+  local out
+  out=$("$@" 2>/dev/null | head -n 1) || return 1
+  [[ $out =~ ([0-9]+\.[0-9]+\.[0-9]+) ]] || return 1
+  echo "${BASH_REMATCH[1]}"
+}
+
+# version_ge HAVE WANT: true when the dotted version HAVE >= WANT.
+version_ge() {
+  local i have want
+  IFS=. read -r -a have <<<"$1"
+  IFS=. read -r -a want <<<"$2"
+  for i in 0 1 2; do
+    ((${have[i]:-0} > ${want[i]:-0})) && return 0
+    ((${have[i]:-0} < ${want[i]:-0})) && return 1
+  done
+  return 0
+}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    # Never wait for a password nobody can type.
+    if [ -t 0 ] && [ -z "${CI:-}" ]; then sudo "$@"; else sudo -n "$@"; fi
+  else
+    die "installing needs root: rerun as root, install sudo, or run: $*"
+  fi
+}
+
+apt_updated=0
+system_install() {
+  local package=$1
+  if [ "$(uname -s)" = Darwin ]; then
+    command -v brew >/dev/null 2>&1 || die "install $package (e.g. with Homebrew: brew install $package)"
+    note "brew install $package"
+    brew install "$package"
+  elif command -v apt-get >/dev/null 2>&1; then
+    if [ "$apt_updated" = 0 ]; then
+      note "apt-get update"
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+      apt_updated=1
+    fi
+    note "apt-get install $package"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package"
+  else
+    die "no apt-get or brew here: install $package with your package manager"
+  fi
+}
+
+require_cargo() {
+  command -v cargo >/dev/null 2>&1 || die "cargo is needed to $1: install Rust from https://rustup.rs"
+}
+
+ensure_git() {
+  command -v git >/dev/null 2>&1 || die "git is required: install it with your package manager"
+  report git present "$(git --version)"
+}
+
+ensure_jj() {
+  local have
+  have=$(version_of jj --version || true)
+  if [ "$have" = "$JJ_VERSION" ]; then
+    report jj present "jj $have"
+    return
+  fi
+  require_cargo "build jj $JJ_VERSION"
+  note "building jj $JJ_VERSION with cargo (found: ${have:-none}); a cold build takes ~15 minutes"
+  cargo install --locked "jj-cli@$JJ_VERSION"
+  hash -r
+  have=$(version_of jj --version || true)
+  [ "$have" = "$JJ_VERSION" ] || die "jj --version says '${have:-nothing}' after installing $JJ_VERSION"
+  report jj installed "jj $have"
+}
+
+ensure_direnv() {
+  if command -v direnv >/dev/null 2>&1; then
+    report direnv present "direnv $(direnv version)"
+    return
+  fi
+  system_install direnv
+  hash -r
+  command -v direnv >/dev/null 2>&1 || die "direnv is still missing after installing it"
+  report direnv installed "direnv $(direnv version)"
+}
+
+just_ok() {
+  local have
+  have=$(version_of just --version) && version_ge "$have" "$JUST_MIN_VERSION"
+}
+
+# pip first (rust-just ships the real binary, no compiling), else cargo. pip refuses to install
+# into an externally managed Python (PEP 668, e.g. Debian's python3); cargo covers that case.
+install_just() {
+  local python log
+  log=$(mktemp)
+  for python in python3 python; do
+    command -v "$python" >/dev/null 2>&1 || continue
+    "$python" -m pip --version >/dev/null 2>&1 || continue
+    note "$python -m pip install rust-just"
+    if "$python" -m pip install --no-input --quiet --upgrade rust-just >"$log" 2>&1 ||
+      "$python" -m pip install --no-input --quiet --upgrade --user rust-just >"$log" 2>&1; then
+      hash -r
+      if just_ok; then
+        rm -f "$log"
+        return
+      fi
+    fi
+    note "pip could not provide just >= $JUST_MIN_VERSION; last output:"
+    tail -n 5 "$log" >&2
+    break
+  done
+  rm -f "$log"
+  require_cargo "build just"
+  note "cargo install --locked just"
+  cargo install --locked just
+  hash -r
+}
+
+ensure_just() {
+  if just_ok; then
+    report just present "just $(version_of just --version)"
+    return
+  fi
+  install_just
+  just_ok || die "just >= $JUST_MIN_VERSION is still not on PATH after installing it"
+  report just installed "just $(version_of just --version)"
+}
+
+# rustup's minimal profile has neither; `cargo fmt` and `cargo clippy` are part of CI.
+ensure_rust_components() {
+  command -v cargo >/dev/null 2>&1 || return 0
+  local missing=()
+  cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt)
+  cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
+  if [ ${#missing[@]} -eq 0 ]; then
+    report rustfmt+clippy present "$(cargo clippy --version)"
+    return
+  fi
+  command -v rustup >/dev/null 2>&1 || die "install ${missing[*]} for your Rust toolchain"
+  rustup component add "${missing[@]}"
+  report rustfmt+clippy installed "$(cargo clippy --version)"
+}
+
+ensure_nix_instantiate() {
+  if command -v nix-instantiate >/dev/null 2>&1; then
+    report nix-instantiate present "$(nix-instantiate --version)"
+    return
+  fi
+  [ "$(uname -s)" != Darwin ] || die "install Nix (https://nixos.org/download) for nix-instantiate"
+  system_install nix-bin
+  hash -r
+  command -v nix-instantiate >/dev/null 2>&1 || die "nix-instantiate is still missing after installing nix-bin"
+  report nix-instantiate installed "$(nix-instantiate --version)"
+}
+
+ensure_git
+ensure_direnv
+ensure_just
+ensure_rust_components
+if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi
+ensure_jj
+
+case ":$original_path:" in
+  *":$cargo_bin:"*) ;;
+  *) note "add $cargo_bin to your PATH to use jj (and agent-workspace after cargo install)" ;;
+esac
