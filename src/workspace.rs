@@ -9,7 +9,7 @@ use crate::error::{CliError, Result};
 use crate::lock;
 use crate::metadata::{self, Loaded, Record, Status};
 use crate::signals;
-use crate::vcs::{Kept, Registered};
+use crate::vcs::{Created, Kept, Registered};
 
 /// The record field remembering the repository state at the last freshness check.
 const FRESH_KEY: &str = "checked_op_heads";
@@ -154,40 +154,57 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
             return Err(foreign(req.id, &at))
         }
         // Registered but its directory was deleted by hand: keep its edits as the new base.
-        Some(_) => match ctx.vcs.keep_edits(req.id, None)? {
-            Kept::Change {
-                change_id,
-                commit_id,
-            } => {
-                ctx.vcs.forget(req.id)?;
-                eprintln!(
-                    "Note: the directory of workspace {:?} was deleted; re-created it on top of change {change_id}, which keeps its edits",
-                    req.id
-                );
-                base_change.get_or_insert(change_id);
-                vec![commit_id]
+        Some(_) => {
+            let kept = ctx.vcs.keep_edits(req.id, None)?;
+            ctx.vcs.forget(req.id, path)?;
+            match kept {
+                Kept::Change {
+                    change_id,
+                    commit_id,
+                } => {
+                    eprintln!(
+                        "Note: the directory of workspace {:?} was deleted; re-created it on top of change {change_id}, which keeps its edits",
+                        req.id
+                    );
+                    base_change.get_or_insert(change_id);
+                    vec![commit_id]
+                }
+                Kept::Branch { branch, .. } => {
+                    eprintln!(
+                        "Note: the directory of workspace {:?} was deleted; re-created it on branch {branch}, which keeps its commits",
+                        req.id
+                    );
+                    ctx.vcs.resolve_base(req.base_change)?
+                }
+                Kept::Nothing => ctx.vcs.resolve_base(req.base_change)?,
             }
-            Kept::Nothing => {
-                ctx.vcs.forget(req.id)?;
-                ctx.vcs.resolve_base(req.base_change)?
-            }
-        },
+        }
         None => ctx.vcs.resolve_base(req.base_change)?,
     };
     ensure_excluded(ctx)?;
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
-    let made = ctx.vcs.create(req.id, path, &base).and_then(|()| {
-        if let Some(sig) = signals::received() {
-            return Err(CliError::failure(format!(
-                "interrupted by signal {sig} while creating {}",
-                path.display()
-            )));
+    let created = match ctx
+        .vcs
+        .create(req.id, path, &base, req.base_change.is_some())
+    {
+        Ok(created) => created,
+        Err(err) => {
+            // A failed add can leave a registered name and a half-made directory.
+            roll_back(ctx, req.id, path, &Created::default());
+            return Err(err);
         }
-        metadata::save(&record)
-    });
-    if let Err(err) = made {
-        roll_back(ctx, req.id, path);
+    };
+    record.branch = created.branch.clone();
+    let finished = match signals::received() {
+        Some(sig) => Err(CliError::failure(format!(
+            "interrupted by signal {sig} while creating {}",
+            path.display()
+        ))),
+        None => metadata::save(&record),
+    };
+    if let Err(err) = finished {
+        roll_back(ctx, req.id, path, &created);
         return Err(err);
     }
     Ok(Opened {
@@ -196,11 +213,15 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
     })
 }
 
-/// Undoes a failed creation: unregister the name and remove the directory we made.
-fn roll_back(ctx: &Context, id: &str, path: &Path) {
-    let _ = ctx.vcs.forget(id);
+/// Undoes a creation: remove the directory we made, unregister it, and delete the branch
+/// this call created.
+fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
     if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         let _ = remove_workspace_dir(&ctx.layout.dir, path);
+    }
+    let _ = ctx.vcs.forget(id, path);
+    if let (Some(branch), true) = (&created.branch, created.new_branch) {
+        let _ = ctx.vcs.delete_branch(branch, true);
     }
 }
 

@@ -40,14 +40,18 @@ pub struct CleanArgs {
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
-    /// Stop a live run first; remove directories the backend no longer knows
+    /// Stop a live run first; remove directories the backend no longer knows; with
+    /// --delete-branch, delete unmerged branches too
     #[arg(long)]
     pub force: bool,
+    /// git backend: also delete the workspace's branch when it is fully merged
+    #[arg(long)]
+    pub delete_branch: bool,
 }
 
 /// What happened to one selected workspace.
 enum Outcome {
-    Removed(Kept),
+    Removed(Removal),
     WouldRemove,
     Skipped(String),
     Failed(CliError),
@@ -92,8 +96,8 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
             },
             Some(entry) => match refusal(&entry, args.force) {
                 Some(reason) => Outcome::Skipped(reason),
-                None => match clean_entry(&ctx, &entry, args.force, None) {
-                    Ok(kept) => Outcome::Removed(kept),
+                None => match clean_entry(&ctx, &entry, args, None) {
+                    Ok(removal) => Outcome::Removed(removal),
                     Err(err) => Outcome::Failed(err),
                 },
             },
@@ -148,27 +152,52 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
     }
 }
 
+/// What a removal kept, and what became of the workspace's branch when asked to delete it.
+pub struct Removal {
+    kept: Kept,
+    /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
+    branch_deleted: Option<std::result::Result<(), String>>,
+}
+
 /// Removes one workspace. `lease` is the lease when the caller already holds it.
-fn clean_entry(ctx: &Context, entry: &Entry, force: bool, lease: Option<Lock>) -> Result<Kept> {
+fn clean_entry(
+    ctx: &Context,
+    entry: &Entry,
+    args: &CleanArgs,
+    lease: Option<Lock>,
+) -> Result<Removal> {
     let _lease = match lease {
         Some(lease) => lease,
-        None => take_lease(ctx, entry, force)?,
+        None => take_lease(ctx, entry, args.force)?,
     };
     let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
-    let kept = if entry.problem == Some(Problem::Unregistered) {
-        Kept::Nothing
-    } else {
-        let kept = ctx
-            .vcs
-            .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?;
-        ctx.vcs.forget(&entry.id)?;
-        kept
-    };
+    if entry.problem == Some(Problem::Unregistered) {
+        workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
+        return Ok(Removal {
+            kept: Kept::Nothing,
+            branch_deleted: None,
+        });
+    }
+    let kept = ctx
+        .vcs
+        .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?;
     if has_dir {
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
     }
-    Ok(kept)
+    ctx.vcs.forget(&entry.id, &entry.path)?;
+    let branch_deleted = match (&kept, args.delete_branch) {
+        (Kept::Branch { branch, .. }, true) => {
+            Some(ctx.vcs.delete_branch(branch, args.force).map_err(|_| {
+                "it is not fully merged; pass --force to delete it anyway".to_string()
+            }))
+        }
+        _ => None,
+    };
+    Ok(Removal {
+        kept,
+        branch_deleted,
+    })
 }
 
 fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
@@ -213,48 +242,97 @@ fn live_holder(record: &Record) -> Option<u32> {
 pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
     let (entry, _) = inventory::one(ctx, id);
     let entry = entry.ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
-    let kept = clean_entry(ctx, &entry, false, Some(lease))?;
-    eprintln!("{}", describe(id, &entry.path, &kept));
+    let args = CleanArgs {
+        ids: vec![id.to_string()],
+        all: false,
+        status: vec![],
+        older_than: None,
+        dry_run: false,
+        json: false,
+        force: false,
+        delete_branch: false,
+    };
+    let removal = clean_entry(ctx, &entry, &args, Some(lease))?;
+    eprintln!("{}", describe(id, &entry.path, &removal));
     Ok(())
 }
 
-fn describe(id: &str, path: &Path, kept: &Kept) -> String {
-    match kept {
+fn describe(id: &str, path: &Path, removal: &Removal) -> String {
+    let mut text = format!("Removed {id} ({})", path.display());
+    match &removal.kept {
         Kept::Change { change_id, .. } => {
-            format!(
-                "Removed {id} ({}); its edits are kept in change {change_id}",
-                path.display()
+            text += &format!("; its edits are kept in change {change_id}")
+        }
+        Kept::Branch {
+            branch,
+            commit,
+            committed: true,
+        } => {
+            text += &format!(
+                "; its uncommitted changes were committed to branch {branch} ({})",
+                short(commit)
             )
         }
-        Kept::Nothing => format!("Removed {id} ({}); it had no edits to keep", path.display()),
+        Kept::Branch {
+            branch,
+            commit,
+            committed: false,
+        } => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
+        Kept::Nothing => text += "; it had no edits to keep",
     }
+    match (&removal.branch_deleted, &removal.kept) {
+        (Some(Ok(())), Kept::Branch { branch, .. }) => {
+            text += &format!("; deleted branch {branch}")
+        }
+        (Some(Err(why)), Kept::Branch { branch, .. }) => {
+            text += &format!("; kept branch {branch}: {why}")
+        }
+        _ => {}
+    }
+    text
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
+    let kept = removal.map(|r| &r.kept);
+    let (change, commit, branch, committed) = match kept {
+        Some(Kept::Change {
+            change_id,
+            commit_id,
+        }) => (Some(change_id), Some(commit_id), None, false),
+        Some(Kept::Branch {
+            branch,
+            commit,
+            committed,
+        }) => (None, Some(commit), Some(branch), *committed),
+        _ => (None, None, None, false),
+    };
+    json!({
+        "workspace_id": id,
+        "path": path,
+        "kept_change_id": change,
+        "kept_commit_id": commit,
+        "kept_branch": branch,
+        "committed_uncommitted_changes": committed,
+        "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
+    })
 }
 
 fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {
     if args.json {
-        let mut removed = vec![];
-        let mut skipped = vec![];
-        let mut failed = vec![];
+        let (mut removed, mut skipped, mut failed) = (vec![], vec![], vec![]);
         for (id, path, outcome) in results {
             match outcome {
-                Outcome::Removed(_) | Outcome::WouldRemove => {
-                    let (change, commit) = match outcome {
-                        Outcome::Removed(Kept::Change {
-                            change_id,
-                            commit_id,
-                        }) => (
-                            Value::from(change_id.as_str()),
-                            Value::from(commit_id.as_str()),
-                        ),
-                        _ => (Value::Null, Value::Null),
-                    };
-                    removed.push(json!({"workspace_id": id, "path": path, "kept_change_id": change, "kept_commit_id": commit}));
-                }
+                Outcome::Removed(removal) => removed.push(removal_json(id, path, Some(removal))),
+                Outcome::WouldRemove => removed.push(removal_json(id, path, None)),
                 Outcome::Skipped(reason) => {
                     skipped.push(json!({"workspace_id": id, "reason": reason}))
                 }
                 Outcome::Failed(err) => {
-                    failed.push(json!({"workspace_id": id, "error": err.message}))
+                    failed.push(json!({"workspace_id": id, "error": err.to_string()}))
                 }
             }
         }
@@ -267,10 +345,8 @@ fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -
     let mut text = String::new();
     for (id, path, outcome) in results {
         match outcome {
-            Outcome::Removed(kept) => text.push_str(&format!("{}\n", describe(id, path, kept))),
-            Outcome::WouldRemove => {
-                text.push_str(&format!("Would remove {id} ({})\n", path.display()))
-            }
+            Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
+            Outcome::WouldRemove => text += &format!("Would remove {id} ({})\n", path.display()),
             Outcome::Skipped(reason) => eprintln!("Skipped {id}: {reason}"),
             Outcome::Failed(err) => eprintln!("{err}"),
         }

@@ -1,5 +1,6 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
+pub mod git;
 pub mod jj;
 
 use std::path::{Path, PathBuf};
@@ -51,19 +52,37 @@ pub enum Kept {
         change_id: String,
         commit_id: String,
     },
+    /// The worktree's branch keeps its commits; `committed` says whether uncommitted
+    /// changes were committed to it first.
+    Branch {
+        branch: String,
+        commit: String,
+        committed: bool,
+    },
     /// The working copy had no edits; nothing needed keeping.
     Nothing,
+}
+
+/// What creating a workspace made, so a failure later can undo exactly that.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Created {
+    /// The branch the workspace is on (git).
+    pub branch: Option<String>,
+    /// Whether that branch was created by this call.
+    pub new_branch: bool,
 }
 
 /// A repository's backend, ready to run its commands.
 pub enum Vcs {
     Jj(jj::Jj),
+    Git(git::Git),
 }
 
 impl Vcs {
     pub fn new(repo: &Repo) -> Vcs {
         match repo.backend {
-            Backend::Jj | Backend::Git => Vcs::Jj(jj::Jj::new(repo)),
+            Backend::Jj => Vcs::Jj(jj::Jj::new(repo)),
+            Backend::Git => Vcs::Git(git::Git::new(repo)),
         }
     }
 
@@ -71,6 +90,7 @@ impl Vcs {
     pub fn list(&self) -> Result<Vec<Registered>> {
         match self {
             Vcs::Jj(jj) => jj.list(),
+            Vcs::Git(git) => git.list(),
         }
     }
 
@@ -78,20 +98,40 @@ impl Vcs {
     pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
         match self {
             Vcs::Jj(jj) => jj.resolve_base(rev),
+            Vcs::Git(git) => git.resolve_base(rev),
         }
     }
 
-    /// Creates workspace `id` at `path` on top of `base`.
-    pub fn create(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
+    /// Creates workspace `id` at `path` on top of `base`; `explicit` says the base was asked
+    /// for rather than defaulted.
+    pub fn create(
+        &self,
+        id: &str,
+        path: &Path,
+        base: &[String],
+        explicit: bool,
+    ) -> Result<Created> {
         match self {
-            Vcs::Jj(jj) => jj.workspace_add(id, path, base),
+            Vcs::Jj(jj) => jj
+                .workspace_add(id, path, base)
+                .map(|()| Created::default()),
+            Vcs::Git(git) => git.worktree_add(id, path, base, explicit),
         }
     }
 
-    /// Unregisters workspace `id`; its directory is left alone.
-    pub fn forget(&self, id: &str) -> Result<()> {
+    /// Unregisters workspace `id` at `path`; call it once the directory is gone.
+    pub fn forget(&self, id: &str, path: &Path) -> Result<()> {
         match self {
             Vcs::Jj(jj) => jj.workspace_forget(id),
+            Vcs::Git(git) => git.worktree_forget(path),
+        }
+    }
+
+    /// Deletes a branch this tool created for a workspace (git only).
+    pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
+        match self {
+            Vcs::Jj(_) => Ok(()),
+            Vcs::Git(git) => git.delete_branch(branch, force),
         }
     }
 
@@ -100,6 +140,7 @@ impl Vcs {
     pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         match self {
             Vcs::Jj(jj) => jj.keep_edits(id, path),
+            Vcs::Git(git) => git.keep_edits(id, path),
         }
     }
 
@@ -109,6 +150,7 @@ impl Vcs {
     pub fn refresh(&self, path: &Path, scratch: &Path) -> Result<bool> {
         match self {
             Vcs::Jj(jj) => jj.update_stale(path, scratch),
+            Vcs::Git(_) => Ok(false),
         }
     }
 
@@ -117,6 +159,7 @@ impl Vcs {
     pub fn may_be_stale(&self, path: &Path, checked: Option<&str>) -> bool {
         match self {
             Vcs::Jj(jj) => jj.may_be_stale(path, checked),
+            Vcs::Git(_) => false,
         }
     }
 
@@ -124,6 +167,7 @@ impl Vcs {
     pub fn freshness_stamp(&self) -> Option<String> {
         match self {
             Vcs::Jj(jj) => jj.op_heads_stamp().map(|s| s.0),
+            Vcs::Git(_) => None,
         }
     }
 
@@ -131,6 +175,7 @@ impl Vcs {
     pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         match self {
             Vcs::Jj(jj) => jj.file_at(commit, file),
+            Vcs::Git(git) => git.file_at(commit, file),
         }
     }
 
@@ -138,6 +183,7 @@ impl Vcs {
     pub fn exclude_file(&self) -> Option<PathBuf> {
         match self {
             Vcs::Jj(jj) => jj.exclude_file(),
+            Vcs::Git(git) => git.exclude_file(),
         }
     }
 }

@@ -1,0 +1,255 @@
+//! git invocations for the worktree backend, one method per call, each parser beside its call.
+
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use super::{Created, Kept, Registered};
+use crate::error::{CliError, Result};
+use crate::layout::{non_empty_env, Repo};
+use crate::process::{Call, ProcessError};
+
+/// The branch prefix used when `AGENT_WORKSPACE_BRANCH_PREFIX` is not set.
+pub const DEFAULT_PREFIX: &str = "agent-workspace/";
+
+/// A git repository, addressed through its main worktree.
+pub struct Git {
+    main: PathBuf,
+    common: PathBuf,
+    prefix: String,
+    binary: OnceCell<PathBuf>,
+}
+
+impl Git {
+    pub fn new(repo: &Repo) -> Git {
+        let prefix =
+            non_empty_env("AGENT_WORKSPACE_BRANCH_PREFIX").unwrap_or_else(|| DEFAULT_PREFIX.into());
+        Git {
+            main: repo.root.clone(),
+            common: repo.store.clone(),
+            prefix,
+            binary: OnceCell::new(),
+        }
+    }
+
+    /// The branch of workspace `id`.
+    pub fn branch(&self, id: &str) -> String {
+        format!("{}{id}", self.prefix)
+    }
+
+    fn call(&self, dir: &Path) -> Result<Call> {
+        let bin = match self.binary.get() {
+            Some(bin) => bin,
+            None => {
+                let found = which::which("git").map_err(|_| {
+                    CliError::failure("git was not found on PATH").hint("install git")
+                })?;
+                self.binary.get_or_init(|| found)
+            }
+        };
+        Ok(Call::new(bin)
+            .arg("-C")
+            .arg(dir)
+            .env("LC_ALL", "C")
+            .env("GIT_TERMINAL_PROMPT", "0"))
+    }
+
+    pub fn list(&self) -> Result<Vec<Registered>> {
+        let out = self
+            .call(&self.main)?
+            .args(["worktree", "list", "--porcelain", "-z"])
+            .stdout()?;
+        Ok(parse_worktrees(&out, &self.prefix))
+    }
+
+    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+        let rev = rev.unwrap_or("HEAD");
+        let out = self
+            .call(&self.main)?
+            .args(["rev-parse", "--verify", "--end-of-options"])
+            .arg(format!("{rev}^{{commit}}"))
+            .stdout()
+            .map_err(|e| {
+                CliError::failure(format!("cannot resolve revision {rev:?}"))
+                    .cause(e.stderr().to_string())
+                    .hint("pass --base-change a commit, branch or tag that exists")
+            })?;
+        Ok(vec![out.trim().to_string()])
+    }
+
+    fn branch_tip(&self, branch: &str) -> Result<Option<String>> {
+        let out = self
+            .call(&self.main)?
+            .args(["rev-parse", "--verify", "--quiet"])
+            .arg(format!("refs/heads/{branch}"))
+            .stdout();
+        match out {
+            Ok(sha) => Ok(Some(sha.trim().to_string())),
+            Err(ProcessError::Failed { code: Some(1), .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Adds a worktree on the workspace's branch: a new branch at `base`, or the existing
+    /// branch when the base was not asked for explicitly (or matches it).
+    pub fn worktree_add(
+        &self,
+        id: &str,
+        path: &Path,
+        base: &[String],
+        explicit: bool,
+    ) -> Result<Created> {
+        let branch = self.branch(id);
+        let tip = self.branch_tip(&branch)?;
+        let mut call = self.call(&self.main)?.args(["worktree", "add", "--quiet"]);
+        let new_branch = match &tip {
+            Some(tip) if explicit && base.first() != Some(tip) => {
+                return Err(CliError::failure(format!(
+                    "branch {branch} already exists at {}, not at the --base-change asked for",
+                    &tip[..tip.len().min(12)]
+                ))
+                .hint(format!(
+                    "drop --base-change to reuse the branch, or delete it: git branch -D {branch}"
+                )))
+            }
+            Some(_) => {
+                call = call.arg(path).arg(&branch);
+                false
+            }
+            None => {
+                call = call
+                    .args(["-b", &branch])
+                    .arg(path)
+                    .arg(base.first().map_or("HEAD", String::as_str));
+                true
+            }
+        };
+        if let Err(e) = call.stdout() {
+            if new_branch && self.branch_tip(&branch).ok().flatten().is_some() {
+                let _ = self.delete_branch(&branch, true);
+            }
+            return Err(CliError::failure(format!(
+                "could not create git worktree {id:?} at {}",
+                path.display()
+            ))
+            .cause(e.to_string())
+            .cause(e.stderr().to_string()));
+        }
+        Ok(Created {
+            branch: Some(branch),
+            new_branch,
+        })
+    }
+
+    /// Unregisters the worktree at `path`; its directory is expected to be gone already.
+    pub fn worktree_forget(&self, path: &Path) -> Result<()> {
+        let out = self
+            .call(&self.main)?
+            .args(["worktree", "remove", "--force", "--force"])
+            .arg(path)
+            .stdout();
+        match out {
+            Ok(_) => Ok(()),
+            Err(e) if e.stderr().contains("is not a working tree") => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Commits any uncommitted changes of the worktree to its branch, so removing it loses
+    /// nothing; reports the branch and its tip.
+    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+        let branch = self.branch(id);
+        let mut committed = false;
+        if let Some(ws) = path {
+            let status = self
+                .call(ws)?
+                .args(["status", "--porcelain", "-z", "--untracked-files=all"])
+                .stdout()?;
+            if !status.is_empty() {
+                self.call(ws)?.args(["add", "--all"]).stdout()?;
+                self.call(ws)?
+                    .args(["commit", "--quiet", "--no-verify", "-m"])
+                    .arg(format!(
+                        "agent-workspace: uncommitted changes of workspace {id}"
+                    ))
+                    .stdout()?;
+                committed = true;
+            }
+        }
+        let commit = self.branch_tip(&branch)?.unwrap_or_default();
+        if commit.is_empty() {
+            return Ok(Kept::Nothing);
+        }
+        Ok(Kept::Branch {
+            branch,
+            commit,
+            committed,
+        })
+    }
+
+    /// Deletes a workspace branch: only when fully merged unless `force`.
+    pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
+        let flag = if force { "-D" } else { "-d" };
+        self.call(&self.main)?
+            .args(["branch", "--quiet", flag, "--end-of-options", branch])
+            .stdout()?;
+        Ok(())
+    }
+
+    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+        let out = self
+            .call(&self.main)?
+            .args(["cat-file", "blob"])
+            .arg(format!("{commit}:{file}"))
+            .stdout();
+        Ok(out.ok().map(String::into_bytes))
+    }
+
+    pub fn exclude_file(&self) -> Option<PathBuf> {
+        Some(self.common.join("info").join("exclude"))
+    }
+}
+
+/// Worktrees on a branch under `prefix`, named by the rest of the branch name.
+fn parse_worktrees(text: &str, prefix: &str) -> Vec<Registered> {
+    let mut found = vec![];
+    for record in text.split("\0\0") {
+        let mut path = None;
+        let mut branch = None;
+        for field in record.split('\0') {
+            if let Some(p) = field.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if let Some(b) = field.strip_prefix("branch refs/heads/") {
+                branch = Some(b.to_string());
+            }
+        }
+        if let (Some(path), Some(name)) =
+            (path, branch.as_deref().and_then(|b| b.strip_prefix(prefix)))
+        {
+            found.push(Registered {
+                name: name.to_string(),
+                path: Some(path),
+            });
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worktree_list() {
+        let text = "worktree /r\0HEAD ab\0branch refs/heads/main\0\0\
+                    worktree /ns/w1\0HEAD ab\0branch refs/heads/agent-workspace/w1\0prunable gone\0\0\
+                    worktree /elsewhere\0HEAD cd\0detached\0\0";
+        let parsed = parse_worktrees(text, DEFAULT_PREFIX);
+        assert_eq!(
+            parsed,
+            vec![Registered {
+                name: "w1".into(),
+                path: Some("/ns/w1".into())
+            }]
+        );
+    }
+}
