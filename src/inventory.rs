@@ -166,7 +166,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
         .collect();
     let registered = match ctx.vcs.list() {
         Ok(list) => list,
-        Err(err) => return (entries.into_values().collect(), Some(err.to_string())),
+        Err(err) => return (entries.into_values().collect(), Some(err.message)),
     };
     let mut known = std::collections::BTreeSet::new();
     for reg in registered {
@@ -220,7 +220,7 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<String>) {
                 return (Some(entry), None);
             }
             Ok(_) => return (Some(entry), None),
-            Err(err) => return (Some(entry), Some(err.to_string())),
+            Err(err) => return (Some(entry), Some(err.message)),
         }
     } else {
         all(ctx)

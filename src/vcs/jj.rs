@@ -31,28 +31,41 @@ impl Jj {
         }
     }
 
-    /// The jj binary, checked once per process for presence and version.
+    /// The jj binary on PATH.
     fn binary(&self) -> Result<&Path> {
         if let Some(path) = self.binary.get() {
             return Ok(path);
         }
         let path = which::which("jj")
             .map_err(|_| CliError::failure("jj was not found on PATH").hint(INSTALL_HINT))?;
-        let out = Call::new(&path).arg("--version").stdout()?;
-        match parse_version(&out) {
-            Some(v) if v >= MIN_VERSION => {}
-            _ => {
-                return Err(CliError::failure(format!(
-                    "{} is {}; agent-workspace needs jj {}.{} or newer",
-                    path.display(),
-                    out.trim(),
-                    MIN_VERSION.0,
-                    MIN_VERSION.1
-                ))
-                .hint(INSTALL_HINT))
-            }
-        }
         Ok(self.binary.get_or_init(|| path))
+    }
+
+    /// Explains a failed call: a jj older than [`MIN_VERSION`] is named as the cause. The
+    /// version is only asked when something failed, so working calls cost no extra process.
+    fn explain(&self, err: ProcessError) -> CliError {
+        let Ok(path) = self.binary() else {
+            return err.into();
+        };
+        let out = Call::new(path)
+            .arg("--version")
+            .stdout()
+            .unwrap_or_default();
+        match parse_version(&out) {
+            Some(v) if v >= MIN_VERSION => err.into(),
+            _ => CliError::failure(format!(
+                "{} is {}; agent-workspace needs jj {}.{} or newer",
+                path.display(),
+                if out.trim().is_empty() {
+                    "of an unknown version"
+                } else {
+                    out.trim()
+                },
+                MIN_VERSION.0,
+                MIN_VERSION.1
+            ))
+            .hint(INSTALL_HINT),
+        }
     }
 
     /// A jj call on `repo` with the flags every scripted call needs.
@@ -73,7 +86,8 @@ impl Jj {
         let out = self
             .query()?
             .args(["workspace", "list", "-T", template])
-            .stdout()?;
+            .stdout()
+            .map_err(|e| self.explain(e))?;
         Ok(parse_list(&out))
     }
 
