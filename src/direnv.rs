@@ -64,7 +64,12 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
 
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
     let current = fs::read(envrc).map_err(|e| CliError::io("read", envrc, &e))?;
-    for commit in &record.base_commits {
+    // A record rebuilt after corruption has lost its base: compare with the default base.
+    let base = match record.base_commits.is_empty() {
+        true => vcs.resolve_base(None)?,
+        false => record.base_commits.clone(),
+    };
+    for commit in &base {
         if vcs.file_at(commit, ".envrc")?.as_deref() == Some(current.as_slice()) {
             return Ok(true);
         }

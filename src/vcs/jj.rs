@@ -177,6 +177,16 @@ impl Jj {
         match probe {
             Ok(_) => return Ok(false),
             Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("stale") => {}
+            Err(e) if e.stderr().contains("doesn't have a working-copy commit") => {
+                return Err(CliError::failure(format!(
+                    "jj no longer knows the workspace at {}",
+                    ws.display()
+                ))
+                .hint(format!(
+                    "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
+                    ws.file_name().unwrap_or_default().to_string_lossy()
+                )))
+            }
             Err(e) => return Err(e.into()),
         }
         let kept = |e: std::io::Error| {
