@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::context::Context;
+use crate::error::CliError;
 use crate::liveness;
 use crate::metadata::{self, Loaded, Record, Status};
 use crate::workspace;
@@ -159,14 +160,14 @@ fn read(id: String, path: PathBuf) -> Entry {
 
 /// Every workspace of the namespace: directories plus what the backend registered there.
 /// Makes at most one backend call; when it fails, registration is not checked.
-pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
+pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     let mut entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, path)| (id.clone(), read(id, path)))
         .collect();
     let registered = match ctx.vcs.list() {
         Ok(list) => list,
-        Err(err) => return (entries.into_values().collect(), Some(err.message)),
+        Err(err) => return (entries.into_values().collect(), Some(err)),
     };
     let mut known = std::collections::BTreeSet::new();
     for reg in registered {
@@ -206,7 +207,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<String>) {
 }
 
 /// One workspace, or `None` when neither a directory nor a registration exists.
-pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<String>) {
+pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
     let path = ctx.layout.workspace(id);
     let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
         // Cheaper than listing everything: read this directory, then check registration.
@@ -220,7 +221,7 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<String>) {
                 return (Some(entry), None);
             }
             Ok(_) => return (Some(entry), None),
-            Err(err) => return (Some(entry), Some(err.message)),
+            Err(err) => return (Some(entry), Some(err)),
         }
     } else {
         all(ctx)

@@ -179,11 +179,37 @@ pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
         CliError::failure("cannot find a workspace root: HOME is not set")
             .hint("pass --root DIR or set AI_WORKSPACES_ROOT")
     })?;
-    if root.is_absolute() {
-        return Ok(root);
+    let root = match root.is_absolute() {
+        true => root,
+        false => std::env::current_dir()
+            .map_err(|e| CliError::io("read", Path::new("."), &e))?
+            .join(root),
+    };
+    Ok(resolve(&root))
+}
+
+/// The canonical form of `path` even where it does not exist yet: its longest existing
+/// ancestor canonicalized (symlinks resolved, as jj and git record paths), the rest appended
+/// with `.` and `..` applied.
+pub fn resolve(path: &Path) -> PathBuf {
+    let parts: Vec<_> = path.components().collect();
+    for split in (1..=parts.len()).rev() {
+        let head: PathBuf = parts[..split].iter().collect();
+        let Ok(mut resolved) = fs::canonicalize(&head) else {
+            continue;
+        };
+        for part in &parts[split..] {
+            match part {
+                std::path::Component::ParentDir => {
+                    resolved.pop();
+                }
+                std::path::Component::Normal(name) => resolved.push(name),
+                _ => {}
+            }
+        }
+        return resolved;
     }
-    let cwd = std::env::current_dir().map_err(|e| CliError::io("read", Path::new("."), &e))?;
-    Ok(cwd.join(root))
+    path.to_path_buf()
 }
 
 /// An environment variable that is set and not empty.
@@ -232,6 +258,14 @@ impl Layout {
     /// Creates the namespace directory, refusing roots that are files, unwritable, or inside
     /// the repository itself.
     pub fn ensure(&self, repo: &Repo) -> Result<()> {
+        if self.dir.starts_with(&repo.root) {
+            return Err(CliError::failure(format!(
+                "workspace root {} is inside the repository {}",
+                self.root.display(),
+                repo.root.display()
+            ))
+            .hint("choose a root outside the repository"));
+        }
         if self.root.exists() && !self.root.is_dir() {
             return Err(CliError::failure(format!(
                 "workspace root {} is not a directory",
@@ -243,16 +277,6 @@ impl Layout {
             CliError::io("create the workspace directory", &self.dir, &e)
                 .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
         })?;
-        let real =
-            fs::canonicalize(&self.dir).map_err(|e| CliError::io("resolve", &self.dir, &e))?;
-        if real.starts_with(&repo.root) {
-            return Err(CliError::failure(format!(
-                "workspace root {} is inside the repository {}",
-                self.root.display(),
-                repo.root.display()
-            ))
-            .hint("choose a root outside the repository"));
-        }
         Ok(())
     }
 }
@@ -281,6 +305,19 @@ mod tests {
         ] {
             assert!(validate_id(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn resolve_follows_symlinks_and_dot_dot_of_missing_parts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(tmp.path()).unwrap();
+        fs::create_dir(real.join("real")).unwrap();
+        std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
+        assert_eq!(
+            resolve(&real.join("link/a/../b/./c")),
+            real.join("real/b/c")
+        );
+        assert_eq!(resolve(&real.join("link/../x")), real.join("x"));
     }
 
     #[test]

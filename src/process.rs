@@ -301,6 +301,7 @@ pub fn exec(argv: &[OsString], dir: Option<&Path>, parent: Option<libc::pid_t>) 
     let err = cmd.exec();
     let (code, why) = match err.kind() {
         io::ErrorKind::NotFound => (127, "command not found".to_string()),
+        io::ErrorKind::PermissionDenied => (126, "permission denied".to_string()),
         _ => (126, err.to_string()),
     };
     eprintln!("agent-workspace: {}: {why}", argv[0].to_string_lossy());

@@ -69,10 +69,8 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     }
     let ctx = Context::open(global)?;
     let (entries, warning) = inventory::all(&ctx);
-    if let Some(warning) = warning {
-        return Err(
-            CliError::failure("could not ask the backend which workspaces it knows").cause(warning),
-        );
+    if let Some(err) = warning {
+        return Err(err);
     }
     let selected: Vec<(String, Option<Entry>)> = if bulk {
         entries
@@ -155,6 +153,8 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
 pub struct Removal {
     kept: Kept,
+    /// The backend no longer knew the workspace, so its files were deleted unrecorded.
+    unregistered: bool,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     branch_deleted: Option<std::result::Result<(), String>>,
 }
@@ -176,6 +176,7 @@ fn clean_entry(
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
         return Ok(Removal {
             kept: Kept::Nothing,
+            unregistered: true,
             branch_deleted: None,
         });
     }
@@ -196,6 +197,7 @@ fn clean_entry(
     };
     Ok(Removal {
         kept,
+        unregistered: false,
         branch_deleted,
     })
 }
@@ -278,6 +280,9 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             commit,
             committed: false,
         } => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
+        Kept::Nothing if removal.unregistered => {
+            text += "; the backend no longer knew it, so its files were deleted as --force asked"
+        }
         Kept::Nothing => text += "; it had no edits to keep",
     }
     match (&removal.branch_deleted, &removal.kept) {

@@ -62,9 +62,8 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     };
     let opened = workspace::open(&ctx, &req)?;
     let mut record = opened.record;
-    if let Some(workflow) = &args.workflow {
-        record.workflow = Some(workflow.clone());
-    }
+    // The record's workflow is that of its latest run.
+    record.workflow = args.workflow.clone();
     let loader = direnv::prepare(
         &mut record,
         &ctx.vcs,

@@ -37,7 +37,13 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         None => inventory::all(&ctx),
     };
     if let Some(warning) = warning {
-        eprintln!("Warning: could not ask the backend which workspaces it knows: {warning}");
+        eprintln!(
+            "Warning: could not ask the backend which workspaces it knows: {}",
+            warning.message
+        );
+        if let Some(hint) = &warning.hint {
+            eprintln!("Hint: {hint}");
+        }
     }
     let mut out = String::new();
     match (&args.id, args.json) {

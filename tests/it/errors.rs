@@ -1,0 +1,250 @@
+//! Failures of agent-workspace itself: one clear `Error:` line (with `Caused by:` and `Hint:`
+//! lines), exit 125 for `run` and `shell`, 1 for `status` and `clean`, 2 for bad usage.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use crate::harness::{running_as_root, TestEnv};
+
+/// Tools a PATH without jj (or without direnv) still offers.
+const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
+
+#[test]
+fn jj_missing_from_path() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let mut tools = BASICS.to_vec();
+    tools.push("direnv");
+    let path = env.path_with_only(&tools);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["run", "w1", "--", "touch", "ran"])
+        .run();
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: jj was not found on PATH
+    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    ");
+    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
+    let status = env.aw_cmd(&repo).env("PATH", &path).arg("status").run();
+    // status still lists the directories, warning that jj could not be asked.
+    insta::assert_snapshot!(
+        "status_without_jj",
+        format!(
+            "exit {:?}\n{}",
+            status.code(),
+            env.normalize(&status.stderr)
+        )
+    );
+    let clean = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["clean", "w1"])
+        .run();
+    clean.assert_code(1);
+    assert!(
+        clean.stderr.contains("jj was not found on PATH"),
+        "{}",
+        clean.report()
+    );
+}
+
+#[test]
+fn jj_older_than_0_38_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    // The only fake jj of the suite: it can do nothing but tell its version.
+    let bin = env.path().join("old-jj");
+    fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("jj");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'jj 0.30.0'; exit 0; fi\necho 'fake jj' >&2; exit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&bin))
+        .args(["run", "w1", "--", "touch", "ran"])
+        .run();
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: [TMP]/old-jj/jj is jj 0.30.0; agent-workspace needs jj 0.38 or newer
+    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    ");
+    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
+}
+
+#[test]
+fn outside_any_repository() {
+    let env = TestEnv::new();
+    let outside = env.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let run = env.aw(&outside, ["run", "w1", "--", "touch", "ran"]);
+    run.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&run.stderr), @r"
+    Error: [TMP]/outside is not inside a jj or git repository
+    Hint: run from inside the repository or pass --repo PATH
+    ");
+    assert!(!outside.join("ran").exists());
+    let status = env.aw(&outside, ["status"]);
+    status.assert_code(1);
+    assert_eq!(status.stderr, run.stderr);
+    env.aw(&outside, ["shell", "w1"]).assert_code(125);
+    env.aw(&outside, ["clean", "w1"]).assert_code(1);
+    // --repo pointing outside any repository fails the same way.
+    let repo_flag = env.aw(env.path(), ["--repo", outside.to_str().unwrap(), "status"]);
+    repo_flag.assert_code(1);
+    assert_eq!(repo_flag.stderr, run.stderr);
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+}
+
+#[test]
+fn an_envrc_without_direnv_on_path_needs_no_direnv() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let mut tools = BASICS.to_vec();
+    tools.push("jj");
+    let path = env.path_with_only(&tools);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["run", "w1", "--", "touch", "ran"])
+        .run();
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.envrc exists but direnv is not installed
+    Hint: install direnv, or pass --no-direnv to run without the workspace's environment
+    ");
+    assert!(!env.ws_path(&repo, "w1").join("ran").exists());
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args([
+            "run",
+            "w1",
+            "--no-direnv",
+            "--",
+            "sh",
+            "-c",
+            "echo \"${AW_TEST_VAR-unset}\"",
+        ])
+        .run();
+    assert_eq!(out.assert_ok().stdout, "unset\n");
+}
+
+#[test]
+fn a_root_that_is_a_regular_file_is_unusable() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let file = env.path().join("root-file");
+    fs::write(&file, "not a directory\n").unwrap();
+    let out = env.aw(
+        &repo,
+        [
+            "--root",
+            file.to_str().unwrap(),
+            "run",
+            "w1",
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: workspace root [TMP]/root-file is not a directory
+    Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a directory
+    ");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "not a directory\n");
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    // The same through the environment variable.
+    let out = env
+        .aw_cmd(&repo)
+        .env("AI_WORKSPACES_ROOT", &file)
+        .args(["run", "w1", "--", "touch", "ran"])
+        .run();
+    out.assert_code(125);
+    assert!(
+        out.stderr.contains("is not a directory"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn a_root_below_a_regular_file_is_unusable() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let file = env.path().join("root-file");
+    fs::write(&file, "").unwrap();
+    let root = file.join("below");
+    let out = env.aw(
+        &repo,
+        [
+            "--root",
+            root.to_str().unwrap(),
+            "run",
+            "w1",
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr));
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}
+
+#[test]
+fn a_read_only_root_is_unusable() {
+    if running_as_root() {
+        eprintln!("skipped: permissions do not stop root from writing");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let root = env.path().join("read-only");
+    fs::create_dir_all(&root).unwrap();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
+    let out = env.aw(
+        &repo,
+        [
+            "--root",
+            root.to_str().unwrap(),
+            "run",
+            "w1",
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    out.assert_code(125);
+    let stderr = env.normalize(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "Error: could not create the workspace directory [TMP]/read-only/repo-[HASH]\n"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(stderr.contains("Hint: pass --root DIR"), "{}", out.report());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    // No command to run.
+    env.aw(&repo, ["run", "w1"]).assert_code(2);
+    env.aw(&repo, ["run", "w1", "--"]).assert_code(2);
+    env.aw(&repo, ["no-such-subcommand"]).assert_code(2);
+    env.aw(&repo, ["run", "w1", "--no-such-flag", "--", "true"])
+        .assert_code(2);
+    env.aw(&repo, ["--backend", "svn", "status"]).assert_code(2);
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+}

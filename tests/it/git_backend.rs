@@ -1,0 +1,299 @@
+//! The git-worktree backend: branches, what `clean` keeps, and failures that leave nothing.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::backends::{git_ok, git_repo};
+use crate::harness::TestEnv;
+
+fn branches(env: &TestEnv, repo: &std::path::Path) -> Vec<String> {
+    git_ok(env, repo, &["branch", "--format=%(refname:short)"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn run_creates_a_worktree_on_its_branch_and_keeps_git_status_clean() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let out = env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo $AGENT_WORKSPACE_BACKEND $AW_TEST_VAR $AGENT_WORKSPACE_REPO_ROOT; git branch --show-current"],
+    );
+    out.assert_ok();
+    assert_eq!(
+        out.stdout,
+        format!("git from-envrc {}\nagent-workspace/w1\n", repo.display())
+    );
+    let ws = env.ws_path(&repo, "w1");
+    assert!(ws.join(".agent-workflow.json").is_file());
+    // The record (and direnv's cache) never show up as changes.
+    fs::create_dir_all(ws.join(".direnv")).unwrap();
+    fs::write(ws.join(".direnv/cache"), "x").unwrap();
+    assert_eq!(
+        git_ok(
+            &env,
+            &ws,
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        ""
+    );
+    assert_eq!(env.metadata(&ws)["backend"], "git");
+    assert_eq!(env.metadata(&ws)["branch"], "agent-workspace/w1");
+    let table = env.aw(&repo, ["status"]);
+    assert!(
+        table.stdout.lines().nth(1).unwrap().contains(" git "),
+        "{}",
+        table.report()
+    );
+}
+
+#[test]
+fn nested_runs_from_inside_a_worktree_share_the_namespace() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let out = env.aw(
+        &repo,
+        [
+            "run", "outer", "--", "sh", "-c",
+            "cd sub && agent-workspace run outer -- sh -c 'echo $AGENT_WORKSPACE_PATH' && \
+             agent-workspace run sibling -- sh -c 'echo $AGENT_WORKSPACE_PATH $AGENT_WORKSPACE_REPO_ROOT'",
+        ],
+    );
+    out.assert_ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], env.ws_path(&repo, "outer").display().to_string());
+    assert_eq!(
+        lines[1],
+        format!(
+            "{} {}",
+            env.ws_path(&repo, "sibling").display(),
+            repo.display()
+        )
+    );
+}
+
+#[test]
+fn failed_creations_leave_no_worktree_branch_or_directory() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let unknown = env.aw(
+        &repo,
+        ["run", "w1", "--base-change", "no-such-ref", "--", "true"],
+    );
+    unknown.assert_code(125);
+    assert!(
+        unknown.stderr.contains("cannot resolve revision"),
+        "{}",
+        unknown.report()
+    );
+    // A branch of the workspace's name checked out in a worktree elsewhere.
+    let elsewhere = env.path().join("elsewhere");
+    git_ok(
+        &env,
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "agent-workspace/w2",
+            &elsewhere.display().to_string(),
+        ],
+    );
+    let taken = env.aw(&repo, ["run", "w2", "--", "true"]);
+    taken.assert_code(125);
+    assert!(elsewhere.join("a.txt").is_file());
+    let ns = env.namespace_dir(&repo);
+    let dirs: Vec<_> = fs::read_dir(&ns)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .filter(|n| n != ".locks")
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(dirs.is_empty(), "left behind: {dirs:?}");
+    assert_eq!(branches(&env, &repo), ["agent-workspace/w2", "main"]);
+    let worktrees = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 2, "{worktrees}");
+}
+
+#[test]
+fn clean_commits_uncommitted_changes_to_the_branch_and_keeps_it() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo work > new.txt && echo more >> a.txt",
+        ],
+    )
+    .assert_ok();
+    let out = env.aw(&repo, ["clean", "w1"]);
+    out.assert_ok();
+    assert!(
+        out.stdout
+            .contains("its uncommitted changes were committed to branch agent-workspace/w1"),
+        "{}",
+        out.report()
+    );
+    assert!(!env.ws_path(&repo, "w1").exists());
+    assert_eq!(
+        git_ok(&env, &repo, &["show", "agent-workspace/w1:new.txt"]),
+        "work\n"
+    );
+    assert_eq!(
+        git_ok(&env, &repo, &["show", "agent-workspace/w1:a.txt"]),
+        "hello\nmore\n"
+    );
+    let worktrees = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+}
+
+#[test]
+fn delete_branch_removes_merged_branches_and_keeps_unmerged_ones_without_force() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "merged", "--", "true"]).assert_ok();
+    let out = env.aw(&repo, ["clean", "--delete-branch", "merged"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("deleted branch agent-workspace/merged"),
+        "{}",
+        out.report()
+    );
+
+    env.aw(
+        &repo,
+        ["run", "unmerged", "--", "sh", "-c", "echo x > x.txt"],
+    )
+    .assert_ok();
+    let kept = env.aw(&repo, ["clean", "--delete-branch", "unmerged"]);
+    kept.assert_ok();
+    assert!(
+        kept.stdout.contains("kept branch agent-workspace/unmerged"),
+        "{}",
+        kept.report()
+    );
+    assert!(
+        kept.stdout.contains("not fully merged"),
+        "{}",
+        kept.report()
+    );
+    assert_eq!(branches(&env, &repo), ["agent-workspace/unmerged", "main"]);
+
+    env.aw(&repo, ["run", "unmerged", "--", "true"]).assert_ok();
+    env.aw(&repo, ["clean", "--delete-branch", "--force", "unmerged"])
+        .assert_ok();
+    assert_eq!(branches(&env, &repo), ["main"]);
+}
+
+#[test]
+fn a_worktree_deleted_by_hand_is_recreated_on_its_branch_or_pruned() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo c > c.txt && git add c.txt && git commit -qm work",
+        ],
+    )
+    .assert_ok();
+    fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
+    let status = env.aw(&repo, ["status"]);
+    assert!(
+        status.stdout.contains("missing-directory"),
+        "{}",
+        status.report()
+    );
+    let again = env.aw(&repo, ["run", "w1", "--", "cat", "c.txt"]);
+    again.assert_ok();
+    assert_eq!(again.stdout, "c\n");
+    fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
+    env.aw(&repo, ["clean", "w1"]).assert_ok();
+    let worktrees = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
+    assert!(!worktrees.contains("prunable"), "{worktrees}");
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+    assert_eq!(branches(&env, &repo), ["agent-workspace/w1", "main"]);
+}
+
+#[test]
+fn colocated_repositories_default_to_jj_and_take_git_on_request() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "viajj", "--", "true"]).assert_ok();
+    env.aw(&repo, ["run", "viagit", "--backend", "git", "--", "true"])
+        .assert_ok();
+    env.aw_cmd(&repo)
+        .args(["run", "viaenv", "--", "true"])
+        .env("AGENT_WORKSPACE_BACKEND", "git")
+        .run()
+        .assert_ok();
+    let doc: Value = serde_json::from_str(&env.aw(&repo, ["status", "--json"]).stdout).unwrap();
+    let backends: Vec<(String, String)> = doc["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["workspace_id"].as_str().unwrap().into(),
+                w["backend"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        backends.contains(&("viajj".into(), "jj".into())),
+        "{backends:?}"
+    );
+    assert!(
+        backends.contains(&("viagit".into(), "git".into())),
+        "{backends:?}"
+    );
+    assert!(
+        backends.contains(&("viaenv".into(), "git".into())),
+        "{backends:?}"
+    );
+    let bogus = env
+        .aw_cmd(&repo)
+        .args(["status"])
+        .env("AGENT_WORKSPACE_BACKEND", "svn")
+        .run();
+    bogus.assert_code(2);
+    assert!(
+        bogus.stderr.contains("AGENT_WORKSPACE_BACKEND"),
+        "{}",
+        bogus.report()
+    );
+}
+
+#[test]
+fn the_branch_prefix_is_configurable_and_jj_is_refused_on_plain_git() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw_cmd(&repo)
+        .args(["run", "w1", "--", "true"])
+        .env("AGENT_WORKSPACE_BRANCH_PREFIX", "bots/")
+        .run()
+        .assert_ok();
+    assert_eq!(branches(&env, &repo), ["bots/w1", "main"]);
+    let jj = env.aw(&repo, ["run", "w2", "--backend", "jj", "--", "true"]);
+    jj.assert_code(125);
+    assert!(
+        jj.stderr.contains("git repository without jj"),
+        "{}",
+        jj.report()
+    );
+}

@@ -1,0 +1,88 @@
+//! Workspace ids: what is rejected, with which message, and that a rejected id creates nothing.
+
+use crate::harness::TestEnv;
+
+/// Ids that must be refused: 1-64 of [A-Za-z0-9._-], starting with a letter or digit.
+fn bad_ids() -> Vec<String> {
+    let mut ids: Vec<String> = ["", ".", "..", "a/b", "_x", ".x", "a b", "é", "a\nb", "../x"]
+        .map(String::from)
+        .to_vec();
+    ids.push("x".repeat(65));
+    ids
+}
+
+#[test]
+fn bad_ids_exit_2_and_create_nothing() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let mut messages = String::new();
+    for id in bad_ids() {
+        let attempts = [
+            env.aw(&repo, ["run", &id, "--", "touch", "ran"]),
+            env.aw(&repo, ["status", "--", &id]),
+            env.aw(&repo, ["status", "--json", "--", &id]),
+            env.aw(&repo, ["shell", "--", &id]),
+            env.aw(&repo, ["clean", "--", &id]),
+        ];
+        for out in &attempts {
+            out.assert_code(2);
+            assert!(out.stdout.is_empty(), "{}", out.report());
+            assert!(
+                out.stderr.starts_with("Error: invalid workspace id "),
+                "{}",
+                out.report()
+            );
+            assert_eq!(out.stderr, attempts[0].stderr, "{}", out.report());
+        }
+        messages.push_str(&attempts[0].stderr);
+    }
+    insta::assert_snapshot!(messages);
+    // Nothing under the root, not even the namespace, and jj knows no new workspace.
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert!(!repo.join("ran").exists());
+}
+
+#[test]
+fn an_id_starting_with_a_dash_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    // After `--` it reaches the id check; in front of `--` clap takes it for a flag.
+    let out = env.aw(&repo, ["status", "--", "-x"]);
+    out.assert_code(2);
+    insta::assert_snapshot!(out.stderr, @r#"
+    Error: invalid workspace id "-x": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    "#);
+    env.aw(&repo, ["run", "-x", "--", "true"]).assert_code(2);
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}
+
+#[test]
+fn good_ids_are_accepted() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let longest = "x".repeat(64);
+    for id in ["a", "0", "w-1", "A.b_c-9", &longest] {
+        let out = env.aw(
+            &repo,
+            [
+                "run",
+                id,
+                "--no-direnv",
+                "--",
+                "sh",
+                "-c",
+                "echo \"$AGENT_WORKSPACE_ID\"",
+            ],
+        );
+        assert_eq!(out.assert_ok().stdout, format!("{id}\n"));
+        assert!(env.ws_path(&repo, id).join("a.txt").is_file());
+    }
+    let mut names = env.workspace_names(&repo);
+    names.sort();
+    let mut expected = vec!["0", "A.b_c-9", "a", "default", "w-1", &longest];
+    expected.sort();
+    assert_eq!(names, expected);
+}

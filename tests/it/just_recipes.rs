@@ -1,0 +1,67 @@
+//! The project's `agents.just` recipes, run through the real `just` in a scratch repository.
+
+use std::fs;
+use std::path::Path;
+
+use crate::harness::{TestEnv, AW};
+
+/// The project's own justfile and agents module.
+fn project_file(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+#[test]
+fn consolidate_summarises_a_range_in_its_own_workspace() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    fs::write(repo.join("justfile"), project_file("justfile")).unwrap();
+    fs::write(repo.join("agents.just"), project_file("agents.just")).unwrap();
+    env.jj(&repo, ["commit", "-m", "add the justfiles"])
+        .assert_ok();
+    let start = env.change_id(&repo, "@-");
+    fs::write(repo.join("c.txt"), "new file\n").unwrap();
+    env.jj(&repo, ["commit", "-m", "add c"]).assert_ok();
+    fs::write(repo.join("a.txt"), "hello\nworld\n").unwrap();
+    env.jj(&repo, ["commit", "-m", "extend a"]).assert_ok();
+    let end = env.change_id(&repo, "@-");
+
+    let out = env
+        .cmd("just", &repo)
+        .env("AGENT_WORKSPACE_BIN", AW)
+        .args(["agents::consolidate", "cons", &start, &end])
+        .run();
+    out.assert_ok();
+
+    let ws = env.ws_path(&repo, "cons");
+    let summary = fs::read_to_string(ws.join("consolidation/summary.md"))
+        .unwrap_or_else(|e| panic!("no summary: {e}\n{}", out.report()));
+    let lines: Vec<&str> = summary.lines().collect();
+    for expected in ["M a.txt", "A c.txt"] {
+        assert!(
+            lines.contains(&expected),
+            "{expected:?} missing:\n{summary}"
+        );
+    }
+    for description in ["add c", "extend a"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("- ") && l.ends_with(description)),
+            "{description:?} missing:\n{summary}"
+        );
+    }
+    let nested = format!("nested step ran in: {} (workspace id: cons)", ws.display());
+    assert!(
+        lines.contains(&nested.as_str()),
+        "{nested:?} missing:\n{summary}"
+    );
+
+    let status = env.aw(&repo, ["status", "cons", "--json"]);
+    let entry = status.json();
+    assert_eq!(entry["workflow"], "consolidate", "{entry:#}");
+    assert_eq!(entry["status"], "done", "{entry:#}");
+    assert_eq!(env.workspace_names(&repo), ["cons", "default"]);
+    // The summary is an edit of the workspace, not of the user's working copy.
+    assert!(!repo.join("consolidation").exists());
+}

@@ -1,0 +1,20 @@
+//! End-to-end tests of agent-workspace against the real jj, direnv, git and just.
+//!
+//! Every test owns a [`harness::TestEnv`]: a temp dir with its own HOME, XDG dirs and jj
+//! config, in which every command starts from a cleared environment.
+
+mod backends;
+mod base_change;
+mod clean;
+mod errors;
+mod git_backend;
+mod harness;
+mod ids;
+mod just_recipes;
+mod metadata;
+mod nested;
+mod reliability;
+mod run;
+mod sha256;
+mod shell;
+mod status;

@@ -1,0 +1,477 @@
+//! `run`: where the command runs, with which environment, and how its exit status comes back.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use crate::harness::{wait_for_file, TestEnv};
+
+/// A shell script printing the variables a run exports, one `NAME=value` per line.
+const PRINT_ENV: &str = r#"
+echo "cwd=$(pwd -P)"
+for v in AGENT_WORKSPACE_ID AGENT_WORKSPACE_PATH AGENT_WORKSPACE_METADATA \
+         AGENT_WORKSPACE_REPO_ROOT AGENT_WORKSPACE_NAMESPACE AGENT_WORKSPACE_BACKEND \
+         AGENT_WORKSPACE_WORKFLOW AI_WORKSPACES_ROOT AW_TEST_VAR; do
+    eval "echo \"$v=\${$v-(unset)}\""
+done
+"#;
+
+#[test]
+fn run_creates_a_workspace_and_gives_the_command_its_environment() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", PRINT_ENV]);
+    out.assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let ns = env.namespace(&repo);
+    let expected = format!(
+        "cwd={ws}\nAGENT_WORKSPACE_ID=w1\nAGENT_WORKSPACE_PATH={ws}\n\
+         AGENT_WORKSPACE_METADATA={ws}/.agent-workflow.json\nAGENT_WORKSPACE_REPO_ROOT={repo}\n\
+         AGENT_WORKSPACE_NAMESPACE={ns}\nAGENT_WORKSPACE_BACKEND=jj\nAGENT_WORKSPACE_WORKFLOW=\n\
+         AI_WORKSPACES_ROOT={root}\nAW_TEST_VAR=from-envrc\n",
+        ws = ws.display(),
+        repo = repo.display(),
+        root = env.ws_root().display(),
+    );
+    assert_eq!(out.stdout, expected, "{}", out.report());
+    // Creating the workspace and loading the .envrc print nothing.
+    assert_eq!(out.stderr, "", "{}", out.report());
+    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    cwd=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    AGENT_WORKSPACE_ID=w1
+    AGENT_WORKSPACE_PATH=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    AGENT_WORKSPACE_METADATA=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.agent-workflow.json
+    AGENT_WORKSPACE_REPO_ROOT=[TMP]/repo
+    AGENT_WORKSPACE_NAMESPACE=repo-[HASH]
+    AGENT_WORKSPACE_BACKEND=jj
+    AGENT_WORKSPACE_WORKFLOW=
+    AI_WORKSPACES_ROOT=[TMP]/xdg/cache/ai-workspaces
+    AW_TEST_VAR=from-envrc
+    ");
+    // A real jj workspace holding the files of the base commit.
+    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "hello\n");
+    assert_eq!(fs::read_to_string(ws.join("sub/b.txt")).unwrap(), "b\n");
+    assert!(ws.join(".jj").is_dir());
+    // Lock files live beside the workspaces, never inside one.
+    let locks = env.namespace_dir(&repo).join(".locks");
+    let lock_files: Vec<_> = fs::read_dir(&locks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        lock_files.iter().any(|name| name.ends_with(".lock")),
+        "{lock_files:?}"
+    );
+    let in_ws: Vec<_> = fs::read_dir(&ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".lock"))
+        .collect();
+    assert!(in_ws.is_empty(), "{in_ws:?}");
+}
+
+#[test]
+fn no_direnv_runs_the_command_without_the_envrc() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(
+        &repo,
+        ["run", "w1", "--no-direnv", "--", "sh", "-c", PRINT_ENV],
+    );
+    out.assert_ok();
+    let text = env.normalize(&out.stdout);
+    assert!(text.contains("AW_TEST_VAR=(unset)\n"), "{}", out.report());
+    assert!(text.contains("AGENT_WORKSPACE_ID=w1\n"), "{}", out.report());
+    // The same workspace through direnv does see it.
+    let out = env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo \"$AW_TEST_VAR\""],
+    );
+    assert_eq!(out.assert_ok().stdout, "from-envrc\n");
+}
+
+#[test]
+fn the_command_s_exit_status_is_passed_through() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for (id, loader) in [("via-direnv", None), ("direct", Some("--no-direnv"))] {
+        let run = |command: &[&str]| {
+            env.aw_cmd(&repo)
+                .args(["run", id])
+                .args(loader)
+                .arg("--")
+                .args(command)
+                .run()
+        };
+        run(&["true"]).assert_code(0);
+        run(&["sh", "-c", "exit 3"]).assert_code(3);
+        run(&["sh", "-c", "exit 255"]).assert_code(255);
+        // Died of a signal: 128 + N.
+        run(&["sh", "-c", "kill -SEGV $$"]).assert_code(139);
+        let record = env.metadata(&env.ws_path(&repo, id));
+        assert_eq!(record["status"], "error", "{id}: {record:#}");
+        assert_eq!(record["exit_code"], 139, "{id}: {record:#}");
+        assert_eq!(record["signal"], 11, "{id}: {record:#}");
+        // Death by a signal that stops programs (KILL, TERM, INT, ...) is recorded as
+        // interrupted, even when the command sent it to itself.
+        run(&["sh", "-c", "kill -KILL $$"]).assert_code(137);
+        let record = env.metadata(&env.ws_path(&repo, id));
+        assert_eq!(record["status"], "interrupted", "{id}: {record:#}");
+        assert_eq!(record["exit_code"], 137, "{id}: {record:#}");
+        assert_eq!(record["signal"], 9, "{id}: {record:#}");
+        run(&["sh", "-c", "kill -TERM $$"]).assert_code(143);
+        // Not found: 127; found but not executable: 126.
+        let out = run(&["no-such-command-for-agent-workspace"]);
+        out.assert_code(127);
+        assert!(
+            out.stderr.contains("no-such-command-for-agent-workspace"),
+            "{}",
+            out.report()
+        );
+        run(&["./a.txt"]).assert_code(126);
+        let record = env.metadata(&env.ws_path(&repo, id));
+        assert_eq!(record["status"], "error", "{id}: {record:#}");
+        assert_eq!(record["exit_code"], 126, "{id}: {record:#}");
+    }
+}
+
+#[test]
+fn a_second_run_reattaches_to_the_same_working_copy() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo draft > notes.txt"],
+    )
+    .assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let first = env.metadata(&ws);
+    let out = env.aw(&repo, ["run", "w1", "--", "cat", "notes.txt"]);
+    assert_eq!(out.assert_ok().stdout, "draft\n");
+    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    let second = env.metadata(&ws);
+    assert_eq!(second["created_at"], first["created_at"]);
+    assert_eq!(second["runs"].as_array().unwrap().len(), 2, "{second:#}");
+    assert_eq!(second["command"], serde_json::json!(["cat", "notes.txt"]));
+}
+
+#[test]
+fn workflow_name_is_exported_and_recorded() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--workflow",
+            "review",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$AGENT_WORKSPACE_WORKFLOW\"",
+        ],
+    );
+    assert_eq!(out.assert_ok().stdout, "review\n");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["workflow"], "review");
+    assert_eq!(record["runs"][0]["workflow"], "review");
+}
+
+#[test]
+fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let ns = env.namespace(&repo);
+    let flag_root = env.path().join("flag-root");
+    let env_root = env.path().join("env-root");
+    let home_root = env.home().join(".cache/ai-workspaces");
+    let script = "echo \"$AGENT_WORKSPACE_PATH|$AI_WORKSPACES_ROOT\"";
+    let cases = [
+        ("a", Some(&flag_root), Some(&env_root), None, &flag_root),
+        ("b", None, Some(&env_root), None, &env_root),
+        ("c", None, None, None, &env.ws_root()),
+        // A relative XDG_CACHE_HOME is ignored.
+        ("d", None, None, Some("relative/cache"), &home_root),
+        ("e", None, None, Some(""), &home_root),
+    ];
+    for (id, flag, env_var, xdg, expected_root) in cases {
+        let mut cmd = env.aw_cmd(&repo);
+        if let Some(root) = flag {
+            cmd = cmd.arg("--root").arg(root);
+        }
+        if let Some(root) = env_var {
+            cmd = cmd.env("AI_WORKSPACES_ROOT", root);
+        }
+        match xdg {
+            Some("") => cmd = cmd.env_remove("XDG_CACHE_HOME"),
+            Some(value) => cmd = cmd.env("XDG_CACHE_HOME", value),
+            None => {}
+        }
+        let out = cmd.args(["run", id, "--", "sh", "-c", script]).run();
+        let ws = expected_root.join(&ns).join(id);
+        assert_eq!(
+            out.assert_ok().stdout,
+            format!("{}|{}\n", ws.display(), expected_root.display()),
+            "{id}"
+        );
+        assert!(ws.join("a.txt").is_file(), "{}", out.report());
+    }
+}
+
+#[test]
+fn cleanup_removes_the_workspace_after_a_success() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(&repo, ["run", "w1", "--cleanup", "--", "true"]);
+    out.assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    assert!(!ws.exists(), "{}", out.report());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep");
+}
+
+#[test]
+fn cleanup_keeps_edits_of_a_successful_run_in_a_change() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--cleanup",
+            "--",
+            "sh",
+            "-c",
+            "echo result > out.txt",
+        ],
+    );
+    out.assert_ok();
+    assert!(!env.ws_path(&repo, "w1").exists());
+    let change = out.stderr.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(
+        out.stderr.contains("its edits are kept in change"),
+        "{}",
+        out.report()
+    );
+    let kept = env.jj_ok(&repo, ["file", "show", "-r", &change, "out.txt"]);
+    assert_eq!(kept, "result\n");
+}
+
+#[test]
+fn cleanup_keeps_the_workspace_after_a_failure() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(
+        &repo,
+        ["run", "w1", "--cleanup", "--", "sh", "-c", "exit 4"],
+    );
+    out.assert_code(4);
+    let ws = env.ws_path(&repo, "w1");
+    assert!(ws.join("a.txt").is_file(), "{}", out.report());
+    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    let record = env.metadata(&ws);
+    assert_eq!(record["status"], "error");
+    assert_eq!(record["exit_code"], 4);
+    let status = env.aw(&repo, ["status"]);
+    assert!(
+        status.assert_ok().stdout.contains("w1         error"),
+        "{}",
+        status.report()
+    );
+}
+
+#[test]
+fn a_live_run_makes_the_workspace_busy_unless_wait_is_given() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let started = env.path().join("started");
+    let release = env.path().join("release");
+    let script = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        started.display(),
+        release.display()
+    );
+    let first = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--workflow", "long", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&started);
+    let busy = env.aw(&repo, ["run", "w1", "--", "true"]);
+    busy.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&busy.stderr), @r#"
+    Error: workspace "w1" is busy: pid [PID], workflow long, since [TIME]
+    Hint: pass --wait to queue behind it, or use another id
+    "#);
+    let waiter = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--wait", "--", "sh", "-c", "echo after"])
+        .spawn();
+    // The waiter must not run before the first run ends.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["status"], "running", "{record:#}");
+    assert_eq!(record["workflow"], "long", "{record:#}");
+    fs::write(&release, "").unwrap();
+    first.wait().assert_ok();
+    let out = waiter.wait();
+    assert_eq!(out.assert_ok().stdout, "after\n");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["runs"].as_array().unwrap().len(), 2, "{record:#}");
+}
+
+#[test]
+fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let started = env.path().join("started");
+    let script = format!("touch '{}'; exec sleep 30", started.display());
+    let run = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&started);
+    run.signal("TERM");
+    let out = run.wait();
+    out.assert_code(143);
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["status"], "interrupted", "{record:#}");
+    assert_eq!(record["signal"], 15, "{record:#}");
+    assert_eq!(record["exit_code"], 143, "{record:#}");
+}
+
+#[test]
+fn a_non_executable_file_in_the_workspace_gives_126() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let script = env.ws_path(&repo, "w1").join("tool.sh");
+    fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o644)).unwrap();
+    env.aw(&repo, ["run", "w1", "--", "./tool.sh"])
+        .assert_code(126);
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    env.aw(&repo, ["run", "w1", "--", "./tool.sh"])
+        .assert_code(0);
+}
+
+#[test]
+fn stdin_and_the_caller_s_environment_reach_the_command() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for loader in [None, Some("--no-direnv")] {
+        let out = env
+            .aw_cmd(&repo)
+            .args(["run", "w1"])
+            .args(loader)
+            .args(["--", "sh", "-c", "cat; echo \"$AW_CALLER_VAR\""])
+            .env("AW_CALLER_VAR", "from the caller")
+            .stdin("piped input\n")
+            .run();
+        assert_eq!(out.assert_ok().stdout, "piped input\nfrom the caller\n");
+    }
+}
+
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env
+        .aw_cmd(&repo)
+        .env("AI_WORKSPACES_ROOT", "")
+        .env("AGENT_WORKSPACE_BACKEND", "")
+        .args([
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$AGENT_WORKSPACE_PATH\"",
+        ])
+        .run();
+    assert_eq!(
+        out.assert_ok().stdout,
+        format!("{}\n", env.ws_path(&repo, "w1").display())
+    );
+    let bad = env
+        .aw_cmd(&repo)
+        .env("AGENT_WORKSPACE_BACKEND", "svn")
+        .arg("status")
+        .run();
+    bad.assert_code(2);
+    insta::assert_snapshot!(bad.stderr, @r#"
+    Error: AGENT_WORKSPACE_BACKEND="svn" is not a backend
+    Hint: use jj or git
+    "#);
+}
+
+#[test]
+fn the_id_default_names_the_main_workspace_and_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let main_commit = env.commit_id(&repo, "@");
+    let out = env.aw(&repo, ["run", "default", "--", "touch", "ran"]);
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
+    Error: a workspace named "default" already exists at [TMP]/repo, not created by agent-workspace
+    Hint: pick another id, or forget that workspace first
+    "#);
+    assert!(!repo.join("ran").exists());
+    assert!(!env.ws_path(&repo, "default").exists(), "{}", env.listing());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(env.commit_id(&repo, "@"), main_commit);
+}
+
+#[test]
+fn a_nested_run_finds_the_root_the_outer_run_was_given() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let root = env.path().join("custom-root");
+    let script = r#"echo "$AGENT_WORKSPACE_PATH"; agent-workspace run w1 -- sh -c 'echo "$AGENT_WORKSPACE_PATH"'"#;
+    let out = env.aw(
+        &repo,
+        [
+            "--root",
+            root.to_str().unwrap(),
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let ws = root.join(env.namespace(&repo)).join("w1");
+    assert_eq!(
+        out.assert_ok().stdout,
+        format!("{ws}\n{ws}\n", ws = ws.display())
+    );
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+}
+
+#[test]
+fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let root = repo.join("roots");
+    let out = env.aw(
+        &repo,
+        [
+            "--root",
+            root.to_str().unwrap(),
+            "run",
+            "w1",
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: workspace root [TMP]/repo/roots is inside the repository [TMP]/repo
+    Hint: choose a root outside the repository
+    ");
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert!(!root.exists(), "left behind: {}", root.display());
+}

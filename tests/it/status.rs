@@ -1,0 +1,349 @@
+//! `status`: the table, one workspace's view, `--json`, and how broken workspaces show.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::harness::{wait_for_file, TestEnv};
+
+/// Replaces run durations such as `0.1s` (whole words) with `[DUR]`.
+fn hide_durations(text: &str) -> String {
+    text.split_inclusive(' ')
+        .map(|word| {
+            let core = word.trim_end();
+            let is_duration = core
+                .strip_suffix('s')
+                .and_then(|n| n.split_once('.'))
+                .is_some_and(|(a, b)| {
+                    !a.is_empty()
+                        && a.bytes().all(|c| c.is_ascii_digit())
+                        && b.len() == 1
+                        && b.bytes().all(|c| c.is_ascii_digit())
+                });
+            if is_duration {
+                word.replacen(core, "[DUR]", 1)
+            } else {
+                word.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_table_lists_every_workspace_of_the_repository() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let empty = env.aw(&repo, ["status"]);
+    insta::assert_snapshot!(empty.assert_ok().stdout, @"WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w2",
+            "--workflow",
+            "review",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+    )
+    .assert_code(3);
+    env.aw(&repo, ["run", "gone", "--cleanup", "--", "true"])
+        .assert_ok();
+    let out = env.aw(&repo, ["status"]);
+    out.assert_ok();
+    assert_eq!(out.stderr, "");
+    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    WORKSPACE  STATUS  WORKFLOW  UPDATED               BACKEND  PATH
+    w1         done    -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    w2         error   review    [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+    ");
+}
+
+#[test]
+fn status_of_one_workspace_shows_its_record_and_runs() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--workflow",
+            "build",
+            "--",
+            "sh",
+            "-c",
+            "exit 2",
+        ],
+    )
+    .assert_code(2);
+    env.aw(&repo, ["run", "w1", "--", "echo", "it's done"])
+        .assert_ok();
+    let out = env.aw(&repo, ["status", "w1"]);
+    out.assert_ok();
+    insta::assert_snapshot!(hide_durations(&env.normalize(&out.stdout)));
+}
+
+#[test]
+fn status_json_lists_every_workspace_with_its_record() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w2",
+            "--workflow",
+            "review",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+    )
+    .assert_code(3);
+    let out = env.aw(&repo, ["status", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    insta::assert_snapshot!(env.normalize_json(&doc));
+    // `status <id> --json` prints that workspace's object alone.
+    let one = env.aw(&repo, ["status", "w2", "--json"]);
+    let one = one.json();
+    assert_eq!(one, doc["workspaces"][1]);
+}
+
+#[test]
+fn an_unknown_id_exits_1() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let out = env.aw(&repo, ["status", "nope"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, "");
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
+    Error: no workspace "nope" (looked for [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/nope)
+    Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
+    "#);
+    let json = env.aw(&repo, ["status", "nope", "--json"]);
+    json.assert_code(1);
+    assert_eq!(json.stdout, "");
+    assert_eq!(json.stderr, out.stderr);
+}
+
+#[test]
+fn a_directory_deleted_by_hand_shows_as_missing_directory() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
+    assert_eq!(env.workspace_names(&repo), ["default", "w1", "w2"]);
+    let out = env.aw(&repo, ["status"]);
+    out.assert_ok();
+    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    WORKSPACE  STATUS             WORKFLOW  UPDATED               BACKEND  PATH
+    w1         missing-directory  -         -                     -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    w2         done               -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+    ");
+    insta::assert_snapshot!(out.stderr, @"w1: its directory was deleted; `agent-workspace run w1 -- ...` re-creates it with its edits, `agent-workspace clean w1` forgets it");
+    let json = env.aw(&repo, ["status", "w1", "--json"]);
+    let entry = json.json();
+    assert_eq!(entry["status"], "missing-directory");
+    assert_eq!(entry["problem"], "missing-directory");
+}
+
+#[test]
+fn corrupt_metadata_is_reported_never_a_crash() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    let out = env.aw(&repo, ["status"]);
+    out.assert_ok();
+    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    WORKSPACE  STATUS            WORKFLOW  UPDATED  BACKEND  PATH
+    w1         corrupt-metadata  -         -        -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    ");
+    insta::assert_snapshot!(out.stderr, @"w1: its record is unreadable (key must be a string at line 1 column 2); the next run keeps it aside and starts a new one");
+    let one = env.aw(&repo, ["status", "w1"]);
+    one.assert_ok();
+    assert!(one.stdout.contains("corrupt-metadata"), "{}", one.report());
+    let json = env.aw(&repo, ["status", "--json"]);
+    let doc = json.json();
+    let entry = &doc["workspaces"][0];
+    assert_eq!(entry["status"], "corrupt-metadata", "{doc:#}");
+    assert_eq!(entry["problem"], "corrupt-metadata", "{doc:#}");
+    assert!(entry["hint"].as_str().is_some(), "{doc:#}");
+}
+
+#[test]
+fn the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    let rerun = env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo \"$AW_TEST_VAR\""],
+    );
+    assert_eq!(rerun.assert_ok().stdout, "from-envrc\n");
+    assert!(
+        rerun.stderr.contains("was unreadable"),
+        "{}",
+        rerun.report()
+    );
+    let kept: Vec<_> = fs::read_dir(&ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".agent-workflow.json.corrupt."))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(fs::read_to_string(ws.join(&kept[0])).unwrap(), "{not json");
+    assert_eq!(env.metadata(&ws)["status"], "done");
+}
+
+#[test]
+fn the_run_after_a_deleted_record_adopts_the_workspace() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::remove_file(ws.join(".agent-workflow.json")).unwrap();
+    let status = env.aw(&repo, ["status"]);
+    assert!(
+        status.stdout.contains("missing-metadata"),
+        "{}",
+        status.report()
+    );
+    let rerun = env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo \"$AW_TEST_VAR\""],
+    );
+    assert_eq!(rerun.assert_ok().stdout, "from-envrc\n");
+    assert_eq!(env.metadata(&ws)["status"], "done");
+}
+
+#[test]
+fn the_run_after_a_corrupt_record_works_with_no_direnv() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    let rerun = env.aw(&repo, ["run", "w1", "--no-direnv", "--", "true"]);
+    rerun.assert_ok();
+    assert!(
+        rerun.stderr.contains("was unreadable"),
+        "{}",
+        rerun.report()
+    );
+    assert_eq!(env.metadata(&ws)["status"], "done");
+    assert_eq!(env.aw(&repo, ["status"]).stderr, "");
+}
+
+#[test]
+fn a_run_whose_supervisor_died_shows_as_crashed() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let started = env.path().join("started");
+    let script = format!("touch '{}'; exec sleep 30", started.display());
+    let run = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&started);
+    let live = env.aw(&repo, ["status"]);
+    assert!(
+        live.stdout.contains("w1         running"),
+        "{}",
+        live.report()
+    );
+    // SIGKILL cannot be forwarded or recorded: the record still says running.
+    run.signal("KILL");
+    let killed = run.wait();
+    assert_eq!(killed.code(), None, "{}", killed.report());
+    let out = env.aw(&repo, ["status"]);
+    out.assert_ok();
+    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    WORKSPACE  STATUS   WORKFLOW  UPDATED               BACKEND  PATH
+    w1         crashed  -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    ");
+    insta::assert_snapshot!(out.stderr, @"w1: its run died; `agent-workspace run w1 -- ...` resumes it, `agent-workspace clean w1` removes it");
+    let json = env.aw(&repo, ["status", "w1", "--json"]);
+    let entry = json.json();
+    assert_eq!(entry["status"], "crashed", "{entry:#}");
+    assert_eq!(entry["recorded_status"], "running", "{entry:#}");
+    assert_eq!(entry["problem"], "crashed", "{entry:#}");
+    // The workspace is usable again.
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_eq!(env.metadata(&env.ws_path(&repo, "w1"))["status"], "done");
+}
+
+/// Runs `w1` under `root` (reached through a symlink or `..`), then checks that status and
+/// clean still know it as a registered workspace and clean keeps its edits.
+fn assert_root_alias_works(env: &TestEnv, repo: &std::path::Path, root: &str) {
+    let aw = |args: &[&str]| env.aw_cmd(repo).args(["--root", root]).args(args).run();
+    aw(&["run", "w1", "--", "sh", "-c", "echo precious > p.txt"]).assert_ok();
+    let out = aw(&["status", "--json"]);
+    let doc = out.json();
+    assert_eq!(doc["workspaces"][0]["status"], "done", "{doc:#}");
+    assert_eq!(doc["workspaces"][0]["problem"], Value::Null, "{doc:#}");
+    let clean = aw(&["clean", "w1"]);
+    clean.assert_ok();
+    assert!(
+        clean.stdout.contains("its edits are kept in change"),
+        "{}",
+        clean.report()
+    );
+    assert_eq!(env.workspace_names(repo), ["default"]);
+}
+
+#[test]
+fn a_root_reached_through_a_symlink_still_knows_its_workspaces() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let real = env.path().join("real-root");
+    fs::create_dir_all(&real).unwrap();
+    let link = env.path().join("link-root");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert_root_alias_works(&env, &repo, link.to_str().unwrap());
+}
+
+#[test]
+fn a_root_given_with_dot_dot_still_knows_its_workspaces() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    assert_root_alias_works(&env, &repo, "../dot-dot-root");
+}
+
+#[test]
+fn clean_force_under_a_symlinked_root_keeps_unrecorded_edits() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let real = env.path().join("real-root");
+    fs::create_dir_all(&real).unwrap();
+    let link = env.path().join("link-root");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let root = link.to_str().unwrap();
+    let aw = |args: &[&str]| env.aw_cmd(&repo).args(["--root", root]).args(args).run();
+    aw(&["run", "w1", "--", "sh", "-c", "echo precious > p.txt"]).assert_ok();
+    let clean = aw(&["clean", "--force", "w1"]);
+    clean.assert_ok();
+    let change = clean
+        .stdout
+        .trim_end()
+        .rsplit_once("its edits are kept in change ")
+        .map(|(_, change)| change.to_string())
+        .unwrap_or_else(|| panic!("edits not kept\n{}", clean.report()));
+    assert_eq!(
+        env.jj_ok(&repo, ["file", "show", "-r", &change, "p.txt"]),
+        "precious\n"
+    );
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}
