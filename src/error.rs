@@ -10,6 +10,8 @@ pub enum Kind {
     Usage,
     /// Anything else agent-workspace could not do: exit 1 (125 for `run` and `shell`).
     Failure,
+    /// Stopped by this signal before the command started: exit 128 + the signal.
+    Interrupted(i32),
 }
 
 /// One user-facing error: a message, optional causes and an optional hint.
@@ -25,6 +27,15 @@ impl CliError {
     pub fn usage(message: impl Into<String>) -> Self {
         CliError {
             kind: Kind::Usage,
+            message: message.into(),
+            causes: vec![],
+            hint: None,
+        }
+    }
+
+    pub fn interrupted(signal: i32, message: impl Into<String>) -> Self {
+        CliError {
+            kind: Kind::Interrupted(signal),
             message: message.into(),
             causes: vec![],
             hint: None,
@@ -62,6 +73,7 @@ impl CliError {
     pub fn exit_code(&self, wraps_command: bool) -> u8 {
         match (self.kind, wraps_command) {
             (Kind::Usage, _) => 2,
+            (Kind::Interrupted(sig), _) => u8::try_from(128 + sig).unwrap_or(1),
             (Kind::Failure, true) => 125,
             (Kind::Failure, false) => 1,
         }

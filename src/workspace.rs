@@ -197,10 +197,13 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
     };
     record.branch = created.branch.clone();
     let finished = match signals::received() {
-        Some(sig) => Err(CliError::failure(format!(
-            "interrupted by signal {sig} while creating {}",
-            path.display()
-        ))),
+        Some(sig) => Err(CliError::interrupted(
+            sig,
+            format!(
+                "interrupted by signal {sig} while creating {}; removed it again",
+                path.display()
+            ),
+        )),
         None => metadata::save(&record),
     };
     if let Err(err) = finished {

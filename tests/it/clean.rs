@@ -1,72 +1,84 @@
-//! `clean`: keep a workspace's edits in a change, forget it, delete its directory; and never
-//! touch what is not a workspace.
+//! `clean`: keep a workspace's edits (in a change for jj, on its branch for git), forget it,
+//! delete its directory; and never touch what is not a workspace.
 
 use std::fs;
 
+use crate::backends::{git_ok, hide_short_commits, Backend};
 use crate::harness::{wait_for_file, TestEnv};
 
-/// The change id at the end of a "kept in change <id>" line.
-fn kept_change(line: &str) -> String {
-    let (_, change) = line
-        .trim_end()
-        .rsplit_once("its edits are kept in change ")
-        .unwrap_or_else(|| panic!("no kept change in {line:?}"));
-    change.to_string()
-}
-
-#[test]
-fn clean_keeps_unrecorded_edits_in_a_change() {
+fn clean_keeps_unrecorded_edits(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    // Edited by hand after the run: no jj command has seen it yet.
+    // Edited by hand after the run: no jj or git command has seen it yet.
     fs::write(ws.join("notes.txt"), "unrecorded\n").unwrap();
     fs::write(ws.join("a.txt"), "changed\n").unwrap();
     let out = env.aw(&repo, ["clean", "w1"]);
     out.assert_ok();
-    insta::assert_snapshot!(env.normalize(&out.stdout), @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its edits are kept in change [CHANGE]");
+    let said = hide_short_commits(&env.normalize(&out.stdout));
+    match backend {
+        Backend::Jj => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its edits are kept in change [CHANGE]")
+        }
+        Backend::Git => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its uncommitted changes were committed to branch agent-workspace/w1 ([SHORT])")
+        }
+    }
     assert!(!ws.exists(), "{}", env.listing());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
-    let change = kept_change(&out.stdout);
-    assert_eq!(env.change_id(&repo, &change), change);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
+    let (keeper, files) = backend.kept(&env, &repo, "w1", &out.stdout);
     assert_eq!(
-        env.jj_ok(&repo, ["file", "show", "-r", &change, "notes.txt"]),
+        backend.kept_file(&env, &repo, &keeper, "notes.txt"),
         "unrecorded\n"
     );
     assert_eq!(
-        env.jj_ok(&repo, ["file", "show", "-r", &change, "a.txt"]),
+        backend.kept_file(&env, &repo, &keeper, "a.txt"),
         "changed\n"
     );
-    assert_eq!(
-        env.jj_ok(&repo, ["file", "list", "-r", &change]),
-        ".envrc\na.txt\nnotes.txt\nsub/b.txt\n"
-    );
-    // The change is visible in the log, on top of the workspace's base.
-    let log = env.jj_ok(
-        &repo,
-        [
-            "log",
-            "--no-graph",
-            "-r",
-            &format!("{change}-"),
-            "-T",
-            "description",
-        ],
-    );
-    assert_eq!(log, "initial\n");
+    assert_eq!(files, ".envrc\na.txt\nnotes.txt\nsub/b.txt\n");
+    // What keeps the edits sits on top of the workspace's base, "initial".
+    let parent = match backend {
+        Backend::Jj => {
+            assert_eq!(env.change_id(&repo, &keeper), keeper);
+            let parent = format!("{keeper}-");
+            env.jj_ok(
+                &repo,
+                ["log", "--no-graph", "-r", &parent, "-T", "description"],
+            )
+        }
+        Backend::Git => {
+            let subject = |rev: &str| git_ok(&env, &repo, &["log", "-1", "--format=%s", rev]);
+            assert_eq!(
+                subject(&keeper),
+                "agent-workspace: uncommitted changes of workspace w1\n"
+            );
+            subject(&format!("{keeper}~"))
+        }
+    };
+    assert_eq!(parent, "initial\n");
 }
 
-#[test]
-fn clean_of_a_workspace_without_edits_says_so() {
+fn clean_of_a_workspace_without_edits_says_so(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let out = env.aw(&repo, ["clean", "w1"]);
     out.assert_ok();
-    insta::assert_snapshot!(env.normalize(&out.stdout), @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep");
+    let said = hide_short_commits(&env.normalize(&out.stdout));
+    match backend {
+        Backend::Jj => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep")
+        }
+        // Nothing to commit: the branch, still at the base, is kept and reported.
+        Backend::Git => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits");
+            let tip = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
+            assert_eq!(tip.trim(), backend.base_of(&env, &repo));
+        }
+    }
     assert!(!env.ws_path(&repo, "w1").exists());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
     let status = env.aw(&repo, ["status"]);
     assert_eq!(
         status.assert_ok().stdout,
@@ -74,27 +86,32 @@ fn clean_of_a_workspace_without_edits_says_so() {
     );
 }
 
-#[test]
-fn clean_removes_several_workspaces() {
+fn clean_removes_several_workspaces(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     env.aw(&repo, ["run", "w2", "--", "sh", "-c", "echo x > x.txt"])
         .assert_ok();
     env.aw(&repo, ["run", "w3", "--", "true"]).assert_ok();
     let out = env.aw(&repo, ["clean", "w1", "w2"]);
     out.assert_ok();
-    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
-    Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep
-    Removed w2 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2); its edits are kept in change [CHANGE]
-    ");
-    assert_eq!(env.workspace_names(&repo), ["default", "w3"]);
+    let said = hide_short_commits(&env.normalize(&out.stdout));
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(said, @r"
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep
+        Removed w2 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2); its edits are kept in change [CHANGE]
+        "),
+        Backend::Git => insta::assert_snapshot!(said, @r"
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits
+        Removed w2 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2); its uncommitted changes were committed to branch agent-workspace/w2 ([SHORT])
+        "),
+    }
+    assert_eq!(backend.registered(&env, &repo), ["default", "w3"]);
 }
 
-#[test]
-fn clean_of_an_unknown_id_exits_1() {
+fn clean_of_an_unknown_id_exits_1(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let out = env.aw(&repo, ["clean", "nope"]);
     out.assert_code(1);
@@ -106,13 +123,12 @@ fn clean_of_an_unknown_id_exits_1() {
     let out = env.aw(&repo, ["clean", "w1", "nope"]);
     out.assert_code(1);
     assert!(out.stdout.starts_with("Removed w1 "), "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
-#[test]
-fn clean_refuses_a_workspace_replaced_by_a_symlink_to_elsewhere() {
+fn clean_refuses_a_workspace_replaced_by_a_symlink_to_elsewhere(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     let outside = env.path().join("precious");
@@ -149,15 +165,14 @@ fn clean_refuses_a_workspace_replaced_by_a_symlink_to_elsewhere() {
     assert!(fs::symlink_metadata(&ws).unwrap().file_type().is_symlink());
 }
 
-#[test]
-fn clean_forgets_a_workspace_whose_directory_was_deleted() {
+fn clean_forgets_a_workspace_whose_directory_was_deleted(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
     let out = env.aw(&repo, ["clean", "w1"]);
     out.assert_ok();
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
     let status = env.aw(&repo, ["status"]);
     assert_eq!(
         status.assert_ok().stdout,
@@ -165,10 +180,9 @@ fn clean_forgets_a_workspace_whose_directory_was_deleted() {
     );
 }
 
-#[test]
-fn clean_refuses_a_workspace_with_a_live_run() {
+fn clean_refuses_a_workspace_with_a_live_run(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let started = env.path().join("started");
     let release = env.path().join("release");
     let script = format!(
@@ -188,3 +202,13 @@ fn clean_refuses_a_workspace_with_a_live_run() {
     insta::assert_snapshot!(env.normalize(&out.stderr), @"Skipped w1: a run is live (pid [PID], since [TIME]); pass --force to stop it first");
     assert!(env.ws_path(&repo, "w1").join("a.txt").is_file());
 }
+
+crate::both_backends!(
+    clean_keeps_unrecorded_edits,
+    clean_of_a_workspace_without_edits_says_so,
+    clean_removes_several_workspaces,
+    clean_of_an_unknown_id_exits_1,
+    clean_refuses_a_workspace_replaced_by_a_symlink_to_elsewhere,
+    clean_forgets_a_workspace_whose_directory_was_deleted,
+    clean_refuses_a_workspace_with_a_live_run,
+);

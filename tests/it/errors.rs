@@ -4,11 +4,13 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
+use crate::backends::{git_repo, Backend};
 use crate::harness::{running_as_root, TestEnv};
 
 /// Tools a PATH without jj (or without direnv) still offers.
 const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
 
+/// jj only (with its git counterpart below): the jj backend needs jj.
 #[test]
 fn jj_missing_from_path() {
     let env = TestEnv::new();
@@ -50,6 +52,49 @@ fn jj_missing_from_path() {
     );
 }
 
+/// The git backend without git on PATH: the same as [`jj_missing_from_path`] for jj.
+#[test]
+fn git_missing_from_path() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let mut tools: Vec<&str> = BASICS.iter().copied().filter(|t| *t != "git").collect();
+    tools.push("direnv");
+    let path = env.path_with_only(&tools);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["run", "w1", "--", "touch", "ran"])
+        .run();
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: git was not found on PATH
+    Hint: install git
+    ");
+    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
+    let status = env.aw_cmd(&repo).env("PATH", &path).arg("status").run();
+    // status still lists the directories, warning that git could not be asked.
+    insta::assert_snapshot!(
+        "status_without_git",
+        format!(
+            "exit {:?}\n{}",
+            status.code(),
+            env.normalize(&status.stderr)
+        )
+    );
+    let clean = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["clean", "w1"])
+        .run();
+    clean.assert_code(1);
+    assert!(
+        clean.stderr.contains("git was not found on PATH"),
+        "{}",
+        clean.report()
+    );
+}
+
+/// jj only: agent-workspace checks jj's version; it asks nothing of git's.
 #[test]
 fn jj_older_than_0_38_is_refused() {
     let env = TestEnv::new();
@@ -101,12 +146,13 @@ fn outside_any_repository() {
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
-#[test]
-fn an_envrc_without_direnv_on_path_needs_no_direnv() {
+fn an_envrc_without_direnv_on_path_needs_no_direnv(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let mut tools = BASICS.to_vec();
-    tools.push("jj");
+    if !tools.contains(&backend.name()) {
+        tools.push(backend.name());
+    }
     let path = env.path_with_only(&tools);
     let out = env
         .aw_cmd(&repo)
@@ -135,10 +181,9 @@ fn an_envrc_without_direnv_on_path_needs_no_direnv() {
     assert_eq!(out.assert_ok().stdout, "unset\n");
 }
 
-#[test]
-fn a_root_that_is_a_regular_file_is_unusable() {
+fn a_root_that_is_a_regular_file_is_unusable(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let file = env.path().join("root-file");
     fs::write(&file, "not a directory\n").unwrap();
     let out = env.aw(
@@ -159,7 +204,7 @@ fn a_root_that_is_a_regular_file_is_unusable() {
     Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a directory
     ");
     assert_eq!(fs::read_to_string(&file).unwrap(), "not a directory\n");
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
     // The same through the environment variable.
     let out = env
         .aw_cmd(&repo)
@@ -174,10 +219,9 @@ fn a_root_that_is_a_regular_file_is_unusable() {
     );
 }
 
-#[test]
-fn a_root_below_a_regular_file_is_unusable() {
+fn a_root_below_a_regular_file_is_unusable(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let file = env.path().join("root-file");
     fs::write(&file, "").unwrap();
     let root = file.join("below");
@@ -194,18 +238,18 @@ fn a_root_below_a_regular_file_is_unusable() {
         ],
     );
     out.assert_code(125);
+    // Nothing reached the backend yet: one snapshot serves both.
     insta::assert_snapshot!(env.normalize(&out.stderr));
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
-#[test]
-fn a_read_only_root_is_unusable() {
+fn a_read_only_root_is_unusable(backend: Backend) {
     if running_as_root() {
         eprintln!("skipped: permissions do not stop root from writing");
         return;
     }
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let root = env.path().join("read-only");
     fs::create_dir_all(&root).unwrap();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
@@ -232,13 +276,12 @@ fn a_read_only_root_is_unusable() {
         out.report()
     );
     assert!(stderr.contains("Hint: pass --root DIR"), "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
-#[test]
-fn bad_usage_exits_2() {
+fn bad_usage_exits_2(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     // No command to run.
     env.aw(&repo, ["run", "w1"]).assert_code(2);
     env.aw(&repo, ["run", "w1", "--"]).assert_code(2);
@@ -248,3 +291,11 @@ fn bad_usage_exits_2() {
     env.aw(&repo, ["--backend", "svn", "status"]).assert_code(2);
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
+
+crate::both_backends!(
+    an_envrc_without_direnv_on_path_needs_no_direnv,
+    a_root_that_is_a_regular_file_is_unusable,
+    a_root_below_a_regular_file_is_unusable,
+    a_read_only_root_is_unusable,
+    bad_usage_exits_2,
+);

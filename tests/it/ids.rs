@@ -1,5 +1,6 @@
 //! Workspace ids: what is rejected, with which message, and that a rejected id creates nothing.
 
+use crate::backends::Backend;
 use crate::harness::TestEnv;
 
 /// Ids that must be refused: 1-64 of [A-Za-z0-9._-], starting with a letter or digit.
@@ -11,10 +12,9 @@ fn bad_ids() -> Vec<String> {
     ids
 }
 
-#[test]
-fn bad_ids_exit_2_and_create_nothing() {
+fn bad_ids_exit_2_and_create_nothing(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let mut messages = String::new();
     for id in bad_ids() {
         let attempts = [
@@ -36,17 +36,17 @@ fn bad_ids_exit_2_and_create_nothing() {
         }
         messages.push_str(&attempts[0].stderr);
     }
+    // The messages come before the backend is involved: one snapshot serves both.
     insta::assert_snapshot!(messages);
-    // Nothing under the root, not even the namespace, and jj knows no new workspace.
+    // Nothing under the root, not even the namespace, and the backend knows no new workspace.
     assert!(!env.ws_root().exists(), "{}", env.listing());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
     assert!(!repo.join("ran").exists());
 }
 
-#[test]
-fn an_id_starting_with_a_dash_is_refused() {
+fn an_id_starting_with_a_dash_is_refused(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     // After `--` it reaches the id check; in front of `--` clap takes it for a flag.
     let out = env.aw(&repo, ["status", "--", "-x"]);
     out.assert_code(2);
@@ -56,13 +56,12 @@ fn an_id_starting_with_a_dash_is_refused() {
     "#);
     env.aw(&repo, ["run", "-x", "--", "true"]).assert_code(2);
     assert!(!env.ws_root().exists(), "{}", env.listing());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
-#[test]
-fn good_ids_are_accepted() {
+fn good_ids_are_accepted(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let longest = "x".repeat(64);
     for id in ["a", "0", "w-1", "A.b_c-9", &longest] {
         let out = env.aw(
@@ -80,9 +79,15 @@ fn good_ids_are_accepted() {
         assert_eq!(out.assert_ok().stdout, format!("{id}\n"));
         assert!(env.ws_path(&repo, id).join("a.txt").is_file());
     }
-    let mut names = env.workspace_names(&repo);
+    let mut names = backend.registered(&env, &repo);
     names.sort();
     let mut expected = vec!["0", "A.b_c-9", "a", "default", "w-1", &longest];
     expected.sort();
     assert_eq!(names, expected);
 }
+
+crate::both_backends!(
+    bad_ids_exit_2_and_create_nothing,
+    an_id_starting_with_a_dash_is_refused,
+    good_ids_are_accepted,
+);

@@ -1,8 +1,9 @@
 //! The `.agent-workflow.json` record: its fields during and after a run, and that neither it
-//! nor direnv's cache ever reaches jj.
+//! nor direnv's cache ever reaches jj or git.
 
 use serde_json::Value;
 
+use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
 
 /// Whether `value` is an RFC 3339 UTC timestamp such as `2026-01-02T03:04:05Z`.
@@ -23,10 +24,9 @@ fn is_utc_timestamp(value: &Value) -> bool {
         })
 }
 
-#[test]
-fn during_the_run_the_record_says_running_with_the_command() {
+fn during_the_run_the_record_says_running_with_the_command(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(
         &repo,
         [
@@ -59,7 +59,7 @@ fn during_the_run_the_record_says_running_with_the_command() {
     );
     assert_eq!(during["workspace_path"], ws.to_str().unwrap());
     assert_eq!(during["repo_root"], repo.to_str().unwrap());
-    assert_eq!(during["backend"], "jj");
+    assert_eq!(during["backend"], backend.name());
     assert!(during["pid"].as_u64().is_some_and(|p| p > 0), "{during:#}");
     assert!(is_utc_timestamp(&during["started_at"]), "{during:#}");
     assert_eq!(during["finished_at"], Value::Null);
@@ -67,10 +67,9 @@ fn during_the_run_the_record_says_running_with_the_command() {
     assert_eq!(during["runs"], serde_json::json!([]));
 }
 
-#[test]
-fn after_a_successful_run_the_record_says_done() {
+fn after_a_successful_run_the_record_says_done(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let record = env.metadata(&env.ws_path(&repo, "w1"));
     for key in ["created_at", "updated_at", "started_at", "finished_at"] {
@@ -82,16 +81,18 @@ fn after_a_successful_run_the_record_says_done() {
     assert!(run["duration_ms"].is_u64(), "{record:#}");
     assert_eq!(
         record["base_commits"][0],
-        env.commit_id(&repo, "@-").as_str()
+        backend.base_of(&env, &repo).as_str()
     );
     // The whole record, with what varies replaced.
-    insta::assert_snapshot!(env.normalize_json(&record));
+    insta::assert_snapshot!(
+        backend.snapshot("after_a_successful_run_the_record_says_done"),
+        env.normalize_json(&record)
+    );
 }
 
-#[test]
-fn after_a_failed_run_the_record_says_error_with_the_code() {
+fn after_a_failed_run_the_record_says_error_with_the_code(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "exit 9"])
         .assert_code(9);
     let ws = env.ws_path(&repo, "w1");
@@ -118,27 +119,49 @@ fn after_a_failed_run_the_record_says_error_with_the_code() {
     );
 }
 
-#[test]
-fn neither_the_record_nor_direnv_s_cache_reaches_jj() {
+/// The files in the commit at `rev` of the working copy at `ws` (`@-`, `@` for jj; git only
+/// has `HEAD`).
+fn files_at(env: &TestEnv, backend: Backend, ws: &std::path::Path, rev: &str) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(ws, ["file", "list", "-r", rev]),
+        Backend::Git => git_ok(env, ws, &["ls-tree", "-r", "--name-only", "HEAD"]),
+    }
+}
+
+fn neither_the_record_nor_direnv_s_cache_reaches_a_commit(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let script = "echo work > work.txt; mkdir -p .direnv && echo cache > .direnv/cache";
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
         .assert_ok();
     let ws = env.ws_path(&repo, "w1");
     assert!(ws.join(".agent-workflow.json").is_file());
-    let status = env.jj_ok(&ws, ["status"]);
-    assert!(status.contains("work.txt"), "{status}");
-    let diff = env.jj_ok(&ws, ["diff", "--summary"]);
-    assert_eq!(diff, "A work.txt\n");
-    env.jj(&ws, ["commit", "-m", "work"]).assert_ok();
-    let files = env.jj_ok(&repo, ["file", "list", "-r", r#""w1"@-"#]);
-    assert_eq!(files, ".envrc\na.txt\nsub/b.txt\nwork.txt\n");
+    assert!(ws.join(".direnv/cache").is_file());
+    // `jj diff` / `git status` show the command's edit and nothing else.
+    assert_eq!(backend.changes(&env, &ws), "A work.txt\n");
+    // Committing everything there is commits the edit alone.
+    match backend {
+        Backend::Jj => {
+            let status = env.jj_ok(&ws, ["status"]);
+            assert!(status.contains("work.txt"), "{status}");
+            env.jj(&ws, ["commit", "-m", "work"]).assert_ok();
+        }
+        Backend::Git => {
+            git_ok(&env, &ws, &["add", "--all"]);
+            git_ok(&env, &ws, &["commit", "-q", "-m", "work"]);
+        }
+    }
+    let committed = ".envrc\na.txt\nsub/b.txt\nwork.txt\n";
+    assert_eq!(files_at(&env, backend, &ws, "@-"), committed);
     // Another run afterwards still sees a clean working copy apart from its own edits.
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    assert_eq!(env.jj_ok(&ws, ["diff", "--summary"]), "");
-    assert_eq!(
-        env.jj_ok(&repo, ["file", "list", "-r", r#""w1"@"#]),
-        ".envrc\na.txt\nsub/b.txt\nwork.txt\n"
-    );
+    assert_eq!(backend.changes(&env, &ws), "");
+    assert_eq!(files_at(&env, backend, &ws, "@"), committed);
 }
+
+crate::both_backends!(
+    during_the_run_the_record_says_running_with_the_command,
+    after_a_successful_run_the_record_says_done,
+    after_a_failed_run_the_record_says_error_with_the_code,
+    neither_the_record_nor_direnv_s_cache_reaches_a_commit,
+);

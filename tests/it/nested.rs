@@ -3,12 +3,12 @@
 use std::fs;
 use std::path::Path;
 
+use crate::backends::Backend;
 use crate::harness::TestEnv;
 
-#[test]
-fn a_nested_run_with_the_same_id_shares_the_working_copy() {
+fn a_nested_run_with_the_same_id_shares_the_working_copy(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let script = r#"
         echo "outer=$AGENT_WORKSPACE_PATH"
         agent-workspace run w1 -- sh -c 'echo "inner=$AGENT_WORKSPACE_PATH"; echo "cwd=$(pwd -P)"; echo "var=$AW_TEST_VAR"; echo nested > nested.txt; exit 5'
@@ -23,7 +23,7 @@ fn a_nested_run_with_the_same_id_shares_the_working_copy() {
         ws = ws.display()
     );
     assert_eq!(out.stdout, expected, "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1"]);
     let dirs: Vec<_> = fs::read_dir(env.namespace_dir(&repo))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -34,10 +34,9 @@ fn a_nested_run_with_the_same_id_shares_the_working_copy() {
     assert_eq!(record["status"], "done", "{record:#}");
 }
 
-#[test]
-fn a_nested_run_from_a_subdirectory_of_the_workspace_finds_it() {
+fn a_nested_run_from_a_subdirectory_of_the_workspace_finds_it(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let script =
         r#"cd sub && agent-workspace run w1 -- sh -c 'echo "$AGENT_WORKSPACE_PATH $(pwd -P)"'"#;
     let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", script]);
@@ -48,10 +47,9 @@ fn a_nested_run_from_a_subdirectory_of_the_workspace_finds_it() {
     );
 }
 
-#[test]
-fn another_id_from_inside_a_workspace_creates_a_sibling() {
+fn another_id_from_inside_a_workspace_creates_a_sibling(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let script = r#"agent-workspace run w2 -- sh -c 'echo "$AGENT_WORKSPACE_ID"; echo "$AGENT_WORKSPACE_REPO_ROOT"; echo "$AGENT_WORKSPACE_PATH"; echo "$AGENT_WORKSPACE_NAMESPACE"'"#;
     let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", script]);
     let expected = format!(
@@ -61,14 +59,13 @@ fn another_id_from_inside_a_workspace_creates_a_sibling() {
         env.namespace(&repo)
     );
     assert_eq!(out.assert_ok().stdout, expected, "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default", "w1", "w2"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1", "w2"]);
     assert_eq!(env.metadata(&env.ws_path(&repo, "w2"))["status"], "done");
 }
 
-#[test]
-fn the_namespace_is_the_same_however_the_repository_is_reached() {
+fn the_namespace_is_the_same_however_the_repository_is_reached(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let link = env.path().join("link-to-repo");
     std::os::unix::fs::symlink(&repo, &link).unwrap();
     let elsewhere = env.path().join("elsewhere");
@@ -107,17 +104,16 @@ fn the_namespace_is_the_same_however_the_repository_is_reached() {
             .run();
         assert_eq!(out.assert_ok().stdout, expected, "from the {what}");
     }
-    assert_eq!(env.workspace_names(&repo), ["default", "probe", "w1"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "probe", "w1"]);
     // status sees the same workspaces from inside one.
     let from_repo = env.aw(&repo, ["status"]);
     let from_ws = env.aw(&ws, ["status"]);
     assert_eq!(from_ws.assert_ok().stdout, from_repo.assert_ok().stdout);
 }
 
-#[test]
-fn the_namespace_hashes_the_canonical_path_of_the_main_workspace() {
+fn the_namespace_hashes_the_canonical_path_of_the_main_workspace(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("My Repo.x");
+    let repo = backend.repo_named(&env, "My Repo.x");
     let out = env.aw(
         &repo,
         [
@@ -137,3 +133,11 @@ fn the_namespace_hashes_the_canonical_path_of_the_main_workspace() {
         .join("w1")
         .is_dir());
 }
+
+crate::both_backends!(
+    a_nested_run_with_the_same_id_shares_the_working_copy,
+    a_nested_run_from_a_subdirectory_of_the_workspace_finds_it,
+    another_id_from_inside_a_workspace_creates_a_sibling,
+    the_namespace_is_the_same_however_the_repository_is_reached,
+    the_namespace_hashes_the_canonical_path_of_the_main_workspace,
+);

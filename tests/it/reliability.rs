@@ -1,6 +1,7 @@
 //! Runs you can trust: liveness, leases, concurrency, signals, history and recovery.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -220,7 +221,7 @@ fn signal_reaches_the_command(backend: Backend, signal: &str, number: i32) {
     let repo = backend.repo(&env);
     let tmp = env.path().display().to_string();
     let script = if signal == "INT" {
-        format!("echo $$ > {tmp}/child; touch {tmp}/started; sleep 60")
+        format!("echo $$ > {tmp}/child; touch {tmp}/started; exec sleep 60")
     } else {
         format!("sleep 60 & echo $! > {tmp}/child; touch {tmp}/started; wait")
     };
@@ -233,6 +234,17 @@ fn signal_reaches_the_command(backend: Backend, signal: &str, number: i32) {
         .unwrap()
         .trim()
         .to_string();
+    // Signal only once the child runs `sleep`: a shell that receives SIGINT between forking
+    // and exec'ing its foreground command defers it until that command ends.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fs::read_to_string(format!("/proc/{child}/comm"))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(Instant::now() < deadline, "the command never started sleep");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     running.signal(signal);
     let out = running.wait();
     out.assert_code(128 + number);
@@ -633,3 +645,42 @@ crate::both_backends!(
     sigterm_reaches_the_command_group,
     sighup_reaches_the_command_group,
 );
+
+#[test]
+fn a_signal_while_the_workspace_is_created_rolls_the_creation_back() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    // The real jj, reached through a wrapper that says when `workspace add` starts and gives
+    // the test time to signal the supervisor meanwhile.
+    let bin = env.path().join("slow-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let real = crate::harness::which("jj").unwrap();
+    let marker = env.path().join("adding");
+    let wrapper = bin.join("jj");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" workspace add \"*) touch '{}'; sleep 1;; esac\nexec '{}' \"$@\"\n",
+            marker.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, PermissionsExt::from_mode(0o755)).unwrap();
+    let running = env
+        .aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&bin))
+        .args(["run", "w1", "--", "touch", "ran"])
+        .spawn();
+    wait_for_file(&marker);
+    running.signal("TERM");
+    let out = running.wait();
+    out.assert_code(143);
+    assert!(
+        out.stderr.contains("interrupted by signal 15"),
+        "{}",
+        out.report()
+    );
+    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}

@@ -3,6 +3,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
+use crate::backends::{hide_short_commits, Backend};
 use crate::harness::{wait_for_file, TestEnv};
 
 /// A shell script printing the variables a run exports, one `NAME=value` per line.
@@ -15,10 +16,9 @@ for v in AGENT_WORKSPACE_ID AGENT_WORKSPACE_PATH AGENT_WORKSPACE_METADATA \
 done
 "#;
 
-#[test]
-fn run_creates_a_workspace_and_gives_the_command_its_environment() {
+fn run_creates_a_workspace_and_gives_the_command_its_environment(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", PRINT_ENV]);
     out.assert_ok();
     let ws = env.ws_path(&repo, "w1");
@@ -26,32 +26,42 @@ fn run_creates_a_workspace_and_gives_the_command_its_environment() {
     let expected = format!(
         "cwd={ws}\nAGENT_WORKSPACE_ID=w1\nAGENT_WORKSPACE_PATH={ws}\n\
          AGENT_WORKSPACE_METADATA={ws}/.agent-workflow.json\nAGENT_WORKSPACE_REPO_ROOT={repo}\n\
-         AGENT_WORKSPACE_NAMESPACE={ns}\nAGENT_WORKSPACE_BACKEND=jj\nAGENT_WORKSPACE_WORKFLOW=\n\
+         AGENT_WORKSPACE_NAMESPACE={ns}\nAGENT_WORKSPACE_BACKEND={backend}\nAGENT_WORKSPACE_WORKFLOW=\n\
          AI_WORKSPACES_ROOT={root}\nAW_TEST_VAR=from-envrc\n",
         ws = ws.display(),
         repo = repo.display(),
         root = env.ws_root().display(),
+        backend = backend.name(),
     );
     assert_eq!(out.stdout, expected, "{}", out.report());
     // Creating the workspace and loading the .envrc print nothing.
     assert_eq!(out.stderr, "", "{}", out.report());
-    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
+    // The backend's name was checked above; the snapshot is the same for both.
+    let shown = env.normalize(&out.stdout).replace(
+        &format!("BACKEND={}\n", backend.name()),
+        "BACKEND=[BACKEND]\n",
+    );
+    insta::assert_snapshot!(shown, @r"
     cwd=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     AGENT_WORKSPACE_ID=w1
     AGENT_WORKSPACE_PATH=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     AGENT_WORKSPACE_METADATA=[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.agent-workflow.json
     AGENT_WORKSPACE_REPO_ROOT=[TMP]/repo
     AGENT_WORKSPACE_NAMESPACE=repo-[HASH]
-    AGENT_WORKSPACE_BACKEND=jj
+    AGENT_WORKSPACE_BACKEND=[BACKEND]
     AGENT_WORKSPACE_WORKFLOW=
     AI_WORKSPACES_ROOT=[TMP]/xdg/cache/ai-workspaces
     AW_TEST_VAR=from-envrc
     ");
-    // A real jj workspace holding the files of the base commit.
-    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    // A real jj workspace (or git worktree) holding the files of the base commit.
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1"]);
     assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "hello\n");
     assert_eq!(fs::read_to_string(ws.join("sub/b.txt")).unwrap(), "b\n");
-    assert!(ws.join(".jj").is_dir());
+    match backend {
+        Backend::Jj => assert!(ws.join(".jj").is_dir()),
+        // A linked worktree's `.git` is a file naming the repository's git directory.
+        Backend::Git => assert!(ws.join(".git").is_file()),
+    }
     // Lock files live beside the workspaces, never inside one.
     let locks = env.namespace_dir(&repo).join(".locks");
     let lock_files: Vec<_> = fs::read_dir(&locks)
@@ -70,10 +80,9 @@ fn run_creates_a_workspace_and_gives_the_command_its_environment() {
     assert!(in_ws.is_empty(), "{in_ws:?}");
 }
 
-#[test]
-fn no_direnv_runs_the_command_without_the_envrc() {
+fn no_direnv_runs_the_command_without_the_envrc(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(
         &repo,
         ["run", "w1", "--no-direnv", "--", "sh", "-c", PRINT_ENV],
@@ -90,10 +99,9 @@ fn no_direnv_runs_the_command_without_the_envrc() {
     assert_eq!(out.assert_ok().stdout, "from-envrc\n");
 }
 
-#[test]
-fn the_command_s_exit_status_is_passed_through() {
+fn the_command_s_exit_status_is_passed_through(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     for (id, loader) in [("via-direnv", None), ("direct", Some("--no-direnv"))] {
         let run = |command: &[&str]| {
             env.aw_cmd(&repo)
@@ -135,10 +143,9 @@ fn the_command_s_exit_status_is_passed_through() {
     }
 }
 
-#[test]
-fn a_second_run_reattaches_to_the_same_working_copy() {
+fn a_second_run_reattaches_to_the_same_working_copy(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(
         &repo,
         ["run", "w1", "--", "sh", "-c", "echo draft > notes.txt"],
@@ -148,17 +155,16 @@ fn a_second_run_reattaches_to_the_same_working_copy() {
     let first = env.metadata(&ws);
     let out = env.aw(&repo, ["run", "w1", "--", "cat", "notes.txt"]);
     assert_eq!(out.assert_ok().stdout, "draft\n");
-    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1"]);
     let second = env.metadata(&ws);
     assert_eq!(second["created_at"], first["created_at"]);
     assert_eq!(second["runs"].as_array().unwrap().len(), 2, "{second:#}");
     assert_eq!(second["command"], serde_json::json!(["cat", "notes.txt"]));
 }
 
-#[test]
-fn workflow_name_is_exported_and_recorded() {
+fn workflow_name_is_exported_and_recorded(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(
         &repo,
         [
@@ -178,10 +184,9 @@ fn workflow_name_is_exported_and_recorded() {
     assert_eq!(record["runs"][0]["workflow"], "review");
 }
 
-#[test]
-fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home() {
+fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let ns = env.namespace(&repo);
     let flag_root = env.path().join("flag-root");
     let env_root = env.path().join("env-root");
@@ -219,22 +224,29 @@ fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home() {
     }
 }
 
-#[test]
-fn cleanup_removes_the_workspace_after_a_success() {
+fn cleanup_removes_the_workspace_after_a_success(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(&repo, ["run", "w1", "--cleanup", "--", "true"]);
     out.assert_ok();
     let ws = env.ws_path(&repo, "w1");
     assert!(!ws.exists(), "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep");
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
+    let said = hide_short_commits(&env.normalize(&out.stderr));
+    match backend {
+        Backend::Jj => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep")
+        }
+        // The branch is kept, so its commits stay reachable.
+        Backend::Git => {
+            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits")
+        }
+    }
 }
 
-#[test]
-fn cleanup_keeps_edits_of_a_successful_run_in_a_change() {
+fn cleanup_keeps_edits_of_a_successful_run(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(
         &repo,
         [
@@ -249,20 +261,17 @@ fn cleanup_keeps_edits_of_a_successful_run_in_a_change() {
     );
     out.assert_ok();
     assert!(!env.ws_path(&repo, "w1").exists());
-    let change = out.stderr.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(
-        out.stderr.contains("its edits are kept in change"),
-        "{}",
-        out.report()
+    // In a change (jj) or committed to the workspace's branch (git).
+    let (keeper, _) = backend.kept(&env, &repo, "w1", &out.stderr);
+    assert_eq!(
+        backend.kept_file(&env, &repo, &keeper, "out.txt"),
+        "result\n"
     );
-    let kept = env.jj_ok(&repo, ["file", "show", "-r", &change, "out.txt"]);
-    assert_eq!(kept, "result\n");
 }
 
-#[test]
-fn cleanup_keeps_the_workspace_after_a_failure() {
+fn cleanup_keeps_the_workspace_after_a_failure(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env.aw(
         &repo,
         ["run", "w1", "--cleanup", "--", "sh", "-c", "exit 4"],
@@ -270,7 +279,7 @@ fn cleanup_keeps_the_workspace_after_a_failure() {
     out.assert_code(4);
     let ws = env.ws_path(&repo, "w1");
     assert!(ws.join("a.txt").is_file(), "{}", out.report());
-    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1"]);
     let record = env.metadata(&ws);
     assert_eq!(record["status"], "error");
     assert_eq!(record["exit_code"], 4);
@@ -282,10 +291,9 @@ fn cleanup_keeps_the_workspace_after_a_failure() {
     );
 }
 
-#[test]
-fn a_live_run_makes_the_workspace_busy_unless_wait_is_given() {
+fn a_live_run_makes_the_workspace_busy_unless_wait_is_given(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let started = env.path().join("started");
     let release = env.path().join("release");
     let script = format!(
@@ -321,10 +329,9 @@ fn a_live_run_makes_the_workspace_busy_unless_wait_is_given() {
     assert_eq!(record["runs"].as_array().unwrap().len(), 2, "{record:#}");
 }
 
-#[test]
-fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted() {
+fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let started = env.path().join("started");
     let script = format!("touch '{}'; exec sleep 30", started.display());
     let run = env
@@ -341,10 +348,9 @@ fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted() {
     assert_eq!(record["exit_code"], 143, "{record:#}");
 }
 
-#[test]
-fn a_non_executable_file_in_the_workspace_gives_126() {
+fn a_non_executable_file_in_the_workspace_gives_126(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let script = env.ws_path(&repo, "w1").join("tool.sh");
     fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
@@ -356,10 +362,9 @@ fn a_non_executable_file_in_the_workspace_gives_126() {
         .assert_code(0);
 }
 
-#[test]
-fn stdin_and_the_caller_s_environment_reach_the_command() {
+fn stdin_and_the_caller_s_environment_reach_the_command(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     for loader in [None, Some("--no-direnv")] {
         let out = env
             .aw_cmd(&repo)
@@ -373,10 +378,9 @@ fn stdin_and_the_caller_s_environment_reach_the_command() {
     }
 }
 
-#[test]
-fn empty_environment_variables_count_as_unset() {
+fn empty_environment_variables_count_as_unset(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env
         .aw_cmd(&repo)
         .env("AI_WORKSPACES_ROOT", "")
@@ -406,6 +410,8 @@ fn empty_environment_variables_count_as_unset() {
     "#);
 }
 
+/// jj only: `default` is the name jj gives the main workspace; a git main worktree has no
+/// such name, so there `default` is an ordinary id.
 #[test]
 fn the_id_default_names_the_main_workspace_and_is_refused() {
     let env = TestEnv::new();
@@ -423,10 +429,9 @@ fn the_id_default_names_the_main_workspace_and_is_refused() {
     assert_eq!(env.commit_id(&repo, "@"), main_commit);
 }
 
-#[test]
-fn a_nested_run_finds_the_root_the_outer_run_was_given() {
+fn a_nested_run_finds_the_root_the_outer_run_was_given(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let root = env.path().join("custom-root");
     let script = r#"echo "$AGENT_WORKSPACE_PATH"; agent-workspace run w1 -- sh -c 'echo "$AGENT_WORKSPACE_PATH"'"#;
     let out = env.aw(
@@ -450,10 +455,9 @@ fn a_nested_run_finds_the_root_the_outer_run_was_given() {
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
-#[test]
-fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there() {
+fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let root = repo.join("roots");
     let out = env.aw(
         &repo,
@@ -472,6 +476,25 @@ fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there() {
     Error: workspace root [TMP]/repo/roots is inside the repository [TMP]/repo
     Hint: choose a root outside the repository
     ");
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
     assert!(!root.exists(), "left behind: {}", root.display());
 }
+
+crate::both_backends!(
+    run_creates_a_workspace_and_gives_the_command_its_environment,
+    no_direnv_runs_the_command_without_the_envrc,
+    the_command_s_exit_status_is_passed_through,
+    a_second_run_reattaches_to_the_same_working_copy,
+    workflow_name_is_exported_and_recorded,
+    the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home,
+    cleanup_removes_the_workspace_after_a_success,
+    cleanup_keeps_edits_of_a_successful_run,
+    cleanup_keeps_the_workspace_after_a_failure,
+    a_live_run_makes_the_workspace_busy_unless_wait_is_given,
+    a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted,
+    a_non_executable_file_in_the_workspace_gives_126,
+    stdin_and_the_caller_s_environment_reach_the_command,
+    empty_environment_variables_count_as_unset,
+    a_nested_run_finds_the_root_the_outer_run_was_given,
+    a_root_inside_the_repository_is_refused_and_leaves_nothing_there,
+);

@@ -1,13 +1,13 @@
 //! `shell`: $SHELL (else /bin/sh) in a workspace, with the environment `run` gives.
 
+use crate::backends::Backend;
 use crate::harness::TestEnv;
 
 const SCRIPT: &str = "echo \"$AGENT_WORKSPACE_ID ${AW_TEST_VAR-unset}\"; pwd -P; exit 7\n";
 
-#[test]
-fn shell_runs_the_shell_in_the_workspace_and_exits_with_its_code() {
+fn shell_runs_the_shell_in_the_workspace_and_exits_with_its_code(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     let before = env.metadata(&ws);
@@ -23,10 +23,9 @@ fn shell_runs_the_shell_in_the_workspace_and_exits_with_its_code() {
     assert_eq!(env.metadata(&ws), before);
 }
 
-#[test]
-fn shell_falls_back_to_bin_sh_without_shell() {
+fn shell_falls_back_to_bin_sh_without_shell(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let out = env
         .aw_cmd(&repo)
@@ -39,10 +38,9 @@ fn shell_falls_back_to_bin_sh_without_shell() {
     assert_eq!(out.stdout, format!("w1 from-envrc\n{}\n", ws.display()));
 }
 
-#[test]
-fn shell_without_direnv_skips_the_envrc() {
+fn shell_without_direnv_skips_the_envrc(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let out = env
         .aw_cmd(&repo)
@@ -54,10 +52,9 @@ fn shell_without_direnv_skips_the_envrc() {
     assert!(out.stdout.starts_with("w1 unset\n"), "{}", out.report());
 }
 
-#[test]
-fn shell_exports_the_workspace_variables() {
+fn shell_exports_the_workspace_variables(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--workflow", "wf", "--", "true"])
         .assert_ok();
     let out = env
@@ -70,18 +67,18 @@ fn shell_exports_the_workspace_variables() {
     assert_eq!(
         out.stdout,
         format!(
-            "{}|{}|{}|wf|jj\n",
+            "{}|{}|{}|wf|{}\n",
             env.ws_path(&repo, "w1").display(),
             repo.display(),
-            env.namespace(&repo)
+            env.namespace(&repo),
+            backend.name()
         )
     );
 }
 
-#[test]
-fn shell_in_an_unknown_workspace_exits_125_and_creates_nothing() {
+fn shell_in_an_unknown_workspace_exits_125_and_creates_nothing(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let out = env
         .aw_cmd(&repo)
         .args(["shell", "nope"])
@@ -94,5 +91,13 @@ fn shell_in_an_unknown_workspace_exits_125_and_creates_nothing() {
     Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
     "#);
     assert!(!env.ws_path(&repo, "nope").exists());
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
+
+crate::both_backends!(
+    shell_runs_the_shell_in_the_workspace_and_exits_with_its_code,
+    shell_falls_back_to_bin_sh_without_shell,
+    shell_without_direnv_skips_the_envrc,
+    shell_exports_the_workspace_variables,
+    shell_in_an_unknown_workspace_exits_125_and_creates_nothing,
+);

@@ -4,6 +4,7 @@ use std::fs;
 
 use serde_json::Value;
 
+use crate::backends::Backend;
 use crate::harness::{wait_for_file, TestEnv};
 
 /// Replaces run durations such as `0.1s` (whole words) with `[DUR]`.
@@ -29,10 +30,9 @@ fn hide_durations(text: &str) -> String {
         .collect()
 }
 
-#[test]
-fn the_table_lists_every_workspace_of_the_repository() {
+fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let empty = env.aw(&repo, ["status"]);
     insta::assert_snapshot!(empty.assert_ok().stdout, @"WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
@@ -55,17 +55,24 @@ fn the_table_lists_every_workspace_of_the_repository() {
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
     assert_eq!(out.stderr, "");
-    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
-    WORKSPACE  STATUS  WORKFLOW  UPDATED               BACKEND  PATH
-    w1         done    -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
-    w2         error   review    [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
-    ");
+    let table = env.normalize(&out.stdout);
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS  WORKFLOW  UPDATED               BACKEND  PATH
+        w1         done    -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        w2         error   review    [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+        "),
+        Backend::Git => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS  WORKFLOW  UPDATED               BACKEND  PATH
+        w1         done    -         [TIME]  git      [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        w2         error   review    [TIME]  git      [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+        "),
+    }
 }
 
-#[test]
-fn status_of_one_workspace_shows_its_record_and_runs() {
+fn status_of_one_workspace_shows_its_record_and_runs(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(
         &repo,
         [
@@ -84,13 +91,15 @@ fn status_of_one_workspace_shows_its_record_and_runs() {
         .assert_ok();
     let out = env.aw(&repo, ["status", "w1"]);
     out.assert_ok();
-    insta::assert_snapshot!(hide_durations(&env.normalize(&out.stdout)));
+    insta::assert_snapshot!(
+        backend.snapshot("status_of_one_workspace_shows_its_record_and_runs"),
+        hide_durations(&env.normalize(&out.stdout))
+    );
 }
 
-#[test]
-fn status_json_lists_every_workspace_with_its_record() {
+fn status_json_lists_every_workspace_with_its_record(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     env.aw(
         &repo,
@@ -109,17 +118,19 @@ fn status_json_lists_every_workspace_with_its_record() {
     let out = env.aw(&repo, ["status", "--json"]);
     out.assert_ok();
     let doc = out.json();
-    insta::assert_snapshot!(env.normalize_json(&doc));
+    insta::assert_snapshot!(
+        backend.snapshot("status_json_lists_every_workspace_with_its_record"),
+        env.normalize_json(&doc)
+    );
     // `status <id> --json` prints that workspace's object alone.
     let one = env.aw(&repo, ["status", "w2", "--json"]);
     let one = one.json();
     assert_eq!(one, doc["workspaces"][1]);
 }
 
-#[test]
-fn an_unknown_id_exits_1() {
+fn an_unknown_id_exits_1(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let out = env.aw(&repo, ["status", "nope"]);
     out.assert_code(1);
@@ -134,21 +145,28 @@ fn an_unknown_id_exits_1() {
     assert_eq!(json.stderr, out.stderr);
 }
 
-#[test]
-fn a_directory_deleted_by_hand_shows_as_missing_directory() {
+fn a_directory_deleted_by_hand_shows_as_missing_directory(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
     fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
-    assert_eq!(env.workspace_names(&repo), ["default", "w1", "w2"]);
+    assert_eq!(backend.registered(&env, &repo), ["default", "w1", "w2"]);
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
-    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
-    WORKSPACE  STATUS             WORKFLOW  UPDATED               BACKEND  PATH
-    w1         missing-directory  -         -                     -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
-    w2         done               -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
-    ");
+    let table = env.normalize(&out.stdout);
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS             WORKFLOW  UPDATED               BACKEND  PATH
+        w1         missing-directory  -         -                     -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        w2         done               -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+        "),
+        Backend::Git => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS             WORKFLOW  UPDATED               BACKEND  PATH
+        w1         missing-directory  -         -                     -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        w2         done               -         [TIME]  git      [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
+        "),
+    }
     insta::assert_snapshot!(out.stderr, @"w1: its directory was deleted; `agent-workspace run w1 -- ...` re-creates it with its edits, `agent-workspace clean w1` forgets it");
     let json = env.aw(&repo, ["status", "w1", "--json"]);
     let entry = json.json();
@@ -156,10 +174,9 @@ fn a_directory_deleted_by_hand_shows_as_missing_directory() {
     assert_eq!(entry["problem"], "missing-directory");
 }
 
-#[test]
-fn corrupt_metadata_is_reported_never_a_crash() {
+fn corrupt_metadata_is_reported_never_a_crash(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
@@ -181,10 +198,9 @@ fn corrupt_metadata_is_reported_never_a_crash() {
     assert!(entry["hint"].as_str().is_some(), "{doc:#}");
 }
 
-#[test]
-fn the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one() {
+fn the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
@@ -208,10 +224,9 @@ fn the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one() {
     assert_eq!(env.metadata(&ws)["status"], "done");
 }
 
-#[test]
-fn the_run_after_a_deleted_record_adopts_the_workspace() {
+fn the_run_after_a_deleted_record_adopts_the_workspace(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::remove_file(ws.join(".agent-workflow.json")).unwrap();
@@ -229,10 +244,9 @@ fn the_run_after_a_deleted_record_adopts_the_workspace() {
     assert_eq!(env.metadata(&ws)["status"], "done");
 }
 
-#[test]
-fn the_run_after_a_corrupt_record_works_with_no_direnv() {
+fn the_run_after_a_corrupt_record_works_with_no_direnv(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
@@ -247,10 +261,9 @@ fn the_run_after_a_corrupt_record_works_with_no_direnv() {
     assert_eq!(env.aw(&repo, ["status"]).stderr, "");
 }
 
-#[test]
-fn a_run_whose_supervisor_died_shows_as_crashed() {
+fn a_run_whose_supervisor_died_shows_as_crashed(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let started = env.path().join("started");
     let script = format!("touch '{}'; exec sleep 30", started.display());
     let run = env
@@ -270,10 +283,17 @@ fn a_run_whose_supervisor_died_shows_as_crashed() {
     assert_eq!(killed.code(), None, "{}", killed.report());
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
-    insta::assert_snapshot!(env.normalize(&out.stdout), @r"
-    WORKSPACE  STATUS   WORKFLOW  UPDATED               BACKEND  PATH
-    w1         crashed  -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
-    ");
+    let table = env.normalize(&out.stdout);
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS   WORKFLOW  UPDATED               BACKEND  PATH
+        w1         crashed  -         [TIME]  jj       [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        "),
+        Backend::Git => insta::assert_snapshot!(table, @r"
+        WORKSPACE  STATUS   WORKFLOW  UPDATED               BACKEND  PATH
+        w1         crashed  -         [TIME]  git      [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+        "),
+    }
     insta::assert_snapshot!(out.stderr, @"w1: its run died; `agent-workspace run w1 -- ...` resumes it, `agent-workspace clean w1` removes it");
     let json = env.aw(&repo, ["status", "w1", "--json"]);
     let entry = json.json();
@@ -287,7 +307,7 @@ fn a_run_whose_supervisor_died_shows_as_crashed() {
 
 /// Runs `w1` under `root` (reached through a symlink or `..`), then checks that status and
 /// clean still know it as a registered workspace and clean keeps its edits.
-fn assert_root_alias_works(env: &TestEnv, repo: &std::path::Path, root: &str) {
+fn assert_root_alias_works(env: &TestEnv, backend: Backend, repo: &std::path::Path, root: &str) {
     let aw = |args: &[&str]| env.aw_cmd(repo).args(["--root", root]).args(args).run();
     aw(&["run", "w1", "--", "sh", "-c", "echo precious > p.txt"]).assert_ok();
     let out = aw(&["status", "--json"]);
@@ -296,36 +316,30 @@ fn assert_root_alias_works(env: &TestEnv, repo: &std::path::Path, root: &str) {
     assert_eq!(doc["workspaces"][0]["problem"], Value::Null, "{doc:#}");
     let clean = aw(&["clean", "w1"]);
     clean.assert_ok();
-    assert!(
-        clean.stdout.contains("its edits are kept in change"),
-        "{}",
-        clean.report()
-    );
-    assert_eq!(env.workspace_names(repo), ["default"]);
+    let (keeper, _) = backend.kept(env, repo, "w1", &clean.stdout);
+    assert_eq!(backend.kept_file(env, repo, &keeper, "p.txt"), "precious\n");
+    assert_eq!(backend.registered(env, repo), ["default"]);
 }
 
-#[test]
-fn a_root_reached_through_a_symlink_still_knows_its_workspaces() {
+fn a_root_reached_through_a_symlink_still_knows_its_workspaces(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let real = env.path().join("real-root");
     fs::create_dir_all(&real).unwrap();
     let link = env.path().join("link-root");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    assert_root_alias_works(&env, &repo, link.to_str().unwrap());
+    assert_root_alias_works(&env, backend, &repo, link.to_str().unwrap());
 }
 
-#[test]
-fn a_root_given_with_dot_dot_still_knows_its_workspaces() {
+fn a_root_given_with_dot_dot_still_knows_its_workspaces(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    assert_root_alias_works(&env, &repo, "../dot-dot-root");
+    let repo = backend.repo(&env);
+    assert_root_alias_works(&env, backend, &repo, "../dot-dot-root");
 }
 
-#[test]
-fn clean_force_under_a_symlinked_root_keeps_unrecorded_edits() {
+fn clean_force_under_a_symlinked_root_keeps_unrecorded_edits(backend: Backend) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
+    let repo = backend.repo(&env);
     let real = env.path().join("real-root");
     fs::create_dir_all(&real).unwrap();
     let link = env.path().join("link-root");
@@ -335,15 +349,26 @@ fn clean_force_under_a_symlinked_root_keeps_unrecorded_edits() {
     aw(&["run", "w1", "--", "sh", "-c", "echo precious > p.txt"]).assert_ok();
     let clean = aw(&["clean", "--force", "w1"]);
     clean.assert_ok();
-    let change = clean
-        .stdout
-        .trim_end()
-        .rsplit_once("its edits are kept in change ")
-        .map(|(_, change)| change.to_string())
-        .unwrap_or_else(|| panic!("edits not kept\n{}", clean.report()));
+    let (keeper, _) = backend.kept(&env, &repo, "w1", &clean.stdout);
     assert_eq!(
-        env.jj_ok(&repo, ["file", "show", "-r", &change, "p.txt"]),
+        backend.kept_file(&env, &repo, &keeper, "p.txt"),
         "precious\n"
     );
-    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
+
+crate::both_backends!(
+    the_table_lists_every_workspace_of_the_repository,
+    status_of_one_workspace_shows_its_record_and_runs,
+    status_json_lists_every_workspace_with_its_record,
+    an_unknown_id_exits_1,
+    a_directory_deleted_by_hand_shows_as_missing_directory,
+    corrupt_metadata_is_reported_never_a_crash,
+    the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one,
+    the_run_after_a_deleted_record_adopts_the_workspace,
+    the_run_after_a_corrupt_record_works_with_no_direnv,
+    a_run_whose_supervisor_died_shows_as_crashed,
+    a_root_reached_through_a_symlink_still_knows_its_workspaces,
+    a_root_given_with_dot_dot_still_knows_its_workspaces,
+    clean_force_under_a_symlinked_root_keeps_unrecorded_edits,
+);
