@@ -64,7 +64,11 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
 
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
     let current = fs::read(envrc).map_err(|e| CliError::io("read", envrc, &e))?;
-    // A record rebuilt after corruption has lost its base: compare with the default base.
+    if let Some(base) = &record.base_envrc_sha256 {
+        return Ok(*base == hex::encode(Sha256::digest(&current)));
+    }
+    // A record rebuilt after it was lost does not know its base's .envrc: ask the backend,
+    // comparing with the default base when the base commits are unknown too.
     let base = match record.base_commits.is_empty() {
         true => vcs.resolve_base(None)?,
         false => record.base_commits.clone(),

@@ -206,6 +206,14 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     (entries.into_values().collect(), None)
 }
 
+/// A workspace whose directory exists, read from its files alone (no backend call, so an
+/// unregistered directory is not detected here).
+pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
+    let path = ctx.layout.workspace(id);
+    std::fs::symlink_metadata(&path).ok()?;
+    Some(read(id.to_string(), path))
+}
+
 /// One workspace, or `None` when neither a directory nor a registration exists.
 pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
     let path = ctx.layout.workspace(id);

@@ -78,6 +78,10 @@ pub struct Record {
     pub direnv_allowed: bool,
     #[serde(default)]
     pub envrc_sha256: Option<String>,
+    /// The digest of the `.envrc` the workspace started with (its base revision's), or
+    /// `none` when it had none; unknown for a record rebuilt after it was lost.
+    #[serde(default)]
+    pub base_envrc_sha256: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     #[serde(default)]

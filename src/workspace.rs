@@ -9,7 +9,7 @@ use crate::error::{CliError, Result};
 use crate::lock;
 use crate::metadata::{self, Loaded, Record, Status};
 use crate::signals;
-use crate::vcs::{Created, Kept, Registered};
+use crate::vcs::{Backend, Created, Kept, Registered};
 
 /// The record field remembering the repository state at the last freshness check.
 const FRESH_KEY: &str = "checked_op_heads";
@@ -27,6 +27,9 @@ pub struct Request<'a> {
     pub workflow: Option<&'a str>,
     /// Create the workspace when it does not exist (`run`); otherwise it must exist (`shell`).
     pub create: bool,
+    /// Whether this id had been run here before (its lease file existed): only then can the
+    /// backend know it without a directory, so only then is the backend asked first.
+    pub known_before: bool,
 }
 
 /// Opens workspace `req.id`, creating or repairing it as needed.
@@ -147,8 +150,17 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 
 fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
     let _repo_lock = lock::exclusive(&ctx.layout.repo_lock())?;
+    create_locked(ctx, req, path, req.known_before)
+}
+
+/// Creates the workspace under the repository lock. `ask_first` lists the backend's
+/// workspaces before adding; otherwise that is done only if the add fails.
+fn create_locked(ctx: &Context, req: &Request, path: &Path, ask_first: bool) -> Result<Opened> {
     let mut base_change = req.base_change.map(str::to_string);
-    let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
+    let known = match ask_first {
+        true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
+        false => None,
+    };
     let base = match known {
         Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
             return Err(foreign(req.id, &at))
@@ -176,9 +188,11 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
                     );
                     ctx.vcs.resolve_base(req.base_change)?
                 }
-                Kept::Nothing => ctx.vcs.resolve_base(req.base_change)?,
+                Kept::Nothing | Kept::Unregistered => ctx.vcs.resolve_base(req.base_change)?,
             }
         }
+        // jj's own default (the parents of the main workspace's working copy) needs no lookup.
+        None if req.base_change.is_none() && ctx.repo.backend == Backend::Jj => vec![],
         None => ctx.vcs.resolve_base(req.base_change)?,
     };
     ensure_excluded(ctx)?;
@@ -189,6 +203,14 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         .create(req.id, path, &base, req.base_change.is_some())
     {
         Ok(created) => created,
+        // The name may be taken (by a workspace whose directory went away, or one made
+        // elsewhere): ask the backend and go the way that knows about it.
+        Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+            if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                remove_workspace_dir(&ctx.layout.dir, path)?;
+            }
+            return create_locked(ctx, req, path, true);
+        }
         Err(err) => {
             // A failed add can leave a registered name and a half-made directory.
             roll_back(ctx, req.id, path, &Created::default());
@@ -196,6 +218,8 @@ fn create(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         }
     };
     record.branch = created.branch.clone();
+    record.base_envrc_sha256 =
+        Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
     let finished = match signals::received() {
         Some(sig) => Err(CliError::interrupted(
             sig,
@@ -245,6 +269,7 @@ fn new_record(ctx: &Context, req: &Request, path: &Path, base_commits: Vec<Strin
         branch: None,
         direnv_allowed: false,
         envrc_sha256: None,
+        base_envrc_sha256: None,
         created_at: now.clone(),
         updated_at: now,
         started_at: None,

@@ -68,21 +68,29 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         ));
     }
     let ctx = Context::open(global)?;
-    let (entries, warning) = inventory::all(&ctx);
-    if let Some(err) = warning {
-        return Err(err);
-    }
     let selected: Vec<(String, Option<Entry>)> = if bulk {
+        let (entries, warning) = inventory::all(&ctx);
+        if let Some(err) = warning {
+            return Err(err);
+        }
         entries
             .into_iter()
             .filter(|e| matches(e, args))
             .map(|e| (e.id.clone(), Some(e)))
             .collect()
     } else {
+        // A named workspace is read from its files; the backend is asked only when its
+        // directory is gone, to tell a deleted workspace from an unknown id.
         args.ids
             .iter()
-            .map(|id| (id.clone(), entries.iter().find(|e| &e.id == id).cloned()))
-            .collect()
+            .map(|id| match inventory::local(&ctx, id) {
+                Some(entry) => Ok((id.clone(), Some(entry))),
+                None => match inventory::one(&ctx, id) {
+                    (None, Some(err)) => Err(err),
+                    (entry, _) => Ok((id.clone(), entry)),
+                },
+            })
+            .collect::<Result<_>>()?
     };
     let mut results = Vec::new();
     for (id, entry) in selected {
@@ -153,8 +161,6 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
 pub struct Removal {
     kept: Kept,
-    /// The backend no longer knew the workspace, so its files were deleted unrecorded.
-    unregistered: bool,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     branch_deleted: Option<std::result::Result<(), String>>,
 }
@@ -172,17 +178,26 @@ fn clean_entry(
     };
     let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
-    if entry.problem == Some(Problem::Unregistered) {
+    let kept = match entry.problem {
+        Some(Problem::Unregistered) => Kept::Unregistered,
+        _ => ctx
+            .vcs
+            .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?,
+    };
+    if kept == Kept::Unregistered {
+        if !args.force {
+            return Err(CliError::failure(format!(
+                "the backend no longer knows workspace {:?}, so its files may hold edits no commit has",
+                entry.id
+            ))
+            .hint(format!("inspect {}, then pass --force to delete it", entry.path.display())));
+        }
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
         return Ok(Removal {
-            kept: Kept::Nothing,
-            unregistered: true,
+            kept,
             branch_deleted: None,
         });
     }
-    let kept = ctx
-        .vcs
-        .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?;
     if has_dir {
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
     }
@@ -197,7 +212,6 @@ fn clean_entry(
     };
     Ok(Removal {
         kept,
-        unregistered: false,
         branch_deleted,
     })
 }
@@ -242,8 +256,8 @@ fn live_holder(record: &Record) -> Option<u32> {
 
 /// `run --cleanup`: remove the workspace whose lease the caller holds, after a success.
 pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
-    let (entry, _) = inventory::one(ctx, id);
-    let entry = entry.ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
+    let entry = inventory::local(ctx, id)
+        .ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
     let args = CleanArgs {
         ids: vec![id.to_string()],
         all: false,
@@ -280,7 +294,7 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             commit,
             committed: false,
         } => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
-        Kept::Nothing if removal.unregistered => {
+        Kept::Unregistered => {
             text += "; the backend no longer knew it, so its files were deleted as --force asked"
         }
         Kept::Nothing => text += "; it had no edits to keep",

@@ -51,6 +51,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     let ctx = Context::open(ctx_args)?;
     ctx.layout.ensure(&ctx.repo)?;
     let path = ctx.layout.workspace(&args.id);
+    let known_before = ctx.layout.lease(&args.id).exists();
     let Some(lease) = take_lease(&ctx, args, &path)? else {
         return run_nested(args, &path);
     };
@@ -59,6 +60,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         base_change: args.base_change.as_deref(),
         workflow: args.workflow.as_deref(),
         create: true,
+        known_before,
     };
     let opened = workspace::open(&ctx, &req)?;
     let mut record = opened.record;

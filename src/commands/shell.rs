@@ -33,6 +33,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
         base_change: None,
         workflow: None,
         create: false,
+        known_before: true,
     };
     // A shell is for looking in or stepping in mid-workflow: it takes no lease and leaves
     // the record of the workflow alone.

@@ -123,6 +123,9 @@ fn describe(entry: &Entry, out: &mut String) {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     field("workflow", &opt(&r.workflow));
     field("backend", r.backend.as_str());
+    if let Some(branch) = &r.branch {
+        field("branch", branch);
+    }
     field("repo", &r.repo_root.display().to_string());
     field("base", &opt(&r.base_change));
     field("command", &shell_words(&r.command));

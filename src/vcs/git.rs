@@ -163,7 +163,14 @@ impl Git {
             let status = self
                 .call(ws)?
                 .args(["status", "--porcelain", "-z", "--untracked-files=all"])
-                .stdout()?;
+                .stdout();
+            let status = match status {
+                // Its administrative files are gone: git no longer knows this worktree.
+                Err(e) if e.stderr().contains("not a git repository") => {
+                    return Ok(Kept::Unregistered)
+                }
+                other => other?,
+            };
             if !status.is_empty() {
                 self.call(ws)?.args(["add", "--all"]).stdout()?;
                 self.call(ws)?

@@ -15,6 +15,17 @@ pub const MIN_VERSION: (u32, u32) = (0, 38);
 
 const INSTALL_HINT: &str = "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`";
 
+/// Change id, commit id, and whether forgetting the workspace abandons its commit.
+const KEEP_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
+
+/// What querying a workspace's working copy found.
+enum Probe {
+    Fresh(String),
+    Stale,
+    /// jj has no working-copy commit for it: the workspace was forgotten.
+    Unknown,
+}
+
 /// A jj repository, addressed through its main workspace.
 pub struct Jj {
     main: PathBuf,
@@ -147,48 +158,64 @@ impl Jj {
     }
 
     pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
-        let template = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
         let out = match path {
             // Querying from the workspace snapshots its latest edits first.
-            Some(ws) => {
-                let scratch = ws.with_file_name(format!(".recovered-{id}"));
-                self.update_stale(ws, &scratch)?;
-                self.call(ws)?
-                    .args(["log", "--no-graph", "-r", "@", "-T", template])
-                    .stdout()?
-            }
+            Some(ws) => match self.probe(ws, KEEP_TEMPLATE)? {
+                Probe::Fresh(out) => out,
+                Probe::Unknown => return Ok(Kept::Unregistered),
+                Probe::Stale => {
+                    self.carry_across_update(ws, &ws.with_file_name(format!(".recovered-{id}")))?;
+                    self.call(ws)?
+                        .args(["log", "--no-graph", "-r", "@", "-T", KEEP_TEMPLATE])
+                        .stdout()?
+                }
+            },
             None => self
                 .query()?
-                .args(["log", "--no-graph", "-T", template])
+                .args(["log", "--no-graph", "-T", KEEP_TEMPLATE])
                 .arg(format!("--revisions=present({})", workspace_revset(id)))
                 .stdout()?,
         };
         Ok(parse_kept(&out))
     }
 
-    /// Runs `workspace update-stale` when the working copy is stale. The user's files are
-    /// copied to `scratch` first and put back afterwards, so edits jj never recorded survive
-    /// the update; if putting them back fails, the error names where they are kept.
-    pub fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
-        let probe = self
+    /// Queries the working-copy commit of `ws` with `template`; like every jj command run
+    /// there, this snapshots the working copy first.
+    fn probe(&self, ws: &Path, template: &str) -> Result<Probe> {
+        let out = self
             .call(ws)?
-            .args(["log", "--no-graph", "-r", "@", "-T", "''"])
+            .args(["log", "--no-graph", "-r", "@", "-T", template])
             .stdout();
-        match probe {
-            Ok(_) => return Ok(false),
-            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("stale") => {}
+        match out {
+            Ok(out) => Ok(Probe::Fresh(out)),
+            Err(e) if e.stderr().contains("working copy is stale") => Ok(Probe::Stale),
             Err(e) if e.stderr().contains("doesn't have a working-copy commit") => {
-                return Err(CliError::failure(format!(
-                    "jj no longer knows the workspace at {}",
-                    ws.display()
-                ))
-                .hint(format!(
-                    "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
-                    ws.file_name().unwrap_or_default().to_string_lossy()
-                )))
+                Ok(Probe::Unknown)
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
+    }
+
+    /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
+    pub fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+        match self.probe(ws, "''")? {
+            Probe::Fresh(_) => Ok(false),
+            Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
+            Probe::Unknown => Err(CliError::failure(format!(
+                "jj no longer knows the workspace at {}",
+                ws.display()
+            ))
+            .hint(format!(
+                "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
+                ws.file_name().unwrap_or_default().to_string_lossy()
+            ))),
+        }
+    }
+
+    /// Updates a stale working copy. The user's files are copied to `scratch` first and put
+    /// back afterwards, so edits jj never recorded survive the update; if putting them back
+    /// fails, the error names where they are kept.
+    fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let kept = |e: std::io::Error| {
             CliError::io("carry the edits of the stale working copy", ws, &e)
                 .hint(format!("its files are kept in {}", scratch.display()))
@@ -210,7 +237,7 @@ impl Jj {
             ))
         })?;
         let _ = fs::remove_dir_all(scratch);
-        Ok(true)
+        Ok(())
     }
 
     /// Cheap check: has any operation happened since the working copy was last updated, or

@@ -61,6 +61,8 @@ pub enum Kept {
     },
     /// The working copy had no edits; nothing needed keeping.
     Nothing,
+    /// The backend no longer knows the workspace, so nothing could be recorded.
+    Unregistered,
 }
 
 /// What creating a workspace made, so a failure later can undo exactly that.
