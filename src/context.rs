@@ -35,7 +35,7 @@ impl Context {
         let repo = layout::discover(&start, backend)?;
         let root = layout::workspace_root(global.root.as_deref())?;
         let layout = Layout::new(root, &repo);
-        let vcs = Vcs::new(&repo);
+        let vcs = Vcs::new(&repo, &layout.locks());
         Ok(Context { repo, layout, vcs })
     }
 }

@@ -81,9 +81,10 @@ pub enum Vcs {
 }
 
 impl Vcs {
-    pub fn new(repo: &Repo) -> Vcs {
+    /// `cache_dir` is where a backend may keep answers that are expensive to recompute.
+    pub fn new(repo: &Repo, cache_dir: &Path) -> Vcs {
         match repo.backend {
-            Backend::Jj => Vcs::Jj(jj::Jj::new(repo)),
+            Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.join("jj-workspaces.cache"))),
             Backend::Git => Vcs::Git(git::Git::new(repo)),
         }
     }

@@ -366,6 +366,9 @@ fn a_directory_jj_no_longer_knows_is_never_adopted_or_deleted_silently() {
         ["run", "w1", "--", "sh", "-c", "echo precious > p.txt"],
     )
     .assert_ok();
+    // status keeps jj's workspace list between calls; forgetting is a new operation, which
+    // must show at once.
+    assert_eq!(status_of(&env, &repo, "w1"), "done");
     env.jj(&repo, ["workspace", "forget", "w1"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     assert_eq!(status_of(&env, &repo, "w1"), "unregistered");
