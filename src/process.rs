@@ -91,6 +91,11 @@ impl Call {
 
     /// Runs the call and returns its stdout when it exits 0.
     pub fn stdout(self) -> Result<String, ProcessError> {
+        self.start()?.wait()
+    }
+
+    /// Starts the call; [`Started::wait`] collects its outcome.
+    pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
         let mut expr = duct::cmd(&self.program, &self.args)
             .stdin_null()
@@ -103,7 +108,7 @@ impl Call {
         for (k, v) in &self.env {
             expr = expr.env(k, v);
         }
-        let output = expr.run().map_err(|source| match source.kind() {
+        let handle = expr.start().map_err(|source| match source.kind() {
             io::ErrorKind::NotFound => ProcessError::NotFound {
                 program: self.program.display().to_string(),
             },
@@ -112,11 +117,31 @@ impl Call {
                 source,
             },
         })?;
+        Ok(Started { handle, cmdline })
+    }
+}
+
+/// A helper call running in the background.
+pub struct Started {
+    handle: duct::Handle,
+    cmdline: String,
+}
+
+impl Started {
+    /// Waits for the call and returns its stdout when it exited 0.
+    pub fn wait(self) -> Result<String, ProcessError> {
+        let output = self
+            .handle
+            .into_output()
+            .map_err(|source| ProcessError::Spawn {
+                cmdline: self.cmdline.clone(),
+                source,
+            })?;
         if output.status.success() {
             return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
         Err(ProcessError::Failed {
-            cmdline,
+            cmdline: self.cmdline,
             status: describe_status(output.status),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             code: output.status.code(),

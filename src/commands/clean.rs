@@ -198,10 +198,11 @@ fn clean_entry(
             branch_deleted: None,
         });
     }
-    if has_dir {
-        workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
-    }
-    ctx.vcs.forget(&entry.id, &entry.path)?;
+    ctx.vcs
+        .forget_removing(&entry.id, &entry.path, || match has_dir {
+            true => workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path),
+            false => Ok(()),
+        })?;
     let branch_deleted = match (&kept, args.delete_branch) {
         (Kept::Branch { branch, .. }, true) => {
             Some(ctx.vcs.delete_branch(branch, args.force).map_err(|_| {

@@ -193,6 +193,15 @@ impl Jj {
         Ok(())
     }
 
+    /// Starts `workspace forget`, which touches only the repository, so the directory can be
+    /// removed meanwhile.
+    pub fn start_forget(&self, id: &str) -> Result<crate::process::Started> {
+        Ok(self
+            .call(&self.main)?
+            .args(["workspace", "forget", id])
+            .start()?)
+    }
+
     pub fn workspace_forget(&self, id: &str) -> Result<()> {
         self.call(&self.main)?
             .args(["workspace", "forget", id])

@@ -130,6 +130,29 @@ impl Vcs {
         }
     }
 
+    /// Unregisters workspace `id` and runs `remove` (which deletes its directory): at the same
+    /// time for jj, whose forget never touches the directory; one after the other for git,
+    /// which expects the directory gone.
+    pub fn forget_removing(
+        &self,
+        id: &str,
+        path: &Path,
+        remove: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => {
+                let forgetting = jj.start_forget(id)?;
+                let removed = remove();
+                let forgot = forgetting.wait().map_err(crate::error::CliError::from);
+                removed.and(forgot.map(drop))
+            }
+            Vcs::Git(git) => {
+                remove()?;
+                git.worktree_forget(path)
+            }
+        }
+    }
+
     /// Deletes a branch this tool created for a workspace (git only).
     pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
         match self {
