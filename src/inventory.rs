@@ -117,8 +117,9 @@ impl Entry {
     }
 }
 
-/// Reads one workspace directory's record into an entry.
-fn read(id: String, path: PathBuf) -> Entry {
+/// Reads one workspace directory's record into an entry; `kind` is its type when already
+/// known from a directory listing.
+fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
     let mut entry = Entry {
         id,
         path,
@@ -126,8 +127,11 @@ fn read(id: String, path: PathBuf) -> Entry {
         raw: None,
         problem: None,
     };
-    match std::fs::symlink_metadata(&entry.path) {
-        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+    let kind = kind
+        .map(Ok)
+        .unwrap_or_else(|| std::fs::symlink_metadata(&entry.path).map(|m| m.file_type()));
+    match kind {
+        Ok(t) if t.is_symlink() || !t.is_dir() => {
             entry.problem = Some(Problem::NotADirectory);
             return entry;
         }
@@ -163,7 +167,7 @@ fn read(id: String, path: PathBuf) -> Entry {
 pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     let mut entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
         .into_iter()
-        .map(|(id, path)| (id.clone(), read(id, path)))
+        .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
         .collect();
     let registered = match ctx.vcs.list() {
         Ok(list) => list,
@@ -211,7 +215,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
 pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
     let path = ctx.layout.workspace(id);
     std::fs::symlink_metadata(&path).ok()?;
-    Some(read(id.to_string(), path))
+    Some(read(id.to_string(), path, None))
 }
 
 /// One workspace, or `None` when neither a directory nor a registration exists.
@@ -219,7 +223,7 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
     let path = ctx.layout.workspace(id);
     let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
         // Cheaper than listing everything: read this directory, then check registration.
-        let entry = read(id.to_string(), path);
+        let entry = read(id.to_string(), path, None);
         match ctx.vcs.list() {
             Ok(list) if entry.problem != Some(Problem::NotADirectory) => {
                 let mut entry = entry;

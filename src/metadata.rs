@@ -132,28 +132,37 @@ pub fn parse_time(text: &str) -> Option<SystemTime> {
 /// Reads the record of `workspace` without ever failing on its content.
 pub fn load(workspace: &Path) -> Loaded {
     let file = path(workspace);
-    let text = match fs::read(&file) {
-        Ok(text) => text,
+    // open + read, without the stat fs::read makes to size its buffer.
+    let mut text = Vec::with_capacity(4096);
+    let read =
+        fs::File::open(&file).and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut text));
+    match read {
+        Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => return Loaded::Corrupt(format!("cannot read: {e}")),
-    };
+    }
     parse(&text)
 }
 
-/// Parses record text; see [`Loaded`].
+/// Parses record text; see [`Loaded`]. A current record is parsed once, straight into a
+/// [`Record`]; only one that does not fit is looked at as loose JSON.
 pub fn parse(text: &[u8]) -> Loaded {
+    if let Ok(record) = serde_json::from_slice::<Record>(text) {
+        if record.schema_version <= SCHEMA_VERSION {
+            return Loaded::Ok(Box::new(record));
+        }
+    }
     let value: Value = match serde_json::from_slice(text) {
         Ok(value) => value,
         Err(e) => return Loaded::Corrupt(e.to_string()),
     };
     match value.get("schema_version").and_then(Value::as_u64) {
-        Some(v) if v > SCHEMA_VERSION => return Loaded::Newer(v, value),
-        Some(_) => {}
-        None => return Loaded::Corrupt("no schema_version".into()),
-    }
-    match serde_json::from_value::<Record>(value) {
-        Ok(record) => Loaded::Ok(Box::new(record)),
-        Err(e) => Loaded::Corrupt(e.to_string()),
+        Some(v) if v > SCHEMA_VERSION => Loaded::Newer(v, value),
+        Some(_) => match serde_json::from_value::<Record>(value) {
+            Ok(record) => Loaded::Ok(Box::new(record)),
+            Err(e) => Loaded::Corrupt(e.to_string()),
+        },
+        None => Loaded::Corrupt("no schema_version".into()),
     }
 }
 

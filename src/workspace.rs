@@ -340,20 +340,20 @@ pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
     fs::remove_dir_all(path).map_err(|e| CliError::io("remove", path, &e))
 }
 
-/// The workspace directories present in the namespace (ids only; lock files and other
-/// entries that cannot be ids are skipped).
-pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf)> {
+/// The workspace directories present in the namespace, with the type the directory listing
+/// gave (so listing a thousand workspaces costs no stat each).
+pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::FileType>)> {
     let Ok(entries) = fs::read_dir(namespace_dir) else {
         return vec![];
     };
-    let mut found: Vec<(String, PathBuf)> = entries
+    let mut found: Vec<_> = entries
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().into_string().ok()?;
             crate::layout::validate_id(&name).ok()?;
-            Some((name, entry.path()))
+            Some((name, entry.path(), entry.file_type().ok()))
         })
         .collect();
-    found.sort();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     found
 }

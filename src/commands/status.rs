@@ -57,16 +57,13 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     }
     output::print(&out)?;
     if !args.json {
+        let mut hints = String::new();
         for entry in &entries {
             if let Some(problem) = &entry.problem {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "{}: {}",
-                    entry.id,
-                    problem.hint(&entry.id)
-                );
+                hints += &format!("{}: {}\n", entry.id, problem.hint(&entry.id));
             }
         }
+        let _ = std::io::stderr().write_all(hints.as_bytes());
     }
     Ok(0)
 }
