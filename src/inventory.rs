@@ -169,7 +169,15 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         .into_iter()
         .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
         .collect();
-    let registered = match ctx.vcs.list() {
+    // A lease file without a directory is a workspace deleted by hand (clean removes the
+    // lease with the workspace): only then are the recorded paths needed, to tell it from a
+    // workspace of the same name elsewhere. Names alone are far cheaper to list.
+    let drifted = leases(ctx).iter().any(|id| !entries.contains_key(id));
+    let registered = match if drifted {
+        ctx.vcs.list()
+    } else {
+        ctx.vcs.names()
+    } {
         Ok(list) => list,
         Err(err) => return (entries.into_values().collect(), Some(err)),
     };
@@ -208,6 +216,24 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         }
     }
     (entries.into_values().collect(), None)
+}
+
+/// The ids that have a lease file.
+fn leases(ctx: &Context) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(ctx.layout.locks()) else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .into_string()
+                .ok()?
+                .strip_suffix(".lock")
+                .map(str::to_string)
+        })
+        .filter(|id| crate::layout::validate_id(id).is_ok())
+        .collect()
 }
 
 /// A workspace whose directory exists, read from its files alone (no backend call, so an

@@ -250,9 +250,10 @@ impl Layout {
         self.locks().join(format!("{id}.lock"))
     }
 
-    /// The lock serialising workspace creation and removal in this repository.
+    /// The lock serialising workspace creation and removal in this repository (its name
+    /// starts with a dot, so no workspace's lease can take it).
     pub fn repo_lock(&self) -> PathBuf {
-        self.locks().join("repo.lock")
+        self.locks().join(".repo.lock")
     }
 
     /// Creates the namespace directory, refusing roots that are files, unwritable, or inside

@@ -1,14 +1,30 @@
 //! File locks (flock) on dedicated `.lock` files; every error names its path.
+//!
+//! A lock file may be deleted by the process holding it (`clean` removes a workspace's lease
+//! with the workspace). Whoever was waiting on it then holds a lock on a file no longer at
+//! that path, so every acquisition checks that its file is still the one at the path, and
+//! starts over if not.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::path::Path;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use crate::error::{CliError, Result};
 
 /// A held lock, released when dropped (or when the process dies).
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Deletes the lock file while still holding it, so nobody can take the old file's lock
+    /// and believe it guards the path.
+    pub fn remove(self) {
+        let _ = fs::remove_file(&self.path);
+        drop(self.file);
+    }
 }
 
 fn open(path: &Path) -> Result<File> {
@@ -20,19 +36,64 @@ fn open(path: &Path) -> Result<File> {
         .map_err(|e| CliError::io("open the lock file", path, &e))
 }
 
+/// Whether the locked `file` is still the file at `path`.
+fn still_at(file: &File, path: &Path) -> bool {
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(held), Ok(now)) => held.ino() == now.ino() && held.dev() == now.dev(),
+        _ => false,
+    }
+}
+
 /// Takes the lock, waiting for any holder to release it.
 pub fn exclusive(path: &Path) -> Result<Lock> {
-    let file = open(path)?;
-    file.lock().map_err(|e| CliError::io("lock", path, &e))?;
-    Ok(Lock { _file: file })
+    loop {
+        let file = open(path)?;
+        file.lock().map_err(|e| CliError::io("lock", path, &e))?;
+        if still_at(&file, path) {
+            return Ok(Lock {
+                file,
+                path: path.to_path_buf(),
+            });
+        }
+    }
 }
 
 /// Takes the lock if nobody holds it.
 pub fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
-    let file = open(path)?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(Lock { _file: file })),
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(e)) => Err(CliError::io("lock", path, &e)),
+    loop {
+        let file = open(path)?;
+        match file.try_lock() {
+            Ok(()) if still_at(&file, path) => {
+                return Ok(Some(Lock {
+                    file,
+                    path: path.to_path_buf(),
+                }))
+            }
+            Ok(()) => continue,
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(CliError::io("lock", path, &e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_whose_file_was_removed_is_not_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("w.lock");
+        let held = exclusive(&path).unwrap();
+        assert!(try_exclusive(&path).unwrap().is_none());
+        // Someone opened the old file before it was removed: their lock is on a stale file.
+        let stale = File::open(&path).unwrap();
+        held.remove();
+        assert!(!path.exists());
+        stale.try_lock().unwrap();
+        assert!(!still_at(&stale, &path));
+        // A new acquisition makes a new file and gets it, even while the stale one is held.
+        let fresh = try_exclusive(&path).unwrap().expect("the new file is free");
+        assert!(still_at(&fresh.file, &path));
     }
 }

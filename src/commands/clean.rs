@@ -172,7 +172,7 @@ fn clean_entry(
     args: &CleanArgs,
     lease: Option<Lock>,
 ) -> Result<Removal> {
-    let _lease = match lease {
+    let lease = match lease {
         Some(lease) => lease,
         None => take_lease(ctx, entry, args.force)?,
     };
@@ -193,6 +193,7 @@ fn clean_entry(
             .hint(format!("inspect {}, then pass --force to delete it", entry.path.display())));
         }
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
+        lease.remove();
         return Ok(Removal {
             kept,
             branch_deleted: None,
@@ -203,6 +204,9 @@ fn clean_entry(
             true => workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path),
             false => Ok(()),
         })?;
+    // The workspace is gone, and with it the lease file: a lease file without a directory
+    // now only means a workspace deleted by hand (see `inventory::all`).
+    lease.remove();
     let branch_deleted = match (&kept, args.delete_branch) {
         (Kept::Branch { branch, .. }, true) => {
             Some(ctx.vcs.delete_branch(branch, args.force).map_err(|_| {

@@ -84,7 +84,7 @@ impl Vcs {
     /// `cache_dir` is where a backend may keep answers that are expensive to recompute.
     pub fn new(repo: &Repo, cache_dir: &Path) -> Vcs {
         match repo.backend {
-            Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.join("jj-workspaces.cache"))),
+            Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
             Backend::Git => Vcs::Git(git::Git::new(repo)),
         }
     }
@@ -93,6 +93,14 @@ impl Vcs {
     pub fn list(&self) -> Result<Vec<Registered>> {
         match self {
             Vcs::Jj(jj) => jj.list(),
+            Vcs::Git(git) => git.list(),
+        }
+    }
+
+    /// Every registered workspace's name, without paths: cheaper than [`Vcs::list`].
+    pub fn names(&self) -> Result<Vec<Registered>> {
+        match self {
+            Vcs::Jj(jj) => jj.names(),
             Vcs::Git(git) => git.list(),
         }
     }

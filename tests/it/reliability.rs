@@ -687,3 +687,21 @@ fn a_signal_while_the_workspace_is_created_rolls_the_creation_back() {
     assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
     assert_eq!(env.workspace_names(&repo), ["default"]);
 }
+
+#[test]
+fn a_workspace_named_like_a_lock_file_does_not_block_other_creations() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let live = start_long_run(&env, &repo, "repo", &[]);
+    let started = Instant::now();
+    env.aw(&repo, ["run", "other", "--", "true"]).assert_ok();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    fs::write(env.path().join("repo.release"), "").unwrap();
+    live.wait().assert_ok();
+    // clean removes the lease with the workspace; status then lists nothing for it.
+    env.aw(&repo, ["clean", "repo", "other"]).assert_ok();
+    let locks = env.namespace_dir(&repo).join(".locks");
+    assert!(!locks.join("repo.lock").exists());
+    assert!(!locks.join("other.lock").exists());
+    assert_eq!(statuses(&env, &repo), vec![]);
+}
