@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Stress agent-workspace beyond what `cargo test` runs: many concurrent runs on one repository,
 # many runs queued on one workspace, and kill storms against running supervisors. Prints what
-# held as a markdown table. Usage: bench/stress.sh [ROUNDS]   (env: N=64 parallel runs)
+# held as a markdown table. Usage: bench/stress.sh [ROUNDS]
+# (env: N=64 parallel runs; BACKEND=jj or git, the backend of the scratch repository)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 rounds=${1:-3}
 n=${N:-64}
+backend=${BACKEND:-jj}
 if [[ -z "${AGENT_WORKSPACE_BIN:-}" ]]; then
     cargo build --release --locked --quiet
     AGENT_WORKSPACE_BIN="$PWD/target/release/agent-workspace"
@@ -21,13 +23,21 @@ export JJ_CONFIG="$scratch/jj.toml" AI_WORKSPACES_ROOT="$scratch/workspaces"
 unset AGENT_WORKSPACE_ID AGENT_WORKSPACE_PATH AGENT_WORKSPACE_BACKEND DIRENV_DIR DIRENV_DIFF
 mkdir -p "$HOME"
 printf '[user]\nname = "Stress"\nemail = "stress@example.com"\n' >"$JJ_CONFIG"
+printf '[user]\n\tname = Stress\n\temail = stress@example.com\n' >"$HOME/.gitconfig"
 
 repo="$scratch/repo"
-jj git init --quiet "$repo"
+mkdir -p "$repo"
 cd "$repo"
 for i in $(seq 1 50); do echo "file $i" >"f$i.txt"; done
 echo 'export STRESS=1' >.envrc
-jj commit --quiet -m "stress fixture"
+if [[ "$backend" == git ]]; then
+    git init --quiet
+    git add -A
+    git commit --quiet -m "stress fixture"
+else
+    jj git init --quiet
+    jj commit --quiet -m "stress fixture"
+fi
 
 results=()
 record() { results+=("| $1 | $2 | $3 |"); }
@@ -39,7 +49,16 @@ valid_records() {
     done
     echo "$bad"
 }
-registered() { jj workspace list -T 'name ++ "\n"' | grep -c -v '^default$' || true; }
+registered() {
+    if [[ "$backend" == git ]]; then
+        git worktree list --porcelain | grep -c '^branch refs/heads/agent-workspace/' || true
+    else
+        jj workspace list -T 'name ++ "\n"' | grep -c -v '^default$' || true
+    fi
+}
+healthy() {
+    if [[ "$backend" == git ]]; then git status >/dev/null 2>&1; else jj status >/dev/null 2>&1; fi
+}
 
 # 1. N concurrent cold runs with distinct ids, round after round.
 for round in $(seq 1 "$rounds"); do
@@ -51,7 +70,7 @@ for round in $(seq 1 "$rounds"); do
     ok=0
     for pid in "${pids[@]}"; do wait "$pid" && ok=$((ok + 1)); done
     ms=$((($(date +%s%N) - start) / 1000000))
-    healthy=yes; jj status >/dev/null 2>&1 || healthy=no
+    healthy=yes; healthy || healthy=no
     done_count=$("$aw" status --json | python3 -c 'import json,sys; print(sum(w["status"]=="done" for w in json.load(sys.stdin)["workspaces"]))')
     record "round $round: $n concurrent cold runs" "$ok/$n exit 0, $(registered) registered, $done_count done, $(valid_records) invalid records, main workspace healthy: $healthy" "${ms} ms wall"
     "$aw" clean --all >/dev/null
@@ -105,8 +124,10 @@ ok=0
 for i in $(seq 1 "$n"); do "$aw" run "k$i" -- true >/dev/null 2>&1 && ok=$((ok + 1)); done
 record "re-run after the storm" "$ok/$n crashed or interrupted workspaces ran again" ""
 "$aw" clean --all >/dev/null
-record "final clean --all" "$(registered) registered, $(valid_records) invalid records, main healthy: $(jj status >/dev/null 2>&1 && echo yes || echo no)" ""
+record "final clean --all" "$(registered) registered, $(valid_records) invalid records, main healthy: $(healthy && echo yes || echo no)" ""
 
+echo "Backend: $backend"
+echo
 echo "| case | what held | time |"
 echo "|---|---|---|"
 printf '%s\n' "${results[@]}"
