@@ -13,6 +13,7 @@ mod ids;
 mod just_recipes;
 mod metadata;
 mod nested;
+mod recovery;
 mod reliability;
 mod run;
 mod sha256;

@@ -1,4 +1,4 @@
-//! Runs you can trust: liveness, leases, concurrency, signals, history and recovery.
+//! Runs you can trust: liveness, leases, concurrency, signals and history.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -11,7 +11,7 @@ use crate::backends::Backend;
 use crate::harness::{wait_for_file, TestEnv};
 
 /// `status --json` of `repo`, as (id, status) pairs.
-fn statuses(env: &TestEnv, repo: &Path) -> Vec<(String, String)> {
+pub(crate) fn statuses(env: &TestEnv, repo: &Path) -> Vec<(String, String)> {
     let out = env.aw(repo, ["status", "--json"]);
     out.assert_ok();
     let doc: Value = serde_json::from_str(&out.stdout).expect("status --json is JSON");
@@ -26,7 +26,7 @@ fn statuses(env: &TestEnv, repo: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-fn status_of(env: &TestEnv, repo: &Path, id: &str) -> String {
+pub(crate) fn status_of(env: &TestEnv, repo: &Path, id: &str) -> String {
     statuses(env, repo)
         .into_iter()
         .find(|(w, _)| w == id)
@@ -57,7 +57,12 @@ fn wait_until_dead(pid: &str) {
 
 /// Starts a long run in `id` that touches `<tmp>/<id>.started` and then waits for
 /// `<tmp>/<id>.release`.
-fn start_long_run(env: &TestEnv, repo: &Path, id: &str, extra: &[&str]) -> crate::harness::Running {
+pub(crate) fn start_long_run(
+    env: &TestEnv,
+    repo: &Path,
+    id: &str,
+    extra: &[&str],
+) -> crate::harness::Running {
     let tmp = env.path().display().to_string();
     let script =
         format!("touch {tmp}/{id}.started; while [ ! -e {tmp}/{id}.release ]; do sleep 0.02; done");
@@ -308,342 +313,12 @@ fn history_is_kept_bounded_and_shown(backend: Backend) {
     assert_eq!(json["record"]["runs"].as_array().unwrap().len(), 50);
 }
 
-#[test]
-fn a_deleted_directory_is_named_by_status_and_recreated_with_its_edits() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    // An id that needs quoting in a revset.
-    let id = "1.fix-a_b";
-    env.aw(
-        &repo,
-        [
-            "run",
-            id,
-            "--",
-            "sh",
-            "-c",
-            "echo kept > edit.txt && jj status >/dev/null",
-        ],
-    )
-    .assert_ok();
-    let ws = env.ws_path(&repo, id);
-    fs::remove_dir_all(&ws).unwrap();
-    let status = env.aw(&repo, ["status"]);
-    assert!(
-        status.stdout.contains("missing-directory"),
-        "{}",
-        status.report()
-    );
-    assert!(
-        status.stderr.contains(&format!("agent-workspace run {id}")),
-        "{}",
-        status.report()
-    );
-    let out = env.aw(&repo, ["run", id, "--", "cat", "edit.txt"]);
-    out.assert_ok();
-    assert_eq!(out.stdout, "kept\n");
-    assert!(out.stderr.contains("was deleted"), "{}", out.report());
-    assert_eq!(status_of(&env, &repo, id), "done");
-}
-
-fn clean_forgets_a_workspace_whose_directory_was_deleted(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > e.txt"])
-        .assert_ok();
-    fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
-    let out = env.aw(&repo, ["clean", "w1"]);
-    out.assert_ok();
-    assert_eq!(backend.registered(&env, &repo), ["default"]);
-}
-
-#[test]
-fn a_directory_jj_no_longer_knows_is_never_adopted_or_deleted_silently() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    env.aw(
-        &repo,
-        ["run", "w1", "--", "sh", "-c", "echo precious > p.txt"],
-    )
-    .assert_ok();
-    // status keeps jj's workspace list between calls; forgetting is a new operation, which
-    // must show at once.
-    assert_eq!(status_of(&env, &repo, "w1"), "done");
-    env.jj(&repo, ["workspace", "forget", "w1"]).assert_ok();
-    let ws = env.ws_path(&repo, "w1");
-    assert_eq!(status_of(&env, &repo, "w1"), "unregistered");
-    let run = env.aw(&repo, ["run", "w1", "--", "true"]);
-    run.assert_code(125);
-    assert!(run.stderr.contains("clean --force w1"), "{}", run.report());
-    let clean = env.aw(&repo, ["clean", "w1"]);
-    clean.assert_code(1);
-    assert!(clean.stderr.contains("--force"), "{}", clean.report());
-    assert_eq!(fs::read_to_string(ws.join("p.txt")).unwrap(), "precious\n");
-    env.aw(&repo, ["clean", "--force", "w1"]).assert_ok();
-    assert!(!ws.exists());
-}
-
-#[test]
-fn a_stale_working_copy_is_updated_and_keeps_its_edits() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    let ws = env.ws_path(&repo, "w1");
-    // Snapshot an edit in the workspace, then restore the repository to before that operation
-    // from the main workspace: the workspace's working copy is now stale.
-    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
-    fs::write(ws.join("first.txt"), "first\n").unwrap();
-    env.jj(&ws, ["status"]).assert_ok();
-    env.jj(&repo, ["op", "restore", &before]).assert_ok();
-    fs::write(ws.join("second.txt"), "second\n").unwrap();
-    let stale = env.jj(&ws, ["status"]);
-    assert_ne!(
-        stale.code(),
-        Some(0),
-        "the working copy should be stale\n{}",
-        stale.report()
-    );
-    let out = env.aw(
-        &repo,
-        [
-            "run",
-            "w1",
-            "--",
-            "sh",
-            "-c",
-            "cat first.txt second.txt && jj diff --summary",
-        ],
-    );
-    out.assert_ok();
-    assert!(
-        out.stdout.starts_with("first\nsecond\n"),
-        "{}",
-        out.report()
-    );
-    assert!(
-        out.stdout.contains("A first.txt") && out.stdout.contains("A second.txt"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("was stale"), "{}", out.report());
-}
-
-fn bulk_clean_selects_by_status_and_age_and_never_removes_a_live_run(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "ok", "--", "true"]).assert_ok();
-    env.aw(&repo, ["run", "bad", "--", "false"]).assert_code(1);
-    env.aw(&repo, ["run", "old", "--", "true"]).assert_ok();
-    let old = env.ws_path(&repo, "old");
-    let mut record = env.metadata(&old);
-    record["updated_at"] = "2020-01-01T00:00:00Z".into();
-    fs::write(old.join(".agent-workflow.json"), record.to_string()).unwrap();
-    let live = start_long_run(&env, &repo, "live", &[]);
-
-    let dry = env.aw(&repo, ["clean", "--status", "done", "--dry-run"]);
-    dry.assert_ok();
-    assert!(
-        dry.stdout.contains("Would remove ok") && dry.stdout.contains("Would remove old"),
-        "{}",
-        dry.report()
-    );
-    assert!(env.ws_path(&repo, "ok").exists());
-
-    let aged = env.aw(&repo, ["clean", "--older-than", "7d", "--json"]);
-    aged.assert_ok();
-    let doc: Value = serde_json::from_str(&aged.stdout).unwrap();
-    let removed: Vec<&str> = doc["removed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["workspace_id"].as_str().unwrap())
-        .collect();
-    assert_eq!(removed, ["old"]);
-    assert!(!old.exists());
-
-    let errors = env.aw(&repo, ["clean", "--status", "error"]);
-    errors.assert_ok();
-    assert!(!env.ws_path(&repo, "bad").exists());
-
-    let all = env.aw(&repo, ["clean", "--all"]);
-    all.assert_ok();
-    assert!(all.stderr.contains("Skipped live"), "{}", all.report());
-    assert!(env.ws_path(&repo, "live").exists());
-    assert!(!env.ws_path(&repo, "ok").exists());
-    assert_eq!(status_of(&env, &repo, "live"), "running");
-
-    let forced = env.aw(&repo, ["clean", "--all", "--force"]);
-    forced.assert_ok();
-    let stopped = live.wait();
-    assert_eq!(stopped.code(), Some(143), "{}", stopped.report());
-    assert!(!env.ws_path(&repo, "live").exists());
-    assert_eq!(backend.registered(&env, &repo), ["default"]);
-}
-
-fn an_envrc_changed_inside_the_workspace_is_not_loaded_without_trust(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(
-        &repo,
-        [
-            "run",
-            "w1",
-            "--",
-            "sh",
-            "-c",
-            "echo 'export HIJACK=1' >> .envrc",
-        ],
-    )
-    .assert_ok();
-    let refused = env.aw(
-        &repo,
-        [
-            "run",
-            "w1",
-            "--",
-            "sh",
-            "-c",
-            "echo ran; echo ${HIJACK-unset}",
-        ],
-    );
-    refused.assert_code(125);
-    assert_eq!(refused.stdout, "");
-    assert!(
-        refused.stderr.contains(".envrc differs"),
-        "{}",
-        refused.report()
-    );
-    assert!(
-        refused.stderr.contains("--trust-envrc"),
-        "{}",
-        refused.report()
-    );
-    let trusted = env.aw(
-        &repo,
-        [
-            "run",
-            "w1",
-            "--trust-envrc",
-            "--",
-            "sh",
-            "-c",
-            "echo ${HIJACK-unset}",
-        ],
-    );
-    trusted.assert_ok();
-    assert_eq!(trusted.stdout, "1\n");
-    // An .envrc put back to the base revision's content is allowed again without the flag.
-    let ws = env.ws_path(&repo, "w1");
-    fs::copy(repo.join(".envrc"), ws.join(".envrc")).unwrap();
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-}
-
-fn records_from_a_newer_schema_are_shown_and_never_overwritten(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    let file = env.ws_path(&repo, "w1").join(".agent-workflow.json");
-    let newer = r#"{"schema_version": 9, "workspace_id": "w1", "status": "quantum", "updated_at": "2030-01-01T00:00:00Z"}"#;
-    fs::write(&file, newer).unwrap();
-    let status = env.aw(&repo, ["status", "w1", "--json"]);
-    status.assert_ok();
-    let doc: Value = serde_json::from_str(&status.stdout).unwrap();
-    assert_eq!(doc["problem"], "newer-schema");
-    assert_eq!(doc["record"]["status"], "quantum");
-    let run = env.aw(&repo, ["run", "w1", "--", "true"]);
-    run.assert_code(125);
-    assert!(
-        run.stderr.contains("newer agent-workspace"),
-        "{}",
-        run.report()
-    );
-    assert_eq!(fs::read_to_string(&file).unwrap(), newer);
-    env.aw(&repo, ["clean", "w1"]).assert_code(1);
-    assert_eq!(fs::read_to_string(&file).unwrap(), newer);
-}
-
-fn a_corrupt_record_is_kept_aside_and_the_workspace_runs_again(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    let ws = env.ws_path(&repo, "w1");
-    fs::write(
-        ws.join(".agent-workflow.json"),
-        "{\"schema_version\": 1, torn",
-    )
-    .unwrap();
-    assert_eq!(status_of(&env, &repo, "w1"), "corrupt-metadata");
-    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
-    out.assert_ok();
-    assert!(out.stderr.contains("kept it as"), "{}", out.report());
-    let kept: Vec<_> = fs::read_dir(&ws)
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".agent-workflow.json.corrupt.")
-        })
-        .collect();
-    assert_eq!(kept.len(), 1);
-    assert_eq!(
-        fs::read_to_string(kept[0].path()).unwrap(),
-        "{\"schema_version\": 1, torn"
-    );
-    assert_eq!(env.metadata(&ws)["status"], "done");
-}
-
-#[test]
-fn a_jj_workspace_of_the_same_name_made_elsewhere_is_refused() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    let elsewhere = env.path().join("mine");
-    env.jj(
-        &repo,
-        [
-            "workspace",
-            "add",
-            "--name",
-            "w1",
-            &elsewhere.display().to_string(),
-        ],
-    )
-    .assert_ok();
-    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
-    out.assert_code(125);
-    assert!(
-        out.stderr.contains("not created by agent-workspace"),
-        "{}",
-        out.report()
-    );
-    assert!(!env.ws_path(&repo, "w1").exists());
-    assert!(elsewhere.join(".jj").exists());
-    assert_eq!(env.workspace_names(&repo), ["default", "w1"]);
-}
-
-#[test]
-fn a_base_change_that_is_a_multi_commit_revset_leaves_nothing_behind() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    for rev in ["all()", "root() | @", "nonexistent-rev"] {
-        let out = env.aw(&repo, ["run", "w1", "--base-change", rev, "--", "true"]);
-        out.assert_code(125);
-        assert!(!env.ws_path(&repo, "w1").exists(), "{rev}");
-        assert_eq!(env.workspace_names(&repo), ["default"], "{rev}");
-    }
-}
-
 crate::both_backends!(
     a_killed_supervisor_shows_as_crashed_and_the_workspace_runs_again,
     liveness_checks_the_process_start_time_not_just_the_pid,
     a_second_run_fails_fast_naming_the_holder_and_wait_queues_behind_it,
     concurrent_runs_with_distinct_ids_all_succeed_round_after_round,
     history_is_kept_bounded_and_shown,
-    clean_forgets_a_workspace_whose_directory_was_deleted,
-    bulk_clean_selects_by_status_and_age_and_never_removes_a_live_run,
-    an_envrc_changed_inside_the_workspace_is_not_loaded_without_trust,
-    records_from_a_newer_schema_are_shown_and_never_overwritten,
-    a_corrupt_record_is_kept_aside_and_the_workspace_runs_again,
     sigint_reaches_the_command_group,
     sigterm_reaches_the_command_group,
     sighup_reaches_the_command_group,
