@@ -136,8 +136,9 @@ impl Jj {
         Ok(parse_list(&out))
     }
 
-    /// The ids of the current operation heads, sorted and joined.
-    fn op_heads_key(&self) -> Option<String> {
+    /// The ids of the current operation heads, sorted and joined: names the repository's
+    /// state exactly (used to key caches and to remember freshness checks).
+    pub fn op_heads_key(&self) -> Option<String> {
         let heads = fs::read_dir(self.store.join("op_heads").join("heads")).ok()?;
         let mut ids: Vec<String> = heads
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -294,22 +295,15 @@ impl Jj {
     }
 
     /// Cheap check: has any operation happened since the working copy was last updated, or
-    /// since `checked` (the op-heads stamp of the last check)?
+    /// since `checked` (the [`Jj::op_heads_key`] of the last check)?
     pub fn may_be_stale(&self, ws: &Path, checked: Option<&str>) -> bool {
         let checkout = ws.join(".jj").join("working_copy").join("checkout");
-        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        match (modified(&checkout), self.op_heads_stamp()) {
-            (Some(wc), Some(op)) => op.1 > wc && checked != Some(op.0.as_str()),
-            _ => true,
-        }
-    }
-
-    /// When the repository's operation heads last changed, as text and as time.
-    pub fn op_heads_stamp(&self) -> Option<(String, std::time::SystemTime)> {
         let heads = self.store.join("op_heads").join("heads");
-        let time = fs::metadata(heads).and_then(|m| m.modified()).ok()?;
-        let nanos = time.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-        Some((nanos.to_string(), time))
+        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (modified(&checkout), modified(&heads)) {
+            (Some(wc), Some(op)) if op <= wc => false,
+            _ => checked.is_none() || checked != self.op_heads_key().as_deref(),
+        }
     }
 
     pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {

@@ -200,7 +200,7 @@ impl Vcs {
     /// A stamp of the repository's state to remember after a freshness check.
     pub fn freshness_stamp(&self) -> Option<String> {
         match self {
-            Vcs::Jj(jj) => jj.op_heads_stamp().map(|s| s.0),
+            Vcs::Jj(jj) => jj.op_heads_key(),
             Vcs::Git(_) => None,
         }
     }

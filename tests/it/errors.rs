@@ -4,18 +4,18 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::backends::{git_repo, Backend};
+use crate::backends::Backend;
 use crate::harness::{running_as_root, TestEnv};
 
 /// Tools a PATH without jj (or without direnv) still offers.
 const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
 
-/// jj only (with its git counterpart below): the jj backend needs jj.
-#[test]
-fn jj_missing_from_path() {
+/// A backend whose tool is missing from PATH: `run` exits 125 naming it (and creates nothing),
+/// `status` still lists the directories with a warning, `clean` exits 1 naming it.
+fn backend_tool_missing_from_path(backend: Backend, tool: &str, hint: &str) {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    let mut tools = BASICS.to_vec();
+    let repo = backend.repo(&env);
+    let mut tools: Vec<&str> = BASICS.iter().copied().filter(|t| *t != tool).collect();
     tools.push("direnv");
     let path = env.path_with_only(&tools);
     let out = env
@@ -24,15 +24,16 @@ fn jj_missing_from_path() {
         .args(["run", "w1", "--", "touch", "ran"])
         .run();
     out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
-    Error: jj was not found on PATH
-    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
-    ");
+    assert_eq!(
+        env.normalize(&out.stderr),
+        format!("Error: {tool} was not found on PATH\nHint: {hint}\n"),
+        "{}",
+        out.report()
+    );
     assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
     let status = env.aw_cmd(&repo).env("PATH", &path).arg("status").run();
-    // status still lists the directories, warning that jj could not be asked.
     insta::assert_snapshot!(
-        "status_without_jj",
+        format!("status_without_{tool}"),
         format!(
             "exit {:?}\n{}",
             status.code(),
@@ -46,52 +47,26 @@ fn jj_missing_from_path() {
         .run();
     clean.assert_code(1);
     assert!(
-        clean.stderr.contains("jj was not found on PATH"),
+        clean
+            .stderr
+            .contains(&format!("{tool} was not found on PATH")),
         "{}",
         clean.report()
     );
 }
 
-/// The git backend without git on PATH: the same as [`jj_missing_from_path`] for jj.
+#[test]
+fn jj_missing_from_path() {
+    backend_tool_missing_from_path(
+        Backend::Jj,
+        "jj",
+        "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`",
+    );
+}
+
 #[test]
 fn git_missing_from_path() {
-    let env = TestEnv::new();
-    let repo = git_repo(&env, "repo");
-    let mut tools: Vec<&str> = BASICS.iter().copied().filter(|t| *t != "git").collect();
-    tools.push("direnv");
-    let path = env.path_with_only(&tools);
-    let out = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .args(["run", "w1", "--", "touch", "ran"])
-        .run();
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
-    Error: git was not found on PATH
-    Hint: install git
-    ");
-    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
-    let status = env.aw_cmd(&repo).env("PATH", &path).arg("status").run();
-    // status still lists the directories, warning that git could not be asked.
-    insta::assert_snapshot!(
-        "status_without_git",
-        format!(
-            "exit {:?}\n{}",
-            status.code(),
-            env.normalize(&status.stderr)
-        )
-    );
-    let clean = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .args(["clean", "w1"])
-        .run();
-    clean.assert_code(1);
-    assert!(
-        clean.stderr.contains("git was not found on PATH"),
-        "{}",
-        clean.report()
-    );
+    backend_tool_missing_from_path(Backend::Git, "git", "install git");
 }
 
 /// jj only: agent-workspace checks jj's version; it asks nothing of git's.
