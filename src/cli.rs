@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::vcs::Backend;
+use crate::error::CliError;
+
+use crate::repo::Backend;
 
 /// Isolated, resumable jj (or git worktree) workspaces for agent workflows.
 #[derive(Debug, Parser)]
@@ -42,7 +44,60 @@ pub enum Command {
     Clean(crate::commands::clean::CleanArgs),
 }
 
-/// Parses the command line, exiting with clap's message and code 2 on bad usage.
-pub fn parse(args: Vec<OsString>) -> Cli {
-    Cli::parse_from(args)
+impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
+    fn from(global: &'a GlobalArgs) -> Self {
+        crate::context::Options {
+            root: global.root.as_deref(),
+            repo: global.repo.as_deref(),
+            backend: global.backend,
+        }
+    }
+}
+
+/// What parsing the command line gave: a command to run, or text clap asked to print
+/// (`--help`, `--version`) on stdout.
+pub enum Parsed {
+    Command(Box<Cli>),
+    Print(String),
+}
+
+/// Parses the command line; bad usage becomes a usage [`CliError`] rendered like every other
+/// error (exit 2).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, CliError> {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => Ok(Parsed::Command(Box::new(cli))),
+        Err(err) if !err.use_stderr() => Ok(Parsed::Print(err.to_string())),
+        Err(err) => Err(usage_error(&err)),
+    }
+}
+
+/// clap's message as `Error:` (its first paragraph), its tips and the usage line as the hint.
+fn usage_error(err: &clap::Error) -> CliError {
+    let text = err.to_string();
+    let mut paragraphs = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or("invalid usage");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let mut message: String = first.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    let mut hints: Vec<String> = vec![];
+    let mut command = "agent-workspace".to_string();
+    for line in paragraphs.flat_map(str::lines).map(str::trim) {
+        if let Some(tip) = line.strip_prefix("tip: ") {
+            hints.push(tip.to_string());
+        } else if let Some(usage) = line.strip_prefix("Usage: ") {
+            if let Some(sub) = usage
+                .split_whitespace()
+                .nth(1)
+                .filter(|w| !w.starts_with(['[', '<']))
+            {
+                command = format!("agent-workspace {sub}");
+            }
+            hints.push(format!("usage: {usage}"));
+        }
+    }
+    if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        message = "no subcommand given".into();
+        hints = vec!["usage: agent-workspace [OPTIONS] <run|status|shell|clean> ...".into()];
+    }
+    hints.push(format!("see `{command} --help`"));
+    CliError::usage(message).hint(hints.join("; "))
 }

@@ -1,11 +1,11 @@
 //! What every command starts from: the repository, its namespace and its backend.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::cli::GlobalArgs;
 use crate::error::{CliError, Result};
-use crate::layout::{self, Layout, Repo};
-use crate::vcs::{Backend, Vcs};
+use crate::layout::{self, Layout};
+use crate::repo::{self, Backend, Repo};
+use crate::vcs::Vcs;
 
 /// The repository a command acts on and where its workspaces live.
 pub struct Context {
@@ -14,8 +14,17 @@ pub struct Context {
     pub vcs: Vcs,
 }
 
+/// Where a command was asked to act: the global flags, without their command-line form.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    pub root: Option<&'a Path>,
+    pub repo: Option<&'a Path>,
+    pub backend: Option<Backend>,
+}
+
 impl Context {
-    pub fn open(global: &GlobalArgs) -> Result<Context> {
+    pub fn open<'a>(options: impl Into<Options<'a>>) -> Result<Context> {
+        let global: Options = options.into();
         let backend = match (
             global.backend,
             layout::non_empty_env("AGENT_WORKSPACE_BACKEND"),
@@ -28,12 +37,12 @@ impl Context {
             (None, None) => None,
         };
         let start = match &global.repo {
-            Some(path) => path.clone(),
+            Some(path) => path.to_path_buf(),
             None => std::env::current_dir()
                 .map_err(|e| CliError::io("read", &PathBuf::from("."), &e))?,
         };
-        let repo = layout::discover(&start, backend)?;
-        let root = layout::workspace_root(global.root.as_deref())?;
+        let repo = repo::discover(&start, backend)?;
+        let root = layout::workspace_root(global.root)?;
         let layout = Layout::new(root, &repo);
         let vcs = Vcs::new(&repo, &layout.locks());
         Ok(Context { repo, layout, vcs })

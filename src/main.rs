@@ -13,6 +13,7 @@ mod lock;
 mod metadata;
 mod output;
 mod process;
+mod repo;
 mod signals;
 mod tree;
 mod vcs;
@@ -28,7 +29,16 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == launch::TRAMPOLINE) {
         return code(launch::trampoline(&args[2..]));
     }
-    let cli = cli::parse(args);
+    let cli = match cli::parse(args) {
+        Ok(cli::Parsed::Command(cli)) => cli,
+        Ok(cli::Parsed::Print(text)) => {
+            return match output::print(&text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => fail(&err, false),
+            }
+        }
+        Err(err) => return fail(&err, false),
+    };
     let wraps_command = matches!(cli.command, Command::Run(_) | Command::Shell(_));
     let outcome = match &cli.command {
         Command::Run(args) => commands::run::cmd_run(&cli.global, args),
@@ -38,11 +48,14 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(status) => code(status),
-        Err(err) => {
-            eprintln!("{err}");
-            ExitCode::from(err.exit_code(wraps_command))
-        }
+        Err(err) => fail(&err, wraps_command),
     }
+}
+
+/// Prints `err` as the one rendered error and gives its exit code.
+fn fail(err: &error::CliError, wraps_command: bool) -> ExitCode {
+    eprintln!("{err}");
+    ExitCode::from(err.exit_code(wraps_command))
 }
 
 fn code(status: i32) -> ExitCode {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{CliError, Result};
-use crate::vcs::Backend;
+use crate::repo::Backend;
 
 /// File name of the record inside a workspace.
 pub const FILE_NAME: &str = ".agent-workflow.json";

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::{Created, Kept, Registered};
 use crate::error::{CliError, Result};
-use crate::layout::{non_empty_env, Repo};
+use crate::layout::non_empty_env;
 use crate::process::{Call, ProcessError};
+use crate::repo::Repo;
 
 /// The branch prefix used when `AGENT_WORKSPACE_BRANCH_PREFIX` is not set.
 pub const DEFAULT_PREFIX: &str = "agent-workspace/";

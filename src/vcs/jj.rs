@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::{Kept, Registered};
 use crate::error::{CliError, Result};
-use crate::layout::Repo;
 use crate::process::{Call, ProcessError};
+use crate::repo::Repo;
 use crate::tree;
 
 /// The oldest jj whose templates and workspace listing this tool relies on.

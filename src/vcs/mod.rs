@@ -5,36 +5,9 @@ pub mod jj;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::Result;
-use crate::layout::Repo;
-
-/// Which version-control system manages a workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    Jj,
-    Git,
-}
-
-impl Backend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Jj => "jj",
-            Backend::Git => "git",
-        }
-    }
-
-    /// Parses a name given on the command line or in `AGENT_WORKSPACE_BACKEND`.
-    pub fn parse(text: &str) -> Option<Backend> {
-        match text {
-            "jj" => Some(Backend::Jj),
-            "git" => Some(Backend::Git),
-            _ => None,
-        }
-    }
-}
+pub use crate::repo::Backend;
+use crate::repo::Repo;
 
 /// A workspace the backend knows by name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,3 +19,4 @@ mod run;
 mod sha256;
 mod shell;
 mod status;
+mod usage;

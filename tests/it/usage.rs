@@ -1,0 +1,57 @@
+//! Bad usage is reported like every other error: `Error:`, `Hint:`, exit 2, nothing touched.
+
+use crate::harness::TestEnv;
+
+/// Runs the tool with `args` outside any repository and returns its stderr, asserting exit 2
+/// and an empty stdout.
+fn usage_error(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.aw(env.path(), args);
+    out.assert_code(2);
+    assert_eq!(out.stdout, "", "{}", out.report());
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+    out.stderr
+}
+
+#[test]
+fn clap_errors_go_through_the_renderer() {
+    let env = TestEnv::new();
+    insta::assert_snapshot!(usage_error(&env, &["no-such-subcommand"]), @r"
+    Error: unrecognized subcommand 'no-such-subcommand'
+    Hint: usage: agent-workspace [OPTIONS] <COMMAND>; see `agent-workspace --help`
+    ");
+    insta::assert_snapshot!(usage_error(&env, &["run", "w1"]), @r"
+    Error: the following required arguments were not provided: <CMD>...
+    Hint: usage: agent-workspace run <ID> -- <CMD>...; see `agent-workspace run --help`
+    ");
+    insta::assert_snapshot!(usage_error(&env, &["run", "w1", "--no-such-flag", "--", "true"]), @r"
+    Error: unexpected argument '--no-such-flag' found
+    Hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'; usage: agent-workspace run <ID> -- <CMD>...; see `agent-workspace run --help`
+    ");
+    insta::assert_snapshot!(usage_error(&env, &["--backend", "svn", "status"]), @r"
+    Error: invalid value 'svn' for '--backend <BACKEND>' [possible values: jj, git]
+    Hint: see `agent-workspace --help`
+    ");
+    insta::assert_snapshot!(usage_error(&env, &[]), @r"
+    Error: no subcommand given
+    Hint: usage: agent-workspace [OPTIONS] <run|status|shell|clean> ...; see `agent-workspace --help`
+    ");
+}
+
+#[test]
+fn help_and_version_go_to_stdout_with_exit_0() {
+    let env = TestEnv::new();
+    let out = env.aw(env.path(), ["--version"]);
+    out.assert_ok();
+    assert_eq!(
+        out.stdout,
+        format!("agent-workspace {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let out = env.aw(env.path(), ["run", "--help"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.starts_with("Run a command in a workspace"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(out.stderr, "", "{}", out.report());
+}
