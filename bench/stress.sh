@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stress agent-workspace beyond what `cargo test` runs: many concurrent runs on one repository,
-# many runs queued on one workspace, and kill storms against running supervisors. Prints what
+# many runs queued on one workspace, kill storms against running supervisors, and a hostile
+# round of agents that write what no commit keeps, tamper and leave daemons (section 4). Prints what
 # held as a markdown table. Usage: bench/stress.sh [ROUNDS]
 # (env: N=64 parallel runs; BACKEND=jj or git, the backend of the scratch repository)
 set -euo pipefail
@@ -16,7 +17,7 @@ fi
 aw=$AGENT_WORKSPACE_BIN
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/agent-workspace-stress.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+trap 'pkill -f hostile-daemon 2>/dev/null; rm -rf "$scratch"' EXIT
 export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data"
 export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state"
 export JJ_CONFIG="$scratch/jj.toml" AI_WORKSPACES_ROOT="$scratch/workspaces"
@@ -126,8 +127,91 @@ record "re-run after the storm" "$ok/$n crashed or interrupted workspaces ran ag
 "$aw" clean --all >/dev/null
 record "final clean --all" "$(registered) registered, $(valid_records) invalid records, main healthy: $(healthy && echo yes || echo no)" ""
 
+# 4. Hostile round: agents that write what no commit keeps (big, ignored and nested-repository
+# files), move HEAD away from their branch or commit and start anew, tamper with their records,
+# leave daemons behind and get SIGKILLed, then bulk clean. Every file they wrote must end up in a
+# commit or in a kept-aside directory: zero lost, no survivor, nothing outside the root touched.
+outside="$scratch/outside"
+mkdir -p "$outside"
+echo untouched >"$outside/canary"
+m=$((n / 4))
+hostile_agent() {
+    local i=$1
+    cat <<EOF
+set -e
+printf 'hostile-$i-tracked\n' >tracked-$i.txt
+head -c 2097152 /dev/zero | tr '\0' x >big-$i.bin && printf 'hostile-$i-big\n' >>big-$i.bin
+printf 'hostile-$i-ignored\n' >.env
+mkdir -p nested-$i && (cd nested-$i && git init -q && printf 'hostile-$i-nested\n' >n.txt && git add n.txt && git -c user.name=a -c user.email=a@b commit -qm nested)
+if [ "$backend" = git ]; then
+    git add -A && git commit -qm "agent $i work" && git checkout -q --detach && printf 'hostile-$i-detached\n' >detached-$i.txt && git add detached-$i.txt && git commit -qm detached
+else
+    jj commit -m "agent $i work" >/dev/null 2>&1 && printf 'hostile-$i-after-commit\n' >later-$i.txt
+fi
+python3 - <<PY
+import json, os
+p = os.environ["AGENT_WORKSPACE_METADATA"]
+r = json.load(open(p))
+r["workspace_path"] = "$outside"
+r["base_envrc_sha256"] = "0" * 64
+r["backend"] = "git" if r.get("backend") == "jj" else "jj"
+json.dump(r, open(p, "w"))
+PY
+(setsid sh -c 'while :; do printf "hostile-daemon\n" >>daemon-$i.log; sleep 0.05; done' </dev/null >/dev/null 2>&1 &)
+exec sleep 30
+EOF
+}
+printf '.env\n' >>"$repo/.git/info/exclude"
+pids=()
+for i in $(seq 1 "$m"); do
+    "$aw" run "h$i" -- sh -c "$(hostile_agent "$i")" >/dev/null 2>"$scratch/herr.$i" & pids+=($!)
+done
+for _ in $(seq 1 600); do
+    ready=$(ls "$AI_WORKSPACES_ROOT"/*/h*/daemon-*.log 2>/dev/null | wc -l)
+    [[ "$ready" -ge "$m" ]] && break
+    sleep 0.1
+done
+for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+"$aw" clean --all --force --json >"$scratch/hostile-clean.json" 2>"$scratch/hostile-clean.err" || true
+sleep 0.5
+survivors=$(pgrep -f 'hostile-daemon' | wc -l || true)
+kinds=(tracked big ignored nested)
+if [[ "$backend" == git ]]; then kinds+=(detached); else kinds+=(after-commit); fi
+if [[ "$backend" == git ]]; then
+    mapfile -t all_commits < <(git rev-list --all)
+else
+    mapfile -t all_commits < <(jj log -r 'all()' --no-graph -T 'commit_id ++ "\n"' 2>/dev/null)
+fi
+found=0 kept=0 lost=0 lost_list=()
+for i in $(seq 1 "$m"); do
+    for kind in "${kinds[@]}"; do
+        pattern="hostile-$i-$kind"
+        if git grep -q -F -e "$pattern" "${all_commits[@]}" -- 2>/dev/null; then
+            found=$((found + 1))
+        elif grep -r -q -F -e "$pattern" "$AI_WORKSPACES_ROOT"/*/.kept 2>/dev/null; then
+            kept=$((kept + 1))
+        else
+            lost=$((lost + 1))
+            lost_list+=("$pattern")
+        fi
+    done
+done
+kept_files=$(find "$AI_WORKSPACES_ROOT"/*/.kept -type f 2>/dev/null | wc -l)
+kept_bytes=$(du -sb "$AI_WORKSPACES_ROOT"/*/.kept 2>/dev/null | awk '{s += $1} END {print s + 0}')
+canary=CHANGED
+[[ "$(cat "$outside/canary")" == untouched && $(ls -A "$outside" | wc -l) -eq 1 ]] && canary=untouched
+left=$(find "$AI_WORKSPACES_ROOT" -mindepth 2 -maxdepth 2 -name 'h*' | wc -l)
+total=$((m * ${#kinds[@]}))
+record "hostile: $m agents SIGKILLed, then clean --all --force" "$((found + kept))/$total files accounted for ($found in commits, $kept kept aside: $kept_files files, $kept_bytes bytes), $lost lost${lost_list:+ (${lost_list[*]})}, $survivors daemons survived, outside dir $canary, $left workspaces left" ""
+[[ "$lost" -eq 0 && "$survivors" -eq 0 && "$canary" == untouched ]] || hostile_failed=1
+
 echo "Backend: $backend"
 echo
 echo "| case | what held | time |"
 echo "|---|---|---|"
 printf '%s\n' "${results[@]}"
+if [[ -n "${hostile_failed:-}" ]]; then
+    echo "stress: the hostile round lost files, left survivors or touched the outside dir" >&2
+    exit 1
+fi
