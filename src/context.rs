@@ -44,7 +44,8 @@ impl Context {
         let repo = repo::discover(&start, backend)?;
         let root = layout::workspace_root(global.root)?;
         let layout = Layout::new(root, &repo);
-        let vcs = Vcs::new(&repo, &layout.locks());
+        layout.verify()?;
+        let vcs = Vcs::new(&repo, &layout.cache());
         Ok(Context { repo, layout, vcs })
     }
 }

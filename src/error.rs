@@ -51,9 +51,20 @@ impl CliError {
         }
     }
 
-    /// An I/O error about `path`, phrased as "could not <action> <path>".
+    /// An I/O error about `path`, phrased as "could not <action> <path>", with a hint for
+    /// its kind (a caller with a better one replaces it).
     pub fn io(action: &str, path: &Path, err: &std::io::Error) -> Self {
-        CliError::failure(format!("could not {action} {}", path.display())).cause(err.to_string())
+        if err.raw_os_error() == Some(libc::ENAMETOOLONG) {
+            if let Some(component) = crate::fsutil::long_component(path) {
+                return CliError::from(crate::fsutil::FsError::NameTooLong {
+                    path: path.into(),
+                    component,
+                });
+            }
+        }
+        CliError::failure(format!("could not {action} {}", path.display()))
+            .cause(err.to_string())
+            .hint(io_hint(err, path))
     }
 
     pub fn cause(mut self, cause: impl Into<String>) -> Self {
@@ -96,9 +107,84 @@ impl fmt::Display for CliError {
     }
 }
 
+/// What to do about an I/O error, by its kind.
+fn io_hint(err: &std::io::Error, path: &Path) -> String {
+    use std::io::ErrorKind;
+    match err.kind() {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            "free space on that file system and try again".into()
+        }
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => format!(
+            "make {} writable by this user, or pass --root DIR for another workspace root",
+            path.display()
+        ),
+        ErrorKind::NotFound => format!(
+            "{} (or a directory above it) is missing; check that nothing else removed it",
+            path.display()
+        ),
+        _ => "check that the path is accessible and try again".into(),
+    }
+}
+
+impl From<crate::fsutil::FsError> for CliError {
+    fn from(err: crate::fsutil::FsError) -> Self {
+        use crate::fsutil::FsError;
+        let message = err.to_string();
+        match err {
+            FsError::Symlink { path } => CliError::failure(message).hint(format!(
+                "agent-workspace never follows symlinks in its own directories; remove {} (after checking where it points) and try again",
+                path.display()
+            )),
+            FsError::NotADirectory { path } => CliError::failure(message).hint(format!(
+                "agent-workspace expects a directory it made there; move {} away and try again",
+                path.display()
+            )),
+            FsError::NameTooLong { .. } => CliError::failure(message).hint(
+                "workspace namespaces are named after the repository's directory: use a shorter name for it (or a shorter workspace id)",
+            ),
+            FsError::Io {
+                action,
+                path,
+                source,
+            } => CliError::io(action, &path, &source),
+        }
+    }
+}
+
 impl From<crate::process::ProcessError> for CliError {
     fn from(err: crate::process::ProcessError) -> Self {
-        err.into_cli_error()
+        let hint = process_hint(&err);
+        let mut cli = err.into_cli_error();
+        if cli.hint.is_none() {
+            cli.hint = Some(hint);
+        }
+        cli
+    }
+}
+
+/// What to do after the backend failed to create a workspace (nothing of it was kept).
+pub fn creation_hint(err: &crate::process::ProcessError) -> String {
+    match process_hint(err) {
+        hint if hint.starts_with("the tool's own") => {
+            "nothing of the workspace was kept; fix what the backend reports above and run again"
+                .into()
+        }
+        hint => hint,
+    }
+}
+
+/// What to do about a failed helper call, from what it reported.
+fn process_hint(err: &crate::process::ProcessError) -> String {
+    let stderr = err.stderr();
+    if stderr.contains("No space left on device") {
+        "free space on that file system and try again; nothing was kept half made".into()
+    } else if stderr.contains("gpg") || stderr.contains("signing") {
+        "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again".into()
+    } else if stderr.contains("not a valid branch name") || stderr.contains("invalid ref") {
+        "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name"
+            .into()
+    } else {
+        "the tool's own message is above; fix what it reports and try again".into()
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::{CliError, Result};
+use crate::fsutil;
 use crate::repo::Repo;
 
 /// The longest workspace id accepted.
@@ -132,6 +133,12 @@ impl Layout {
         self.dir.join(".locks")
     }
 
+    /// Answers worth keeping between calls (the jj workspace lists), under a name no id can
+    /// take; anything in it may be deleted at any time.
+    pub fn cache(&self) -> PathBuf {
+        self.dir.join(".cache")
+    }
+
     /// The lock a run holds for its whole life: one run per workspace.
     pub fn lease(&self, id: &str) -> PathBuf {
         self.locks().join(format!("{id}.lock"))
@@ -143,8 +150,19 @@ impl Layout {
         self.locks().join(".repo.lock")
     }
 
-    /// Creates the namespace directory, refusing roots that are files, unwritable, or inside
-    /// the repository itself.
+    /// Checks that the namespace directory and its `.locks/` and `.cache/` are real
+    /// directories where they exist: a symlink planted there would redirect every file this
+    /// tool writes or deletes.
+    pub fn verify(&self) -> Result<()> {
+        if fsutil::is_real_dir(&self.dir)? {
+            fsutil::is_real_dir(&self.locks())?;
+            fsutil::is_real_dir(&self.cache())?;
+        }
+        Ok(())
+    }
+
+    /// Creates the namespace directory with its `.locks/` and `.cache/`, refusing roots that
+    /// are files, unwritable, or inside the repository itself, and symlinks below the root.
     pub fn ensure(&self, repo: &Repo) -> Result<()> {
         if self.dir.starts_with(&repo.root) {
             return Err(CliError::failure(format!(
@@ -161,10 +179,17 @@ impl Layout {
             ))
             .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a directory"));
         }
-        fs::create_dir_all(self.locks()).map_err(|e| {
-            CliError::io("create the workspace directory", &self.dir, &e)
+        let unwritable = |e: std::io::Error, path: &Path| {
+            CliError::io("create the workspace directory", path, &e)
                 .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
-        })?;
+        };
+        fs::create_dir_all(&self.root).map_err(|e| unwritable(e, &self.root))?;
+        for dir in [self.dir.clone(), self.locks(), self.cache()] {
+            fsutil::create_dir_nofollow(&dir).map_err(|e| match e {
+                fsutil::FsError::Io { source, path, .. } => unwritable(source, &path),
+                other => CliError::from(other),
+            })?;
+        }
         Ok(())
     }
 }

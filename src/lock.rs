@@ -4,12 +4,15 @@
 //! with the workspace). Whoever was waiting on it then holds a lock on a file no longer at
 //! that path, so every acquisition checks that its file is still the one at the path, and
 //! starts over if not.
+//!
+//! Lock files are opened without following symlinks (see [`crate::fsutil`]).
 
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, TryLockError};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{CliError, Result};
+use crate::fsutil;
 
 /// A held lock, released when dropped (or when the process dies).
 #[derive(Debug)]
@@ -22,23 +25,30 @@ impl Lock {
     /// Deletes the lock file while still holding it, so nobody can take the old file's lock
     /// and believe it guards the path.
     pub fn remove(self) {
-        let _ = fs::remove_file(&self.path);
+        let _ = fsutil::remove_file(&self.path);
         drop(self.file);
     }
 }
 
 fn open(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::io("open the lock file", path, &e))
+    fsutil::open_nofollow(path).map_err(|e| match e {
+        fsutil::FsError::Io { source, .. } => CliError::io("open the lock file", path, &source)
+            .hint(format!(
+                "agent-workspace keeps its locks in {}; make it writable by this user",
+                path.parent().unwrap_or(path).display()
+            )),
+        other => other.into(),
+    })
+}
+
+fn lock_failed(path: &Path, e: &std::io::Error) -> CliError {
+    CliError::io("lock", path, e)
+        .hint("the file system must support flock(2); pass --root DIR on a local file system")
 }
 
 /// Whether the locked `file` is still the file at `path`.
 fn still_at(file: &File, path: &Path) -> bool {
-    match (file.metadata(), fs::metadata(path)) {
+    match (file.metadata(), fs::symlink_metadata(path)) {
         (Ok(held), Ok(now)) => held.ino() == now.ino() && held.dev() == now.dev(),
         _ => false,
     }
@@ -48,7 +58,7 @@ fn still_at(file: &File, path: &Path) -> bool {
 pub fn exclusive(path: &Path) -> Result<Lock> {
     loop {
         let file = open(path)?;
-        file.lock().map_err(|e| CliError::io("lock", path, &e))?;
+        file.lock().map_err(|e| lock_failed(path, &e))?;
         if still_at(&file, path) {
             return Ok(Lock {
                 file,
@@ -71,7 +81,7 @@ pub fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
             }
             Ok(()) => continue,
             Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => return Err(CliError::io("lock", path, &e)),
+            Err(TryLockError::Error(e)) => return Err(lock_failed(path, &e)),
         }
     }
 }

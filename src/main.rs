@@ -5,6 +5,7 @@ mod commands;
 mod context;
 mod direnv;
 mod error;
+mod fsutil;
 mod inventory;
 mod launch;
 mod layout;

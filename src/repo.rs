@@ -57,7 +57,8 @@ pub fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
                 return Err(CliError::failure(format!(
                     "{} is a jj repository without git: --backend git needs a git repository",
                     dir.display()
-                )))
+                ))
+                .hint("drop --backend git (and unset AGENT_WORKSPACE_BACKEND) to use jj"))
             }
             Some(Backend::Jj) if has_git && !has_jj => {
                 return Err(CliError::failure(format!(
@@ -94,8 +95,10 @@ fn discover_jj(dir: &Path) -> Result<Repo> {
         ))
     })?;
     let root = store.parent().and_then(Path::parent).map(Path::to_path_buf);
-    let root =
-        root.ok_or_else(|| CliError::failure(format!("unexpected jj store {}", store.display())))?;
+    let root = root.ok_or_else(|| {
+        CliError::failure(format!("unexpected jj store {}", store.display()))
+            .hint("run from the repository's main workspace, or pass --repo PATH")
+    })?;
     Ok(Repo {
         root,
         backend: Backend::Jj,
@@ -119,7 +122,10 @@ fn discover_git(dir: &Path) -> Result<Repo> {
         .trim()
         .strip_prefix("gitdir:")
         .map(str::trim)
-        .ok_or_else(|| CliError::failure(format!("{} is not a gitdir file", dot_git.display())))?;
+        .ok_or_else(|| {
+            CliError::failure(format!("{} is not a gitdir file", dot_git.display()))
+                .hint("a .git file must read `gitdir: PATH`; repair it, or pass --repo PATH")
+        })?;
     let gitdir = dir.join(gitdir);
     let commondir = gitdir.join("commondir");
     let Ok(common) = fs::read_to_string(&commondir) else {
@@ -143,6 +149,7 @@ fn discover_git(dir: &Path) -> Result<Repo> {
             "{} belongs to a bare repository ({}), which has no main worktree",
             dir.display(),
             store.display()
-        ))),
+        ))
+        .hint("use a repository with a main worktree (not bare), or pass --repo PATH")),
     }
 }

@@ -227,7 +227,8 @@ fn create_locked(ctx: &Context, req: &Request, path: &Path, ask_first: bool) -> 
                 "interrupted by signal {sig} while creating {}; removed it again",
                 path.display()
             ),
-        )),
+        )
+        .hint("run the same command again to create the workspace")),
         None => metadata::save(&record),
     };
     if let Err(err) = finished {
@@ -319,25 +320,27 @@ fn ensure_excluded(ctx: &Context) -> Result<()> {
     fs::write(&file, text).map_err(|e| CliError::io("write", &file, &e))
 }
 
-/// Deletes a workspace directory, but only a real directory directly inside `namespace_dir`;
-/// never follows a symlink.
+/// Deletes a workspace directory, but only a real directory directly inside the real
+/// directory `namespace_dir`; never follows a symlink.
 pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
-    let meta = fs::symlink_metadata(path).map_err(|e| CliError::io("inspect", path, &e))?;
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Err(not_a_workspace(path));
+    let name = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) if parent == namespace_dir => name,
+        _ => {
+            return Err(CliError::failure(format!(
+                "{} is outside {}; refusing to delete it",
+                path.display(),
+                namespace_dir.display()
+            ))
+            .hint("agent-workspace only deletes workspaces inside its own namespace directory"))
+        }
+    };
+    match crate::fsutil::remove_dir_checked(namespace_dir, name) {
+        Err(
+            crate::fsutil::FsError::Symlink { path: p }
+            | crate::fsutil::FsError::NotADirectory { path: p },
+        ) if p == path => Err(not_a_workspace(path)),
+        other => Ok(other?),
     }
-    let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let inside = fs::canonicalize(&parent).ok() == fs::canonicalize(namespace_dir).ok()
-        && path.file_name().is_some_and(|n| n != ".." && n != ".");
-    if !inside {
-        return Err(CliError::failure(format!(
-            "{} is outside {}; refusing to delete it",
-            path.display(),
-            namespace_dir.display()
-        )));
-    }
-    // remove_dir_all removes symlinks inside the tree without following them.
-    fs::remove_dir_all(path).map_err(|e| CliError::io("remove", path, &e))
 }
 
 /// The workspace directories present in the namespace, with the type the directory listing

@@ -133,7 +133,8 @@ impl Git {
                 path.display()
             ))
             .cause(e.to_string())
-            .cause(e.stderr().to_string()));
+            .cause(e.stderr().to_string())
+            .hint(crate::error::creation_hint(&e)));
         }
         Ok(Created {
             branch: Some(branch),

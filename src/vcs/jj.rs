@@ -166,9 +166,10 @@ impl Jj {
             })?;
         let commits: Vec<String> = out.lines().map(str::to_string).collect();
         match commits.len() {
-            0 => Err(CliError::failure(format!(
-                "revision {revset:?} names no commit"
-            ))),
+            0 => Err(
+                CliError::failure(format!("revision {revset:?} names no commit"))
+                    .hint("pass --base-change a revision that names one commit"),
+            ),
             n if n > 1 && rev.is_some() => Err(CliError::failure(format!(
                 "revision {revset:?} names more than one commit"
             ))
@@ -191,6 +192,7 @@ impl Jj {
             ))
             .cause(e.to_string())
             .cause(e.stderr().to_string())
+            .hint(crate::error::creation_hint(&e))
         })?;
         Ok(())
     }
@@ -326,14 +328,12 @@ impl Jj {
     }
 }
 
-/// Writes a cache file atomically; a cache that cannot be written is simply not kept.
+/// Writes a cache file atomically, never through a symlink; a cache that cannot be written
+/// is simply not kept (the namespace's directories were checked when the command started).
 fn store_atomically(path: &Path, text: &str) {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    if fs::write(&tmp, text)
-        .and_then(|()| fs::rename(&tmp, path))
-        .is_err()
-    {
-        let _ = fs::remove_file(&tmp);
+    let Some(dir) = path.parent() else { return };
+    if crate::fsutil::create_dir_nofollow(dir).is_ok() {
+        let _ = crate::fsutil::write_atomic(path, text.as_bytes());
     }
 }
 

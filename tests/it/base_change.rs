@@ -165,7 +165,7 @@ fn assert_nothing_left(env: &TestEnv, backend: Backend, repo: &Path, id: &str) {
         .map(|dir| {
             dir.filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name != ".locks")
+                .filter(|name| name != ".locks" && name != ".cache")
                 .collect()
         })
         .unwrap_or_default();
@@ -224,7 +224,10 @@ fn a_revset_naming_no_commit_exits_125_and_leaves_nothing_behind() {
         ["run", "w1", "--base-change", "none()", "--", "touch", "ran"],
     );
     out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r#"Error: revision "none()" names no commit"#);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
+    Error: revision "none()" names no commit
+    Hint: pass --base-change a revision that names one commit
+    "#);
     assert_nothing_left(&env, Backend::Jj, &repo, "w1");
 }
 

@@ -111,7 +111,7 @@ fn failed_creations_leave_no_worktree_branch_or_directory() {
         .map(|d| {
             d.filter_map(Result::ok)
                 .map(|e| e.file_name())
-                .filter(|n| n != ".locks")
+                .filter(|n| n != ".locks" && n != ".cache")
                 .collect()
         })
         .unwrap_or_default();

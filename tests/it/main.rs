@@ -9,6 +9,7 @@ mod clean;
 mod errors;
 mod git_backend;
 mod harness;
+mod hostile_fs;
 mod ids;
 mod just_recipes;
 mod metadata;

@@ -1,0 +1,267 @@
+//! File operations on agent-workspace's own directories that never follow a symlink, and
+//! atomic writes. Every error names the path it was about.
+//!
+//! The workspace root is the user's choice and may be reached through symlinks; everything
+//! this tool creates below it (namespace directories, `.locks/`, `.cache/`, lease files,
+//! records, workspace directories) is opened without following one, so a symlink planted
+//! there can neither redirect a write nor a deletion outside the root.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The longest file name most file systems accept (`NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// A file operation that failed or was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error("{} is a symlink; refusing to follow it", path.display())]
+    Symlink { path: PathBuf },
+    #[error("{} is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("the name {component:?} in {} is {len} bytes, longer than the file system allows ({NAME_MAX})", path.display(), len = component.len())]
+    NameTooLong { path: PathBuf, component: String },
+    #[error("could not {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl FsError {
+    /// Classifies an I/O error about `path`: a symlink met where none may be, a name too
+    /// long, or a plain failure.
+    pub fn io(action: &'static str, path: &Path, source: io::Error) -> FsError {
+        match source.raw_os_error() {
+            Some(libc::ELOOP) => FsError::Symlink { path: path.into() },
+            Some(libc::ENAMETOOLONG) => match long_component(path) {
+                Some(component) => FsError::NameTooLong {
+                    path: path.into(),
+                    component,
+                },
+                None => FsError::Io {
+                    action,
+                    path: path.into(),
+                    source,
+                },
+            },
+            _ => FsError::Io {
+                action,
+                path: path.into(),
+                source,
+            },
+        }
+    }
+}
+
+pub type Result<T, E = FsError> = std::result::Result<T, E>;
+
+/// The first component of `path` longer than [`NAME_MAX`] bytes.
+pub fn long_component(path: &Path) -> Option<String> {
+    path.components()
+        .map(|c| c.as_os_str())
+        .find(|c| c.len() > NAME_MAX)
+        .map(|c| c.to_string_lossy().into_owned())
+}
+
+/// Checks that `path` is a real directory (not a symlink to one). `Ok(false)` when it does
+/// not exist.
+pub fn is_real_dir(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(FsError::Symlink { path: path.into() }),
+        Ok(meta) if !meta.is_dir() => Err(FsError::NotADirectory { path: path.into() }),
+        Ok(_) => Ok(true),
+        // A file where a directory above it should be: `path` does not exist either.
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(FsError::io("inspect", path, e)),
+    }
+}
+
+/// Creates directory `path` unless it exists; refuses when it is a symlink or a file. Its
+/// parent must exist.
+pub fn create_dir_nofollow(path: &Path) -> Result<()> {
+    if let Some(name) = long_component(path) {
+        return Err(FsError::NameTooLong {
+            path: path.into(),
+            component: name,
+        });
+    }
+    match fs::create_dir(path) {
+        Ok(()) => Ok(()),
+        // mkdir never follows a symlink in its last component: EEXIST tells us something is
+        // there, and what it is is checked below.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => is_real_dir(path).map(drop),
+        Err(e) => Err(FsError::io("create", path, e)),
+    }
+}
+
+/// Opens (creating it if needed) the file at `path` for writing without following a symlink
+/// in its last component; its parent is checked to be a real directory.
+pub fn open_nofollow(path: &Path) -> Result<File> {
+    if let Some(parent) = path.parent() {
+        is_real_dir(parent)?;
+    }
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| FsError::io("open", path, e))
+}
+
+/// Writes `bytes` to `path` atomically: a new temp file beside it (created with
+/// `O_EXCL|O_NOFOLLOW`, so nothing planted there is written through), then a rename over
+/// `path` (which replaces a symlink rather than following it). The parent must be a real
+/// directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    if !is_real_dir(parent)? {
+        return Err(FsError::io(
+            "write",
+            path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    let (tmp, mut file) = create_temp(path)?;
+    let written = file.write_all(bytes).and_then(|()| fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(FsError::io("write", path, e));
+    }
+    Ok(())
+}
+
+/// A fresh temp file `<path>.tmp.<pid>.<n>`; a name already taken (by a crashed process of
+/// the same pid) is skipped.
+fn create_temp(path: &Path) -> Result<(PathBuf, File)> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_file_name(format!("{name}.tmp.{}.{n}", std::process::id()));
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp);
+        match opened {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => continue,
+            Err(e) => return Err(FsError::io("create", &tmp, e)),
+        }
+    }
+}
+
+/// Deletes directory `name` inside `parent` and everything in it, only when both are real
+/// directories: neither a symlinked parent nor a symlinked entry is followed
+/// (`remove_dir_all` itself removes symlinks inside the tree without following them).
+pub fn remove_dir_checked(parent: &Path, name: &str) -> Result<()> {
+    let path = parent.join(name);
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(FsError::NotADirectory { path });
+    }
+    if !is_real_dir(parent)? {
+        return Err(FsError::io(
+            "remove",
+            &path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    if !is_real_dir(&path)? {
+        return Err(FsError::io(
+            "remove",
+            &path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    fs::remove_dir_all(&path).map_err(|e| FsError::io("remove", &path, e))
+}
+
+/// Removes the file at `path` (a symlink there is removed, never followed); a missing file
+/// is not an error.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(FsError::io("remove", path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn symlinks_are_refused_and_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        let link = tmp.path().join("link");
+        symlink(&outside, &link).unwrap();
+        assert!(matches!(
+            create_dir_nofollow(&link),
+            Err(FsError::Symlink { .. })
+        ));
+        assert!(matches!(
+            open_nofollow(&link.join("f")),
+            Err(FsError::Symlink { .. })
+        ));
+        assert!(matches!(
+            write_atomic(&link.join("f"), b"x"),
+            Err(FsError::Symlink { .. })
+        ));
+        assert!(matches!(
+            remove_dir_checked(tmp.path(), "link"),
+            Err(FsError::Symlink { .. })
+        ));
+        let file_link = tmp.path().join("file-link");
+        symlink(outside.join("target"), &file_link).unwrap();
+        assert!(matches!(
+            open_nofollow(&file_link),
+            Err(FsError::Symlink { .. })
+        ));
+        // An atomic write replaces the symlink itself.
+        write_atomic(&file_link, b"x").unwrap();
+        assert!(!fs::symlink_metadata(&file_link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn real_directories_work() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        create_dir_nofollow(&dir).unwrap();
+        create_dir_nofollow(&dir).unwrap();
+        write_atomic(&dir.join("f"), b"1").unwrap();
+        write_atomic(&dir.join("f"), b"2").unwrap();
+        assert_eq!(fs::read(dir.join("f")).unwrap(), b"2");
+        open_nofollow(&dir.join("l")).unwrap();
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
+        remove_dir_checked(tmp.path(), "d").unwrap();
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_long_name_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let long = "x".repeat(300);
+        match create_dir_nofollow(&tmp.path().join(&long)) {
+            Err(FsError::NameTooLong { component, .. }) => assert_eq!(component, long),
+            other => panic!("{other:?}"),
+        }
+    }
+}
