@@ -1,7 +1,6 @@
 //! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -166,21 +165,17 @@ pub fn parse(text: &[u8]) -> Loaded {
     }
 }
 
-/// Writes the record atomically: a temp file beside it, then a rename over it.
+/// Writes the record atomically: a new temp file beside it (never through a symlink), then
+/// a rename over it.
 pub fn save(record: &Record) -> Result<()> {
     let target = path(&record.workspace_path);
-    let tmp = record
-        .workspace_path
-        .join(format!("{FILE_NAME}.tmp.{}", std::process::id()));
     let mut text = serde_json::to_vec_pretty(record).map_err(|e| {
-        CliError::failure(format!("could not encode {}", target.display())).cause(e.to_string())
+        CliError::failure(format!("could not encode {}", target.display()))
+            .cause(e.to_string())
+            .hint("a field holds text JSON cannot encode; report this as a bug")
     })?;
     text.push(b'\n');
-    let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp, &target)) {
-        let _ = fs::remove_file(&tmp);
-        return Err(CliError::io("write", &target, &e));
-    }
+    crate::fsutil::write_atomic(&target, &text)?;
     Ok(())
 }
 
