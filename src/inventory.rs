@@ -187,7 +187,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         if reg.path.as_deref().is_some_and(|p| p != ours) {
             continue;
         }
-        if crate::layout::validate_id(&reg.name).is_err() {
+        if crate::layout::validate_id(&reg.name).is_err() || ctx.vcs.check_id(&reg.name).is_err() {
             continue;
         }
         known.insert(reg.name.clone());

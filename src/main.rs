@@ -14,6 +14,7 @@ mod lock;
 mod metadata;
 mod output;
 mod process;
+mod refname;
 mod repo;
 mod signals;
 mod tree;

@@ -65,9 +65,13 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     if args.ids.is_empty() && !bulk {
         return Err(CliError::usage(
             "name the workspaces to clean, or select them with --all, --status or --older-than",
-        ));
+        )
+        .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
     let ctx = Context::open(global)?;
+    for id in &args.ids {
+        ctx.vcs.check_id(id)?;
+    }
     let selected: Vec<(String, Option<Entry>)> = if bulk {
         let (entries, warning) = inventory::all(&ctx);
         if let Some(err) = warning {

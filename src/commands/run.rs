@@ -49,6 +49,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     validate_id(&args.id)?;
     signals::install();
     let ctx = Context::open(ctx_args)?;
+    ctx.vcs.check_id(&args.id)?;
     ctx.layout.ensure(&ctx.repo)?;
     let path = ctx.layout.workspace(&args.id);
     let known_before = ctx.layout.lease(&args.id).exists();
@@ -62,7 +63,16 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         create: true,
         known_before,
     };
-    let opened = workspace::open(&ctx, &req)?;
+    let opened = match workspace::open(&ctx, &req) {
+        Ok(opened) => opened,
+        // A refused creation leaves no lease file: one without a directory would claim a
+        // workspace that was deleted by hand.
+        Err(err) if !known_before && std::fs::symlink_metadata(&path).is_err() => {
+            lease.remove();
+            return Err(err);
+        }
+        Err(err) => return Err(err),
+    };
     let mut record = opened.record;
     // The record's workflow is that of its latest run.
     record.workflow = args.workflow.clone();

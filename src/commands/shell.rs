@@ -28,6 +28,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     validate_id(&args.id)?;
     signals::install();
     let ctx = Context::open(global)?;
+    ctx.vcs.check_id(&args.id)?;
     let req = Request {
         id: &args.id,
         base_change: None,

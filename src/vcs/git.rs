@@ -59,7 +59,10 @@ impl Git {
             .call(&self.main)?
             .args(["worktree", "list", "--porcelain", "-z"])
             .stdout()?;
-        Ok(parse_worktrees(&out, &self.prefix))
+        // The main worktree is the repository itself: never a workspace, whatever its branch.
+        let mut found = parse_worktrees(&out, &self.prefix);
+        found.retain(|w| w.path.as_deref() != Some(self.main.as_path()));
+        Ok(found)
     }
 
     pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {

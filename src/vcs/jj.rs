@@ -10,6 +10,9 @@ use crate::process::{Call, ProcessError};
 use crate::repo::Repo;
 use crate::tree;
 
+/// The name jj gives the repository's main workspace.
+pub const MAIN_WORKSPACE: &str = "default";
+
 /// The oldest jj whose templates and workspace listing this tool relies on.
 pub const MIN_VERSION: (u32, u32) = (0, 38);
 

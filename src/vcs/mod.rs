@@ -5,7 +5,7 @@ pub mod jj;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{CliError, Result};
 pub use crate::repo::Backend;
 use crate::repo::Repo;
 
@@ -59,6 +59,29 @@ impl Vcs {
         match repo.backend {
             Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
             Backend::Git => Vcs::Git(git::Git::new(repo)),
+        }
+    }
+
+    /// Refuses an id this backend cannot take: jj's main workspace `default`, which must never
+    /// be adopted, forgotten or deleted, and for git an id that makes no valid branch name.
+    /// Checked before anything is created, without running the backend.
+    pub fn check_id(&self, id: &str) -> Result<()> {
+        match self {
+            Vcs::Jj(_) if id == jj::MAIN_WORKSPACE => Err(CliError::usage(format!(
+                "workspace id {id:?} is jj's main workspace, which agent-workspace never manages"
+            ))
+            .hint("pick another id; the main workspace is the repository itself")),
+            Vcs::Jj(_) => Ok(()),
+            Vcs::Git(git) => {
+                let branch = git.branch(id);
+                match crate::refname::branch_problem(&branch) {
+                    None => Ok(()),
+                    Some(why) => Err(CliError::usage(format!(
+                        "workspace id {id:?} makes the git branch {branch:?}, which git refuses: {why}"
+                    ))
+                    .hint("pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too")),
+                }
+            }
         }
     }
 
@@ -124,7 +147,7 @@ impl Vcs {
             Vcs::Jj(jj) => {
                 let forgetting = jj.start_forget(id)?;
                 let removed = remove();
-                let forgot = forgetting.wait().map_err(crate::error::CliError::from);
+                let forgot = forgetting.wait().map_err(CliError::from);
                 removed.and(forgot.map(drop))
             }
             Vcs::Git(git) => {

@@ -1,10 +1,11 @@
-//! Hostile file systems: symlinks planted in agent-workspace's own directories.
+//! Hostile file systems and ids: symlinks planted in agent-workspace's own directories, jj's
+//! main workspace, and ids git cannot take as branch names.
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::backends::Backend;
+use crate::backends::{git_ok, git_repo, Backend};
 use crate::both_backends;
 use crate::harness::{Outcome, TestEnv};
 
@@ -156,4 +157,152 @@ fn jj_list_caches_live_in_the_cache_directory() {
     );
     let locks = tree(&ns.join(".locks"));
     assert!(locks.iter().all(|f| f.ends_with(".lock")), "{locks:?}");
+}
+
+#[test]
+fn jj_default_workspace_is_never_managed() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let attempts = [
+        env.aw(&repo, ["run", "default", "--", "touch", "ran"]),
+        env.aw(&repo, ["clean", "default"]),
+        env.aw(&repo, ["clean", "--force", "default"]),
+        env.aw(&repo, ["shell", "default"]),
+    ];
+    for out in &attempts {
+        out.assert_code(2);
+        assert_eq!(out.stderr, attempts[0].stderr, "{}", out.report());
+    }
+    insta::assert_snapshot!(attempts[0].stderr, @r#"
+    Error: workspace id "default" is jj's main workspace, which agent-workspace never manages
+    Hint: pick another id; the main workspace is the repository itself
+    "#);
+    let ns = env.namespace_dir(&repo);
+    assert!(
+        !ns.join(".locks/default.lock").exists(),
+        "{}",
+        env.listing()
+    );
+    assert!(!ns.join("default").exists());
+    assert!(!repo.join("ran").exists());
+    // A bulk clean leaves it too.
+    env.aw(&repo, ["clean", "--all", "--force"]).assert_ok();
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    env.jj(&repo, ["status"]).assert_ok();
+}
+
+/// Ids that pass the id check but make no valid git branch name under the default prefix.
+const GIT_BAD_IDS: [&str; 6] = ["x.lock", "a..b", "a.", "w.lock", "a...b", "1."];
+
+#[test]
+fn ids_git_cannot_take_as_branches_are_refused_up_front() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let mut messages = String::new();
+    for id in GIT_BAD_IDS {
+        let attempts = [
+            env.aw(&repo, ["run", id, "--", "touch", "ran"]),
+            env.aw(&repo, ["clean", id]),
+            env.aw(&repo, ["shell", id]),
+        ];
+        for out in &attempts {
+            out.assert_code(2);
+            assert_eq!(out.stderr, attempts[0].stderr, "{}", out.report());
+        }
+        messages.push_str(&attempts[0].stderr);
+    }
+    insta::assert_snapshot!(messages);
+    // Nothing made: no namespace (so no lease file), no branch, no worktree.
+    assert!(!env.ws_root().exists(), "{}", env.listing());
+    assert_eq!(
+        git_ok(&env, &repo, &["branch", "--format=%(refname:short)"]),
+        "main\n"
+    );
+    assert!(!repo.join("ran").exists());
+}
+
+#[test]
+fn the_git_id_check_agrees_with_git_check_ref_format() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    let ids = [
+        "a",
+        "x.lock",
+        "x.locks",
+        "a.lock.b",
+        "a..b",
+        "a.",
+        "a-.lock",
+        "A.b_c-9",
+        "1.",
+        "a...b",
+        "x.lock.lock",
+        "lock",
+        "a.b.c",
+        "0",
+    ];
+    let prefixes = [
+        "agent-workspace/",
+        "p.lock/",
+        "p..q/",
+        "HEAD",
+        "p@{x/",
+        "-p/",
+        "@",
+        "p/",
+    ];
+    for prefix in prefixes {
+        for id in ids {
+            let branch = format!("{prefix}{id}");
+            let git = env
+                .cmd("git", &repo)
+                .args(["check-ref-format", "--branch", &branch])
+                .run();
+            // `shell` on a workspace that does not exist: exit 125 for a valid id, 2 for one
+            // refused; no workspace is made either way.
+            let ours = env
+                .aw_cmd(&repo)
+                .env("AGENT_WORKSPACE_BRANCH_PREFIX", prefix)
+                .args(["shell", id])
+                .run();
+            let expected = if git.status.success() { 125 } else { 2 };
+            assert_eq!(
+                ours.code(),
+                Some(expected),
+                "branch {branch:?}: git said {}\n{}",
+                git.stderr,
+                ours.report()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_main_worktree_is_never_a_workspace() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    // The main worktree on a branch that looks like a workspace's.
+    git_ok(&env, &repo, &["checkout", "-q", "-b", "agent-workspace/w1"]);
+    // The namespace holds a lease for w1 (a workspace of that name existed once).
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    let ns = env.namespace_dir(&repo);
+    fs::write(ns.join(".locks/w1.lock"), "").unwrap();
+    let status = env.aw(&repo, ["status", "--json"]).json();
+    let ids: Vec<&str> = status["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["workspace_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["w2"], "{status}");
+    env.aw(&repo, ["clean", "--all", "--force"]).assert_ok();
+    env.aw(&repo, ["clean", "--force", "w1"]).assert_code(1);
+    assert_eq!(
+        git_ok(&env, &repo, &["branch", "--show-current"]),
+        "agent-workspace/w1\n"
+    );
+    assert!(repo.join("a.txt").is_file());
+    let worktrees = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
+    assert!(worktrees.starts_with(&format!("worktree {}\n", repo.display())));
 }

@@ -418,10 +418,10 @@ fn the_id_default_names_the_main_workspace_and_is_refused() {
     let repo = env.jj_repo("repo");
     let main_commit = env.commit_id(&repo, "@");
     let out = env.aw(&repo, ["run", "default", "--", "touch", "ran"]);
-    out.assert_code(125);
+    out.assert_code(2);
     insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
-    Error: a workspace named "default" already exists at [TMP]/repo, not created by agent-workspace
-    Hint: pick another id, or forget that workspace first
+    Error: workspace id "default" is jj's main workspace, which agent-workspace never manages
+    Hint: pick another id; the main workspace is the repository itself
     "#);
     assert!(!repo.join("ran").exists());
     assert!(!env.ws_path(&repo, "default").exists(), "{}", env.listing());
