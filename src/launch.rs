@@ -65,6 +65,9 @@ impl Launch {
                 let me = std::env::current_exe().map_err(|e| {
                     CliError::failure("cannot locate the agent-workspace binary")
                         .cause(e.to_string())
+                        .hint(
+                            "run agent-workspace by a path that still exists, or pass --no-direnv",
+                        )
                 })?;
                 let mut argv: Vec<OsString> = vec![
                     bin.into(),
@@ -95,8 +98,11 @@ impl Launch {
     pub fn run(self) -> Result<Ending> {
         let (through_direnv, workspace) = (self.through_direnv, self.workspace);
         let program = self.child.argv[0].to_string_lossy().into_owned();
-        let (ending, started) = process::run_child(self.child)
-            .map_err(|e| CliError::failure("could not start the command").cause(e.to_string()))?;
+        let (ending, started) = process::run_child(self.child).map_err(|e| {
+            CliError::failure("could not start the command")
+                .cause(e.to_string())
+                .hint("check that the command exists and is executable; the workspace is kept")
+        })?;
         if let Ending::NotStarted(code) = ending {
             let why = if code == 127 {
                 "command not found"

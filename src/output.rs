@@ -36,6 +36,8 @@ pub fn print(text: &str) -> Result<()> {
     {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(CliError::failure("could not write to stdout").cause(e.to_string())),
+        Err(e) => Err(CliError::failure("could not write to stdout")
+            .cause(e.to_string())
+            .hint("check where stdout goes (a full disk or a closed file); the workspaces were not changed by the printing")),
     }
 }

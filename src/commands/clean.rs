@@ -284,38 +284,46 @@ pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
 
 fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     let mut text = format!("Removed {id} ({})", path.display());
-    match &removal.kept {
-        Kept::Change { change_id, .. } => {
+    match (&removal.kept, &removal.branch_deleted) {
+        (Kept::Branch { branch, commit, .. }, Some(Ok(()))) => {
+            text += &format!(
+                "; deleted branch {branch} ({}) as --delete-branch asked; `git branch {branch} {commit}` restores it",
+                short(commit)
+            );
+            return text;
+        }
+        (Kept::Change { change_id, .. }, _) => {
             text += &format!("; its edits are kept in change {change_id}")
         }
-        Kept::Branch {
-            branch,
-            commit,
-            committed: true,
-        } => {
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: true,
+            },
+            _,
+        ) => {
             text += &format!(
                 "; its uncommitted changes were committed to branch {branch} ({})",
                 short(commit)
             )
         }
-        Kept::Branch {
-            branch,
-            commit,
-            committed: false,
-        } => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
-        Kept::Unregistered => {
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: false,
+            },
+            _,
+        ) => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
+        (Kept::Unregistered, _) => {
             text += "; the backend no longer knew it, so its files were deleted as --force asked"
         }
-        Kept::Nothing => text += "; it had no edits to keep",
+        (Kept::Nothing, _) => text += "; it had no edits to keep",
     }
-    match (&removal.branch_deleted, &removal.kept) {
-        (Some(Ok(())), Kept::Branch { branch, .. }) => {
-            text += &format!("; deleted branch {branch}")
-        }
-        (Some(Err(why)), Kept::Branch { branch, .. }) => {
-            text += &format!("; kept branch {branch}: {why}")
-        }
-        _ => {}
+    if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
+    {
+        text += &format!("; kept branch {branch}: {why}")
     }
     text
 }

@@ -178,12 +178,16 @@ impl Git {
             };
             if !status.is_empty() {
                 self.call(ws)?.args(["add", "--all"]).stdout()?;
-                self.call(ws)?
+                let commit = self
+                    .call(ws)?
                     .args(["commit", "--quiet", "--no-verify", "-m"])
                     .arg(format!(
                         "agent-workspace: uncommitted changes of workspace {id}"
                     ))
-                    .stdout()?;
+                    .stdout();
+                if let Err(e) = commit {
+                    return Err(self.commit_failed(ws, e));
+                }
                 committed = true;
             }
         }
@@ -196,6 +200,30 @@ impl Git {
             commit,
             committed,
         })
+    }
+
+    /// A failed commit of the uncommitted changes: unstage what `add --all` staged, so the
+    /// worktree is left as the agent had it, and say so.
+    fn commit_failed(&self, ws: &Path, e: ProcessError) -> CliError {
+        let unstaged = self
+            .call(ws)
+            .and_then(|c| Ok(c.args(["reset", "--quiet"]).stdout()?));
+        let err = CliError::failure(format!(
+            "could not commit the uncommitted changes of {}; the workspace is kept",
+            ws.display()
+        ))
+        .cause(e.to_string())
+        .cause(e.stderr().to_string());
+        match unstaged {
+            Ok(_) => err.hint(format!(
+                "nothing was left staged; fix the commit (e.g. its signing setup: `git -C {} config commit.gpgsign false`) or commit the changes yourself, then clean again",
+                ws.display()
+            )),
+            Err(reset) => err.cause(reset.to_string()).hint(format!(
+                "the changes are still staged in {}; fix the commit or commit them yourself, then clean again",
+                ws.display()
+            )),
+        }
     }
 
     /// Deletes a workspace branch: only when fully merged unless `force`.

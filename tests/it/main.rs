@@ -12,6 +12,7 @@ mod harness;
 mod hostile_fs;
 mod ids;
 mod just_recipes;
+mod messages;
 mod metadata;
 mod nested;
 mod recovery;

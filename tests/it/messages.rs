@@ -1,0 +1,135 @@
+//! Error and report messages in the README's form (`Error:`, `Caused by:`, `Hint:`): names
+//! too long, failed commits, failed creations, lock files, deleted branches.
+
+use std::fs;
+
+use crate::backends::{git_ok, git_repo, hide_short_commits};
+use crate::harness::TestEnv;
+
+/// Asserts `stderr` is one error in the README's form: an `Error:` first line, then only
+/// `Caused by:` lines (and their continuations), ending in one `Hint:` line.
+#[track_caller]
+fn assert_form(stderr: &str) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("Error: "), "{stderr}");
+    assert!(lines.last().unwrap().starts_with("Hint: "), "{stderr}");
+    for line in &lines[1..lines.len() - 1] {
+        assert!(
+            line.starts_with("Caused by: ") || line.starts_with("           "),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_repository_name_too_long_for_a_namespace_is_named() {
+    let env = TestEnv::new();
+    // 250 bytes is a valid directory name; the namespace adds 11 and is not.
+    let name = "r".repeat(250);
+    let repo = git_repo(&env, &name);
+    let out = env.aw(&repo, ["run", "w1", "--", "touch", "ran"]);
+    out.assert_code(125);
+    assert_form(&out.stderr);
+    assert!(!out.stderr.contains("--root"), "{}", out.report());
+    insta::with_settings!({filters => vec![("r{250}", "[250 r]")]}, {
+        insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
+        Error: the name "[250 r]-[HASH]" in [TMP]/xdg/cache/ai-workspaces/[250 r]-[HASH] is 261 bytes, longer than the file system allows (255)
+        Hint: workspace namespaces are named after the repository's directory: use a shorter name for it (or a shorter workspace id)
+        "#);
+    });
+    assert!(!repo.join("ran").exists());
+}
+
+#[test]
+fn a_failed_signed_commit_leaves_nothing_staged_and_says_what_to_do() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo new > new.txt; echo more >> a.txt",
+        ],
+    )
+    .assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    git_ok(&env, &repo, &["config", "commit.gpgsign", "true"]);
+    git_ok(&env, &repo, &["config", "gpg.program", "/nonexistent/gpg"]);
+    let before = git_ok(&env, &ws, &["status", "--porcelain"]);
+    let out = env.aw(&repo, ["clean", "w1"]);
+    out.assert_code(1);
+    assert_form(&out.stderr);
+    assert!(
+        out.stderr
+            .contains("could not commit the uncommitted changes of")
+            && out.stderr.contains("nothing was left staged"),
+        "{}",
+        out.report()
+    );
+    // The worktree is as the agent left it: kept, nothing staged, the edits in place.
+    assert_eq!(git_ok(&env, &ws, &["status", "--porcelain"]), before);
+    assert_eq!(git_ok(&env, &ws, &["diff", "--cached", "--name-only"]), "");
+    assert_eq!(fs::read_to_string(ws.join("new.txt")).unwrap(), "new\n");
+    assert!(ws.join(".agent-workflow.json").is_file());
+}
+
+#[test]
+fn a_failed_worktree_creation_has_a_hint_and_leaves_no_lease() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    // git cannot make its administrative directory for the worktree.
+    fs::write(repo.join(".git/worktrees"), "not a directory\n").unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "touch", "ran"]);
+    out.assert_code(125);
+    assert_form(&out.stderr);
+    assert!(
+        out.stderr
+            .contains("Hint: nothing of the workspace was kept; fix what the backend reports"),
+        "{}",
+        out.report()
+    );
+    let ns = env.namespace_dir(&repo);
+    assert!(!ns.join("w1").exists(), "{}", env.listing());
+    assert!(!ns.join(".locks/w1.lock").exists(), "{}", env.listing());
+    assert!(!repo.join("ran").exists());
+}
+
+#[test]
+fn an_unusable_lock_file_has_a_hint() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let lease = env.namespace_dir(&repo).join(".locks/w1.lock");
+    fs::remove_file(&lease).unwrap();
+    fs::create_dir(&lease).unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
+    out.assert_code(125);
+    assert_form(&out.stderr);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: could not open the lock file [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/w1.lock
+    Caused by: Is a directory (os error 21)
+    Hint: agent-workspace keeps its locks in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks; make it writable by this user
+    ");
+}
+
+#[test]
+fn delete_branch_names_the_deleted_branch_and_how_to_restore_it() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "merged", "--", "true"]).assert_ok();
+    let tip = git_ok(&env, &repo, &["rev-parse", "agent-workspace/merged"]);
+    let out = env.aw(&repo, ["clean", "--delete-branch", "merged"]);
+    out.assert_ok();
+    assert!(
+        !out.stdout.contains("keeps its commits"),
+        "{}",
+        out.report()
+    );
+    let restore = format!("`git branch agent-workspace/merged {}`", tip.trim());
+    assert!(out.stdout.contains(&restore), "{}", out.report());
+    insta::assert_snapshot!(hide_short_commits(&env.normalize(&out.stdout)), @"Removed merged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/merged); deleted branch agent-workspace/merged ([SHORT]) as --delete-branch asked; `git branch agent-workspace/merged [COMMIT]` restores it");
+}
