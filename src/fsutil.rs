@@ -5,6 +5,11 @@
 //! this tool creates below it (namespace directories, `.locks/`, `.cache/`, lease files,
 //! records, workspace directories) is opened without following one, so a symlink planted
 //! there can neither redirect a write nor a deletion outside the root.
+//!
+//! Files are opened with `O_NOFOLLOW`; on Linux, where the kernel has `openat2`, an absolute
+//! path is opened with `RESOLVE_NO_SYMLINKS`, so no component of it can be a symlink even if
+//! one is swapped in after the directories were checked (the root is canonical, so it holds
+//! none of its own).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -38,7 +43,9 @@ impl FsError {
     /// long, or a plain failure.
     pub fn io(action: &'static str, path: &Path, source: io::Error) -> FsError {
         match source.raw_os_error() {
-            Some(libc::ELOOP) => FsError::Symlink { path: path.into() },
+            Some(libc::ELOOP) => FsError::Symlink {
+                path: first_symlink(path).unwrap_or_else(|| path.into()),
+            },
             Some(libc::ENAMETOOLONG) => match long_component(path) {
                 Some(component) => FsError::NameTooLong {
                     path: path.into(),
@@ -67,6 +74,67 @@ pub fn long_component(path: &Path) -> Option<String> {
         .map(|c| c.as_os_str())
         .find(|c| c.len() > NAME_MAX)
         .map(|c| c.to_string_lossy().into_owned())
+}
+
+/// The first component of `path` (from the top) that is a symlink.
+fn first_symlink(path: &Path) -> Option<PathBuf> {
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// Opens `path` with `options` plus `O_NOFOLLOW`, and on Linux through `openat2` with
+/// `RESOLVE_NO_SYMLINKS` when `path` is absolute and the kernel supports it.
+fn open_with(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    if path.is_absolute() {
+        if let Some(opened) = openat2_no_symlinks(path, flags) {
+            return opened;
+        }
+    }
+    let _ = flags;
+    options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// `openat2(path, flags, RESOLVE_NO_SYMLINKS)`; `None` when the kernel (or a sandbox) does
+/// not offer it.
+#[cfg(target_os = "linux")]
+fn openat2_no_symlinks(path: &Path, flags: i32) -> Option<io::Result<File>> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open_how is a plain C struct for which all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 { 0o666 } else { 0 };
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: c_path is a valid NUL-terminated string and `how` a valid open_how of the size
+    // passed; the kernel writes nothing through either.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+        return Some(Ok(unsafe { File::from_raw_fd(fd as i32) }));
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ENOSYS | libc::EPERM | libc::E2BIG) => None,
+        _ => Some(Err(err)),
+    }
 }
 
 /// Checks that `path` is a real directory (not a symlink to one). `Ok(false)` when it does
@@ -110,12 +178,9 @@ pub fn open_nofollow(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
         is_real_dir(parent)?;
     }
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    open_with(path, &mut options, libc::O_CREAT | libc::O_WRONLY)
         .map_err(|e| FsError::io("open", path, e))
 }
 
@@ -149,11 +214,13 @@ fn create_temp(path: &Path) -> Result<(PathBuf, File)> {
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = path.with_file_name(format!("{name}.tmp.{}.{n}", std::process::id()));
-        let opened = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp);
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let opened = open_with(
+            &tmp,
+            &mut options,
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+        );
         match opened {
             Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => continue,
@@ -238,6 +305,25 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_symlink_anywhere_in_an_absolute_path_is_refused_and_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let outside = base.join("outside");
+        fs::create_dir_all(outside.join("deeper")).unwrap();
+        symlink(&outside, base.join("link")).unwrap();
+        let through = base.join("link/deeper/f");
+        match open_nofollow(&through) {
+            Err(FsError::Symlink { path }) => assert_eq!(path, base.join("link")),
+            other => panic!("{other:?}"),
+        }
+        match write_atomic(&through, b"x") {
+            Err(FsError::Symlink { path }) => assert_eq!(path, base.join("link")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(fs::read_dir(outside.join("deeper")).unwrap().count(), 0);
     }
 
     #[test]
