@@ -144,9 +144,11 @@ pub fn is_real_dir(path: &Path) -> Result<bool> {
         Ok(meta) if meta.file_type().is_symlink() => Err(FsError::Symlink { path: path.into() }),
         Ok(meta) if !meta.is_dir() => Err(FsError::NotADirectory { path: path.into() }),
         Ok(_) => Ok(true),
-        // A file where a directory above it should be: `path` does not exist either.
+        // A file where a directory above it should be, or a name no directory can have:
+        // `path` does not exist either (creating it reports why).
         Err(e)
-            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            if e.kind() == io::ErrorKind::NotFound
+                || matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ENAMETOOLONG)) =>
         {
             Ok(false)
         }

@@ -77,6 +77,11 @@ fn a_symlinked_namespace_directory_is_never_followed(backend: Backend) {
     let ns = env.namespace_dir(&repo);
     fs::create_dir_all(env.ws_root()).unwrap();
     symlink(&outside, &ns).unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH] is a symlink; refusing to follow it
+    Hint: agent-workspace never follows symlinks in its own directories; remove [TMP]/xdg/cache/ai-workspaces/repo-[HASH] (after checking where it points) and try again
+    ");
     all_refused(&env, &repo, &ns, &outside);
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }

@@ -38,6 +38,8 @@ fn a_repository_name_too_long_for_a_namespace_is_named() {
         "#);
     });
     assert!(!repo.join("ran").exists());
+    // status has nothing to list: no namespace can exist under that name.
+    env.aw(&repo, ["status"]).assert_ok();
 }
 
 #[test]
