@@ -156,9 +156,9 @@ pub fn is_real_dir(path: &Path) -> Result<bool> {
     }
 }
 
-/// Creates directory `path` unless it exists; refuses when it is a symlink or a file. Its
-/// parent must exist.
-pub fn create_dir_nofollow(path: &Path) -> Result<()> {
+/// Creates directory `path` unless it exists (returning whether it made it); refuses when it
+/// is a symlink or a file. Its parent must exist.
+pub fn create_dir_nofollow(path: &Path) -> Result<bool> {
     if let Some(name) = long_component(path) {
         return Err(FsError::NameTooLong {
             path: path.into(),
@@ -166,10 +166,10 @@ pub fn create_dir_nofollow(path: &Path) -> Result<()> {
         });
     }
     match fs::create_dir(path) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         // mkdir never follows a symlink in its last component: EEXIST tells us something is
         // there, and what it is is checked below.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => is_real_dir(path).map(drop),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => is_real_dir(path).map(|_| false),
         Err(e) => Err(FsError::io("create", path, e)),
     }
 }

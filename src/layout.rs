@@ -184,11 +184,18 @@ impl Layout {
                 .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
         };
         fs::create_dir_all(&self.root).map_err(|e| unwritable(e, &self.root))?;
+        let mut made_cache = false;
         for dir in [self.dir.clone(), self.locks(), self.cache()] {
-            fsutil::create_dir_nofollow(&dir).map_err(|e| match e {
+            made_cache = fsutil::create_dir_nofollow(&dir).map_err(|e| match e {
                 fsutil::FsError::Io { source, path, .. } => unwritable(source, &path),
                 other => CliError::from(other),
             })?;
+        }
+        if made_cache {
+            // Caches used to live in `.locks/`; they are only ever re-computed, so drop them.
+            for old in ["jj-workspaces.cache", "jj-workspace-names.cache"] {
+                let _ = fsutil::remove_file(&self.locks().join(old));
+            }
         }
         Ok(())
     }

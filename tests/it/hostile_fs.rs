@@ -162,6 +162,14 @@ fn jj_list_caches_live_in_the_cache_directory() {
     );
     let locks = tree(&ns.join(".locks"));
     assert!(locks.iter().all(|f| f.ends_with(".lock")), "{locks:?}");
+    // A namespace from before: caches in `.locks/`, no `.cache/`. The next run drops them.
+    fs::remove_dir_all(ns.join(".cache")).unwrap();
+    fs::write(ns.join(".locks/jj-workspaces.cache"), "stale\n").unwrap();
+    fs::write(ns.join(".locks/jj-workspace-names.cache"), "stale\n").unwrap();
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    let locks = tree(&ns.join(".locks"));
+    assert!(locks.iter().all(|f| f.ends_with(".lock")), "{locks:?}");
+    assert!(ns.join(".cache").is_dir());
 }
 
 #[test]
