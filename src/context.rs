@@ -25,10 +25,7 @@ pub struct Options<'a> {
 impl Context {
     pub fn open<'a>(options: impl Into<Options<'a>>) -> Result<Context> {
         let global: Options = options.into();
-        let backend = match (
-            global.backend,
-            layout::non_empty_env("AGENT_WORKSPACE_BACKEND"),
-        ) {
+        let backend = match (global.backend, crate::vars::non_empty(crate::vars::BACKEND)) {
             (Some(backend), _) => Some(backend),
             (None, Some(name)) => Some(Backend::parse(&name).ok_or_else(|| {
                 CliError::usage(format!("AGENT_WORKSPACE_BACKEND={name:?} is not a backend"))

@@ -88,7 +88,7 @@ pub fn allow(bin: &Path, workspace: &Path) -> Result<()> {
     Call::new(bin)
         .arg("allow")
         .arg(&canonical)
-        .env("DIRENV_LOG_FORMAT", "")
+        .env(crate::vars::DIRENV_LOG_FORMAT, "")
         .stdout()?;
     Ok(())
 }

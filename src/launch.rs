@@ -9,6 +9,7 @@ use crate::direnv::Loader;
 use crate::error::{CliError, Result};
 use crate::metadata::{self, Record};
 use crate::process::{self, Child, Ending};
+use crate::vars;
 
 /// The hidden subcommand `direnv exec` runs, which then execs the user's command.
 pub const TRAMPOLINE: &str = "__exec";
@@ -29,36 +30,24 @@ impl Launch {
     ) -> Result<Launch> {
         let ws = &record.workspace_path;
         let mut env: Vec<(OsString, OsString)> = vec![
+            (vars::ID.into(), record.workspace_id.clone().into()),
+            (vars::PATH.into(), ws.clone().into()),
+            (vars::METADATA.into(), metadata::path(ws).into()),
+            (vars::REPO_ROOT.into(), ctx.repo.root.clone().into()),
+            (vars::NAMESPACE.into(), ctx.layout.namespace.clone().into()),
+            (vars::BACKEND.into(), ctx.repo.backend.as_str().into()),
             (
-                "AGENT_WORKSPACE_ID".into(),
-                record.workspace_id.clone().into(),
-            ),
-            ("AGENT_WORKSPACE_PATH".into(), ws.clone().into()),
-            ("AGENT_WORKSPACE_METADATA".into(), metadata::path(ws).into()),
-            (
-                "AGENT_WORKSPACE_REPO_ROOT".into(),
-                ctx.repo.root.clone().into(),
-            ),
-            (
-                "AGENT_WORKSPACE_NAMESPACE".into(),
-                ctx.layout.namespace.clone().into(),
-            ),
-            (
-                "AGENT_WORKSPACE_BACKEND".into(),
-                ctx.repo.backend.as_str().into(),
-            ),
-            (
-                "AGENT_WORKSPACE_WORKFLOW".into(),
+                vars::WORKFLOW.into(),
                 record.workflow.clone().unwrap_or_default().into(),
             ),
             // Nested calls must find the same root even when this one was given --root.
-            ("AI_WORKSPACES_ROOT".into(), ctx.layout.root.clone().into()),
+            (vars::ROOT.into(), ctx.layout.root.clone().into()),
         ];
         let (argv, through_direnv) = match loader {
             Loader::Direct => (command.to_vec(), false),
             Loader::Direnv(bin) => {
-                if std::env::var_os("DIRENV_LOG_FORMAT").is_none() {
-                    env.push(("DIRENV_LOG_FORMAT".into(), "".into()));
+                if vars::raw(vars::DIRENV_LOG_FORMAT).is_none() {
+                    env.push((vars::DIRENV_LOG_FORMAT.into(), "".into()));
                 }
                 let canonical =
                     fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;

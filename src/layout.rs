@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{CliError, Result};
 use crate::fsutil;
 use crate::repo::Repo;
+use crate::vars;
 
 /// The longest workspace id accepted.
 pub const MAX_ID_LEN: usize = 64;
@@ -46,7 +47,7 @@ pub fn namespace(repo_root: &Path) -> String {
     format!(
         "{}-{}",
         base.unwrap_or_else(|| "root".into()),
-        &hex::encode(digest)[..10]
+        &format!("{digest:x}")[..10]
     )
 }
 
@@ -55,14 +56,14 @@ pub fn namespace(repo_root: &Path) -> String {
 pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
     let chosen = flag
         .map(Path::to_path_buf)
-        .or_else(|| non_empty_env("AI_WORKSPACES_ROOT").map(PathBuf::from))
+        .or_else(|| vars::non_empty(vars::ROOT).map(PathBuf::from))
         .or_else(|| {
-            non_empty_env("XDG_CACHE_HOME")
+            vars::non_empty(vars::XDG_CACHE_HOME)
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
                 .map(|p| p.join("ai-workspaces"))
         })
-        .or_else(|| dirs::home_dir().map(|h| h.join(".cache").join("ai-workspaces")));
+        .or_else(|| std::env::home_dir().map(|h| h.join(".cache").join("ai-workspaces")));
     let root = chosen.ok_or_else(|| {
         CliError::failure("cannot find a workspace root: HOME is not set")
             .hint("pass --root DIR or set AI_WORKSPACES_ROOT")
@@ -98,11 +99,6 @@ pub fn resolve(path: &Path) -> PathBuf {
         return resolved;
     }
     path.to_path_buf()
-}
-
-/// An environment variable that is set and not empty.
-pub fn non_empty_env(key: &str) -> Option<String> {
-    std::env::var(key).ok().filter(|v| !v.is_empty())
 }
 
 /// Paths of one repository's namespace under the workspace root.

@@ -18,6 +18,7 @@ mod refname;
 mod repo;
 mod signals;
 mod tree;
+mod vars;
 mod vcs;
 mod workspace;
 

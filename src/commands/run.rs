@@ -15,6 +15,7 @@ use crate::lock::{self, Lock};
 use crate::metadata::{self, Loaded, Record, Run, Status};
 use crate::process::{self, Ending};
 use crate::signals;
+use crate::vars;
 use crate::workspace::{self, Request};
 
 /// Run a command in a workspace, creating it if needed.
@@ -116,8 +117,8 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
 /// A run started from inside the live run of the same workspace (its environment names this
 /// workspace and the recorded supervisor is one of our ancestors).
 fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
-    let env_id = std::env::var_os("AGENT_WORKSPACE_ID");
-    let env_path = std::env::var_os("AGENT_WORKSPACE_PATH");
+    let env_id = vars::raw(vars::ID);
+    let env_path = vars::raw(vars::PATH);
     if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
         return false;
     }

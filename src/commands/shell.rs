@@ -7,7 +7,7 @@ use crate::context::Context;
 use crate::direnv;
 use crate::error::Result;
 use crate::launch::Launch;
-use crate::layout::{non_empty_env, validate_id};
+use crate::layout::validate_id;
 use crate::signals;
 use crate::workspace::{self, Request};
 
@@ -40,7 +40,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     // the record of the workflow alone.
     let mut record = workspace::open(&ctx, &req)?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
-    let shell = non_empty_env("SHELL").unwrap_or_else(|| "/bin/sh".into());
+    let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
     let ending = Launch::new(&ctx, &record, loader, &[shell.into()])?.run()?;
     Ok(ending.code())
 }

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use super::{Created, Kept, Registered};
 use crate::error::{CliError, Result};
-use crate::layout::non_empty_env;
 use crate::process::{Call, ProcessError};
 use crate::repo::Repo;
 
@@ -22,8 +21,8 @@ pub struct Git {
 
 impl Git {
     pub fn new(repo: &Repo) -> Git {
-        let prefix =
-            non_empty_env("AGENT_WORKSPACE_BRANCH_PREFIX").unwrap_or_else(|| DEFAULT_PREFIX.into());
+        let prefix = crate::vars::non_empty(crate::vars::BRANCH_PREFIX)
+            .unwrap_or_else(|| DEFAULT_PREFIX.into());
         Git {
             main: repo.root.clone(),
             common: repo.store.clone(),

@@ -1,0 +1,42 @@
+//! Every environment variable agent-workspace reads or sets, declared once.
+//!
+//! Optional settings are read here rather than through clap's `env`: direnv and nix shells
+//! export empty variables, and an empty value must mean "unset", not a usage error.
+
+use std::ffi::OsString;
+
+/// The workspace root (see the README's Layout).
+pub const ROOT: &str = "AI_WORKSPACES_ROOT";
+/// The backend when `--backend` is not given.
+pub const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
+/// The git branch prefix (default `agent-workspace/`).
+pub const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
+/// The cache directory the default root lives in, when absolute.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The shell `shell` starts.
+pub const SHELL: &str = "SHELL";
+/// Passed to direnv; unset means its status lines are silenced.
+pub const DIRENV_LOG_FORMAT: &str = "DIRENV_LOG_FORMAT";
+
+/// Set for the command: the workspace id.
+pub const ID: &str = "AGENT_WORKSPACE_ID";
+/// Set for the command: the workspace directory.
+pub const PATH: &str = "AGENT_WORKSPACE_PATH";
+/// Set for the command: the workspace's record (the view scripts read).
+pub const METADATA: &str = "AGENT_WORKSPACE_METADATA";
+/// Set for the command: the canonical root of the repository's main workspace.
+pub const REPO_ROOT: &str = "AGENT_WORKSPACE_REPO_ROOT";
+/// Set for the command: the namespace directory name.
+pub const NAMESPACE: &str = "AGENT_WORKSPACE_NAMESPACE";
+/// Set for the command: the workflow name, empty when none.
+pub const WORKFLOW: &str = "AGENT_WORKSPACE_WORKFLOW";
+
+/// A variable that is set and not empty, as text.
+pub fn non_empty(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.is_empty())
+}
+
+/// A variable as it is, possibly not UTF-8 (paths).
+pub fn raw(key: &str) -> Option<OsString> {
+    std::env::var_os(key)
+}
