@@ -91,6 +91,32 @@ impl CliError {
     }
 }
 
+/// An error as `--json` outputs carry it: what kind, the message, its causes and the hint.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorJson {
+    /// `usage`, `failure` or `interrupted`.
+    pub kind: &'static str,
+    pub message: String,
+    pub causes: Vec<String>,
+    pub hint: Option<String>,
+}
+
+impl CliError {
+    /// This error as a structured object for `--json` output.
+    pub fn to_json(&self) -> ErrorJson {
+        ErrorJson {
+            kind: match self.kind {
+                Kind::Usage => "usage",
+                Kind::Failure => "failure",
+                Kind::Interrupted(_) => "interrupted",
+            },
+            message: self.message.clone(),
+            causes: self.causes.clone(),
+            hint: self.hint.clone(),
+        }
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Error: {}", self.message)?;

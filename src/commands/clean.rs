@@ -368,7 +368,7 @@ fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -
                     skipped.push(json!({"workspace_id": id, "reason": reason}))
                 }
                 Outcome::Failed(err) => {
-                    failed.push(json!({"workspace_id": id, "error": err.to_string()}))
+                    failed.push(json!({"workspace_id": id, "error": err.to_json()}))
                 }
             }
         }

@@ -55,3 +55,30 @@ fn help_and_version_go_to_stdout_with_exit_0() {
     );
     assert_eq!(out.stderr, "", "{}", out.report());
 }
+
+#[test]
+fn errors_in_json_output_are_structured() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let out = env.aw(&repo, ["clean", "--json", "nope"]);
+    out.assert_code(1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
+    let error = &doc["failed"][0]["error"];
+    assert_eq!(doc["failed"][0]["workspace_id"], "nope");
+    assert_eq!(error["kind"], "failure", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no workspace \"nope\""),
+        "{error}"
+    );
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .contains("agent-workspace status"),
+        "{error}"
+    );
+    assert!(error["causes"].is_array(), "{error}");
+}
