@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use crate::backends::Backend;
-use crate::harness::{running_as_root, TestEnv};
+use crate::harness::TestEnv;
 
 /// Tools a PATH without jj (or without direnv) still offers.
 const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
@@ -218,19 +218,16 @@ fn a_root_below_a_regular_file_is_unusable(backend: Backend) {
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
+/// Run as an unprivileged user where the tests run as root: permissions do not stop root.
 fn a_read_only_root_is_unusable(backend: Backend) {
-    if running_as_root() {
-        eprintln!("skipped: permissions do not stop root from writing");
-        return;
-    }
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let root = env.path().join("read-only");
     fs::create_dir_all(&root).unwrap();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
-    let out = env.aw(
-        &repo,
-        [
+    let out = env
+        .aw_cmd(&repo)
+        .args([
             "--root",
             root.to_str().unwrap(),
             "run",
@@ -238,8 +235,8 @@ fn a_read_only_root_is_unusable(backend: Backend) {
             "--",
             "touch",
             "ran",
-        ],
-    );
+        ])
+        .run_unprivileged();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
     out.assert_code(125);
     let stderr = env.normalize(&out.stderr);

@@ -3,6 +3,7 @@
 //! Every test owns a [`harness::TestEnv`]: a temp dir with its own HOME, XDG dirs and jj
 //! config, in which every command starts from a cleared environment.
 
+mod architecture;
 mod backends;
 mod base_change;
 mod clean;

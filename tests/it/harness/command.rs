@@ -1,0 +1,248 @@
+//! Running a command in a [`TestEnv`]: [`Cmd`] to set it up, [`Running`] while it runs,
+//! [`Outcome`] once it has ended.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::report::listing;
+use super::TestEnv;
+
+/// No single command of a test may take longer than this.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A command about to run in a [`TestEnv`].
+pub struct Cmd<'a> {
+    pub(super) env: &'a TestEnv,
+    pub(super) program: OsString,
+    pub(super) args: Vec<OsString>,
+    pub(super) dir: PathBuf,
+    pub(super) vars: BTreeMap<String, OsString>,
+    pub(super) stdin: Vec<u8>,
+}
+
+impl Cmd<'_> {
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_os_string());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    /// Sets (or replaces) one environment variable.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.vars.insert(key.into(), value.as_ref().to_os_string());
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.vars.remove(key);
+        self
+    }
+
+    /// Text fed to the command's stdin (empty by default; stdin is never inherited).
+    pub fn stdin(mut self, text: &str) -> Self {
+        self.stdin = text.as_bytes().to_vec();
+        self
+    }
+
+    fn cmdline(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| {
+                let a = a.to_string_lossy();
+                if !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+                {
+                    a.into_owned()
+                } else {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Starts the command in a process group of its own, its output going to files.
+    pub fn spawn(self) -> Running {
+        let (out_path, err_path) = self.env.io_paths();
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .current_dir(&self.dir)
+            .env_clear()
+            .envs(&self.vars)
+            .stdin(Stdio::piped())
+            .stdout(fs::File::create(&out_path).unwrap())
+            .stderr(fs::File::create(&err_path).unwrap())
+            .process_group(0);
+        let cmdline = self.cmdline();
+        let mut child = command.spawn().unwrap_or_else(|e| {
+            panic!("could not start `{cmdline}` in {}: {e}", self.dir.display())
+        });
+        let mut stdin = child.stdin.take().unwrap();
+        // Small inputs fit the pipe buffer; a command that does not read them gets EPIPE.
+        let _ = stdin.write_all(&self.stdin);
+        drop(stdin);
+        Running {
+            child,
+            cmdline,
+            dir: self.dir,
+            out_path,
+            err_path,
+            started: Instant::now(),
+            ws_root: self.env.ws_root(),
+        }
+    }
+
+    /// Runs the command to completion (killing it after [`TIMEOUT`]).
+    pub fn run(self) -> Outcome {
+        self.spawn().wait()
+    }
+}
+
+/// A command started with [`Cmd::spawn`].
+pub struct Running {
+    child: Child,
+    cmdline: String,
+    dir: PathBuf,
+    out_path: PathBuf,
+    err_path: PathBuf,
+    started: Instant,
+    ws_root: PathBuf,
+}
+
+impl Running {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (a name such as TERM) to the command's process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {} failed", self.pid());
+    }
+
+    /// Waits for the command to end; after [`TIMEOUT`], kills its process group and fails.
+    pub fn wait(mut self) -> Outcome {
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the command") {
+                break status;
+            }
+            if self.started.elapsed() > TIMEOUT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", self.pid())])
+                    .status();
+                let _ = self.child.wait();
+                panic!(
+                    "`{}` in {} did not finish within {TIMEOUT:?}\nstdout:\n{}\nstderr:\n{}",
+                    self.cmdline,
+                    self.dir.display(),
+                    fs::read_to_string(&self.out_path).unwrap_or_default(),
+                    fs::read_to_string(&self.err_path).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        Outcome {
+            cmdline: self.cmdline,
+            dir: self.dir,
+            status,
+            stdout: fs::read_to_string(&self.out_path).unwrap_or_default(),
+            stderr: fs::read_to_string(&self.err_path).unwrap_or_default(),
+            ws_root: self.ws_root,
+        }
+    }
+}
+
+/// A finished command: what ran, where, and what it printed.
+pub struct Outcome {
+    pub cmdline: String,
+    pub dir: PathBuf,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    ws_root: PathBuf,
+}
+
+impl Outcome {
+    /// The exit code, or `None` when the command was killed by a signal.
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Everything needed to understand a failure.
+    pub fn report(&self) -> String {
+        let how = match (self.status.code(), self.status.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => self.status.to_string(),
+        };
+        format!(
+            "command: {}\ncwd: {}\nstatus: {how}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- {}",
+            self.cmdline,
+            self.dir.display(),
+            self.stdout,
+            self.stderr,
+            listing(&self.ws_root)
+        )
+    }
+
+    /// Stdout parsed as JSON, after asserting the command succeeded.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        self.assert_ok();
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.report()))
+    }
+
+    #[track_caller]
+    pub fn assert_ok(&self) -> &Self {
+        assert!(self.status.success(), "expected success\n{}", self.report());
+        self
+    }
+
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.status.code(),
+            Some(code),
+            "expected exit code {code}\n{}",
+            self.report()
+        );
+        self
+    }
+}
+
+/// Polls until `path` exists (a command's "I am running" marker), failing after a minute.
+pub fn wait_for_file(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

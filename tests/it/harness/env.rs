@@ -1,0 +1,237 @@
+//! The test environment: a temp dir holding HOME, the XDG dirs (direnv's trust db among them)
+//! and JJ_CONFIG, with the paths the tool uses inside it and the repositories tests start from.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+
+use super::command::{Cmd, Outcome};
+use super::report::listing;
+use super::system::which;
+
+/// The binary under test.
+pub const AW: &str = env!("CARGO_BIN_EXE_agent-workspace");
+
+/// The text an `.envrc` made by [`TestEnv::jj_repo`] exports.
+pub const ENVRC: &str = "export AW_TEST_VAR=from-envrc\n";
+
+/// A temp dir with its own HOME, XDG dirs and jj config.
+pub struct TestEnv {
+    pub(super) tmp: tempfile::TempDir,
+    /// The canonical path of `tmp`: the form the tool prints.
+    pub(super) root: PathBuf,
+    pub(super) vars: BTreeMap<String, OsString>,
+    pub(super) io_count: AtomicU32,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("aw-it-")
+            .tempdir()
+            .expect("create a temp dir");
+        let root = fs::canonicalize(tmp.path()).expect("canonicalize the temp dir");
+        let dirs = [
+            ("HOME", "home"),
+            ("XDG_CONFIG_HOME", "xdg/config"),
+            ("XDG_DATA_HOME", "xdg/data"),
+            ("XDG_CACHE_HOME", "xdg/cache"),
+            ("XDG_STATE_HOME", "xdg/state"),
+        ];
+        let mut vars = BTreeMap::new();
+        for (key, rel) in dirs {
+            let dir = root.join(rel);
+            fs::create_dir_all(&dir).expect("create an XDG dir");
+            vars.insert(key.to_string(), dir.into_os_string());
+        }
+        let jj_config = root.join("jj-config.toml");
+        fs::write(
+            &jj_config,
+            "[user]\nname = \"Test User\"\nemail = \"test.user@example.com\"\n",
+        )
+        .expect("write the jj config");
+        vars.insert("JJ_CONFIG".into(), jj_config.into_os_string());
+        vars.insert("LANG".into(), "C.UTF-8".into());
+        vars.insert(
+            "PATH".into(),
+            path_with_tool_first(std::env::var_os("PATH")),
+        );
+        fs::create_dir_all(root.join(".io")).expect("create the output dir");
+        TestEnv {
+            tmp,
+            root,
+            vars,
+            io_count: AtomicU32::new(0),
+        }
+    }
+
+    /// The canonical temp dir.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    pub fn xdg_cache(&self) -> PathBuf {
+        self.root.join("xdg/cache")
+    }
+
+    /// The default workspace root: `$XDG_CACHE_HOME/ai-workspaces`.
+    pub fn ws_root(&self) -> PathBuf {
+        self.xdg_cache().join("ai-workspaces")
+    }
+
+    /// `<basename>-<first 10 hex of sha256(canonical repo root)>`, computed independently of
+    /// the tool.
+    pub fn namespace(&self, repo: &Path) -> String {
+        let canonical = fs::canonicalize(repo).expect("canonicalize the repo");
+        let base = canonical.file_name().unwrap().to_string_lossy();
+        let digest = crate::sha256::hex(canonical.as_os_str().as_encoded_bytes());
+        format!("{base}-{}", &digest[..10])
+    }
+
+    pub fn namespace_dir(&self, repo: &Path) -> PathBuf {
+        self.ws_root().join(self.namespace(repo))
+    }
+
+    /// Where workspace `id` of `repo` lives under the default root.
+    pub fn ws_path(&self, repo: &Path, id: &str) -> PathBuf {
+        self.namespace_dir(repo).join(id)
+    }
+
+    /// A command run in `dir` with the test environment.
+    pub fn cmd(&self, program: impl AsRef<OsStr>, dir: &Path) -> Cmd<'_> {
+        Cmd {
+            env: self,
+            program: program.as_ref().to_os_string(),
+            args: vec![],
+            dir: dir.to_path_buf(),
+            vars: self.vars.clone(),
+            stdin: vec![],
+        }
+    }
+
+    /// agent-workspace in `dir`.
+    pub fn aw_cmd(&self, dir: &Path) -> Cmd<'_> {
+        self.cmd(AW, dir)
+    }
+
+    /// Runs agent-workspace in `dir` with `args`.
+    pub fn aw<I, S>(&self, dir: &Path, args: I) -> Outcome
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.aw_cmd(dir).args(args).run()
+    }
+
+    /// Runs jj in `dir` with `args`.
+    pub fn jj<I, S>(&self, dir: &Path, args: I) -> Outcome
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.cmd("jj", dir)
+            .args(["--no-pager", "--color=never"])
+            .args(args)
+            .run()
+    }
+
+    /// Runs jj, asserts it succeeded and returns its stdout.
+    pub fn jj_ok<I, S>(&self, dir: &Path, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.jj(dir, args).assert_ok().stdout.clone()
+    }
+
+    /// A colocated jj repo at `<tmp>/<name>` with `a.txt`, `sub/b.txt` and an `.envrc`, all
+    /// in a commit "initial"; the working copy is an empty commit on top. Returns its
+    /// canonical path.
+    pub fn jj_repo(&self, name: &str) -> PathBuf {
+        self.jj(&self.root, ["git", "init", name]).assert_ok();
+        let repo = self.root.join(name);
+        fs::write(repo.join("a.txt"), "hello\n").unwrap();
+        fs::create_dir_all(repo.join("sub")).unwrap();
+        fs::write(repo.join("sub/b.txt"), "b\n").unwrap();
+        fs::write(repo.join(".envrc"), ENVRC).unwrap();
+        self.jj(&repo, ["commit", "-m", "initial"]).assert_ok();
+        fs::canonicalize(repo).unwrap()
+    }
+
+    /// The commit id `rev` names in `repo`.
+    pub fn commit_id(&self, repo: &Path, rev: &str) -> String {
+        self.jj_ok(repo, ["log", "--no-graph", "-r", rev, "-T", "commit_id"])
+    }
+
+    /// The change id `rev` names in `repo`.
+    pub fn change_id(&self, repo: &Path, rev: &str) -> String {
+        self.jj_ok(repo, ["log", "--no-graph", "-r", rev, "-T", "change_id"])
+    }
+
+    /// The names of the workspaces jj knows in `repo`.
+    pub fn workspace_names(&self, repo: &Path) -> Vec<String> {
+        let out = self.jj_ok(repo, ["workspace", "list", "-T", r#"name ++ "\n""#]);
+        out.lines().map(str::to_string).collect()
+    }
+
+    /// A directory holding symlinks to `tools` (found on the inherited PATH) and nothing else;
+    /// returns a PATH of the tool's directory followed by it.
+    pub fn path_with_only(&self, tools: &[&str]) -> OsString {
+        let n = self.io_count.fetch_add(1, Ordering::SeqCst);
+        let dir = self.root.join(format!("bin-{n}"));
+        fs::create_dir_all(&dir).unwrap();
+        for tool in tools {
+            let found = which(tool).unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(found, dir.join(tool)).unwrap();
+        }
+        let aw_dir = Path::new(AW).parent().unwrap();
+        std::env::join_paths([aw_dir, &dir]).unwrap()
+    }
+
+    /// A PATH with `dir` in front of the test environment's PATH.
+    pub fn path_with_first(&self, dir: &Path) -> OsString {
+        let mut paths = vec![dir.to_path_buf()];
+        paths.extend(std::env::split_paths(&self.vars["PATH"]));
+        std::env::join_paths(paths).unwrap()
+    }
+
+    /// The workspace record at `<ws>/.agent-workflow.json`.
+    pub fn metadata(&self, ws: &Path) -> Value {
+        let file = ws.join(".agent-workflow.json");
+        let text = fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("read {}: {e}\n{}", file.display(), self.listing()));
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("parse {}: {e}\n{text}", file.display()))
+    }
+
+    /// The workspace root's files, for failure reports.
+    pub fn listing(&self) -> String {
+        listing(&self.ws_root())
+    }
+
+    pub(super) fn io_paths(&self) -> (PathBuf, PathBuf) {
+        let n = self.io_count.fetch_add(1, Ordering::SeqCst);
+        let dir = self.root.join(".io");
+        (
+            dir.join(format!("{n}.stdout")),
+            dir.join(format!("{n}.stderr")),
+        )
+    }
+}
+
+/// The inherited PATH with the directory of the binary under test first.
+fn path_with_tool_first(inherited: Option<OsString>) -> OsString {
+    let mut paths = vec![Path::new(AW).parent().unwrap().to_path_buf()];
+    if let Some(inherited) = inherited {
+        paths.extend(std::env::split_paths(&inherited));
+    }
+    std::env::join_paths(paths).unwrap()
+}
