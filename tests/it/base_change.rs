@@ -202,16 +202,22 @@ fn an_unknown_revision_exits_125_and_leaves_nothing_behind(backend: Backend) {
 fn a_revset_naming_several_commits_exits_125_and_leaves_nothing_behind() {
     let env = TestEnv::new();
     let (repo, _) = two_commits(&env, Backend::Jj);
-    let out = env.aw(
-        &repo,
-        ["run", "w1", "--base-change", "all()", "--", "touch", "ran"],
-    );
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r#"
+    let mut said = String::new();
+    for rev in ["all()", "root() | @"] {
+        let out = env.aw(
+            &repo,
+            ["run", "w1", "--base-change", rev, "--", "touch", "ran"],
+        );
+        out.assert_code(125);
+        said.push_str(&env.normalize(&out.stderr));
+        assert_nothing_left(&env, Backend::Jj, &repo, "w1");
+    }
+    insta::assert_snapshot!(said, @r#"
     Error: revision "all()" names more than one commit
     Hint: pass --base-change a single revision
+    Error: revision "root() | @" names more than one commit
+    Hint: pass --base-change a single revision
     "#);
-    assert_nothing_left(&env, Backend::Jj, &repo, "w1");
 }
 
 /// jj only, as above.

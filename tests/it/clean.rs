@@ -123,6 +123,7 @@ fn clean_of_an_unknown_id_exits_1(backend: Backend) {
     let out = env.aw(&repo, ["clean", "w1", "nope"]);
     out.assert_code(1);
     assert!(out.stdout.starts_with("Removed w1 "), "{}", out.report());
+    insta::assert_snapshot!(env.transcript(&[&out]));
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
@@ -165,19 +166,23 @@ fn clean_refuses_a_workspace_replaced_by_a_symlink_to_elsewhere(backend: Backend
     assert!(fs::symlink_metadata(&ws).unwrap().file_type().is_symlink());
 }
 
+/// With and without edits in the deleted directory.
 fn clean_forgets_a_workspace_whose_directory_was_deleted(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
-    let out = env.aw(&repo, ["clean", "w1"]);
-    out.assert_ok();
-    assert_eq!(backend.registered(&env, &repo), ["default"]);
-    let status = env.aw(&repo, ["status"]);
-    assert_eq!(
-        status.assert_ok().stdout,
-        "WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH\n"
-    );
+    for command in [&["true"][..], &["sh", "-c", "echo x > e.txt"]] {
+        let env = TestEnv::new();
+        let repo = backend.repo(&env);
+        env.aw(&repo, ["run", "w1", "--"].iter().chain(command))
+            .assert_ok();
+        fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
+        let out = env.aw(&repo, ["clean", "w1"]);
+        out.assert_ok();
+        assert_eq!(backend.registered(&env, &repo), ["default"]);
+        let status = env.aw(&repo, ["status"]);
+        assert_eq!(
+            status.assert_ok().stdout,
+            "WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH\n"
+        );
+    }
 }
 
 fn clean_refuses_a_workspace_with_a_live_run(backend: Backend) {

@@ -112,12 +112,18 @@ fn outside_any_repository() {
     let status = env.aw(&outside, ["status"]);
     status.assert_code(1);
     assert_eq!(status.stderr, run.stderr);
-    env.aw(&outside, ["shell", "w1"]).assert_code(125);
-    env.aw(&outside, ["clean", "w1"]).assert_code(1);
+    let shell = env.aw(&outside, ["shell", "w1"]);
+    shell.assert_code(125);
+    let clean = env.aw(&outside, ["clean", "w1"]);
+    clean.assert_code(1);
     // --repo pointing outside any repository fails the same way.
     let repo_flag = env.aw(env.path(), ["--repo", outside.to_str().unwrap(), "status"]);
     repo_flag.assert_code(1);
     assert_eq!(repo_flag.stderr, run.stderr);
+    insta::assert_snapshot!(
+        "outside_any_repository_shell_and_clean",
+        env.transcript(&[&shell, &clean])
+    );
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
@@ -254,13 +260,19 @@ fn a_read_only_root_is_unusable(backend: Backend) {
 fn bad_usage_exits_2(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
-    // No command to run.
-    env.aw(&repo, ["run", "w1"]).assert_code(2);
-    env.aw(&repo, ["run", "w1", "--"]).assert_code(2);
-    env.aw(&repo, ["no-such-subcommand"]).assert_code(2);
-    env.aw(&repo, ["run", "w1", "--no-such-flag", "--", "true"])
-        .assert_code(2);
-    env.aw(&repo, ["--backend", "svn", "status"]).assert_code(2);
+    let outs = [
+        // No command to run.
+        env.aw(&repo, ["run", "w1"]),
+        env.aw(&repo, ["run", "w1", "--"]),
+        env.aw(&repo, ["no-such-subcommand"]),
+        env.aw(&repo, ["run", "w1", "--no-such-flag", "--", "true"]),
+        env.aw(&repo, ["--backend", "svn", "status"]),
+    ];
+    for out in &outs {
+        out.assert_code(2);
+    }
+    // Nothing reached the backend: one snapshot serves both.
+    insta::assert_snapshot!(env.transcript(&outs.each_ref()));
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 

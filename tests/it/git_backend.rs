@@ -105,6 +105,7 @@ fn failed_creations_leave_no_worktree_branch_or_directory() {
     );
     let taken = env.aw(&repo, ["run", "w2", "--", "true"]);
     taken.assert_code(125);
+    insta::assert_snapshot!(env.transcript(&[&unknown, &taken]));
     assert!(elsewhere.join("a.txt").is_file());
     let ns = env.namespace_dir(&repo);
     let dirs: Vec<_> = fs::read_dir(&ns)
@@ -277,6 +278,7 @@ fn colocated_repositories_default_to_jj_and_take_git_on_request() {
         "{}",
         bogus.report()
     );
+    insta::assert_snapshot!(env.transcript(&[&bogus]));
 }
 
 #[test]
@@ -296,4 +298,5 @@ fn the_branch_prefix_is_configurable_and_jj_is_refused_on_plain_git() {
         "{}",
         jj.report()
     );
+    insta::assert_snapshot!(env.transcript(&[&jj]));
 }

@@ -54,7 +54,9 @@ fn an_id_starting_with_a_dash_is_refused(backend: Backend) {
     Error: invalid workspace id "-x": it must start with a letter or digit
     Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
     "#);
-    env.aw(&repo, ["run", "-x", "--", "true"]).assert_code(2);
+    let flag = env.aw(&repo, ["run", "-x", "--", "true"]);
+    flag.assert_code(2);
+    insta::assert_snapshot!(env.transcript(&[&flag]));
     assert!(!env.ws_root().exists(), "{}", env.listing());
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }

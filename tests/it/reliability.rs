@@ -159,6 +159,7 @@ fn a_second_run_fails_fast_naming_the_holder_and_wait_queues_behind_it(backend: 
         second.report()
     );
     assert!(second.stderr.contains("--wait"), "{}", second.report());
+    insta::assert_snapshot!(env.transcript(&[&second]));
     let waiter = env
         .aw_cmd(&repo)
         .args([

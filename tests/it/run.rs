@@ -102,6 +102,7 @@ fn no_direnv_runs_the_command_without_the_envrc(backend: Backend) {
 fn the_command_s_exit_status_is_passed_through(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
+    let mut said = String::new();
     for (id, loader) in [("via-direnv", None), ("direct", Some("--no-direnv"))] {
         let run = |command: &[&str]| {
             env.aw_cmd(&repo)
@@ -136,11 +137,15 @@ fn the_command_s_exit_status_is_passed_through(backend: Backend) {
             "{}",
             out.report()
         );
-        run(&["./a.txt"]).assert_code(126);
+        let not_executable = run(&["./a.txt"]);
+        not_executable.assert_code(126);
+        said.push_str(&env.transcript(&[&out, &not_executable]));
         let record = env.metadata(&env.ws_path(&repo, id));
         assert_eq!(record["status"], "error", "{id}: {record:#}");
         assert_eq!(record["exit_code"], 126, "{id}: {record:#}");
     }
+    // Said before the command could run: one snapshot serves both backends.
+    insta::assert_snapshot!(said);
 }
 
 fn a_second_run_reattaches_to_the_same_working_copy(backend: Backend) {
@@ -355,8 +360,9 @@ fn a_non_executable_file_in_the_workspace_gives_126(backend: Backend) {
     let script = env.ws_path(&repo, "w1").join("tool.sh");
     fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o644)).unwrap();
-    env.aw(&repo, ["run", "w1", "--", "./tool.sh"])
-        .assert_code(126);
+    let out = env.aw(&repo, ["run", "w1", "--", "./tool.sh"]);
+    out.assert_code(126);
+    insta::assert_snapshot!(env.transcript(&[&out]));
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
     env.aw(&repo, ["run", "w1", "--", "./tool.sh"])
         .assert_code(0);

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+use super::{Outcome, TestEnv};
+
 /// The files under `dir`, three levels deep (not inside `.jj` or `.git`).
 pub(super) fn listing(dir: &Path) -> String {
     let mut out = format!("files under {}:\n", dir.display());
@@ -33,5 +35,22 @@ fn list_dir(dir: &Path, depth: usize, max: usize, out: &mut String) {
         if kind == "/" && depth + 1 < max && name != ".jj" && name != ".git" {
             list_dir(&entry.path(), depth + 1, max, out);
         }
+    }
+}
+
+impl TestEnv {
+    /// What commands said on stderr, for one snapshot: for each, `$ ` and its arguments, its
+    /// exit code, then its stderr, all through [`TestEnv::normalize`].
+    pub fn transcript(&self, outcomes: &[&Outcome]) -> String {
+        let mut out = String::new();
+        for outcome in outcomes {
+            let args = outcome.cmdline.split_once(' ').map_or("", |(_, args)| args);
+            let code = outcome
+                .code()
+                .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+            let _ = writeln!(out, "$ {args}\n[{code}]");
+            out.push_str(&self.normalize(&outcome.stderr));
+        }
+        out
     }
 }
