@@ -1,11 +1,13 @@
 //! Failures of agent-workspace itself: one clear `Error:` line (with `Caused by:` and `Hint:`
 //! lines), exit 125 for `run` and `shell`, 1 for `status` and `clean`, 2 for bad usage.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use crate::backends::Backend;
-use crate::harness::TestEnv;
+use crate::harness::{Outcome, TestEnv};
 
 /// Tools a PATH without jj (or without direnv) still offers.
 const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
@@ -167,18 +169,7 @@ fn a_root_that_is_a_regular_file_is_unusable(backend: Backend) {
     let repo = backend.repo(&env);
     let file = env.path().join("root-file");
     fs::write(&file, "not a directory\n").unwrap();
-    let out = env.aw(
-        &repo,
-        [
-            "--root",
-            file.to_str().unwrap(),
-            "run",
-            "w1",
-            "--",
-            "touch",
-            "ran",
-        ],
-    );
+    let out = run_in_root(&env, &repo, &file);
     out.assert_code(125);
     insta::assert_snapshot!(env.normalize(&out.stderr), @r"
     Error: workspace root [TMP]/root-file is not a directory
@@ -206,18 +197,7 @@ fn a_root_below_a_regular_file_is_unusable(backend: Backend) {
     let file = env.path().join("root-file");
     fs::write(&file, "").unwrap();
     let root = file.join("below");
-    let out = env.aw(
-        &repo,
-        [
-            "--root",
-            root.to_str().unwrap(),
-            "run",
-            "w1",
-            "--",
-            "touch",
-            "ran",
-        ],
-    );
+    let out = run_in_root(&env, &repo, &root);
     out.assert_code(125);
     // Nothing reached the backend yet: one snapshot serves both.
     insta::assert_snapshot!(env.normalize(&out.stderr));
@@ -231,18 +211,7 @@ fn a_read_only_root_is_unusable(backend: Backend) {
     let root = env.path().join("read-only");
     fs::create_dir_all(&root).unwrap();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
-    let out = env
-        .aw_cmd(&repo)
-        .args([
-            "--root",
-            root.to_str().unwrap(),
-            "run",
-            "w1",
-            "--",
-            "touch",
-            "ran",
-        ])
-        .run_unprivileged();
+    let out = env.aw_cmd(&repo).args(in_root(&root)).run_unprivileged();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
     out.assert_code(125);
     let stderr = env.normalize(&out.stderr);
@@ -254,6 +223,8 @@ fn a_read_only_root_is_unusable(backend: Backend) {
         out.report()
     );
     assert!(stderr.contains("Hint: pass --root DIR"), "{}", out.report());
+    // Nothing reached the backend yet: one snapshot serves both.
+    insta::assert_snapshot!(stderr);
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
@@ -276,10 +247,40 @@ fn bad_usage_exits_2(backend: Backend) {
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
+fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let root = repo.join("roots");
+    let out = run_in_root(&env, &repo, &root);
+    out.assert_code(125);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: workspace root [TMP]/repo/roots is inside the repository [TMP]/repo
+    Hint: choose a root outside the repository
+    ");
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
+    assert!(!root.exists(), "left behind: {}", root.display());
+}
+
+/// `agent-workspace --root <root> run w1 -- touch ran` in `repo`.
+fn run_in_root(env: &TestEnv, repo: &Path, root: &Path) -> Outcome {
+    env.aw(repo, in_root(root))
+}
+
+/// The arguments of [`run_in_root`].
+fn in_root(root: &Path) -> [&OsStr; 7] {
+    ["--root".as_ref(), root.as_os_str()]
+        .into_iter()
+        .chain(["run", "w1", "--", "touch", "ran"].map(OsStr::new))
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap()
+}
+
 crate::both_backends!(
     an_envrc_without_direnv_on_path_needs_no_direnv,
     a_root_that_is_a_regular_file_is_unusable,
     a_root_below_a_regular_file_is_unusable,
     a_read_only_root_is_unusable,
+    a_root_inside_the_repository_is_refused_and_leaves_nothing_there,
     bad_usage_exits_2,
 );

@@ -139,13 +139,12 @@ fn a_second_run_fails_fast_naming_the_holder_and_wait_queues_behind_it(backend: 
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let first = start_long_run(&env, &repo, "w1", &["--workflow", "holder"]);
-    let started = Instant::now();
+    // Fails fast: a second run that waited would never return (the first ends only once the
+    // test writes its release file, below), and the harness would fail it on its timeout.
     let second = env.aw(&repo, ["run", "w1", "--", "true"]);
     second.assert_code(125);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "it did not fail fast"
-    );
+    assert_eq!(status_of(&env, &repo, "w1"), "running");
+    let release = env.path().join("w1.release");
     let pid = first.pid().to_string();
     assert!(second.stderr.contains("is busy"), "{}", second.report());
     assert!(
@@ -171,12 +170,17 @@ fn a_second_run_fails_fast_naming_the_holder_and_wait_queues_behind_it(backend: 
             "--",
             "sh",
             "-c",
-            "echo queued-ran",
+            // Runs only after the first run was released.
+            &format!("test -e {} && echo queued-ran", release.display()),
         ])
         .spawn();
+    // Gives a waiter that wrongly jumps the queue the time to do so.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(status_of(&env, &repo, "w1"), "running");
-    fs::write(env.path().join("w1.release"), "").unwrap();
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["status"], "running", "{record:#}");
+    assert_eq!(record["workflow"], "holder", "{record:#}");
+    fs::write(&release, "").unwrap();
     first.wait().assert_ok();
     let waited = waiter.wait();
     waited.assert_ok();

@@ -296,44 +296,6 @@ fn cleanup_keeps_the_workspace_after_a_failure(backend: Backend) {
     );
 }
 
-fn a_live_run_makes_the_workspace_busy_unless_wait_is_given(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let started = env.path().join("started");
-    let release = env.path().join("release");
-    let script = format!(
-        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
-        started.display(),
-        release.display()
-    );
-    let first = env
-        .aw_cmd(&repo)
-        .args(["run", "w1", "--workflow", "long", "--", "sh", "-c", &script])
-        .spawn();
-    wait_for_file(&started);
-    let busy = env.aw(&repo, ["run", "w1", "--", "true"]);
-    busy.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&busy.stderr), @r#"
-    Error: workspace "w1" is busy: pid [PID], workflow long, since [TIME]
-    Hint: pass --wait to queue behind it, or use another id
-    "#);
-    let waiter = env
-        .aw_cmd(&repo)
-        .args(["run", "w1", "--wait", "--", "sh", "-c", "echo after"])
-        .spawn();
-    // The waiter must not run before the first run ends.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let record = env.metadata(&env.ws_path(&repo, "w1"));
-    assert_eq!(record["status"], "running", "{record:#}");
-    assert_eq!(record["workflow"], "long", "{record:#}");
-    fs::write(&release, "").unwrap();
-    first.wait().assert_ok();
-    let out = waiter.wait();
-    assert_eq!(out.assert_ok().stdout, "after\n");
-    let record = env.metadata(&env.ws_path(&repo, "w1"));
-    assert_eq!(record["runs"].as_array().unwrap().len(), 2, "{record:#}");
-}
-
 fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
@@ -461,31 +423,6 @@ fn a_nested_run_finds_the_root_the_outer_run_was_given(backend: Backend) {
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
-fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let root = repo.join("roots");
-    let out = env.aw(
-        &repo,
-        [
-            "--root",
-            root.to_str().unwrap(),
-            "run",
-            "w1",
-            "--",
-            "touch",
-            "ran",
-        ],
-    );
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
-    Error: workspace root [TMP]/repo/roots is inside the repository [TMP]/repo
-    Hint: choose a root outside the repository
-    ");
-    assert_eq!(backend.registered(&env, &repo), ["default"]);
-    assert!(!root.exists(), "left behind: {}", root.display());
-}
-
 crate::both_backends!(
     run_creates_a_workspace_and_gives_the_command_its_environment,
     no_direnv_runs_the_command_without_the_envrc,
@@ -496,11 +433,9 @@ crate::both_backends!(
     cleanup_removes_the_workspace_after_a_success,
     cleanup_keeps_edits_of_a_successful_run,
     cleanup_keeps_the_workspace_after_a_failure,
-    a_live_run_makes_the_workspace_busy_unless_wait_is_given,
     a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted,
     a_non_executable_file_in_the_workspace_gives_126,
     stdin_and_the_caller_s_environment_reach_the_command,
     empty_environment_variables_count_as_unset,
     a_nested_run_finds_the_root_the_outer_run_was_given,
-    a_root_inside_the_repository_is_refused_and_leaves_nothing_there,
 );
