@@ -228,25 +228,6 @@ fn a_read_only_root_is_unusable(backend: Backend) {
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
-fn bad_usage_exits_2(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let outs = [
-        // No command to run.
-        env.aw(&repo, ["run", "w1"]),
-        env.aw(&repo, ["run", "w1", "--"]),
-        env.aw(&repo, ["no-such-subcommand"]),
-        env.aw(&repo, ["run", "w1", "--no-such-flag", "--", "true"]),
-        env.aw(&repo, ["--backend", "svn", "status"]),
-    ];
-    for out in &outs {
-        out.assert_code(2);
-    }
-    // Nothing reached the backend: one snapshot serves both.
-    insta::assert_snapshot!(env.transcript(&outs.each_ref()));
-    assert!(!env.ws_root().exists(), "{}", env.listing());
-}
-
 fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
@@ -282,5 +263,4 @@ crate::both_backends!(
     a_root_below_a_regular_file_is_unusable,
     a_read_only_root_is_unusable,
     a_root_inside_the_repository_is_refused_and_leaves_nothing_there,
-    bad_usage_exits_2,
 );

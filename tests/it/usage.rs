@@ -1,5 +1,6 @@
 //! Bad usage is reported like every other error: `Error:`, `Hint:`, exit 2, nothing touched.
 
+use crate::backends::Backend;
 use crate::harness::TestEnv;
 
 /// Runs the tool with `args` outside any repository and returns its stderr, asserting exit 2
@@ -82,3 +83,36 @@ fn errors_in_json_output_are_structured() {
     );
     assert!(error["causes"].is_array(), "{error}");
 }
+
+/// Inside a repository of either backend, bad usage says the same as outside any, and
+/// creates nothing.
+fn usage_errors_inside_a_repository_are_the_same(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let cases: [&[&str]; 5] = [
+        &["run", "w1"],
+        &["run", "w1", "--"],
+        &["no-such-subcommand"],
+        &["run", "w1", "--no-such-flag", "--", "true"],
+        &["--backend", "svn", "status"],
+    ];
+    for args in cases {
+        let inside = env.aw(&repo, args);
+        inside.assert_code(2);
+        assert_eq!(
+            inside.stderr,
+            usage_error(&env, args),
+            "{}",
+            inside.report()
+        );
+        assert!(!env.ws_root().exists(), "{}", env.listing());
+    }
+    // `--` with nothing after it is no command either.
+    insta::assert_snapshot!(usage_error(&env, &["run", "w1", "--"]), @r"
+    Error: the following required arguments were not provided: <CMD>...
+    Hint: usage: agent-workspace run <ID> -- <CMD>...; see `agent-workspace run --help`
+    ");
+    assert_eq!(backend.registered(&env, &repo), ["default"]);
+}
+
+crate::both_backends!(usage_errors_inside_a_repository_are_the_same);
