@@ -119,7 +119,8 @@ fn ident(text: &str) -> &str {
 }
 
 /// One line per group of modules that depend on each other (a strongly connected component
-/// of more than one module): its members, then a shortest cycle through its first member.
+/// of more than one module): its members, a shortest cycle through its first member, and
+/// every edge among them.
 fn cycles(graph: &Graph) -> Vec<String> {
     components(graph)
         .into_iter()
@@ -127,10 +128,20 @@ fn cycles(graph: &Graph) -> Vec<String> {
         .map(|component| {
             let first = component.iter().next().unwrap();
             let cycle = shortest_cycle(graph, first, &component);
+            let edges: Vec<String> = component
+                .iter()
+                .flat_map(|from| {
+                    graph[from]
+                        .iter()
+                        .filter(|to| component.contains(*to))
+                        .map(move |to| format!("{from} -> {to}"))
+                })
+                .collect();
             format!(
-                "{{{}}}: {}",
+                "{{{}}}: {} (all edges among them: {})",
                 component.iter().cloned().collect::<Vec<_>>().join(", "),
-                cycle.join(" -> ")
+                cycle.join(" -> "),
+                edges.join(", ")
             )
         })
         .collect()
@@ -240,8 +251,10 @@ fn cycles_are_found_and_named() {
     assert_eq!(
         cycles(&cyclic),
         [
-            "{error, process}: error -> process -> error",
-            "{metadata, tree, vcs}: metadata -> vcs -> tree -> metadata",
+            "{error, process}: error -> process -> error \
+             (all edges among them: error -> process, process -> error)",
+            "{metadata, tree, vcs}: metadata -> vcs -> tree -> metadata \
+             (all edges among them: metadata -> vcs, tree -> metadata, vcs -> tree)",
         ]
     );
 }
