@@ -212,11 +212,14 @@ fn clean_entry(
     // now only means a workspace deleted by hand (see `inventory::all`).
     lease.remove();
     let branch_deleted = match (&kept, args.delete_branch) {
-        (Kept::Branch { branch, .. }, true) => {
-            Some(ctx.vcs.delete_branch(branch, args.force).map_err(|_| {
-                "it is not fully merged; pass --force to delete it anyway".to_string()
-            }))
-        }
+        (Kept::Branch { branch, .. }, true) => Some(
+            ctx.vcs
+                .delete_branch(branch, args.force)
+                .map_err(|e| match &e.hint {
+                    Some(hint) => format!("{}; {hint}", e.message),
+                    None => e.message,
+                }),
+        ),
         _ => None,
     };
     Ok(Removal {

@@ -228,23 +228,55 @@ impl Git {
     /// Deletes a workspace branch: only when fully merged unless `force`.
     pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
         let flag = if force { "-D" } else { "-d" };
-        self.call(&self.main)?
-            .args(["branch", "--quiet", flag, "--end-of-options", branch])
-            .stdout()?;
-        Ok(())
-    }
-
-    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         let out = self
             .call(&self.main)?
-            .args(["cat-file", "blob"])
-            .arg(format!("{commit}:{file}"))
+            .args(["branch", "--quiet", flag, "--end-of-options", branch])
             .stdout();
-        Ok(out.ok().map(String::into_bytes))
+        match out {
+            Ok(_) => Ok(()),
+            Err(e) if !force && e.stderr().contains("is not fully merged") => Err(
+                CliError::failure(format!("branch {branch} is not fully merged"))
+                    .hint("pass --force to delete it anyway"),
+            ),
+            Err(e) => {
+                Err(CliError::from(e).hint(format!("delete it by hand: git branch -D {branch}")))
+            }
+        }
+    }
+
+    /// The content of `file` at `commit`: `None` when the commit has no such file; a commit
+    /// that cannot be read is an error, never taken for a missing file.
+    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+        let listed = self
+            .call(&self.main)?
+            .args(["ls-tree", "-z", "--end-of-options"])
+            .arg(format!("{commit}^{{commit}}"))
+            .arg("--")
+            .arg(file)
+            .stdout()?;
+        let Some(object) = parse_blob_entry(&listed) else {
+            return Ok(None);
+        };
+        let out = self
+            .call(&self.main)?
+            .args(["cat-file", "blob", object])
+            .stdout()?;
+        Ok(Some(out.into_bytes()))
     }
 
     pub fn exclude_file(&self) -> Option<PathBuf> {
         Some(self.common.join("info").join("exclude"))
+    }
+}
+
+/// The object id of a blob in `git ls-tree -z` output (`<mode> blob <id>\t<path>\0`), if the
+/// entry is one.
+fn parse_blob_entry(text: &str) -> Option<&str> {
+    let (meta, _path) = text.split('\0').next()?.split_once('\t')?;
+    let mut fields = meta.split(' ');
+    match (fields.next(), fields.next(), fields.next()) {
+        (Some(_mode), Some("blob"), Some(id)) => Some(id),
+        _ => None,
     }
 }
 
@@ -276,6 +308,20 @@ fn parse_worktrees(text: &str, prefix: &str) -> Vec<Registered> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blob_entries() {
+        let id = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+        assert_eq!(
+            parse_blob_entry(&format!("100644 blob {id}\t.envrc\0")),
+            Some(id)
+        );
+        assert_eq!(
+            parse_blob_entry(&format!("040000 tree {id}\t.envrc\0")),
+            None
+        );
+        assert_eq!(parse_blob_entry(""), None);
+    }
 
     #[test]
     fn worktree_list() {

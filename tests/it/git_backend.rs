@@ -300,3 +300,27 @@ fn the_branch_prefix_is_configurable_and_jj_is_refused_on_plain_git() {
     );
     insta::assert_snapshot!(env.transcript(&[&jj]));
 }
+
+#[test]
+fn a_branch_that_cannot_be_deleted_is_not_called_unmerged() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "locked", "--", "true"]).assert_ok();
+    // A stale ref lock makes the deletion fail for another reason than merging.
+    let lock = repo.join(".git/refs/heads/agent-workspace/locked.lock");
+    fs::write(&lock, "").unwrap();
+    let out = env.aw(&repo, ["clean", "--delete-branch", "locked"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("kept branch agent-workspace/locked"),
+        "{}",
+        out.report()
+    );
+    assert!(!out.stdout.contains("not fully merged"), "{}", out.report());
+    assert!(
+        out.stdout.contains("git branch -D agent-workspace/locked"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(branches(&env, &repo), ["agent-workspace/locked", "main"]);
+}
