@@ -1,10 +1,12 @@
 //! direnv: finding it, allowing a workspace, and the policy for trusting its `.envrc`.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::envrc_loads;
 use crate::error::{CliError, Result};
 use crate::metadata::Record;
 use crate::process::Call;
@@ -28,7 +30,8 @@ pub fn envrc_digest(workspace: &Path) -> Option<String> {
 
 /// Decides how to load the environment of `record`'s workspace, allowing its `.envrc` when the
 /// trust policy permits: unchanged since we allowed it, identical to the base revision's, or
-/// `trust` given. Updates `record` with what was allowed.
+/// `trust` given; and every file it loads that the workspace can change (see
+/// [`crate::envrc_loads`]) unchanged since then too. Updates `record` with what was allowed.
 pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> Result<Loader> {
     let ws = record.workspace_path.clone();
     if no_direnv {
@@ -45,10 +48,9 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
         ))
         .hint("install direnv, or pass --no-direnv to run without the workspace's environment")
     })?;
-    if record.direnv_allowed && record.envrc_sha256.as_deref() == Some(digest.as_str()) {
-        return Ok(Loader::Direnv(bin));
-    }
-    if !trust && !matches_base(&envrc, record, vcs)? {
+    let loads = envrc_loads::current(&ws);
+    let envrc_known = record.direnv_allowed && record.envrc_sha256.as_deref() == Some(&digest);
+    if !trust && !envrc_known && !matches_base(&envrc, record, vcs)? {
         record.direnv_allowed = false;
         return Err(CliError::failure(format!(
             "{} differs from the .envrc of the workspace's base revision; not loading it",
@@ -56,10 +58,67 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
         ))
         .hint("review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)"));
     }
-    allow(&bin, &ws)?;
+    if !trust {
+        if let Some(changed) = changed_load(&loads, record, vcs)? {
+            record.direnv_allowed = false;
+            return Err(CliError::failure(format!(
+                "{}, which {} loads, changed since the workspace was created; not loading the environment",
+                ws.join(&changed).display(),
+                envrc.display()
+            ))
+            .hint("review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)"));
+        }
+    }
+    if !envrc_known {
+        allow(&bin, &ws)?;
+    }
     record.direnv_allowed = true;
     record.envrc_sha256 = Some(digest);
+    record.envrc_loads_allowed = loads;
     Ok(Loader::Direnv(bin))
+}
+
+/// The first loaded file whose content is neither the one last allowed nor the base's.
+fn changed_load(
+    loads: &BTreeMap<String, String>,
+    record: &Record,
+    vcs: &Vcs,
+) -> Result<Option<String>> {
+    for (file, digest) in loads {
+        if record.envrc_loads_allowed.get(file) == Some(digest) {
+            continue;
+        }
+        let at_base = match &record.envrc_loads_base {
+            Some(base) => base.get(file) == Some(digest),
+            None => base_has(file, digest, record, vcs)?,
+        };
+        if !at_base {
+            return Ok(Some(file.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether one of the base commits has `file` with `digest` (or lacks it, for `absent`).
+fn base_has(file: &str, digest: &str, record: &Record, vcs: &Vcs) -> Result<bool> {
+    for commit in &base_commits(record, vcs)? {
+        let at = vcs.file_at(commit, file)?;
+        let d = at.map_or_else(
+            || envrc_loads::ABSENT.to_string(),
+            |b| hex::encode(Sha256::digest(&b)),
+        );
+        if d == digest {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn base_commits(record: &Record, vcs: &Vcs) -> Result<Vec<String>> {
+    match record.base_commits.is_empty() {
+        true => vcs.resolve_base(None),
+        false => Ok(record.base_commits.clone()),
+    }
 }
 
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
@@ -67,13 +126,10 @@ fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
     if let Some(base) = &record.base_envrc_sha256 {
         return Ok(*base == hex::encode(Sha256::digest(&current)));
     }
-    // A record rebuilt after it was lost does not know its base's .envrc: ask the backend,
-    // comparing with the default base when the base commits are unknown too.
-    let base = match record.base_commits.is_empty() {
-        true => vcs.resolve_base(None)?,
-        false => record.base_commits.clone(),
-    };
-    for commit in &base {
+    // A record rebuilt after it was lost (or migrated from an older version) does not know
+    // its base's .envrc: ask the backend, comparing with the default base when the base
+    // commits are unknown too.
+    for commit in &base_commits(record, vcs)? {
         if vcs.file_at(commit, ".envrc")?.as_deref() == Some(current.as_slice()) {
             return Ok(true);
         }

@@ -26,6 +26,8 @@ pub enum Problem {
     NewerSchema(u64),
     /// The workspace path is a symlink or a file.
     NotADirectory,
+    /// The record view in the workspace differs from agent-workspace's state.
+    TamperedRecord,
 }
 
 impl Problem {
@@ -38,6 +40,7 @@ impl Problem {
             Problem::MissingMetadata => "missing-metadata",
             Problem::NewerSchema(_) => "newer-schema",
             Problem::NotADirectory => "not-a-directory",
+            Problem::TamperedRecord => "tampered-record",
         }
     }
 
@@ -50,6 +53,7 @@ impl Problem {
             Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
             Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
             Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+            Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", metadata::FILE_NAME),
         }
     }
 }
@@ -84,7 +88,10 @@ impl Entry {
         self.record
             .as_ref()
             .is_some_and(|r| r.status == Status::Running)
-            && self.problem.is_none()
+            && self
+                .problem
+                .as_ref()
+                .is_none_or(|p| *p == Problem::TamperedRecord)
     }
 
     pub fn updated_at(&self) -> Option<&str> {
@@ -149,6 +156,8 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
                     .is_some_and(|pid| liveness::is_alive(pid, record.pid_start));
             if dead {
                 entry.problem = Some(Problem::Crashed);
+            } else if record.origin == metadata::Origin::Tampered {
+                entry.problem = Some(Problem::TamperedRecord);
             }
             entry.record = Some(*record);
         }

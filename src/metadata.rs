@@ -1,5 +1,6 @@
 //! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -9,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{CliError, Result};
 use crate::repo::Backend;
+use crate::state::{self, Found};
 
 /// File name of the record inside a workspace.
 pub const FILE_NAME: &str = ".agent-workflow.json";
@@ -98,8 +100,30 @@ pub struct Record {
     pub pid_start: Option<u64>,
     #[serde(default)]
     pub runs: Vec<Run>,
+    /// Digests of the files the base revision's `.envrc` loads (`absent` for a missing one),
+    /// taken at creation; unknown for a record rebuilt or migrated.
+    #[serde(default)]
+    pub envrc_loads_base: Option<BTreeMap<String, String>>,
+    /// Digests of the files the `.envrc` loaded when it was last allowed.
+    #[serde(default)]
+    pub envrc_loads_allowed: BTreeMap<String, String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// How this record was read; never written.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// Where a loaded record came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// Agent-workspace's own state, with a view matching it (or a new record).
+    #[default]
+    State,
+    /// The state, but the view in the workspace was changed (or removed) by someone else.
+    Tampered,
+    /// Only an in-workspace record from an older version: nothing in it is trusted.
+    Legacy,
 }
 
 /// What reading a workspace's record found.
@@ -128,8 +152,56 @@ pub fn parse_time(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(text).ok()
 }
 
-/// Reads the record of `workspace` without ever failing on its content.
+/// Reads the record of the workspace at `workspace` (its layout path) without ever failing on
+/// its content: from agent-workspace's state when there is one (noting whether the view in
+/// the workspace still matches it), else from a record an older version left in the
+/// workspace, stripped of everything that decides where to run or what to trust.
 pub fn load(workspace: &Path) -> Loaded {
+    match state::read(workspace) {
+        Found::Ok(sealed) => from_state(workspace, sealed),
+        Found::Corrupt(why) => Loaded::Corrupt(why),
+        Found::Missing => match load_view(workspace) {
+            Loaded::Ok(mut record) => {
+                record.envrc_sha256 = None;
+                record.direnv_allowed = false;
+                record.base_envrc_sha256 = None;
+                record.envrc_loads_base = None;
+                record.envrc_loads_allowed.clear();
+                record.origin = Origin::Legacy;
+                Loaded::Ok(anchor(record, workspace))
+            }
+            other => other,
+        },
+    }
+}
+
+fn from_state(workspace: &Path, sealed: state::Sealed) -> Loaded {
+    let text = serde_json::to_vec(&sealed.record).unwrap_or_default();
+    match parse(&text) {
+        Loaded::Ok(mut record) => {
+            let view = state::view_digest(&path(workspace));
+            let sealed_view = view.is_some()
+                && (view == sealed.view_sha256 || view == sealed.previous_view_sha256);
+            if !sealed_view {
+                record.origin = Origin::Tampered;
+            }
+            Loaded::Ok(anchor(record, workspace))
+        }
+        other => other,
+    }
+}
+
+/// Paths and name come from the layout, never from the file.
+fn anchor(mut record: Box<Record>, workspace: &Path) -> Box<Record> {
+    record.workspace_path = workspace.to_path_buf();
+    if let Some(name) = workspace.file_name().and_then(|n| n.to_str()) {
+        record.workspace_id = name.to_string();
+    }
+    record
+}
+
+/// Reads the view in the workspace alone.
+fn load_view(workspace: &Path) -> Loaded {
     let file = path(workspace);
     // open + read, without the stat fs::read makes to size its buffer.
     let mut text = Vec::with_capacity(4096);
@@ -165,8 +237,8 @@ pub fn parse(text: &[u8]) -> Loaded {
     }
 }
 
-/// Writes the record atomically: a new temp file beside it (never through a symlink), then
-/// a rename over it.
+/// Writes the record: first agent-workspace's state, then the view in the workspace, each
+/// atomically (a temp file, then a rename over it).
 pub fn save(record: &Record) -> Result<()> {
     let target = path(&record.workspace_path);
     let mut text = serde_json::to_vec_pretty(record).map_err(|e| {
@@ -175,20 +247,28 @@ pub fn save(record: &Record) -> Result<()> {
             .hint("a field holds text JSON cannot encode; report this as a bug")
     })?;
     text.push(b'\n');
+    let value = serde_json::to_value(record).unwrap_or(Value::Null);
+    state::write(&record.workspace_path, value, state::digest(&text))?;
     crate::fsutil::write_atomic(&target, &text)?;
     Ok(())
 }
 
-/// Moves an unreadable record aside so it is kept, returning where it went.
-pub fn keep_aside(workspace: &Path) -> Result<PathBuf> {
-    let from = path(workspace);
+/// Moves an unreadable record (the state and the view) aside so it is kept, returning where
+/// they went. A symlinked state file is refused, and nothing is moved.
+pub fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let mut kept: Vec<PathBuf> = state::keep_aside(workspace, stamp)?.into_iter().collect();
+    let from = path(workspace);
     let to = workspace.join(format!("{FILE_NAME}.corrupt.{stamp}"));
-    fs::rename(&from, &to).map_err(|e| CliError::io("move aside", &from, &e))?;
-    Ok(to)
+    match fs::rename(&from, &to) {
+        Ok(()) => kept.push(to),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(CliError::io("move aside", &from, &e)),
+    }
+    Ok(kept)
 }
 
 impl Record {

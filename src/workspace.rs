@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::lock;
-use crate::metadata::{self, Loaded, Record, Status};
+use crate::metadata::{self, Loaded, Origin, Record, Status};
 use crate::signals;
 use crate::vcs::{Backend, Created, Kept, Registered};
 
@@ -71,10 +71,11 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         }
         Loaded::Corrupt(why) => {
             let kept = metadata::keep_aside(path)?;
+            let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
             eprintln!(
-                "Warning: {} was unreadable ({why}); kept it as {} and started a new record",
-                metadata::path(path).display(),
-                kept.display()
+                "Warning: the record of {} was unreadable ({why}); kept it as {} and started a new record",
+                path.display(),
+                kept.join(" and ")
             );
             adopt(ctx, req, path)?
         }
@@ -91,6 +92,7 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         }
     }
     let mut record = record;
+    restore_view(&mut record)?;
     let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
     if ctx.vcs.may_be_stale(path, checked) {
         let scratch = ctx.layout.dir.join(format!(".recovered-{}", req.id));
@@ -109,6 +111,29 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         record,
         created: false,
     })
+}
+
+/// Rewrites the view of a record whose view was changed by someone else, or creates the state
+/// of a record an older version left in the workspace.
+fn restore_view(record: &mut Record) -> Result<()> {
+    let view = metadata::path(&record.workspace_path);
+    let note = match record.origin {
+        Origin::State => return Ok(()),
+        Origin::Tampered => format!(
+            "Warning: {} was changed outside agent-workspace; rewrote it from {}",
+            view.display(),
+            crate::state::path(&record.workspace_path).display()
+        ),
+        Origin::Legacy => format!(
+            "Note: moved the record of {} into {}; its .envrc trust is checked anew against the base revision",
+            record.workspace_path.display(),
+            crate::state::path(&record.workspace_path).display()
+        ),
+    };
+    metadata::save(record)?;
+    record.origin = Origin::State;
+    eprintln!("{note}");
+    Ok(())
 }
 
 /// A directory without a usable record: adopt it only when the backend knows it there.
@@ -220,6 +245,8 @@ fn create_locked(ctx: &Context, req: &Request, path: &Path, ask_first: bool) -> 
     record.branch = created.branch.clone();
     record.base_envrc_sha256 =
         Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
+    // The new working copy is the base revision's content: what its .envrc loads is trusted.
+    record.envrc_loads_base = Some(crate::envrc_loads::current(path));
     let finished = match signals::received() {
         Some(sig) => Err(CliError::interrupted(
             sig,
@@ -280,7 +307,10 @@ fn new_record(ctx: &Context, req: &Request, path: &Path, base_commits: Vec<Strin
         pid: None,
         pid_start: None,
         runs: vec![],
+        envrc_loads_base: None,
+        envrc_loads_allowed: Default::default(),
         extra: Default::default(),
+        origin: Default::default(),
     }
 }
 

@@ -198,6 +198,7 @@ fn clean_entry(
         }
         workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
         lease.remove();
+        crate::state::remove(&entry.path)?;
         return Ok(Removal {
             kept,
             branch_deleted: None,
@@ -211,6 +212,7 @@ fn clean_entry(
     // The workspace is gone, and with it the lease file: a lease file without a directory
     // now only means a workspace deleted by hand (see `inventory::all`).
     lease.remove();
+    crate::state::remove(&entry.path)?;
     let branch_deleted = match (&kept, args.delete_branch) {
         (Kept::Branch { branch, .. }, true) => Some(
             ctx.vcs

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::backends::Backend;
 use crate::harness::TestEnv;
+use crate::hostile_records::write_record;
 use crate::reliability::{start_long_run, status_of};
 
 #[test]
@@ -128,7 +129,7 @@ fn bulk_clean_selects_by_status_and_age_and_never_removes_a_live_run(backend: Ba
     let old = env.ws_path(&repo, "old");
     let mut record = env.metadata(&old);
     record["updated_at"] = "2020-01-01T00:00:00Z".into();
-    fs::write(old.join(".agent-workflow.json"), record.to_string()).unwrap();
+    write_record(&env, &repo, "old", &record.to_string());
     let live = start_long_run(&env, &repo, "live", &[]);
 
     let dry = env.aw(&repo, ["clean", "--status", "done", "--dry-run"]);
@@ -236,7 +237,7 @@ fn records_from_a_newer_schema_are_shown_and_never_overwritten(backend: Backend)
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let file = env.ws_path(&repo, "w1").join(".agent-workflow.json");
     let newer = r#"{"schema_version": 9, "workspace_id": "w1", "status": "quantum", "updated_at": "2030-01-01T00:00:00Z"}"#;
-    fs::write(&file, newer).unwrap();
+    write_record(&env, &repo, "w1", newer);
     let status = env.aw(&repo, ["status", "w1", "--json"]);
     status.assert_ok();
     let doc: Value = serde_json::from_str(&status.stdout).unwrap();
@@ -261,11 +262,7 @@ fn a_corrupt_record_is_kept_aside_and_the_workspace_runs_again(backend: Backend)
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    fs::write(
-        ws.join(".agent-workflow.json"),
-        "{\"schema_version\": 1, torn",
-    )
-    .unwrap();
+    write_record(&env, &repo, "w1", "{\"schema_version\": 1, torn");
     assert_eq!(status_of(&env, &repo, "w1"), "corrupt-metadata");
     let out = env.aw(&repo, ["run", "w1", "--", "true"]);
     out.assert_ok();

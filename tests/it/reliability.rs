@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::backends::Backend;
 use crate::harness::{wait_for_file, TestEnv};
+use crate::hostile_records::write_record;
 
 /// `status --json` of `repo`, as (id, status) pairs.
 pub(crate) fn statuses(env: &TestEnv, repo: &Path) -> Vec<(String, String)> {
@@ -128,10 +129,10 @@ fn liveness_checks_the_process_start_time_not_just_the_pid(backend: Backend) {
     record["pid"] = me.into();
     // A live pid whose start time differs is a reused pid: the run is gone.
     record["pid_start"] = (start + 1).into();
-    fs::write(ws.join(".agent-workflow.json"), record.to_string()).unwrap();
+    write_record(&env, &repo, "w1", &record.to_string());
     assert_eq!(status_of(&env, &repo, "w1"), "crashed");
     record["pid_start"] = start.into();
-    fs::write(ws.join(".agent-workflow.json"), record.to_string()).unwrap();
+    write_record(&env, &repo, "w1", &record.to_string());
     assert_eq!(status_of(&env, &repo, "w1"), "running");
 }
 

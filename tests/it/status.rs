@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::backends::Backend;
 use crate::harness::{wait_for_file, TestEnv};
+use crate::hostile_records::write_record;
 
 /// Replaces run durations such as `0.1s` (whole words) with `[DUR]`.
 fn hide_durations(text: &str) -> String {
@@ -178,15 +179,14 @@ fn corrupt_metadata_is_reported_never_a_crash(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    let ws = env.ws_path(&repo, "w1");
-    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    write_record(&env, &repo, "w1", "{not json");
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
     insta::assert_snapshot!(env.normalize(&out.stdout), @r"
     WORKSPACE  STATUS            WORKFLOW  UPDATED  BACKEND  PATH
     w1         corrupt-metadata  -         -        -        [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     ");
-    insta::assert_snapshot!(out.stderr, @"w1: its record is unreadable (key must be a string at line 1 column 2); the next run keeps it aside and starts a new one");
+    insta::assert_snapshot!(env.normalize(&out.stderr), @"w1: its record is unreadable (key must be a string at line 1 column 2 in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.state/w1.json); the next run keeps it aside and starts a new one");
     let one = env.aw(&repo, ["status", "w1"]);
     one.assert_ok();
     assert!(one.stdout.contains("corrupt-metadata"), "{}", one.report());
@@ -203,7 +203,7 @@ fn the_run_after_a_corrupt_record_keeps_it_aside_and_starts_a_new_one(backend: B
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    write_record(&env, &repo, "w1", "{not json");
     let rerun = env.aw(
         &repo,
         ["run", "w1", "--", "sh", "-c", "echo \"$AW_TEST_VAR\""],
@@ -230,6 +230,7 @@ fn the_run_after_a_deleted_record_adopts_the_workspace(backend: Backend) {
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::remove_file(ws.join(".agent-workflow.json")).unwrap();
+    fs::remove_file(env.namespace_dir(&repo).join(".state/w1.json")).unwrap();
     let status = env.aw(&repo, ["status"]);
     assert!(
         status.stdout.contains("missing-metadata"),
@@ -249,7 +250,7 @@ fn the_run_after_a_corrupt_record_works_with_no_direnv(backend: Backend) {
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    fs::write(ws.join(".agent-workflow.json"), "{not json").unwrap();
+    write_record(&env, &repo, "w1", "{not json");
     let rerun = env.aw(&repo, ["run", "w1", "--no-direnv", "--", "true"]);
     rerun.assert_ok();
     assert!(
