@@ -10,6 +10,8 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::liveness;
 use crate::metadata::{self, Loaded, Record, Status};
+use crate::vcs::Registered;
+use crate::verdict::{self, Mismatch, Registration};
 use crate::workspace;
 
 /// Something wrong with a workspace, and how to fix it.
@@ -28,6 +30,10 @@ pub enum Problem {
     NotADirectory,
     /// The record view in the workspace differs from agent-workspace's state.
     TamperedRecord,
+    /// Its state disagrees with this command's backend or branch prefix.
+    Mismatch(Mismatch),
+    /// The backend knows it under another name (`jj workspace rename`).
+    Renamed(String),
 }
 
 impl Problem {
@@ -41,6 +47,9 @@ impl Problem {
             Problem::NewerSchema(_) => "newer-schema",
             Problem::NotADirectory => "not-a-directory",
             Problem::TamperedRecord => "tampered-record",
+            Problem::Mismatch(Mismatch::Backend { .. }) => "backend-mismatch",
+            Problem::Mismatch(Mismatch::Branch { .. }) => "branch-mismatch",
+            Problem::Renamed(_) => "renamed",
         }
     }
 
@@ -53,6 +62,8 @@ impl Problem {
             Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
             Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
             Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+            Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
+            Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
             Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", metadata::FILE_NAME),
         }
     }
@@ -75,7 +86,9 @@ impl Entry {
         match (&self.problem, &self.record) {
             (Some(Problem::Crashed), _) => "crashed",
             (None, Some(record)) => record.status.as_str(),
-            (Some(problem), Some(record)) if !matches!(problem, Problem::Unregistered) => {
+            (Some(problem), Some(record))
+                if !matches!(problem, Problem::Unregistered | Problem::Mismatch(_)) =>
+            {
                 record.status.as_str()
             }
             (Some(problem), _) => problem.code(),
@@ -172,9 +185,11 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
 }
 
 /// Every workspace of the namespace: directories plus what the backend registered there.
-/// Makes at most one backend call; when it fails, registration is not checked.
+/// Makes one backend call (names only), and a second (with paths) only when a directory's
+/// name is not registered, to find it under another name; when the backend fails,
+/// registration is not checked.
 pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
-    let mut entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
+    let entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
         .collect();
@@ -190,10 +205,39 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         Ok(list) => list,
         Err(err) => return (entries.into_values().collect(), Some(err)),
     };
+    let mut found = reconcile(ctx, entries.clone(), registered);
+    let unknown = found
+        .iter()
+        .any(|e| e.problem == Some(Problem::Unregistered));
+    if unknown && !drifted {
+        match ctx.vcs.list() {
+            Ok(list) => found = reconcile(ctx, entries, list),
+            Err(err) => return (found, Some(err)),
+        }
+    }
+    (found, None)
+}
+
+/// Matches directories with registrations, then checks each against this command's settings.
+fn reconcile(
+    ctx: &Context,
+    mut entries: BTreeMap<String, Entry>,
+    registered: Vec<Registered>,
+) -> Vec<Entry> {
     let mut known = std::collections::BTreeSet::new();
     for reg in registered {
         let ours = ctx.layout.workspace(&reg.name);
-        if reg.path.as_deref().is_some_and(|p| p != ours) {
+        if let Some(at) = reg.path.as_deref().filter(|p| *p != ours) {
+            // Registered elsewhere; ours under another name if its root is one of our dirs.
+            let id = at.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if at.parent() == Some(ctx.layout.dir.as_path()) {
+                if let Some(entry) = entries.get_mut(id) {
+                    if entry.problem != Some(Problem::NotADirectory) {
+                        entry.problem = Some(Problem::Renamed(reg.name.clone()));
+                    }
+                    known.insert(entry.id.clone());
+                }
+            }
             continue;
         }
         if crate::layout::validate_id(&reg.name).is_err() || ctx.vcs.check_id(&reg.name).is_err() {
@@ -223,8 +267,23 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         {
             entry.problem = Some(Problem::Unregistered);
         }
+        check_settings(ctx, entry);
     }
-    (entries.into_values().collect(), None)
+    entries.into_values().collect()
+}
+
+/// Marks an entry whose state disagrees with this command's backend or branch prefix.
+fn check_settings(ctx: &Context, entry: &mut Entry) {
+    if entry.problem == Some(Problem::NotADirectory) {
+        return;
+    }
+    if let Some(m) = entry
+        .record
+        .as_ref()
+        .and_then(|r| verdict::mismatch(ctx, r))
+    {
+        entry.problem = Some(Problem::Mismatch(m));
+    }
 }
 
 /// The ids that have a lease file.
@@ -250,26 +309,34 @@ fn leases(ctx: &Context) -> Vec<String> {
 pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
     let path = ctx.layout.workspace(id);
     std::fs::symlink_metadata(&path).ok()?;
-    Some(read(id.to_string(), path, None))
+    let mut entry = read(id.to_string(), path, None);
+    check_settings(ctx, &mut entry);
+    Some(entry)
 }
 
-/// One workspace, or `None` when neither a directory nor a registration exists.
+/// One workspace, or `None` when neither a directory nor a registration exists. Its
+/// registration is checked by name and by recorded root.
 pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
     let path = ctx.layout.workspace(id);
     let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
         // Cheaper than listing everything: read this directory, then check registration.
-        let entry = read(id.to_string(), path, None);
-        match ctx.vcs.list() {
-            Ok(list) if entry.problem != Some(Problem::NotADirectory) => {
-                let mut entry = entry;
-                if !list.iter().any(|r| r.name == id) {
-                    entry.problem = Some(Problem::Unregistered);
-                }
-                return (Some(entry), None);
-            }
-            Ok(_) => return (Some(entry), None),
-            Err(err) => return (Some(entry), Some(err)),
+        let mut entry = read(id.to_string(), path, None);
+        if entry.problem == Some(Problem::NotADirectory) {
+            return (Some(entry), None);
         }
+        let warning = match ctx.vcs.list() {
+            Ok(list) => {
+                match verdict::registration(&list, id, &entry.path) {
+                    Registration::AsIs => {}
+                    Registration::Renamed(name) => entry.problem = Some(Problem::Renamed(name)),
+                    Registration::Unknown => entry.problem = Some(Problem::Unregistered),
+                }
+                None
+            }
+            Err(err) => Some(err),
+        };
+        check_settings(ctx, &mut entry);
+        return (Some(entry), warning);
     } else {
         all(ctx)
     };

@@ -22,6 +22,7 @@ mod state;
 mod tree;
 mod vars;
 mod vcs;
+mod verdict;
 mod workspace;
 
 use std::ffi::OsString;

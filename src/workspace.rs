@@ -92,6 +92,9 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
         }
     }
     let mut record = record;
+    if let Some(m) = crate::verdict::mismatch(ctx, &record) {
+        return Err(m.error(req.id));
+    }
     restore_view(&mut record)?;
     let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
     if ctx.vcs.may_be_stale(path, checked) {

@@ -83,16 +83,14 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
             .map(|e| (e.id.clone(), Some(e)))
             .collect()
     } else {
-        // A named workspace is read from its files; the backend is asked only when its
-        // directory is gone, to tell a deleted workspace from an unknown id.
+        // A named workspace is read from its files and its registration checked (by name and
+        // by recorded root): a directory whose registration is unknown is never removed as if
+        // the backend had recorded its edits.
         args.ids
             .iter()
-            .map(|id| match inventory::local(&ctx, id) {
-                Some(entry) => Ok((id.clone(), Some(entry))),
-                None => match inventory::one(&ctx, id) {
-                    (None, Some(err)) => Err(err),
-                    (entry, _) => Ok((id.clone(), entry)),
-                },
+            .map(|id| match inventory::one(&ctx, id) {
+                (_, Some(err)) => Err(err),
+                (entry, None) => Ok((id.clone(), entry)),
             })
             .collect::<Result<_>>()?
     };
@@ -100,6 +98,10 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for (id, entry) in selected {
         let outcome = match entry {
             None => Outcome::Failed(workspace::unknown(&id, &ctx.layout.workspace(&id))),
+            Some(Entry {
+                problem: Some(Problem::Mismatch(m)),
+                ..
+            }) => Outcome::Failed(m.error(&id)),
             Some(entry) if args.dry_run => match refusal(&entry, args.force) {
                 Some(reason) => Outcome::Skipped(reason),
                 None => Outcome::WouldRemove,
@@ -182,11 +184,16 @@ fn clean_entry(
     };
     let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
+    // The name the backend knows it by (another one after `jj workspace rename`).
+    let name = match &entry.problem {
+        Some(Problem::Renamed(name)) => name.as_str(),
+        _ => entry.id.as_str(),
+    };
     let kept = match entry.problem {
         Some(Problem::Unregistered) => Kept::Unregistered,
         _ => ctx
             .vcs
-            .keep_edits(&entry.id, has_dir.then_some(entry.path.as_path()))?,
+            .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
     };
     if kept == Kept::Unregistered {
         if !args.force {
@@ -205,7 +212,7 @@ fn clean_entry(
         });
     }
     ctx.vcs
-        .forget_removing(&entry.id, &entry.path, || match has_dir {
+        .forget_removing(name, &entry.path, || match has_dir {
             true => workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path),
             false => Ok(()),
         })?;

@@ -16,17 +16,20 @@ pub struct Git {
     main: PathBuf,
     common: PathBuf,
     prefix: String,
+    /// The namespace directory: a worktree directly inside it is ours, whatever its branch.
+    namespace: PathBuf,
     binary: OnceCell<PathBuf>,
 }
 
 impl Git {
-    pub fn new(repo: &Repo) -> Git {
+    pub fn new(repo: &Repo, namespace: &Path) -> Git {
         let prefix = crate::vars::non_empty(crate::vars::BRANCH_PREFIX)
             .unwrap_or_else(|| DEFAULT_PREFIX.into());
         Git {
             main: repo.root.clone(),
             common: repo.store.clone(),
             prefix,
+            namespace: namespace.to_path_buf(),
             binary: OnceCell::new(),
         }
     }
@@ -59,7 +62,7 @@ impl Git {
             .args(["worktree", "list", "--porcelain", "-z"])
             .stdout()?;
         // The main worktree is the repository itself: never a workspace, whatever its branch.
-        let mut found = parse_worktrees(&out, &self.prefix);
+        let mut found = parse_worktrees(&out, &self.prefix, &self.namespace);
         found.retain(|w| w.path.as_deref() != Some(self.main.as_path()));
         Ok(found)
     }
@@ -280,8 +283,11 @@ fn parse_blob_entry(text: &str) -> Option<&str> {
     }
 }
 
-/// Worktrees on a branch under `prefix`, named by the rest of the branch name.
-fn parse_worktrees(text: &str, prefix: &str) -> Vec<Registered> {
+/// The worktrees that are ours: those directly inside `namespace` (named by their directory,
+/// whatever branch they are on), and those elsewhere on a branch under `prefix` (named by the
+/// rest of the branch name). Fields are NUL-separated and records end with an empty field, so
+/// no byte of a path can confuse the parse.
+fn parse_worktrees(text: &str, prefix: &str, namespace: &Path) -> Vec<Registered> {
     let mut found = vec![];
     for record in text.split("\0\0") {
         let mut path = None;
@@ -293,9 +299,12 @@ fn parse_worktrees(text: &str, prefix: &str) -> Vec<Registered> {
                 branch = Some(b.to_string());
             }
         }
-        if let (Some(path), Some(name)) =
-            (path, branch.as_deref().and_then(|b| b.strip_prefix(prefix)))
-        {
+        let Some(path) = path else { continue };
+        let by_dir = (path.parent() == Some(namespace))
+            .then(|| path.file_name().and_then(|n| n.to_str()))
+            .flatten();
+        let by_branch = branch.as_deref().and_then(|b| b.strip_prefix(prefix));
+        if let Some(name) = by_dir.or(by_branch) {
             found.push(Registered {
                 name: name.to_string(),
                 path: Some(path),
@@ -327,14 +336,21 @@ mod tests {
     fn worktree_list() {
         let text = "worktree /r\0HEAD ab\0branch refs/heads/main\0\0\
                     worktree /ns/w1\0HEAD ab\0branch refs/heads/agent-workspace/w1\0prunable gone\0\0\
-                    worktree /elsewhere\0HEAD cd\0detached\0\0";
-        let parsed = parse_worktrees(text, DEFAULT_PREFIX);
+                    worktree /elsewhere\0HEAD cd\0detached\0\0\
+                    worktree /ns/w\n2\0HEAD cd\0branch refs/heads/other/w2\0\0";
+        let parsed = parse_worktrees(text, DEFAULT_PREFIX, Path::new("/ns"));
         assert_eq!(
             parsed,
-            vec![Registered {
-                name: "w1".into(),
-                path: Some("/ns/w1".into())
-            }]
+            vec![
+                Registered {
+                    name: "w1".into(),
+                    path: Some("/ns/w1".into())
+                },
+                Registered {
+                    name: "w\n2".into(),
+                    path: Some("/ns/w\n2".into())
+                }
+            ]
         );
     }
 }

@@ -103,14 +103,15 @@ impl Jj {
 
     /// Every registered workspace with the root jj recorded for it.
     pub fn list(&self) -> Result<Vec<Registered>> {
-        let template = r#"name ++ "\t" ++ if(root, root.absolute(), "") ++ "\n""#;
-        self.cached_list(template, "jj-workspaces.cache")
+        // NUL-separated: a root path may hold any other byte, a newline included.
+        let template = r#"name ++ "\0" ++ if(root, root.absolute(), "") ++ "\0""#;
+        self.cached_list(template, "jj-workspaces.v2.cache")
     }
 
     /// Every registered workspace's name. Much cheaper than [`Jj::list`] with many
     /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints.
     pub fn names(&self) -> Result<Vec<Registered>> {
-        self.cached_list(r#"name ++ "\t\n""#, "jj-workspace-names.cache")
+        self.cached_list(r#"name ++ "\0\0""#, "jj-workspace-names.v2.cache")
     }
 
     /// Runs `workspace list -T template`, keeping the answer in the cache file `name` under
@@ -352,15 +353,15 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// Parses `name NUL root NUL` pairs (an empty root when jj recorded none).
 fn parse_list(text: &str) -> Vec<Registered> {
-    text.lines()
-        .filter_map(|line| {
-            let (name, root) = line.split_once('\t')?;
-            let path = (!root.is_empty()).then(|| PathBuf::from(root));
-            Some(Registered {
-                name: name.to_string(),
-                path,
-            })
+    let fields: Vec<&str> = text.split('\0').collect();
+    fields
+        .chunks_exact(2)
+        .filter(|pair| !pair[0].is_empty())
+        .map(|pair| Registered {
+            name: pair[0].to_string(),
+            path: (!pair[1].is_empty()).then(|| PathBuf::from(pair[1])),
         })
         .collect()
 }
@@ -390,9 +391,12 @@ mod tests {
 
     #[test]
     fn workspace_list() {
-        let parsed = parse_list("default\t/repo\nw-1\t/cache/ns/w-1\nold\t\n");
+        let parsed = parse_list("default\0/repo\0w-1\0/cache/n\ns\tx/w-1\0old\0\0");
         assert_eq!(parsed.len(), 3);
-        assert_eq!(parsed[1].path.as_deref(), Some(Path::new("/cache/ns/w-1")));
+        assert_eq!(
+            parsed[1].path.as_deref(),
+            Some(Path::new("/cache/n\ns\tx/w-1"))
+        );
         assert_eq!(
             parsed[2],
             Registered {

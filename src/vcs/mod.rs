@@ -54,11 +54,12 @@ pub enum Vcs {
 }
 
 impl Vcs {
-    /// `cache_dir` is where a backend may keep answers that are expensive to recompute.
+    /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
+    /// expensive to recompute; its parent is the namespace directory.
     pub fn new(repo: &Repo, cache_dir: &Path) -> Vcs {
         match repo.backend {
             Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
-            Backend::Git => Vcs::Git(git::Git::new(repo)),
+            Backend::Git => Vcs::Git(git::Git::new(repo, cache_dir.parent().unwrap_or(cache_dir))),
         }
     }
 
@@ -190,6 +191,14 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.may_be_stale(path, checked),
             Vcs::Git(_) => false,
+        }
+    }
+
+    /// The branch workspace `id` would be on with the current settings (git).
+    pub fn branch_of(&self, id: &str) -> Option<String> {
+        match self {
+            Vcs::Jj(_) => None,
+            Vcs::Git(git) => Some(git.branch(id)),
         }
     }
 

@@ -24,3 +24,4 @@ mod sha256;
 mod shell;
 mod status;
 mod usage;
+mod verdicts;
