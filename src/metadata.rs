@@ -191,6 +191,18 @@ fn from_state(workspace: &Path, sealed: state::Sealed) -> Loaded {
     }
 }
 
+/// Whether the view in `workspace` differs from the one its state was last written with
+/// (false when there is no state to compare with).
+pub fn view_changed(workspace: &Path) -> bool {
+    match state::read(workspace) {
+        Found::Ok(sealed) => {
+            let view = state::view_digest(&path(workspace));
+            view.is_none() || view != sealed.view_sha256
+        }
+        _ => false,
+    }
+}
+
 /// Paths and name come from the layout, never from the file.
 fn anchor(mut record: Box<Record>, workspace: &Path) -> Box<Record> {
     record.workspace_path = workspace.to_path_buf();

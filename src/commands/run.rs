@@ -193,6 +193,12 @@ fn supervise(
         workflow: record.workflow.clone(),
         pid: Some(pid),
     });
+    if metadata::view_changed(&record.workspace_path) {
+        eprintln!(
+            "Warning: {} was changed during the run; rewrote it from agent-workspace's state",
+            metadata::path(&record.workspace_path).display()
+        );
+    }
     metadata::save(record)?;
     outcome.map(|_| code)
 }

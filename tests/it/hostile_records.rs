@@ -270,7 +270,58 @@ fn a_symlinked_state_directory_is_refused(backend: Backend) {
     );
 }
 
+fn a_view_changed_during_the_run_is_reported_and_rewritten(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let script = r##"sed 's|"workspace_path": "[^"]*"|"workspace_path": "/tmp"|' "$AGENT_WORKSPACE_METADATA" >x && mv x "$AGENT_WORKSPACE_METADATA""##;
+    let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", script]);
+    out.assert_ok();
+    assert!(
+        out.stderr.contains("was changed during the run"),
+        "{}",
+        out.report()
+    );
+    let ws = env.ws_path(&repo, "w1");
+    let restored: Value = serde_json::from_slice(&fs::read(view(&ws)).unwrap()).unwrap();
+    assert_eq!(restored["workspace_path"], ws.to_str().unwrap());
+    assert_eq!(restored["status"], "done");
+    let status = env.aw(&repo, ["status", "w1", "--json"]);
+    assert_eq!(
+        status.assert_ok().json()["problem"],
+        Value::Null,
+        "{}",
+        status.report()
+    );
+}
+
+fn a_symlinked_state_file_is_refused(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let state = state_file(&env, &repo, "w1");
+    let outside = env.path().join("outside.json");
+    fs::copy(&state, &outside).unwrap();
+    let before = fs::read(&outside).unwrap();
+    fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink(&outside, &state).unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
+    assert_ne!(out.code(), Some(0), "{}", out.report());
+    assert!(out.stderr.contains("symlink"), "{}", out.report());
+    assert!(out.stderr.contains("Hint:"), "{}", out.report());
+    assert_eq!(
+        fs::read(&outside).unwrap(),
+        before,
+        "wrote through the symlink"
+    );
+    assert!(fs::symlink_metadata(&state)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
 crate::both_backends!(
+    a_view_changed_during_the_run_is_reported_and_rewritten,
+    a_symlinked_state_file_is_refused,
     a_tampered_view_decides_nothing_and_is_reported_then_restored,
     files_the_envrc_loads_need_trust_once_changed,
     a_changed_flake_lock_needs_trust,
