@@ -102,6 +102,12 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
                 problem: Some(Problem::Mismatch(m)),
                 ..
             }) => Outcome::Failed(m.error(&id)),
+            // Named: the same error the removal itself gives for an unregistered directory.
+            Some(Entry {
+                problem: Some(Problem::Unregistered),
+                path,
+                ..
+            }) if !bulk && !args.force => Outcome::Failed(unregistered(&id, &path)),
             Some(entry) if args.dry_run => match refusal(&entry, args.force) {
                 Some(reason) => Outcome::Skipped(reason),
                 None => Outcome::WouldRemove,
@@ -138,6 +144,16 @@ fn matches(entry: &Entry, args: &CleanArgs) -> bool {
         updated.is_some_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= age)
     });
     status_ok && age_ok
+}
+
+fn unregistered(id: &str, path: &Path) -> CliError {
+    CliError::failure(format!(
+        "the backend no longer knows workspace {id:?}, so its files may hold edits no commit has"
+    ))
+    .hint(format!(
+        "inspect {}, then pass --force to delete it",
+        path.display()
+    ))
 }
 
 /// Why a workspace must not be removed as asked, if it must not.
