@@ -278,6 +278,7 @@ fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
         let _ = remove_workspace_dir(&ctx.layout.dir, path);
     }
     let _ = ctx.vcs.forget(id, path);
+    let _ = crate::state::remove(path);
     if let (Some(branch), true) = (&created.branch, created.new_branch) {
         let _ = ctx.vcs.delete_branch(branch, true);
     }

@@ -167,6 +167,9 @@ fn a_workspace_renamed_in_jj_is_recognised_and_its_name_forgotten() {
         "{}",
         one.report()
     );
+    // It still runs in its own directory.
+    let out = env.aw(&repo, ["run", "w1", "--", "cat", "edit.txt"]);
+    assert_eq!(out.assert_ok().stdout, "mine\n", "{}", out.report());
     let clean = env.aw(&repo, ["clean", "w1"]);
     clean.assert_ok();
     let (_, files) = Backend::Jj.kept(&env, &repo, "w1", &clean.stdout);
