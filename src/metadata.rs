@@ -158,7 +158,7 @@ pub fn parse_time(text: &str) -> Option<SystemTime> {
 /// workspace, stripped of everything that decides where to run or what to trust.
 pub fn load(workspace: &Path) -> Loaded {
     match state::read(workspace) {
-        Found::Ok(sealed) => from_state(workspace, sealed),
+        Found::Ok(sealed) => from_state(workspace, sealed, false),
         Found::Corrupt(why) => Loaded::Corrupt(why),
         Found::Missing => match load_view(workspace) {
             Loaded::Ok(mut record) => {
@@ -175,14 +175,22 @@ pub fn load(workspace: &Path) -> Loaded {
     }
 }
 
-fn from_state(workspace: &Path, sealed: state::Sealed) -> Loaded {
+/// The record in `sealed`, noting whether the view matches its seal. A view written after the
+/// state was read (a save in between) is told from a changed one by reading the state again.
+fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
     let text = serde_json::to_vec(&sealed.record).unwrap_or_default();
     match parse(&text) {
         Loaded::Ok(mut record) => {
             let view = state::view_digest(&path(workspace));
-            let sealed_view = view.is_some()
-                && (view == sealed.view_sha256 || view == sealed.previous_view_sha256);
-            if !sealed_view {
+            let seals = |s: &state::Sealed| {
+                view.is_some() && (view == s.view_sha256 || view == s.previous_view_sha256)
+            };
+            if !seals(&sealed) {
+                if let (false, Found::Ok(newer)) = (again, state::read(workspace)) {
+                    if seals(&newer) {
+                        return from_state(workspace, newer, true);
+                    }
+                }
                 record.origin = Origin::Tampered;
             }
             Loaded::Ok(anchor(record, workspace))
