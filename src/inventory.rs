@@ -104,7 +104,7 @@ impl Entry {
             && self
                 .problem
                 .as_ref()
-                .is_none_or(|p| *p == Problem::TamperedRecord)
+                .is_none_or(|p| matches!(p, Problem::TamperedRecord | Problem::Renamed(_)))
     }
 
     pub fn updated_at(&self) -> Option<&str> {

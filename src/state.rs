@@ -50,6 +50,14 @@ pub enum Found {
 /// Reads the state of `workspace`, never following a symlink.
 pub fn read(workspace: &Path) -> Found {
     let file = path(workspace);
+    let dir = file.parent().unwrap_or(Path::new("/"));
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            return Found::Corrupt(format!("{} is a symlink", dir.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Missing,
+        _ => {}
+    }
     let mut text = Vec::with_capacity(4096);
     let read = fs::OpenOptions::new()
         .read(true)
@@ -121,8 +129,20 @@ pub fn write(workspace: &Path, record: Value, view_sha256: String) -> Result<()>
     Ok(())
 }
 
+/// Checks that the state directory of `workspace` is a real directory (or missing), so the
+/// state can be removed with the workspace; call before removing anything.
+pub fn check(workspace: &Path) -> Result<()> {
+    let file = path(workspace);
+    let dir = file.parent().unwrap_or(Path::new("/"));
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => Err(symlink(dir)),
+        _ => Ok(()),
+    }
+}
+
 /// Removes the state of a removed workspace (nothing when it has none).
 pub fn remove(workspace: &Path) -> Result<()> {
+    check(workspace)?;
     let file = path(workspace);
     match fs::remove_file(&file) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -136,6 +156,12 @@ pub fn remove(workspace: &Path) -> Result<()> {
 /// refuses a symlink.
 pub fn keep_aside(workspace: &Path, stamp: u64) -> Result<Option<PathBuf>> {
     let from = path(workspace);
+    let dir = from.parent().unwrap_or(Path::new("/"));
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => return Err(symlink(dir)),
+        Err(_) => return Ok(None),
+        Ok(_) => {}
+    }
     let Ok(meta) = fs::symlink_metadata(&from) else {
         return Ok(None);
     };

@@ -199,6 +199,7 @@ fn clean_entry(
         None => take_lease(ctx, entry, args.force)?,
     };
     let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
+    crate::state::check(&entry.path)?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
     // The name the backend knows it by (another one after `jj workspace rename`).
     let name = match &entry.problem {

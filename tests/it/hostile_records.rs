@@ -294,6 +294,35 @@ fn a_view_changed_during_the_run_is_reported_and_rewritten(backend: Backend) {
     );
 }
 
+fn clean_and_run_never_act_through_a_symlinked_state_directory(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let state_dir = env.namespace_dir(&repo).join(".state");
+    let outside = env.path().join("outside");
+    fs::rename(&state_dir, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &state_dir).unwrap();
+    let before = fs::read(outside.join("w1.json")).unwrap();
+    let run = env.aw(&repo, ["run", "w1", "--", "true"]);
+    assert_ne!(run.code(), Some(0), "{}", run.report());
+    assert!(run.stderr.contains("symlink"), "{}", run.report());
+    let clean = env.aw(&repo, ["clean", "--force", "w1"]);
+    assert_ne!(clean.code(), Some(0), "{}", clean.report());
+    assert!(clean.stderr.contains("symlink"), "{}", clean.report());
+    assert!(
+        env.ws_path(&repo, "w1").is_dir(),
+        "removed half: {}",
+        clean.report()
+    );
+    assert_eq!(fs::read(outside.join("w1.json")).unwrap(), before);
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "touched {}",
+        outside.display()
+    );
+}
+
 fn a_symlinked_state_file_is_refused(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
@@ -320,6 +349,7 @@ fn a_symlinked_state_file_is_refused(backend: Backend) {
 }
 
 crate::both_backends!(
+    clean_and_run_never_act_through_a_symlinked_state_directory,
     a_view_changed_during_the_run_is_reported_and_rewritten,
     a_symlinked_state_file_is_refused,
     a_tampered_view_decides_nothing_and_is_reported_then_restored,
