@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -50,21 +50,6 @@ impl Problem {
             Problem::Mismatch(Mismatch::Backend { .. }) => "backend-mismatch",
             Problem::Mismatch(Mismatch::Branch { .. }) => "branch-mismatch",
             Problem::Renamed(_) => "renamed",
-        }
-    }
-
-    pub fn hint(&self, id: &str) -> String {
-        match self {
-            Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
-            Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
-            Problem::Unregistered => format!("the backend no longer knows it; inspect its files, then `agent-workspace clean --force {id}`"),
-            Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
-            Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
-            Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
-            Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
-            Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
-            Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
-            Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", metadata::FILE_NAME),
         }
     }
 }
@@ -113,27 +98,6 @@ impl Entry {
             (None, Some(raw)) => raw.get("updated_at").and_then(Value::as_str),
             _ => None,
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        let record = match (&self.record, &self.raw) {
-            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
-            (None, Some(raw)) => raw.clone(),
-            _ => Value::Null,
-        };
-        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
-        json!({
-            "workspace_id": self.id,
-            "status": self.status(),
-            "recorded_status": get("status"),
-            "workflow": get("workflow"),
-            "backend": get("backend"),
-            "updated_at": get("updated_at"),
-            "path": self.path,
-            "problem": self.problem.as_ref().map(Problem::code),
-            "hint": self.problem.as_ref().map(|p| p.hint(&self.id)),
-            "record": record,
-        })
     }
 }
 

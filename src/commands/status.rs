@@ -3,13 +3,15 @@
 use std::io::Write;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
 use crate::error::Result;
-use crate::inventory::{self, Entry};
+use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
+use crate::metadata;
 use crate::output;
 
 /// Show the workspaces of this repository, or one workspace's record and history.
@@ -47,10 +49,13 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     }
     let mut out = String::new();
     match (&args.id, args.json) {
-        (Some(_), true) => out = pretty(&entries[0].to_json()),
+        (Some(_), true) => out = pretty(&WorkspaceJson::from(&entries[0])),
         (None, true) => {
-            let list: Vec<_> = entries.iter().map(Entry::to_json).collect();
-            out = pretty(&json!({ "schema_version": 1, "workspaces": list }));
+            let workspaces = entries.iter().map(WorkspaceJson::from).collect();
+            out = pretty(&StatusJson {
+                schema_version: 1,
+                workspaces,
+            });
         }
         (Some(_), false) => describe(&entries[0], &mut out),
         (None, false) => table(&entries, &mut out),
@@ -60,7 +65,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         let mut hints = String::new();
         for entry in &entries {
             if let Some(problem) = &entry.problem {
-                hints += &format!("{}: {}\n", entry.id, problem.hint(&entry.id));
+                hints += &format!("{}: {}\n", entry.id, hint(problem, &entry.id));
             }
         }
         let _ = std::io::stderr().write_all(hints.as_bytes());
@@ -68,7 +73,69 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn pretty(value: &serde_json::Value) -> String {
+/// `status --json`: every workspace of the namespace.
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    schema_version: u64,
+    workspaces: Vec<WorkspaceJson<'a>>,
+}
+
+/// One workspace in `status --json` (and `status ID --json` alone).
+#[derive(Serialize)]
+struct WorkspaceJson<'a> {
+    workspace_id: &'a str,
+    status: &'a str,
+    recorded_status: Value,
+    workflow: Value,
+    backend: Value,
+    updated_at: Value,
+    path: &'a std::path::Path,
+    problem: Option<&'static str>,
+    hint: Option<String>,
+    /// The whole record, or a newer schema's raw JSON, or null.
+    record: Value,
+}
+
+impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
+    fn from(entry: &'a Entry) -> Self {
+        let record = match (&entry.record, &entry.raw) {
+            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
+            (None, Some(raw)) => raw.clone(),
+            _ => Value::Null,
+        };
+        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
+        WorkspaceJson {
+            workspace_id: &entry.id,
+            status: entry.status(),
+            recorded_status: get("status"),
+            workflow: get("workflow"),
+            backend: get("backend"),
+            updated_at: get("updated_at"),
+            path: &entry.path,
+            problem: entry.problem.as_ref().map(Problem::code),
+            hint: entry.problem.as_ref().map(|p| hint(p, &entry.id)),
+            record,
+        }
+    }
+}
+
+/// What to do about a workspace's problem.
+fn hint(problem: &Problem, id: &str) -> String {
+    match problem {
+        Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
+        Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
+        Problem::Unregistered => format!("the backend no longer knows it; inspect its files, then `agent-workspace clean --force {id}`"),
+        Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
+        Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
+        Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
+        Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+        Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
+        Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
+        Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", metadata::FILE_NAME),
+    }
+}
+
+fn pretty(value: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
