@@ -1,5 +1,6 @@
 //! agent-workspace: isolated, resumable jj (or git worktree) workspaces for agent workflows.
 
+mod aside;
 mod cli;
 mod commands;
 mod context;

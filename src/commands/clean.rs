@@ -1,12 +1,14 @@
 //! `clean`: record a workspace's edits, forget it and remove its directory; one by one or in
 //! bulk by status and age.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
 use serde_json::{json, Value};
 
+use crate::aside::{self, Aside, Policy};
 use crate::cli::GlobalArgs;
 use crate::context::Context;
 use crate::error::{CliError, Result};
@@ -18,6 +20,9 @@ use crate::metadata::{self, Record};
 use crate::output;
 use crate::vcs::Kept;
 use crate::workspace;
+
+/// The directory under the namespace that holds kept-aside files.
+const KEPT_DIR: &str = ".kept";
 
 /// Remove workspaces, keeping their edits in the repository.
 #[derive(Debug, Args)]
@@ -47,6 +52,13 @@ pub struct CleanArgs {
     /// git backend: also delete the workspace's branch when it is fully merged
     #[arg(long)]
     pub delete_branch: bool,
+    /// Delete the files no commit keeps instead of keeping them aside in <namespace>/.kept/
+    #[arg(long)]
+    pub discard_untracked: bool,
+    /// Only delete the kept-aside directories (<namespace>/.kept/<id>-<time>) of the named
+    /// workspaces, or of every workspace with --all; remove no workspace
+    #[arg(long, conflicts_with_all = ["status", "older_than", "force", "delete_branch", "discard_untracked"])]
+    pub purge_kept: bool,
 }
 
 /// What happened to one selected workspace.
@@ -69,6 +81,9 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
     let ctx = Context::open(global)?;
+    if args.purge_kept {
+        return purge_kept(&ctx, args);
+    }
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
     }
@@ -183,6 +198,8 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
 pub struct Removal {
     kept: Kept,
+    /// What became of the files no commit keeps.
+    aside: Aside,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     branch_deleted: Option<std::result::Result<(), String>>,
 }
@@ -225,9 +242,14 @@ fn clean_entry(
         crate::state::remove(&entry.path)?;
         return Ok(Removal {
             kept,
+            aside: Aside::default(),
             branch_deleted: None,
         });
     }
+    let aside = match has_dir {
+        true => set_aside(ctx, entry, args)?,
+        false => Aside::default(),
+    };
     ctx.vcs
         .forget_removing(name, &entry.path, || match has_dir {
             true => workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path),
@@ -250,8 +272,73 @@ fn clean_entry(
     };
     Ok(Removal {
         kept,
+        aside,
         branch_deleted,
     })
+}
+
+/// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
+fn set_aside(ctx: &Context, entry: &Entry, args: &CleanArgs) -> Result<Aside> {
+    let tracked: HashSet<PathBuf> = ctx
+        .vcs
+        .tracked(&entry.id, &entry.path)?
+        .into_iter()
+        .collect();
+    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
+    let policy = Policy::from_env(args.discard_untracked);
+    aside::set_aside(&entry.path, &tracked, &dest, &policy).map_err(|err| {
+        CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
+            "files already kept aside are in {}; free the problem, then clean again",
+            dest.display()
+        ))
+    })
+}
+
+/// `clean --purge-kept`: deletes kept-aside directories.
+fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
+    let root = ctx.layout.dir.join(KEPT_DIR);
+    let io = |e: std::io::Error| {
+        CliError::failure(format!("could not purge {}: {e}", root.display()))
+            .hint("check the directory's permissions")
+    };
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| !m.is_dir()) {
+        return Err(
+            CliError::failure(format!("{} is not a directory", root.display()))
+                .hint("remove it by hand; agent-workspace does not follow symlinks"),
+        );
+    }
+    let mut dirs = Vec::new();
+    match args.all {
+        true => dirs = aside::kept_dirs(&root, None).map_err(io)?,
+        false => {
+            for id in &args.ids {
+                dirs.extend(aside::kept_dirs(&root, Some(id)).map_err(io)?);
+            }
+        }
+    }
+    let mut text = String::new();
+    for dir in &dirs {
+        if !args.dry_run {
+            aside::purge(dir).map_err(io)?;
+        }
+        let verb = if args.dry_run {
+            "Would purge"
+        } else {
+            "Purged"
+        };
+        text += &format!("{verb} {}\n", dir.display());
+    }
+    if args.json {
+        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "purged": dirs});
+        text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    } else if dirs.is_empty() {
+        eprintln!("No kept-aside directory matched");
+    }
+    output::print(&text)?;
+    Ok(0)
 }
 
 fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
@@ -305,6 +392,8 @@ pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
         json: false,
         force: false,
         delete_branch: false,
+        discard_untracked: false,
+        purge_kept: false,
     };
     let removal = clean_entry(ctx, &entry, &args, Some(lease))?;
     eprintln!("{}", describe(id, &entry.path, &removal));
@@ -319,7 +408,6 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
                 "; deleted branch {branch} ({}) as --delete-branch asked; `git branch {branch} {commit}` restores it",
                 short(commit)
             );
-            return text;
         }
         (Kept::Change { change_id, .. }, _) => {
             text += &format!("; its edits are kept in change {change_id}")
@@ -329,6 +417,7 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
                 branch,
                 commit,
                 committed: true,
+                ..
             },
             _,
         ) => {
@@ -342,19 +431,78 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
                 branch,
                 commit,
                 committed: false,
+                ..
             },
             _,
         ) => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
         (Kept::Unregistered, _) => {
             text += "; the backend no longer knew it, so its files were deleted as --force asked"
         }
-        (Kept::Nothing, _) => text += "; it had no edits to keep",
+        (Kept::Nothing, _) if removal.aside.kept_dir.is_none() => {
+            text += "; it had no edits to keep"
+        }
+        (Kept::Nothing, _) => text += "; its working copy had no recorded edits",
     }
+    if let Kept::Branch {
+        head: Some(head), ..
+    } = &removal.kept
+    {
+        text += &match head.created {
+            true => format!(
+                "; its detached HEAD ({}) is kept on new branch {}",
+                short(&head.commit),
+                head.branch
+            ),
+            false => format!(
+                "; its HEAD was on branch {} ({}), which keeps those commits",
+                head.branch,
+                short(&head.commit)
+            ),
+        };
+    }
+    text += &describe_aside(&removal.aside);
     if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
     {
         text += &format!("; kept branch {branch}: {why}")
     }
     text
+}
+
+fn describe_aside(aside: &Aside) -> String {
+    let mut text = String::new();
+    if let Some(dir) = &aside.kept_dir {
+        text += &format!(
+            "; kept {} that no commit holds in {}",
+            files(aside.kept_files, aside.kept_bytes),
+            dir.display()
+        );
+    }
+    if aside.disposable_files > 0 {
+        text += &format!(
+            "; discarded {} of disposable build output ({})",
+            files(aside.disposable_files, aside.disposable_bytes),
+            aside.disposable_patterns.join(", ")
+        );
+    }
+    if aside.discarded_files > 0 {
+        text += &format!(
+            "; discarded {} that no commit held, as --discard-untracked asked",
+            files(aside.discarded_files, aside.discarded_bytes)
+        );
+    }
+    text
+}
+
+/// "3 files (2.1 MiB)"
+fn files(count: u64, bytes: u64) -> String {
+    let noun = if count == 1 { "file" } else { "files" };
+    let size = match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1024 * 1024 * 1024 => format!("{:.1} MiB", b as f64 / 1048576.0),
+        b => format!("{:.1} GiB", b as f64 / 1073741824.0),
+    };
+    format!("{count} {noun} ({size})")
 }
 
 fn short(commit: &str) -> &str {
@@ -372,6 +520,7 @@ fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
             branch,
             commit,
             committed,
+            ..
         }) => (None, Some(commit), Some(branch), *committed),
         _ => (None, None, None, false),
     };
@@ -383,6 +532,30 @@ fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
         "kept_branch": branch,
         "committed_uncommitted_changes": committed,
         "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
+        "head": removal.and_then(head_json),
+        "untracked": removal.map(|r| aside_json(&r.aside)),
+    })
+}
+
+fn head_json(removal: &Removal) -> Option<Value> {
+    match &removal.kept {
+        Kept::Branch { head: Some(h), .. } => Some(json!({
+            "branch": h.branch, "commit": h.commit, "created": h.created,
+        })),
+        _ => None,
+    }
+}
+
+fn aside_json(a: &Aside) -> Value {
+    json!({
+        "kept_dir": a.kept_dir,
+        "kept_files": a.kept_files,
+        "kept_bytes": a.kept_bytes,
+        "disposable_files": a.disposable_files,
+        "disposable_bytes": a.disposable_bytes,
+        "disposable_patterns": a.disposable_patterns,
+        "discarded_files": a.discarded_files,
+        "discarded_bytes": a.discarded_bytes,
     })
 }
 

@@ -3,7 +3,7 @@
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use super::{Created, Kept, Registered};
+use super::{Created, Head, Kept, Registered};
 use crate::error::{CliError, Result};
 use crate::process::{Call, ProcessError};
 use crate::repo::Repo;
@@ -166,6 +166,7 @@ impl Git {
     pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         let branch = self.branch(id);
         let mut committed = false;
+        let mut head = None;
         if let Some(ws) = path {
             let status = self
                 .call(ws)?
@@ -179,6 +180,7 @@ impl Git {
                 other => other?,
             };
             if !status.is_empty() {
+                // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
                 self.call(ws)?.args(["add", "--all"]).stdout()?;
                 let commit = self
                     .call(ws)?
@@ -192,15 +194,17 @@ impl Git {
                 }
                 committed = true;
             }
+            head = self.keep_head(ws, &branch)?;
         }
         let commit = self.branch_tip(&branch)?.unwrap_or_default();
-        if commit.is_empty() {
+        if commit.is_empty() && head.is_none() {
             return Ok(Kept::Nothing);
         }
         Ok(Kept::Branch {
             branch,
             commit,
             committed,
+            head,
         })
     }
 
@@ -226,6 +230,62 @@ impl Git {
                 ws.display()
             )),
         }
+    }
+
+    /// Where the worktree at `ws` has its HEAD, when not on `branch`; a detached HEAD that
+    /// `branch` does not contain gets a branch of its own, `<branch>-detached-<short>`, so that
+    /// removing the worktree leaves it reachable.
+    fn keep_head(&self, ws: &Path, branch: &str) -> Result<Option<Head>> {
+        let on = self
+            .call(ws)?
+            .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .stdout();
+        let commit = match self
+            .call(ws)?
+            .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+            .stdout()
+        {
+            Ok(sha) => sha.trim().to_string(),
+            // No commit at all on HEAD (an unborn branch): nothing to keep reachable.
+            Err(_) => return Ok(None),
+        };
+        match on {
+            Ok(name) if name.trim() == branch => Ok(None),
+            Ok(name) => Ok(Some(Head {
+                branch: name.trim().to_string(),
+                commit,
+                created: false,
+            })),
+            Err(ProcessError::Failed { code: Some(1), .. }) => {
+                let contained = self
+                    .call(&self.main)?
+                    .args(["merge-base", "--is-ancestor", &commit])
+                    .arg(format!("refs/heads/{branch}"))
+                    .stdout()
+                    .is_ok();
+                if contained {
+                    return Ok(None);
+                }
+                let keeper = format!("{branch}-detached-{}", &commit[..commit.len().min(12)]);
+                if self.branch_tip(&keeper)?.as_deref() != Some(commit.as_str()) {
+                    self.call(&self.main)?
+                        .args(["branch", "--quiet", "--end-of-options", &keeper, &commit])
+                        .stdout()?;
+                }
+                Ok(Some(Head {
+                    branch: keeper,
+                    commit,
+                    created: true,
+                }))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The files of the worktree at `ws` that git tracks, relative to `ws`.
+    pub fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
+        let out = self.call(ws)?.args(["ls-files", "-z"]).stdout()?;
+        Ok(super::split_nul(&out))
     }
 
     /// Deletes a workspace branch: only when fully merged unless `force`.

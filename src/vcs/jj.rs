@@ -239,6 +239,17 @@ impl Jj {
         Ok(parse_kept(&out))
     }
 
+    /// The files the working-copy commit of workspace `id` holds, relative to its root; call
+    /// it after [`Jj::keep_edits`] snapshotted the workspace.
+    pub fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {
+        let out = self
+            .query()?
+            .args(["file", "list", "-T", "path ++ \"\\0\""])
+            .arg(format!("--revision={}", workspace_revset(id)))
+            .stdout()?;
+        Ok(super::split_nul(&out))
+    }
+
     /// Queries the working-copy commit of `ws` with `template`; like every jj command run
     /// there, this snapshots the working copy first.
     fn probe(&self, ws: &Path, template: &str) -> Result<Probe> {

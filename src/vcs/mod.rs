@@ -31,11 +31,30 @@ pub enum Kept {
         branch: String,
         commit: String,
         committed: bool,
+        /// Where the worktree's HEAD was, when not on `branch`.
+        head: Option<Head>,
     },
     /// The working copy had no edits; nothing needed keeping.
     Nothing,
     /// The backend no longer knows the workspace, so nothing could be recorded.
     Unregistered,
+}
+
+/// A git worktree's HEAD that was not on the workspace's branch, and the branch that keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub branch: String,
+    pub commit: String,
+    /// Whether `branch` was created to keep a detached HEAD reachable.
+    pub created: bool,
+}
+
+/// Splits NUL-terminated paths (`-z` or a `"\0"` template) into relative paths.
+pub fn split_nul(text: &str) -> Vec<PathBuf> {
+    text.split('\0')
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect()
 }
 
 /// What creating a workspace made, so a failure later can undo exactly that.
@@ -172,6 +191,15 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.keep_edits(id, path),
             Vcs::Git(git) => git.keep_edits(id, path),
+        }
+    }
+
+    /// The files the commits keep of workspace `id` at `ws`, relative to `ws`, once
+    /// [`Vcs::keep_edits`] recorded its edits.
+    pub fn tracked(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
+        match self {
+            Vcs::Jj(jj) => jj.tracked(id),
+            Vcs::Git(git) => git.tracked(ws),
         }
     }
 

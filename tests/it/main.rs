@@ -11,6 +11,7 @@ mod errors;
 mod git_backend;
 mod harness;
 mod hostile_fs;
+mod hostile_keep;
 mod hostile_records;
 mod ids;
 mod just_recipes;
