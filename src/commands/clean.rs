@@ -18,7 +18,7 @@ use crate::liveness;
 use crate::lock::{self, Lock};
 use crate::metadata::{self, Record};
 use crate::output;
-use crate::vcs::Kept;
+use crate::vcs::{Commit, Kept};
 use crate::workspace;
 
 /// The directory under the namespace that holds kept-aside files.
@@ -200,6 +200,8 @@ pub struct Removal {
     kept: Kept,
     /// What became of the files no commit keeps.
     aside: Aside,
+    /// Further commits that hold the workspace's work.
+    commits: Vec<Commit>,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     branch_deleted: Option<std::result::Result<(), String>>,
 }
@@ -243,9 +245,16 @@ fn clean_entry(
         return Ok(Removal {
             kept,
             aside: Aside::default(),
+            commits: vec![],
             branch_deleted: None,
         });
     }
+    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
+    // Naming them is a report only: the repository keeps them whether or not this works.
+    let commits = ctx
+        .vcs
+        .work_commits(&entry.id, base.unwrap_or_default(), &kept)
+        .unwrap_or_default();
     let aside = match has_dir {
         true => set_aside(ctx, entry, args)?,
         false => Aside::default(),
@@ -273,6 +282,7 @@ fn clean_entry(
     Ok(Removal {
         kept,
         aside,
+        commits,
         branch_deleted,
     })
 }
@@ -438,7 +448,7 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
         (Kept::Unregistered, _) => {
             text += "; the backend no longer knew it, so its files were deleted as --force asked"
         }
-        (Kept::Nothing, _) if removal.aside.kept_dir.is_none() => {
+        (Kept::Nothing, _) if removal.aside.kept_dir.is_none() && removal.commits.is_empty() => {
             text += "; it had no edits to keep"
         }
         (Kept::Nothing, _) => text += "; its working copy had no recorded edits",
@@ -459,6 +469,19 @@ fn describe(id: &str, path: &Path, removal: &Removal) -> String {
                 short(&head.commit)
             ),
         };
+    }
+    if !removal.commits.is_empty() {
+        let named: Vec<String> = removal
+            .commits
+            .iter()
+            .take(10)
+            .map(|c| format!("{} {:?}", short(&c.id), c.subject))
+            .collect();
+        let more = removal.commits.len().saturating_sub(10);
+        text += &format!("; commits holding its work: {}", named.join(", "));
+        if more > 0 {
+            text += &format!(" and {more} more");
+        }
     }
     text += &describe_aside(&removal.aside);
     if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
@@ -533,6 +556,9 @@ fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
         "committed_uncommitted_changes": committed,
         "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
         "head": removal.and_then(head_json),
+        "commits": removal.map(|r| r.commits.iter()
+            .map(|c| json!({"commit_id": c.id, "subject": c.subject}))
+            .collect::<Vec<_>>()),
         "untracked": removal.map(|r| aside_json(&r.aside)),
     })
 }

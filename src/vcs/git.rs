@@ -282,6 +282,22 @@ impl Git {
         }
     }
 
+    /// The commits on `tips` not on `base`, newest first.
+    pub fn work_commits(&self, tips: &[&str], base: &[String]) -> Result<Vec<super::Commit>> {
+        // Only object ids reach the command line: the base comes from a file the workspace
+        // can write.
+        let hex = |c: &&str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit());
+        let out = self
+            .call(&self.main)?
+            .args(["log", "--format=%H%x09%s%x00"])
+            .args(tips.iter().copied().filter(hex))
+            .arg("--not")
+            .args(base.iter().map(String::as_str).filter(hex))
+            .arg("--")
+            .stdout()?;
+        Ok(super::parse_commits(&out))
+    }
+
     /// The files of the worktree at `ws` that git tracks, relative to `ws`.
     pub fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
         let out = self.call(ws)?.args(["ls-files", "-z"]).stdout()?;

@@ -250,6 +250,30 @@ impl Jj {
         Ok(super::split_nul(&out))
     }
 
+    /// The commits of workspace `id` below its working-copy commit that hold work (non-empty
+    /// or described), newest first: those in `::<id>@` but not in `::base` (when no base was
+    /// recorded, not in `::(trunk() | default@)`).
+    pub fn work_commits(&self, id: &str, base: &[String]) -> Result<Vec<super::Commit>> {
+        // Only commit ids reach the revset: the base comes from a file the workspace can write.
+        let ids: Vec<String> = base
+            .iter()
+            .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(|c| format!("present({c})"))
+            .collect();
+        let base = match ids.is_empty() {
+            true => "trunk() | present(default@)".to_string(),
+            false => ids.join(" | "),
+        };
+        let ws = workspace_revset(id);
+        let revset = format!("(::{ws} ~ ::({base}) ~ {ws}) ~ (empty() & description(exact:\"\"))");
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T", super::COMMIT_TEMPLATE_JJ])
+            .arg(format!("--revisions={revset}"))
+            .stdout()?;
+        Ok(super::parse_commits(&out))
+    }
+
     /// Queries the working-copy commit of `ws` with `template`; like every jj command run
     /// there, this snapshots the working copy first.
     fn probe(&self, ws: &Path, template: &str) -> Result<Probe> {

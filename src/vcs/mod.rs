@@ -49,6 +49,28 @@ pub struct Head {
     pub created: bool,
 }
 
+/// A commit that holds a workspace's work: its id and the first line of its description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub id: String,
+    pub subject: String,
+}
+
+const COMMIT_TEMPLATE_JJ: &str = r#"commit_id ++ "\t" ++ description.first_line() ++ "\0""#;
+
+/// Parses `<id>\t<subject>` records, each ended by NUL (and maybe a newline).
+fn parse_commits(text: &str) -> Vec<Commit> {
+    text.split('\0')
+        .filter_map(|rec| {
+            let (id, subject) = rec.trim_start_matches('\n').split_once('\t')?;
+            Some(Commit {
+                id: id.to_string(),
+                subject: subject.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Splits NUL-terminated paths (`-z` or a `"\0"` template) into relative paths.
 pub fn split_nul(text: &str) -> Vec<PathBuf> {
     text.split('\0')
@@ -200,6 +222,24 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.tracked(id),
             Vcs::Git(git) => git.tracked(ws),
+        }
+    }
+
+    /// The commits of workspace `id` that hold work besides what `kept` names, given the
+    /// commits it started on; call before it is forgotten.
+    pub fn work_commits(&self, id: &str, base: &[String], kept: &Kept) -> Result<Vec<Commit>> {
+        match (self, kept) {
+            (Vcs::Jj(jj), Kept::Change { .. } | Kept::Nothing) => jj.work_commits(id, base),
+            (Vcs::Git(git), Kept::Branch { commit, head, .. }) if !base.is_empty() => {
+                let mut tips = vec![commit.as_str()];
+                tips.extend(head.as_ref().map(|h| h.commit.as_str()));
+                tips.retain(|t| !t.is_empty());
+                // The tips are named already; list the commits below them.
+                let mut commits = git.work_commits(&tips, base)?;
+                commits.retain(|c| !tips.contains(&c.id.as_str()));
+                Ok(commits)
+            }
+            _ => Ok(vec![]),
         }
     }
 

@@ -313,3 +313,44 @@ fn git_commits_on_another_branch_are_named() {
     );
     assert_eq!(git_ok(&env, &repo, &["show", "other:o.txt"]), "o\n");
 }
+
+#[test]
+fn jj_clean_names_earlier_commits_of_the_workspace() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let script = "echo 1 > one.txt && jj commit -m 'first step' && echo 2 > two.txt && \
+                  jj commit -m 'second step' && jj new";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    let first = env.commit_id(&repo, "description(exact:\"first step\n\")");
+    let second = env.commit_id(&repo, "description(exact:\"second step\n\")");
+    let out = env.aw(&repo, ["clean", "w1"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.contains(&format!(
+            "; commits holding its work: {} \"second step\", {} \"first step\"",
+            &second[..12],
+            &first[..12]
+        )),
+        "{}",
+        out.report()
+    );
+    assert!(!out.stdout.contains("no edits to keep"), "{}", out.report());
+}
+
+#[test]
+fn git_clean_names_earlier_commits_of_the_branch() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let script = "echo 1 > one.txt && git add one.txt && git commit -q -m 'first step' && \
+                  echo 2 > two.txt";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    let first = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
+    let out = env.aw(&repo, ["clean", "w1", "--json"]);
+    out.assert_ok();
+    let commits = &out.json()["removed"][0]["commits"];
+    assert_eq!(commits[0]["commit_id"], first.trim(), "{}", out.report());
+    assert_eq!(commits[0]["subject"], "first step");
+    assert_eq!(commits.as_array().unwrap().len(), 1);
+}
