@@ -16,6 +16,7 @@ mod lock;
 mod metadata;
 mod output;
 mod process;
+mod recovery;
 mod refname;
 mod repo;
 mod signals;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Kept, Registered};
 use crate::error::{CliError, Result};
 use crate::process::{Call, ProcessError};
+use crate::recovery;
 use crate::repo::Repo;
 use crate::tree;
 
@@ -218,13 +219,16 @@ impl Jj {
     }
 
     pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+        if let Some(ws) = path {
+            self.resume_recovery(ws, &recovery_dir(ws, id))?;
+        }
         let out = match path {
             // Querying from the workspace snapshots its latest edits first.
             Some(ws) => match self.probe(ws, KEEP_TEMPLATE)? {
                 Probe::Fresh(out) => out,
                 Probe::Unknown => return Ok(Kept::Unregistered),
                 Probe::Stale => {
-                    self.carry_across_update(ws, &ws.with_file_name(format!(".recovered-{id}")))?;
+                    self.carry_across_update(ws, &recovery_dir(ws, id))?;
                     self.call(ws)?
                         .args(["log", "--no-graph", "-r", "@", "-T", KEEP_TEMPLATE])
                         .stdout()?
@@ -312,27 +316,63 @@ impl Jj {
     /// fails, the error names where they are kept.
     fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let kept = |e: std::io::Error| {
-            CliError::io("carry the edits of the stale working copy", ws, &e)
-                .hint(format!("its files are kept in {}", scratch.display()))
+            CliError::io("carry the edits of the stale working copy", ws, &e).hint(format!(
+                "its files are kept in {}",
+                recovery::files(scratch).display()
+            ))
         };
-        tree::copy(ws, scratch).map_err(kept)?;
+        if !recovery::is_complete(scratch) {
+            // A partial copy from an interrupted repair: the workspace was not touched yet.
+            recovery::discard(scratch).map_err(kept)?;
+            tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
+            recovery::mark_complete(scratch).map_err(kept)?;
+        }
+        self.finish_recovery(ws, scratch)
+    }
+
+    /// Puts back a whole copy at `scratch`: `update-stale` (a no-op when already done; it
+    /// waits for a still-running one through jj's working-copy lock), the copy mirrored over
+    /// the workspace, a snapshot, and only then the copy removed. Safe to repeat.
+    fn finish_recovery(&self, ws: &Path, scratch: &Path) -> Result<()> {
+        let named = |e: CliError| {
+            e.hint(format!(
+                "the workspace's files are kept in {}; the next run or clean of it resumes",
+                recovery::files(scratch).display()
+            ))
+        };
+        let io = |e: std::io::Error| {
+            named(CliError::io(
+                "carry the edits of the stale working copy",
+                ws,
+                &e,
+            ))
+        };
         self.call(ws)?
             .args(["workspace", "update-stale"])
-            .stdout()?;
-        tree::mirror(scratch, ws).map_err(kept)?;
+            .stdout()
+            .map_err(|e| named(e.into()))?;
+        tree::mirror(&recovery::files(scratch), ws).map_err(io)?;
         // Record the carried edits now, on top of the updated working-copy commit.
-        let snapshot = self
-            .call(ws)?
+        self.call(ws)?
             .args(["log", "--no-graph", "-r", "@", "-T", "''"])
-            .stdout();
-        snapshot.map_err(|e| {
-            CliError::from(e).hint(format!(
-                "the working copy was updated; its files are also kept in {}",
-                scratch.display()
-            ))
-        })?;
-        let _ = fs::remove_dir_all(scratch);
-        Ok(())
+            .stdout()
+            .map_err(|e| named(e.into()))?;
+        recovery::discard(scratch).map_err(io)
+    }
+
+    /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
+    /// Returns whether files were put back.
+    pub fn resume_recovery(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+        if recovery::is_complete(scratch) {
+            return self.finish_recovery(ws, scratch).map(|()| true);
+        }
+        if recovery::exists(scratch) {
+            recovery::discard(scratch).map_err(|e| {
+                CliError::io("remove the partial copy", scratch, &e)
+                    .hint("remove it by hand; the workspace itself was not touched")
+            })?;
+        }
+        Ok(false)
     }
 
     /// Cheap check: has any operation happened since the working copy was last updated, or
@@ -378,6 +418,12 @@ fn store_atomically(path: &Path, text: &str) {
 
 /// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
 /// string literal because they hold no quotes or backslashes.
+/// Where the files of workspace `id` at `ws` are carried across `update-stale`: beside it, in
+/// the namespace directory (a dot-name, so never a workspace).
+pub fn recovery_dir(ws: &Path, id: &str) -> PathBuf {
+    ws.with_file_name(format!(".recovering-{id}"))
+}
+
 pub fn workspace_revset(id: &str) -> String {
     format!("{id:?}@")
 }

@@ -253,6 +253,18 @@ impl Vcs {
         }
     }
 
+    /// Finishes a stale-working-copy repair that a killed run left for workspace `id` at
+    /// `path`; returns the directory whose files were put back, if any.
+    pub fn resume_recovery(&self, id: &str, path: &Path) -> Result<Option<PathBuf>> {
+        match self {
+            Vcs::Jj(jj) => {
+                let scratch = jj::recovery_dir(path, id);
+                Ok(jj.resume_recovery(path, &scratch)?.then_some(scratch))
+            }
+            Vcs::Git(_) => Ok(None),
+        }
+    }
+
     /// Whether the working copy at `path` may be stale, judged from files alone; `checked` is
     /// the stamp [`Vcs::freshness_stamp`] gave when it was last found fresh.
     pub fn may_be_stale(&self, path: &Path, checked: Option<&str>) -> bool {

@@ -13,6 +13,7 @@ mod harness;
 mod hostile_fs;
 mod hostile_keep;
 mod hostile_records;
+mod hostile_stale;
 mod ids;
 mod just_recipes;
 mod messages;

@@ -1,0 +1,167 @@
+//! Repairing a stale jj working copy survives a SIGKILL of agent-workspace at any point: the
+//! next `run` or `clean` finishes it before anything else, never runs on a half-restored tree,
+//! and a leftover partial copy never blocks it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+
+const MANY: usize = 4000;
+
+/// A workspace `w1` whose working copy is stale, with unrecorded edits: `first.txt` (recorded,
+/// then undone by `op restore`), `second.txt` and `many/0..MANY` (never seen by jj).
+fn stale_workspace(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    fs::write(ws.join("first.txt"), "first\n").unwrap();
+    env.jj(&ws, ["status"]).assert_ok();
+    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    fs::write(ws.join("second.txt"), "second\n").unwrap();
+    fs::create_dir(ws.join("many")).unwrap();
+    for i in 0..MANY {
+        fs::write(ws.join(format!("many/{i}")), format!("{i}\n")).unwrap();
+    }
+    (repo, ws)
+}
+
+fn scratch(env: &TestEnv, repo: &Path) -> PathBuf {
+    env.namespace_dir(repo).join(".recovering-w1")
+}
+
+const CHECK: &str =
+    "cat first.txt second.txt many/0 && ls many | wc -l && jj diff --summary | grep -c many/";
+
+fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
+    let out = env.aw(repo, ["run", "w1", "--", "sh", "-c", CHECK]);
+    out.assert_ok();
+    let count = format!("{MANY}\n");
+    assert_eq!(
+        out.stdout,
+        format!("first\nsecond\n0\n{count}{count}"),
+        "{}",
+        out.report()
+    );
+    assert!(!scratch(env, repo).exists(), "{}", env.listing());
+}
+
+/// Starts `run w1`, waits until `ready` holds, SIGKILLs agent-workspace (its jj child, if any,
+/// runs on), and checks the repair was caught in the middle.
+fn kill_when(env: &TestEnv, repo: &Path, ready: impl Fn() -> bool) {
+    let running = env.aw_cmd(repo).args(["run", "w1", "--", "true"]).spawn();
+    // A guard against hanging only: the kill point is found by polling, not by timing.
+    let guard = std::time::Instant::now();
+    while !ready() {
+        assert!(guard.elapsed().as_secs() < 120, "{}", env.listing());
+        std::thread::yield_now();
+    }
+    running.signal("KILL");
+    let out = running.wait();
+    assert_eq!(out.code(), None, "killed by a signal\n{}", out.report());
+    assert!(
+        scratch(env, repo).exists(),
+        "the repair ended before the kill: nothing was tested\n{}",
+        env.listing()
+    );
+}
+
+#[test]
+fn a_kill_while_copying_the_stale_files_is_recovered() {
+    let env = TestEnv::new();
+    let (repo, _ws) = stale_workspace(&env);
+    let files = scratch(&env, &repo).join("files/many");
+    kill_when(&env, &repo, || files.exists());
+    assert_all_edits_back(&env, &repo);
+}
+
+#[test]
+fn a_kill_after_the_copy_is_complete_is_resumed_by_the_next_run() {
+    let env = TestEnv::new();
+    let (repo, _ws) = stale_workspace(&env);
+    let marker = scratch(&env, &repo).join("complete");
+    kill_when(&env, &repo, || marker.exists());
+    let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", CHECK]);
+    out.assert_ok();
+    assert!(
+        out.stderr.contains(&format!(
+            "its edits are back from {}",
+            scratch(&env, &repo).display()
+        )),
+        "{}",
+        out.report()
+    );
+    assert_all_edits_back(&env, &repo);
+}
+
+#[test]
+fn a_kill_after_the_copy_is_complete_is_resumed_by_clean() {
+    let env = TestEnv::new();
+    let (repo, _ws) = stale_workspace(&env);
+    let marker = scratch(&env, &repo).join("complete");
+    kill_when(&env, &repo, || marker.exists());
+    let out = env.aw(&repo, ["clean", "w1", "--json"]);
+    out.assert_ok();
+    let commit = out.json()["removed"][0]["kept_commit_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", out.report()))
+        .to_string();
+    let files = env.jj_ok(&repo, ["file", "list", "-r", &commit]);
+    assert!(
+        files.contains("first.txt") && files.contains("second.txt"),
+        "{files}"
+    );
+    assert_eq!(files.matches("many/").count(), MANY);
+    assert!(!scratch(&env, &repo).exists(), "{}", env.listing());
+}
+
+#[test]
+fn a_half_mirrored_tree_is_completed_before_the_command_runs() {
+    // The state a kill during the copy back leaves: a whole copy (marked complete), the
+    // working copy updated by jj and only part of the files back.
+    let env = TestEnv::new();
+    let (repo, ws) = stale_workspace(&env);
+    let files = scratch(&env, &repo).join("files");
+    fs::create_dir_all(&files).unwrap();
+    let copy = env
+        .cmd("cp", &ws)
+        .args([
+            "-a",
+            "first.txt",
+            "second.txt",
+            "many",
+            ".envrc",
+            "a.txt",
+            "sub",
+        ])
+        .arg(&files)
+        .run();
+    copy.assert_ok();
+    fs::write(scratch(&env, &repo).join("complete"), "copied\n").unwrap();
+    env.jj(&ws, ["workspace", "update-stale"]).assert_ok();
+    // Whatever update-stale left of them, part of the files are not back yet.
+    let _ = fs::remove_dir_all(ws.join("many"));
+    let _ = fs::remove_file(ws.join("second.txt"));
+    fs::create_dir_all(ws.join("many")).unwrap();
+    fs::write(ws.join("many/0"), "reverted\n").unwrap();
+    assert_all_edits_back(&env, &repo);
+}
+
+#[test]
+fn a_leftover_partial_copy_never_blocks_run_or_clean() {
+    let env = TestEnv::new();
+    let (repo, ws) = stale_workspace(&env);
+    // A partial copy (no completion marker) that collides with the workspace's files.
+    let files = scratch(&env, &repo).join("files");
+    fs::create_dir_all(files.join("many")).unwrap();
+    fs::write(files.join("second.txt"), "stale partial copy\n").unwrap();
+    assert_all_edits_back(&env, &repo);
+    fs::create_dir_all(files.join("many")).unwrap();
+    env.aw(&repo, ["clean", "w1"]).assert_ok();
+    assert!(
+        !ws.exists() && !scratch(&env, &repo).exists(),
+        "{}",
+        env.listing()
+    );
+}
