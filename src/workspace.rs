@@ -97,7 +97,7 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
     }
     restore_view(&mut record)?;
     // A repair a killed run left half done is finished before anything runs here.
-    if let Some(dir) = ctx.vcs.resume_recovery(req.id, path)? {
+    if let Some(dir) = ctx.vcs.resume_recovery(path)? {
         eprintln!(
             "Note: finished the interrupted update of workspace {:?}'s stale working copy; its edits are back from {}",
             req.id,
@@ -106,7 +106,7 @@ fn reattach(ctx: &Context, req: &Request, path: &Path) -> Result<Opened> {
     }
     let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
     if ctx.vcs.may_be_stale(path, checked) {
-        let scratch = crate::vcs::jj::recovery_dir(path, req.id);
+        let scratch = crate::vcs::jj::recovery_dir(path);
         let refreshed = ctx.vcs.refresh(path, &scratch)?;
         if let Some(stamp) = ctx.vcs.freshness_stamp() {
             record.extra.insert(FRESH_KEY.into(), stamp.into());

@@ -253,10 +253,10 @@ fn clean_entry(
     // Naming them is a report only: the repository keeps them whether or not this works.
     let commits = ctx
         .vcs
-        .work_commits(&entry.id, base.unwrap_or_default(), &kept)
+        .work_commits(name, base.unwrap_or_default(), &kept)
         .unwrap_or_default();
     let aside = match has_dir {
-        true => set_aside(ctx, entry, args)?,
+        true => set_aside(ctx, entry, name, args)?,
         false => Aside::default(),
     };
     ctx.vcs
@@ -288,12 +288,9 @@ fn clean_entry(
 }
 
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
-fn set_aside(ctx: &Context, entry: &Entry, args: &CleanArgs) -> Result<Aside> {
-    let tracked: HashSet<PathBuf> = ctx
-        .vcs
-        .tracked(&entry.id, &entry.path)?
-        .into_iter()
-        .collect();
+/// `name` is the one the backend knows the workspace by.
+fn set_aside(ctx: &Context, entry: &Entry, name: &str, args: &CleanArgs) -> Result<Aside> {
+    let tracked: HashSet<PathBuf> = ctx.vcs.tracked(name, &entry.path)?.into_iter().collect();
     let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
     let policy = Policy::from_env(args.discard_untracked);
     aside::set_aside(&entry.path, &tracked, &dest, &policy).map_err(|err| {

@@ -220,7 +220,7 @@ impl Jj {
 
     pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         if let Some(ws) = path {
-            self.resume_recovery(ws, &recovery_dir(ws, id))?;
+            self.resume_recovery(ws, &recovery_dir(ws))?;
         }
         let out = match path {
             // Querying from the workspace snapshots its latest edits first.
@@ -228,7 +228,7 @@ impl Jj {
                 Probe::Fresh(out) => out,
                 Probe::Unknown => return Ok(Kept::Unregistered),
                 Probe::Stale => {
-                    self.carry_across_update(ws, &recovery_dir(ws, id))?;
+                    self.carry_across_update(ws, &recovery_dir(ws))?;
                     self.call(ws)?
                         .args(["log", "--no-graph", "-r", "@", "-T", KEEP_TEMPLATE])
                         .stdout()?
@@ -418,9 +418,10 @@ fn store_atomically(path: &Path, text: &str) {
 
 /// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
 /// string literal because they hold no quotes or backslashes.
-/// Where the files of workspace `id` at `ws` are carried across `update-stale`: beside it, in
-/// the namespace directory (a dot-name, so never a workspace).
-pub fn recovery_dir(ws: &Path, id: &str) -> PathBuf {
+/// Where the files of the workspace at `ws` are carried across `update-stale`: beside it, in
+/// the namespace directory, named after its directory (a dot-name, so never a workspace).
+pub fn recovery_dir(ws: &Path) -> PathBuf {
+    let id = ws.file_name().unwrap_or_default().to_string_lossy();
     ws.with_file_name(format!(".recovering-{id}"))
 }
 

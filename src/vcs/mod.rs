@@ -253,12 +253,12 @@ impl Vcs {
         }
     }
 
-    /// Finishes a stale-working-copy repair that a killed run left for workspace `id` at
+    /// Finishes a stale-working-copy repair that a killed run left for the workspace at
     /// `path`; returns the directory whose files were put back, if any.
-    pub fn resume_recovery(&self, id: &str, path: &Path) -> Result<Option<PathBuf>> {
+    pub fn resume_recovery(&self, path: &Path) -> Result<Option<PathBuf>> {
         match self {
             Vcs::Jj(jj) => {
-                let scratch = jj::recovery_dir(path, id);
+                let scratch = jj::recovery_dir(path);
                 Ok(jj.resume_recovery(path, &scratch)?.then_some(scratch))
             }
             Vcs::Git(_) => Ok(None),
