@@ -354,3 +354,44 @@ fn git_clean_names_earlier_commits_of_the_branch() {
     assert_eq!(commits[0]["subject"], "first step");
     assert_eq!(commits.as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn clean_refuses_to_delete_what_it_cannot_keep_aside() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join(".gitignore"), ".env\n").unwrap();
+    fs::write(ws.join(".env"), "x\n").unwrap();
+    // `.kept` is a file: nothing can be moved under it.
+    fs::write(env.namespace_dir(&repo).join(".kept"), "").unwrap();
+    let out = env.aw(&repo, ["clean", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .starts_with("Error: did not remove workspace \"w1\""),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert_eq!(fs::read_to_string(ws.join(".env")).unwrap(), "x\n");
+}
+
+#[test]
+fn purge_kept_refuses_a_symlinked_kept_directory() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let elsewhere = env.path().join("elsewhere");
+    fs::create_dir_all(elsewhere.join("w1-20260101T000000Z")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.namespace_dir(&repo).join(".kept")).unwrap();
+    let out = env.aw(&repo, ["clean", "--purge-kept", "--all"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("is not a directory"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert!(elsewhere.join("w1-20260101T000000Z").exists());
+}
