@@ -1,0 +1,184 @@
+//! How `clean` tells what a removal kept: the text line and the JSON object.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::Removal;
+use crate::aside::Aside;
+use crate::vcs::Kept;
+
+pub(super) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
+    let mut text = format!("Removed {id} ({})", path.display());
+    match (&removal.kept, &removal.branch_deleted) {
+        (Kept::Branch { branch, commit, .. }, Some(Ok(()))) => {
+            text += &format!(
+                "; deleted branch {branch} ({}) as --delete-branch asked; `git branch {branch} {commit}` restores it",
+                short(commit)
+            );
+        }
+        (Kept::Change { change_id, .. }, _) => {
+            text += &format!("; its edits are kept in change {change_id}")
+        }
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: true,
+                ..
+            },
+            _,
+        ) => {
+            text += &format!(
+                "; its uncommitted changes were committed to branch {branch} ({})",
+                short(commit)
+            )
+        }
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: false,
+                ..
+            },
+            _,
+        ) => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
+        (Kept::Unregistered, _) => {
+            text += "; the backend no longer knew it, so its files were deleted as --force asked"
+        }
+        (Kept::Nothing, _) if removal.aside.kept_dir.is_none() && removal.commits.is_empty() => {
+            text += "; it had no edits to keep"
+        }
+        (Kept::Nothing, _) => text += "; its working copy had no recorded edits",
+    }
+    if let Kept::Branch {
+        head: Some(head), ..
+    } = &removal.kept
+    {
+        text += &match head.created {
+            true => format!(
+                "; its detached HEAD ({}) is kept on new branch {}",
+                short(&head.commit),
+                head.branch
+            ),
+            false => format!(
+                "; its HEAD was on branch {} ({}), which keeps those commits",
+                head.branch,
+                short(&head.commit)
+            ),
+        };
+    }
+    if !removal.commits.is_empty() {
+        let named: Vec<String> = removal
+            .commits
+            .iter()
+            .take(10)
+            .map(|c| format!("{} {:?}", short(&c.id), c.subject))
+            .collect();
+        let more = removal.commits.len().saturating_sub(10);
+        text += &format!("; commits holding its work: {}", named.join(", "));
+        if more > 0 {
+            text += &format!(" and {more} more");
+        }
+    }
+    text += &describe_aside(&removal.aside);
+    if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
+    {
+        text += &format!("; kept branch {branch}: {why}")
+    }
+    text
+}
+
+fn describe_aside(aside: &Aside) -> String {
+    let mut text = String::new();
+    if let Some(dir) = &aside.kept_dir {
+        text += &format!(
+            "; kept {} that no commit holds in {}",
+            files(aside.kept_files, aside.kept_bytes),
+            dir.display()
+        );
+    }
+    if aside.disposable_files > 0 {
+        text += &format!(
+            "; discarded {} of disposable build output ({})",
+            files(aside.disposable_files, aside.disposable_bytes),
+            aside.disposable_patterns.join(", ")
+        );
+    }
+    if aside.discarded_files > 0 {
+        text += &format!(
+            "; discarded {} that no commit held, as --discard-untracked asked",
+            files(aside.discarded_files, aside.discarded_bytes)
+        );
+    }
+    text
+}
+
+/// "3 files (2.1 MiB)"
+fn files(count: u64, bytes: u64) -> String {
+    let noun = if count == 1 { "file" } else { "files" };
+    let size = match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1024 * 1024 * 1024 => format!("{:.1} MiB", b as f64 / 1048576.0),
+        b => format!("{:.1} GiB", b as f64 / 1073741824.0),
+    };
+    format!("{count} {noun} ({size})")
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+pub(super) fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
+    let kept = removal.map(|r| &r.kept);
+    let (change, commit, branch, committed) = match kept {
+        Some(Kept::Change {
+            change_id,
+            commit_id,
+        }) => (Some(change_id), Some(commit_id), None, false),
+        Some(Kept::Branch {
+            branch,
+            commit,
+            committed,
+            ..
+        }) => (None, Some(commit), Some(branch), *committed),
+        _ => (None, None, None, false),
+    };
+    json!({
+        "workspace_id": id,
+        "path": path,
+        "kept_change_id": change,
+        "kept_commit_id": commit,
+        "kept_branch": branch,
+        "committed_uncommitted_changes": committed,
+        "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
+        "head": removal.and_then(head_json),
+        "commits": removal.map(|r| r.commits.iter()
+            .map(|c| json!({"commit_id": c.id, "subject": c.subject}))
+            .collect::<Vec<_>>()),
+        "untracked": removal.map(|r| aside_json(&r.aside)),
+    })
+}
+
+fn head_json(removal: &Removal) -> Option<Value> {
+    match &removal.kept {
+        Kept::Branch { head: Some(h), .. } => Some(json!({
+            "branch": h.branch, "commit": h.commit, "created": h.created,
+        })),
+        _ => None,
+    }
+}
+
+fn aside_json(a: &Aside) -> Value {
+    json!({
+        "kept_dir": a.kept_dir,
+        "kept_files": a.kept_files,
+        "kept_bytes": a.kept_bytes,
+        "disposable_files": a.disposable_files,
+        "disposable_bytes": a.disposable_bytes,
+        "disposable_patterns": a.disposable_patterns,
+        "discarded_files": a.discarded_files,
+        "discarded_bytes": a.discarded_bytes,
+    })
+}
