@@ -12,6 +12,8 @@ pub enum Kind {
     Failure,
     /// Stopped by this signal before the command started: exit 128 + the signal.
     Interrupted(i32),
+    /// The command itself could not be started: 127 not found, 126 otherwise (as env(1)).
+    NotStarted(i32),
 }
 
 /// One user-facing error: a message, optional causes and an optional hint.
@@ -39,6 +41,14 @@ impl CliError {
             message: message.into(),
             causes: vec![],
             hint: None,
+        }
+    }
+
+    /// The command could not be started; `code` is 126 or 127.
+    pub fn not_started(code: i32, message: impl Into<String>) -> Self {
+        CliError {
+            kind: Kind::NotStarted(code),
+            ..CliError::failure(message)
         }
     }
 
@@ -85,6 +95,7 @@ impl CliError {
         match (self.kind, wraps_command) {
             (Kind::Usage, _) => 2,
             (Kind::Interrupted(sig), _) => u8::try_from(128 + sig).unwrap_or(1),
+            (Kind::NotStarted(code), _) => u8::try_from(code).unwrap_or(126),
             (Kind::Failure, true) => 125,
             (Kind::Failure, false) => 1,
         }
@@ -109,6 +120,7 @@ impl CliError {
                 Kind::Usage => "usage",
                 Kind::Failure => "failure",
                 Kind::Interrupted(_) => "interrupted",
+                Kind::NotStarted(_) => "not-started",
             },
             message: self.message.clone(),
             causes: self.causes.clone(),
@@ -180,7 +192,8 @@ impl From<crate::fsutil::FsError> for CliError {
 impl From<crate::process::ProcessError> for CliError {
     fn from(err: crate::process::ProcessError) -> Self {
         let hint = process_hint(&err);
-        let mut cli = err.into_cli_error();
+        let stderr = err.stderr().to_string();
+        let mut cli = CliError::failure(err.to_string()).cause(stderr);
         if cli.hint.is_none() {
             cli.hint = Some(hint);
         }

@@ -1,18 +1,17 @@
 //! Starting the user's command in a workspace: its environment variables, the optional
-//! `direnv exec` wrapper and the trampoline that gives 126/127 their usual meaning.
+//! `direnv exec` wrapper and the guard (see `guard.rs`) that stands between it and us.
 
 use std::ffi::OsString;
 use std::fs;
+use std::os::fd::RawFd;
 
 use crate::context::Context;
 use crate::direnv::Loader;
 use crate::error::{CliError, Result};
+use crate::guard::TRAMPOLINE;
 use crate::metadata::{self, Record};
 use crate::process::{self, Child, Ending};
 use crate::vars;
-
-/// The hidden subcommand `direnv exec` runs, which then execs the user's command.
-pub const TRAMPOLINE: &str = "__exec";
 
 /// A command ready to start in a workspace.
 pub struct Launch {
@@ -22,11 +21,14 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// `lease` is the workspace's lease, which the guard holds until every process of the
+    /// run has ended (none for `shell`, which takes no lease).
     pub fn new(
         ctx: &Context,
         record: &Record,
         loader: Loader,
         command: &[OsString],
+        lease: Option<RawFd>,
     ) -> Result<Launch> {
         let ws = &record.workspace_path;
         let mut env: Vec<(OsString, OsString)> = vec![
@@ -43,38 +45,32 @@ impl Launch {
             // Nested calls must find the same root even when this one was given --root.
             (vars::ROOT.into(), ctx.layout.root.clone().into()),
         ];
-        let (argv, through_direnv) = match loader {
-            Loader::Direct => (command.to_vec(), false),
+        let me = std::env::current_exe().map_err(|e| {
+            CliError::failure("cannot locate the agent-workspace binary")
+                .cause(e.to_string())
+                .hint("run agent-workspace by a path that still exists")
+        })?;
+        let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
+        let mut argv: Vec<OsString> = vec![];
+        let through_direnv = match loader {
+            Loader::Direct => false,
             Loader::Direnv(bin) => {
                 if vars::raw(vars::DIRENV_LOG_FORMAT).is_none() {
                     env.push((vars::DIRENV_LOG_FORMAT.into(), "".into()));
                 }
                 let canonical =
                     fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
-                let me = std::env::current_exe().map_err(|e| {
-                    CliError::failure("cannot locate the agent-workspace binary")
-                        .cause(e.to_string())
-                        .hint(
-                            "run agent-workspace by a path that still exists, or pass --no-direnv",
-                        )
-                })?;
-                let mut argv: Vec<OsString> = vec![
-                    bin.into(),
-                    "exec".into(),
-                    canonical.into(),
-                    me.into(),
-                    TRAMPOLINE.into(),
-                    "--".into(),
-                ];
-                argv.extend(command.iter().cloned());
-                (argv, true)
+                argv.extend([bin.into(), "exec".into(), canonical.into()]);
+                true
             }
         };
+        argv.extend(guard);
+        argv.extend(command.iter().cloned());
         let child = Child {
             argv,
             dir: ws.clone(),
             env,
-            mark_start: through_direnv,
+            lease,
         };
         Ok(Launch {
             child,
@@ -86,46 +82,27 @@ impl Launch {
     /// Runs the command to completion; an error means it never started.
     pub fn run(self) -> Result<Ending> {
         let (through_direnv, workspace) = (self.through_direnv, self.workspace);
-        let program = self.child.argv[0].to_string_lossy().into_owned();
         let (ending, started) = process::run_child(self.child).map_err(|e| {
             CliError::failure("could not start the command")
                 .cause(e.to_string())
                 .hint("check that the command exists and is executable; the workspace is kept")
         })?;
-        if let Ending::NotStarted(code) = ending {
-            let why = if code == 127 {
-                "command not found"
-            } else {
-                "permission denied"
-            };
-            eprintln!("agent-workspace: {program}: {why}");
+        if started || matches!(ending, Ending::Signaled(_)) {
+            return Ok(ending);
         }
-        if through_direnv && !started && !matches!(ending, Ending::Signaled(_)) {
-            return Err(CliError::failure(format!(
-                "`direnv exec {workspace}` failed before the command started ({})",
-                match ending {
-                    Ending::Exited(code) | Ending::NotStarted(code) =>
-                        format!("exit status: {code}"),
-                    Ending::Signaled(sig) => format!("signal {sig}"),
-                }
+        let how = match ending {
+            Ending::Exited(code) | Ending::NotStarted(code) => format!("exit status: {code}"),
+            Ending::Signaled(sig) => format!("signal {sig}"),
+        };
+        Err(match through_direnv {
+            true => CliError::failure(format!(
+                "`direnv exec {workspace}` failed before the command started ({how})"
             ))
-            .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"));
-        }
-        Ok(ending)
+            .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"),
+            false => CliError::failure(format!(
+                "agent-workspace's guard process failed before the command started ({how})"
+            ))
+            .hint("run agent-workspace by a path that still exists and is executable"),
+        })
     }
-}
-
-/// The trampoline: report the start, then become the user's command (127 not found, 126 not
-/// executable, as env(1) does).
-pub fn trampoline(args: &[OsString]) -> i32 {
-    let command = match args.first() {
-        Some(sep) if sep == "--" => &args[1..],
-        _ => args,
-    };
-    if command.is_empty() {
-        eprintln!("agent-workspace: {TRAMPOLINE}: no command");
-        return 125;
-    }
-    let parent = process::report_started();
-    process::exec(command, None, parent)
 }

@@ -39,6 +39,45 @@ pub fn is_alive(pid: u32, start: Option<u64>) -> bool {
     }
 }
 
+/// Every live (not zombie) process below `pid`, found through `/proc` (Linux; elsewhere none).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for entry in entries.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let (Some((ppid, _)), Some(state)) = (parse_stat(&stat), parse_state(&stat)) {
+            if state != 'Z' && state != 'X' {
+                children.entry(ppid).or_default().push(child);
+            }
+        }
+    }
+    let mut found = vec![];
+    let mut queue = vec![pid];
+    while let Some(next) = queue.pop() {
+        for &child in children.get(&next).map(Vec::as_slice).unwrap_or_default() {
+            found.push(child);
+            queue.push(child);
+        }
+    }
+    found
+}
+
+/// The state letter of `/proc/<pid>/stat` (R, S, D, Z, ...).
+fn parse_state(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
 /// Whether `pid` is this process or one of its ancestors (Linux; elsewhere unknown: false).
 pub fn is_ancestor(pid: u32) -> bool {
     let mut current = std::process::id();
@@ -70,6 +109,7 @@ mod tests {
             "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 99 0 0 0 1 2 0 0 20 0 1 0 987654 1 2";
         assert_eq!(parse_stat(stat), Some((17, 987654)));
         assert_eq!(parse_stat("garbage"), None);
+        assert_eq!(parse_state(stat), Some('S'));
     }
 
     #[test]

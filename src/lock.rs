@@ -22,6 +22,11 @@ pub struct Lock {
 }
 
 impl Lock {
+    /// The descriptor holding the lock, for a process that must hold it too (the guard).
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.file)
+    }
+
     /// Deletes the lock file while still holding it, so nobody can take the old file's lock
     /// and believe it guards the path.
     pub fn remove(self) {
@@ -65,6 +70,20 @@ pub fn exclusive(path: &Path) -> Result<Lock> {
                 path: path.to_path_buf(),
             });
         }
+    }
+}
+
+/// Takes the lock, waiting at most `timeout` for its holder to release it.
+pub fn wait_exclusive(path: &Path, timeout: std::time::Duration) -> Result<Option<Lock>> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(lock) = try_exclusive(path)? {
+            return Ok(Some(lock));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

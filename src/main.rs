@@ -8,6 +8,7 @@ mod direnv;
 mod envrc_loads;
 mod error;
 mod fsutil;
+mod guard;
 mod inventory;
 mod launch;
 mod layout;
@@ -34,8 +35,8 @@ use cli::Command;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == launch::TRAMPOLINE) {
-        return code(launch::trampoline(&args[2..]));
+    if args.get(1).is_some_and(|a| a == guard::TRAMPOLINE) {
+        return code(guard::main(&args[2..]));
     }
     let cli = match cli::parse(args) {
         Ok(cli::Parsed::Command(cli)) => cli,

@@ -1,13 +1,13 @@
 //! The only module that starts processes: captured helper calls (jj, git, direnv) and the
-//! user's command, with its process group, signal forwarding and exit status.
+//! user's command, with its process group, inherited descriptors and exit status.
 
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-use crate::error::CliError;
 use crate::signals;
 
 /// A helper call that could not run or did not succeed.
@@ -33,11 +33,6 @@ impl ProcessError {
             ProcessError::Failed { stderr, .. } => stderr,
             _ => "",
         }
-    }
-
-    pub fn into_cli_error(self) -> CliError {
-        let stderr = self.stderr().to_string();
-        CliError::failure(self.to_string()).cause(stderr)
     }
 }
 
@@ -79,14 +74,14 @@ impl Call {
         self
     }
 
+    /// The command line as a shell would read it back (program name, quoted arguments).
     fn cmdline(&self) -> String {
         let name = self.program.file_name().unwrap_or(self.program.as_os_str());
-        let mut line = name.to_string_lossy().into_owned();
-        for arg in &self.args {
-            line.push(' ');
-            line.push_str(&arg.to_string_lossy());
-        }
-        line
+        std::iter::once(name)
+            .chain(self.args.iter().map(OsString::as_os_str))
+            .map(|word| quote(&word.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Runs the call and returns its stdout when it exits 0.
@@ -97,18 +92,18 @@ impl Call {
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
-        let mut expr = duct::cmd(&self.program, &self.args)
-            .stdin_null()
-            .stdout_capture()
-            .stderr_capture()
-            .unchecked();
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         if let Some(dir) = &self.dir {
-            expr = expr.dir(dir);
+            cmd.current_dir(dir);
         }
         for (k, v) in &self.env {
-            expr = expr.env(k, v);
+            cmd.env(k, v);
         }
-        let handle = expr.start().map_err(|source| match source.kind() {
+        let child = cmd.spawn().map_err(|source| match source.kind() {
             io::ErrorKind::NotFound => ProcessError::NotFound {
                 program: self.program.display().to_string(),
             },
@@ -117,13 +112,13 @@ impl Call {
                 source,
             },
         })?;
-        Ok(Started { handle, cmdline })
+        Ok(Started { child, cmdline })
     }
 }
 
 /// A helper call running in the background.
 pub struct Started {
-    handle: duct::Handle,
+    child: std::process::Child,
     cmdline: String,
 }
 
@@ -131,8 +126,8 @@ impl Started {
     /// Waits for the call and returns its stdout when it exited 0.
     pub fn wait(self) -> Result<String, ProcessError> {
         let output = self
-            .handle
-            .into_output()
+            .child
+            .wait_with_output()
             .map_err(|source| ProcessError::Spawn {
                 cmdline: self.cmdline.clone(),
                 source,
@@ -149,6 +144,16 @@ impl Started {
     }
 }
 
+/// `word` as a shell reads it: bare when it holds only safe characters, else single-quoted.
+pub fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 fn describe_status(status: std::process::ExitStatus) -> String {
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit status: {code}"),
@@ -157,18 +162,19 @@ fn describe_status(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// The user's command and how to start it.
+/// The user's command (always behind the guard, see `guard.rs`) and how to start it.
 pub struct Child {
     pub argv: Vec<OsString>,
     pub dir: PathBuf,
     pub env: Vec<(OsString, OsString)>,
-    /// Pass the trampoline a pipe to report that it started, proving the wrapper (direnv)
-    /// got as far as running it.
-    pub mark_start: bool,
+    /// A descriptor the guard inherits and keeps open for as long as any process of the run
+    /// lives: the workspace's lease.
+    pub lease: Option<RawFd>,
 }
 
-/// The environment variable naming the pipe the trampoline reports its start on.
-pub const STARTED_FD_VAR: &str = "AGENT_WORKSPACE_STARTED_FD";
+/// The environment variable through which the guard learns where to report its start, its
+/// supervisor's pid and the lease descriptor: `<start fd>:<supervisor pid>:<lease fd or -1>`.
+pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
 
 /// How the user's command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,35 +197,35 @@ impl Ending {
 
 /// Runs the user's command to completion with the caller's stdio, forwarding signals.
 ///
-/// When stdin is a terminal we are in the foreground of, the command shares our process group
-/// so job control (Ctrl-C, Ctrl-Z) works as in a shell; otherwise it gets a group of its own so
-/// a signal sent to agent-workspace reaches the command's whole process tree.
-/// Returns how it ended and, when `mark_start` was asked, whether the trampoline started.
+/// When stdin is a terminal the command shares our process group, so job control (Ctrl-C,
+/// Ctrl-Z, `fg` of a run started with `&`) works as for any shell command; otherwise it gets a
+/// group of its own so a signal sent to agent-workspace reaches the command's whole tree.
+/// Returns how it ended and whether the guard reported its start.
 pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
-    let own_group = !signals::foreground_terminal();
+    let own_group = !signals::stdin_is_terminal();
     let mut cmd = Command::new(&child.argv[0]);
     cmd.args(&child.argv[1..]).current_dir(&child.dir);
     for (k, v) in &child.env {
         cmd.env(k, v);
     }
-    let marker = if child.mark_start {
-        Some(StartPipe::new()?)
-    } else {
-        None
-    };
+    let (mut started, writer) = io::pipe()?;
+    set_nonblocking(started.as_raw_fd());
     let parent = std::process::id() as libc::pid_t;
-    if let Some(pipe) = &marker {
-        cmd.env(STARTED_FD_VAR, format!("{}:{parent}", pipe.write));
-    }
+    let write_fd = writer.as_raw_fd();
+    let lease = child.lease.unwrap_or(-1);
+    cmd.env(GUARD_VAR, format!("{write_fd}:{parent}:{lease}"));
     // SAFETY: the closure only calls async-signal-safe libc functions.
     unsafe {
-        cmd.pre_exec(move || signals::prepare_child(own_group, parent));
+        cmd.pre_exec(move || {
+            inherit(write_fd)?;
+            if lease >= 0 {
+                inherit(lease)?;
+            }
+            signals::prepare_child(own_group, parent)
+        });
     }
     let spawned = cmd.spawn();
-    let mut marker = marker;
-    if let Some(pipe) = &mut marker {
-        pipe.close_write();
-    }
+    drop(writer);
     let mut proc = match spawned {
         Ok(proc) => proc,
         Err(err) => return not_started(err).map(|ending| (ending, false)),
@@ -234,7 +240,31 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
         (None, Some(sig)) => Ending::Signaled(sig),
         _ => Ending::Exited(1),
     };
-    Ok((ending, marker.is_some_and(|pipe| pipe.started())))
+    let mut byte = [0u8];
+    Ok((ending, started.read(&mut byte).is_ok_and(|n| n == 1)))
+}
+
+/// Clears close-on-exec on `fd` in a forked child, so the program it execs inherits it.
+fn inherit(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
+    match unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } {
+        -1 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
+    }
+}
+
+fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+/// Sets close-on-exec on `fd`, so programs this process starts do not inherit it.
+pub fn keep_private(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
 }
 
 fn not_started(err: io::Error) -> io::Result<Ending> {
@@ -246,89 +276,75 @@ fn not_started(err: io::Error) -> io::Result<Ending> {
     }
 }
 
-/// A pipe whose write end the child inherits; the trampoline writes one byte to it.
-struct StartPipe {
-    read: i32,
-    write: i32,
+/// What a guard learns from its supervisor through [`GUARD_VAR`].
+pub struct GuardSetup {
+    /// The supervising agent-workspace, which the run must not outlive.
+    pub supervisor: Option<libc::pid_t>,
 }
 
-impl StartPipe {
-    fn new() -> io::Result<StartPipe> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for the two descriptors pipe() writes.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both descriptors were just opened by us.
+/// In the guard: report that it started (proving a wrapper such as direnv got as far as
+/// running it) and take what the supervisor handed down.
+pub fn report_started() -> GuardSetup {
+    let value = std::env::var(GUARD_VAR).unwrap_or_default();
+    std::env::remove_var(GUARD_VAR);
+    let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
+    let (fd, supervisor, lease) = (
+        fields.next().flatten(),
+        fields.next().flatten(),
+        fields.next().flatten(),
+    );
+    if let Some(fd) = fd.filter(|fd| *fd >= 0) {
+        // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it
+        // out of the command.
         unsafe {
-            libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC);
-            libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK);
-        }
-        Ok(StartPipe {
-            read: fds[0],
-            write: fds[1],
-        })
-    }
-
-    fn close_write(&mut self) {
-        if self.write >= 0 {
-            // SAFETY: we own this descriptor and close it once.
-            unsafe { libc::close(self.write) };
-            self.write = -1;
+            libc::write(fd, b"1".as_ptr().cast(), 1);
+            libc::close(fd);
         }
     }
-
-    fn started(&self) -> bool {
-        let mut byte = 0u8;
-        // SAFETY: reads at most one byte into a valid buffer from our own descriptor.
-        unsafe { libc::read(self.read, (&mut byte as *mut u8).cast(), 1) == 1 }
+    // The lease stays open in the guard, which holds it for as long as it lives, but is not
+    // passed on to the command.
+    if let Some(fd) = lease.filter(|fd| *fd >= 0) {
+        keep_private(fd);
+    }
+    GuardSetup {
+        supervisor: supervisor.filter(|pid| *pid > 0),
     }
 }
 
-impl Drop for StartPipe {
-    fn drop(&mut self) {
-        self.close_write();
-        // SAFETY: we own the read end.
-        unsafe { libc::close(self.read) };
-    }
-}
-
-/// In the trampoline: report that the command is about to start, and return the pid of the
-/// supervising agent-workspace (the wrapper in between may have lost its parent-death signal).
-pub fn report_started() -> Option<libc::pid_t> {
-    let value = std::env::var(STARTED_FD_VAR).ok()?;
-    std::env::remove_var(STARTED_FD_VAR);
-    let (fd, parent) = value.split_once(':')?;
-    let (fd, parent) = (fd.parse::<i32>().ok()?, parent.parse::<libc::pid_t>().ok()?);
-    // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it out of
-    // the command.
-    unsafe {
-        libc::write(fd, b"1".as_ptr().cast(), 1);
-        libc::close(fd);
-    }
-    Some(parent)
-}
-
-/// Replaces this process with `argv` (the trampoline behind `direnv exec`, and nested runs).
-/// Returns only on failure, after saying why, with the exit code env(1) uses: 127 not found,
-/// 126 otherwise. `parent`, when given, is the supervisor the command must not outlive.
-pub fn exec(argv: &[OsString], dir: Option<&Path>, parent: Option<libc::pid_t>) -> i32 {
+/// Replaces this process with `argv` (nested runs). Returns only on failure, with the exit
+/// code env(1) uses (127 not found, 126 otherwise) and the error.
+pub fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
     if let Some(dir) = dir {
         cmd.current_dir(dir);
     }
-    let parent = parent.unwrap_or(0);
     // SAFETY: only async-signal-safe calls: restore the default signal mask before exec.
     unsafe {
-        cmd.pre_exec(move || signals::prepare_child(false, parent));
+        cmd.pre_exec(move || signals::prepare_child(false, 0));
     }
     let err = cmd.exec();
-    let (code, why) = match err.kind() {
-        io::ErrorKind::NotFound => (127, "command not found".to_string()),
-        io::ErrorKind::PermissionDenied => (126, "permission denied".to_string()),
-        _ => (126, err.to_string()),
-    };
-    eprintln!("agent-workspace: {}: {why}", argv[0].to_string_lossy());
-    code
+    (exec_failure_code(&err), err)
+}
+
+/// The exit code for a program that could not be started: 127 not found, 126 otherwise.
+pub fn exec_failure_code(err: &io::Error) -> i32 {
+    match err.kind() {
+        io::ErrorKind::NotFound => 127,
+        _ => 126,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_are_quoted() {
+        let call = Call::new("/usr/bin/git")
+            .args(["commit", "-m"])
+            .arg("it's done")
+            .arg("");
+        assert_eq!(call.cmdline(), r"git commit -m 'it'\''s done' ''");
+    }
 }

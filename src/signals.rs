@@ -98,10 +98,68 @@ pub fn set_target(target: i32, own_group: bool) {
     }
 }
 
-/// Whether stdin is a terminal whose foreground process group is ours.
-pub fn foreground_terminal() -> bool {
-    // SAFETY: plain queries on fd 0.
-    unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
+/// Whether stdin is a terminal (in the foreground or not: a run started with `&` is resumed
+/// by `fg` like any job).
+pub fn stdin_is_terminal() -> bool {
+    // SAFETY: a plain query on fd 0.
+    unsafe { libc::isatty(0) == 1 }
+}
+
+/// The signal the guard gets when its supervisor dies (its parent-death signal): a real-time
+/// signal nothing else sends it.
+#[cfg(target_os = "linux")]
+pub fn supervisor_died() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
+
+/// The signals the guard waits for: the forwarded ones, SIGCHLD and [`supervisor_died`].
+#[cfg(target_os = "linux")]
+pub fn guard_set() -> libc::sigset_t {
+    let mut set = forwarded_set();
+    // SAFETY: set is initialised.
+    unsafe {
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, supervisor_died());
+    }
+    set
+}
+
+/// Blocks `set` in this (single-threaded) process.
+#[cfg(target_os = "linux")]
+pub fn block(set: &libc::sigset_t) {
+    // SAFETY: set is a valid, initialised signal set.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, set, std::ptr::null_mut()) };
+}
+
+/// Waits up to `timeout` for a signal of `set`: the signal, whether the kernel (a terminal)
+/// sent it, and the sending pid.
+#[cfg(target_os = "linux")]
+pub fn wait_timeout(
+    set: &libc::sigset_t,
+    timeout: std::time::Duration,
+) -> Option<(libc::c_int, bool, libc::pid_t)> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: info is written by sigtimedwait before it is read; ts and set are valid.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let sig = libc::sigtimedwait(set, &mut info, &ts);
+        (sig > 0).then(|| (sig, info.si_code > 0, info.si_pid()))
+    }
+}
+
+/// Ends this process with `sig`, as the command it stood for did.
+pub fn die_of(sig: libc::c_int) {
+    // SAFETY: resets one disposition, unblocks everything and raises; no memory involved.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::raise(sig);
+    }
 }
 
 /// Runs in the forked child before exec: async-signal-safe calls only.

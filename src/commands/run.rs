@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
@@ -86,7 +86,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     .inspect_err(|_| {
         let _ = metadata::save(&record);
     })?;
-    let code = supervise(&ctx, &mut record, loader, &args.command)?;
+    let code = supervise(&ctx, &mut record, loader, &args.command, &lease)?;
     if args.cleanup && record.status == Status::Done {
         crate::commands::clean::remove_after_run(&ctx, &args.id, lease)?;
         return Ok(code);
@@ -110,6 +110,16 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
     }
     if args.wait {
         return lock::exclusive(&lease_path).map(Some);
+    }
+    // A run whose supervisor died holds the lease until its guard has ended every process it
+    // left behind (a few seconds at most): wait for that rather than report it busy.
+    let crashed = record.as_ref().is_some_and(|r| {
+        r.status == Status::Running && !r.pid.is_some_and(|p| liveness::is_alive(p, r.pid_start))
+    });
+    if crashed {
+        if let Some(lease) = lock::wait_exclusive(&lease_path, Duration::from_secs(15))? {
+            return Ok(Some(lease));
+        }
     }
     Err(busy(&args.id, record.as_ref()))
 }
@@ -136,6 +146,9 @@ fn busy(id: &str, record: Option<&Record>) -> CliError {
             r.workflow.as_deref().unwrap_or("-"),
             r.started_at.as_deref().unwrap_or("?")
         ),
+        Some(r) if r.status == Status::Running => {
+            "the processes of its last run are still ending".into()
+        }
         _ => "another agent-workspace process is creating or cleaning it".into(),
     };
     CliError::failure(format!("workspace {id:?} is busy: {holder}"))
@@ -144,7 +157,16 @@ fn busy(id: &str, record: Option<&Record>) -> CliError {
 
 /// A nested run shares the working copy and environment of the run it is nested in.
 fn run_nested(args: &RunArgs, path: &Path) -> Result<i32> {
-    Ok(process::exec(&args.command, Some(path), None))
+    let (code, err) = process::exec(&args.command, Some(path));
+    Err(CliError::not_started(
+        code,
+        format!(
+            "could not run {} in the nested run",
+            process::quote(&args.command[0].to_string_lossy())
+        ),
+    )
+    .cause(err.to_string())
+    .hint("check the command's name and that it is executable"))
 }
 
 /// Records the run as running, runs it, and records how it ended.
@@ -153,6 +175,7 @@ fn supervise(
     record: &mut Record,
     loader: Loader,
     command: &[OsString],
+    lease: &Lock,
 ) -> Result<i32> {
     let started = Instant::now();
     let now = metadata::now();
@@ -170,7 +193,7 @@ fn supervise(
     record.pid = Some(pid);
     record.pid_start = liveness::start_time(pid);
     metadata::save(record)?;
-    let launch = crate::launch::Launch::new(ctx, record, loader, command)?;
+    let launch = crate::launch::Launch::new(ctx, record, loader, command, Some(lease.fd()))?;
     let outcome = launch.run();
     let (status, code, signal) = match &outcome {
         Ok(ending) => judge(*ending),
@@ -199,16 +222,26 @@ fn supervise(
             metadata::path(&record.workspace_path).display()
         );
     }
-    metadata::save(record)?;
+    // The command ran: its exit code is the answer even if the record cannot be written
+    // (a full disk, a command that deleted its workspace), which is said on stderr.
+    if let (Ok(_), Err(err)) = (&outcome, metadata::save(record)) {
+        eprintln!(
+            "Warning: the run ended (exit code {code}) but its outcome could not be recorded: {}\nHint: {}",
+            err.message,
+            err.hint.as_deref().unwrap_or("check the workspace and its state directory")
+        );
+    }
     outcome.map(|_| code)
 }
 
-/// The recorded status, exit code and signal for how the command ended.
+/// The recorded status, exit code and signal for how the command ended. The exit code is
+/// always the command's; a command that handled or ignored a stop signal and still exited 0
+/// is `done` (the signal it got is recorded), so status and exit code never disagree.
 fn judge(ending: Ending) -> (Status, i32, Option<i32>) {
     let code = ending.code();
     match (ending, signals::received()) {
+        (Ending::Exited(0), received) => (Status::Done, 0, received),
         (_, Some(sig)) => (Status::Interrupted, code, Some(sig)),
-        (Ending::Exited(0), None) => (Status::Done, 0, None),
         (Ending::Signaled(sig), None) if is_stop_signal(sig) => {
             (Status::Interrupted, code, Some(sig))
         }

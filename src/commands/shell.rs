@@ -41,6 +41,6 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     let mut record = workspace::open(&ctx, &req)?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
     let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
-    let ending = Launch::new(&ctx, &record, loader, &[shell.into()])?.run()?;
+    let ending = Launch::new(&ctx, &record, loader, &[shell.into()], None)?.run()?;
     Ok(ending.code())
 }

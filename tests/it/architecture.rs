@@ -15,7 +15,6 @@ use std::path::Path;
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 #[test]
-#[ignore = "enabled once the cycles listed in issue 9 are gone"]
 fn the_module_graph_has_no_cycles() {
     let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     assert!(graph.contains_key("commands"), "no modules read: {graph:?}");
