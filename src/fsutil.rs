@@ -186,6 +186,14 @@ pub fn open_nofollow(path: &Path) -> Result<File> {
         .map_err(|e| FsError::io("open", path, e))
 }
 
+/// Opens an existing file at `path` for reading, never following a symlink and never
+/// creating it.
+pub fn open_existing_nofollow(path: &Path) -> Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    open_with(path, &mut options, libc::O_RDONLY).map_err(|e| FsError::io("open", path, e))
+}
+
 /// Writes `bytes` to `path` atomically: a new temp file beside it (created with
 /// `O_EXCL|O_NOFOLLOW`, so nothing planted there is written through), then a rename over
 /// `path` (which replaces a symlink rather than following it). The parent must be a real

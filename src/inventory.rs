@@ -101,6 +101,18 @@ impl Entry {
     }
 }
 
+/// Whether the lease of the workspace at `path` (`<ns>/.locks/<id>.lock`, beside it) is held.
+fn lease_held(path: &std::path::Path) -> bool {
+    match (path.parent(), path.file_name()) {
+        (Some(ns), Some(id)) => {
+            let mut name = id.to_os_string();
+            name.push(".lock");
+            crate::lock::is_held(&ns.join(".locks").join(name))
+        }
+        _ => false,
+    }
+}
+
 /// Reads one workspace directory's record into an entry; `kind` is its type when already
 /// known from a directory listing.
 fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
@@ -127,10 +139,13 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
     }
     match metadata::load(&entry.path) {
         Loaded::Ok(record) => {
+            // A run whose supervisor died still holds the workspace while its guard ends the
+            // processes it left (the guard shares the lease): crashed only once that is done.
             let dead = record.status == Status::Running
                 && !record
                     .pid
-                    .is_some_and(|pid| liveness::is_alive(pid, record.pid_start));
+                    .is_some_and(|pid| liveness::is_alive(pid, record.pid_start))
+                && !lease_held(&entry.path);
             if dead {
                 entry.problem = Some(Problem::Crashed);
             } else if record.origin == metadata::Origin::Tampered {

@@ -87,6 +87,14 @@ pub fn wait_exclusive(path: &Path, timeout: std::time::Duration) -> Result<Optio
     }
 }
 
+/// Whether someone holds the lock at `path` (a missing file is not held). Never creates it.
+pub fn is_held(path: &Path) -> bool {
+    let Ok(file) = crate::fsutil::open_existing_nofollow(path) else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(TryLockError::WouldBlock))
+}
+
 /// Takes the lock if nobody holds it.
 pub fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
     loop {

@@ -127,6 +127,16 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
                 path,
                 ..
             }) if !bulk && !args.force => Outcome::Failed(unregistered(&id, &path)),
+            // Bulk: a workspace another process holds without a live run (one being created or
+            // cleaned) is skipped like a live one; --force stops runs, never a creation.
+            Some(entry)
+                if bulk && !entry.is_live() && lock::is_held(&ctx.layout.lease(&id)) =>
+            {
+                Outcome::Skipped(
+                    "another agent-workspace process holds it (creating, running or cleaning it); try again once it is done"
+                        .into(),
+                )
+            }
             Some(entry) if args.dry_run => match refusal(&entry, args.force) {
                 Some(reason) => Outcome::Skipped(reason),
                 None => Outcome::WouldRemove,

@@ -12,6 +12,7 @@ mod git_backend;
 mod harness;
 mod hostile_fs;
 mod hostile_keep;
+mod hostile_procs;
 mod hostile_records;
 mod hostile_stale;
 mod ids;

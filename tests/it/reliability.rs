@@ -56,6 +56,30 @@ fn wait_until_dead(pid: &str) {
     }
 }
 
+/// Waits (at most 10 s) until the guard of a run whose supervisor was killed has ended the
+/// processes the run left and released the lease: until then the run still shows as running.
+pub(crate) fn wait_until_released(env: &TestEnv, repo: &Path, id: &str) {
+    let lease = env.namespace_dir(repo).join(format!(".locks/{id}.lock"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let free = std::process::Command::new("flock")
+            .args(["-n", "-E", "99"])
+            .arg(&lease)
+            .arg("true")
+            .status()
+            .expect("run flock");
+        if free.success() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} is still held",
+            lease.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Starts a long run in `id` that touches `<tmp>/<id>.started` and then waits for
 /// `<tmp>/<id>.release`.
 pub(crate) fn start_long_run(
@@ -95,6 +119,7 @@ fn a_killed_supervisor_shows_as_crashed_and_the_workspace_runs_again(backend: Ba
     running.wait();
     // The command does not outlive its supervisor (parent-death signal).
     wait_until_dead(&shell);
+    wait_until_released(&env, &repo, "w1");
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
     assert!(out.stdout.contains("crashed"), "{}", out.report());
