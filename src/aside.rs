@@ -36,7 +36,7 @@ impl Policy {
     /// The disposable patterns from `AGENT_WORKSPACE_DISPOSABLE` (comma-separated; empty means
     /// none) or [`DEFAULT_DISPOSABLE`].
     pub fn from_env(discard_all: bool) -> Policy {
-        let list = std::env::var("AGENT_WORKSPACE_DISPOSABLE")
+        let list = std::env::var(crate::vars::DISPOSABLE)
             .unwrap_or_else(|_| DEFAULT_DISPOSABLE.to_string());
         let disposable = list
             .split(',')

@@ -2,7 +2,8 @@
 //! has registered, reconciled into one list with each workspace's effective state.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -12,7 +13,6 @@ use crate::liveness;
 use crate::metadata::{self, Loaded, Record, Status};
 use crate::vcs::Registered;
 use crate::verdict::{self, Mismatch, Registration};
-use crate::workspace;
 
 /// Something wrong with a workspace, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +168,7 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
 /// name is not registered, to find it under another name; when the backend fails,
 /// registration is not checked.
 pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
-    let entries: BTreeMap<String, Entry> = workspace::directories(&ctx.layout.dir)
+    let entries: BTreeMap<String, Entry> = directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
         .collect();
@@ -320,4 +320,22 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
         all(ctx)
     };
     (all.into_iter().find(|e| e.id == id), warning)
+}
+
+/// The workspace directories present in the namespace, with the type the directory listing
+/// gave (so listing a thousand workspaces costs no stat each).
+pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::FileType>)> {
+    let Ok(entries) = fs::read_dir(namespace_dir) else {
+        return vec![];
+    };
+    let mut found: Vec<_> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name().into_string().ok()?;
+            crate::layout::validate_id(&name).ok()?;
+            Some((name, entry.path(), entry.file_type().ok()))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
 }

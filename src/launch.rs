@@ -8,9 +8,8 @@ use std::os::fd::RawFd;
 use crate::context::Context;
 use crate::direnv::Loader;
 use crate::error::{CliError, Result};
-use crate::guard::TRAMPOLINE;
 use crate::metadata::{self, Record};
-use crate::process::{self, Child, Ending};
+use crate::process::{self, Child, Ending, TRAMPOLINE};
 use crate::vars;
 
 /// A command ready to start in a workspace.

@@ -8,7 +8,6 @@ mod direnv;
 mod envrc_loads;
 mod error;
 mod fsutil;
-mod guard;
 mod inventory;
 mod launch;
 mod layout;
@@ -20,6 +19,7 @@ mod process;
 mod recovery;
 mod refname;
 mod repo;
+mod report;
 mod signals;
 mod state;
 mod tree;
@@ -35,8 +35,8 @@ use cli::Command;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == guard::TRAMPOLINE) {
-        return code(guard::main(&args[2..]));
+    if args.get(1).is_some_and(|a| a == process::TRAMPOLINE) {
+        return code(commands::exec::cmd_exec(&args[2..]));
     }
     let cli = match cli::parse(args) {
         Ok(cli::Parsed::Command(cli)) => cli,

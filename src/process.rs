@@ -172,6 +172,9 @@ pub struct Child {
     pub lease: Option<RawFd>,
 }
 
+/// The hidden subcommand that runs the guard (`commands/exec.rs`).
+pub const TRAMPOLINE: &str = "__exec";
+
 /// The environment variable through which the guard learns where to report its start, its
 /// supervisor's pid and the lease descriptor: `<start fd>:<supervisor pid>:<lease fd or -1>`.
 pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";

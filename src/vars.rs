@@ -11,6 +11,8 @@ pub const ROOT: &str = "AI_WORKSPACES_ROOT";
 pub const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
 /// The git branch prefix (default `agent-workspace/`).
 pub const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
+/// Disposable build outputs `clean` may delete (comma-separated patterns; empty: none).
+pub const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
 /// The cache directory the default root lives in, when absolute.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The shell `shell` starts.

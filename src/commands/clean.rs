@@ -1,32 +1,25 @@
 //! `clean`: record a workspace's edits, forget it and remove its directory; one by one or in
 //! bulk by status and age.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use serde_json::json;
 
-use crate::aside::{self, Aside, Policy};
+use crate::aside;
 use crate::cli::GlobalArgs;
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
-use crate::liveness;
-use crate::lock::{self, Lock};
-use crate::metadata::{self, Record};
+use crate::lock;
+use crate::metadata;
 use crate::output;
-use crate::vcs::{Commit, Kept};
 use crate::workspace;
 
-mod render;
-
-use render::{describe, removal_json};
-
-/// The directory under the namespace that holds kept-aside files.
-const KEPT_DIR: &str = ".kept";
+use crate::report::{describe, removal_json};
+use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
 /// Remove workspaces, keeping their edits in the repository.
 #[derive(Debug, Args)]
@@ -91,67 +84,14 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
     }
-    let selected: Vec<(String, Option<Entry>)> = if bulk {
-        let (entries, warning) = inventory::all(&ctx);
-        if let Some(err) = warning {
-            return Err(err);
-        }
-        entries
-            .into_iter()
-            .filter(|e| matches(e, args))
-            .map(|e| (e.id.clone(), Some(e)))
-            .collect()
-    } else {
-        // A named workspace is read from its files and its registration checked (by name and
-        // by recorded root): a directory whose registration is unknown is never removed as if
-        // the backend had recorded its edits.
-        args.ids
-            .iter()
-            .map(|id| match inventory::one(&ctx, id) {
-                (_, Some(err)) => Err(err),
-                (entry, None) => Ok((id.clone(), entry)),
-            })
-            .collect::<Result<_>>()?
-    };
-    let mut results = Vec::new();
-    for (id, entry) in selected {
-        let outcome = match entry {
-            None => Outcome::Failed(workspace::unknown(&id, &ctx.layout.workspace(&id))),
-            Some(Entry {
-                problem: Some(Problem::Mismatch(m)),
-                ..
-            }) => Outcome::Failed(m.error(&id)),
-            // Named: the same error the removal itself gives for an unregistered directory.
-            Some(Entry {
-                problem: Some(Problem::Unregistered),
-                path,
-                ..
-            }) if !bulk && !args.force => Outcome::Failed(unregistered(&id, &path)),
-            // Bulk: a workspace another process holds without a live run (one being created or
-            // cleaned) is skipped like a live one; --force stops runs, never a creation.
-            Some(entry)
-                if bulk && !entry.is_live() && lock::is_held(&ctx.layout.lease(&id)) =>
-            {
-                Outcome::Skipped(
-                    "another agent-workspace process holds it (creating, running or cleaning it); try again once it is done"
-                        .into(),
-                )
-            }
-            Some(entry) if args.dry_run => match refusal(&entry, args.force) {
-                Some(reason) => Outcome::Skipped(reason),
-                None => Outcome::WouldRemove,
-            },
-            Some(entry) => match refusal(&entry, args.force) {
-                Some(reason) => Outcome::Skipped(reason),
-                None => match clean_entry(&ctx, &entry, args, None) {
-                    Ok(removal) => Outcome::Removed(removal),
-                    Err(err) => Outcome::Failed(err),
-                },
-            },
-        };
-        let path = ctx.layout.workspace(&id);
-        results.push((id, path, outcome));
-    }
+    let results: Vec<_> = select(&ctx, args, bulk)?
+        .into_iter()
+        .map(|(id, entry)| {
+            let outcome = clean_one(&ctx, args, bulk, &id, entry);
+            let path = ctx.layout.workspace(&id);
+            (id, path, outcome)
+        })
+        .collect();
     report(&results, args)?;
     let failed = results.iter().any(|(_, _, o)| match o {
         Outcome::Failed(_) => true,
@@ -159,6 +99,76 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         _ => false,
     });
     Ok(i32::from(failed))
+}
+
+/// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
+fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Option<Entry>)>> {
+    if bulk {
+        let (entries, warning) = inventory::all(ctx);
+        if let Some(err) = warning {
+            return Err(err);
+        }
+        return Ok(entries
+            .into_iter()
+            .filter(|e| matches(e, args))
+            .map(|e| (e.id.clone(), Some(e)))
+            .collect());
+    }
+    // A named workspace is read from its files and its registration checked (by name and by
+    // recorded root): a directory whose registration is unknown is never removed as if the
+    // backend had recorded its edits.
+    args.ids
+        .iter()
+        .map(|id| match inventory::one(ctx, id) {
+            (_, Some(err)) => Err(err),
+            (entry, None) => Ok((id.clone(), entry)),
+        })
+        .collect()
+}
+
+/// Decides about one selected workspace and, unless refused or a dry run, removes it.
+fn clean_one(
+    ctx: &Context,
+    args: &CleanArgs,
+    bulk: bool,
+    id: &str,
+    entry: Option<Entry>,
+) -> Outcome {
+    let Some(entry) = entry else {
+        return Outcome::Failed(workspace::unknown(id, &ctx.layout.workspace(id)));
+    };
+    match &entry.problem {
+        Some(Problem::Mismatch(m)) => return Outcome::Failed(m.error(id)),
+        // Named: the same error the removal itself gives for an unregistered directory.
+        Some(Problem::Unregistered) if !bulk && !args.force => {
+            return Outcome::Failed(unregistered(id, &entry.path))
+        }
+        _ => {}
+    }
+    // Bulk: a workspace another process holds without a live run (one being created or
+    // cleaned) is skipped like a live one; --force stops runs, never a creation.
+    if bulk && !entry.is_live() && lock::is_held(&ctx.layout.lease(id)) {
+        return Outcome::Skipped(
+            "another agent-workspace process holds it (creating, running or cleaning it); try again once it is done"
+                .into(),
+        );
+    }
+    match (refusal(&entry, args.force), args.dry_run) {
+        (Some(reason), _) => Outcome::Skipped(reason),
+        (None, true) => Outcome::WouldRemove,
+        (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
+            Ok(removal) => Outcome::Removed(removal),
+            Err(err) => Outcome::Failed(err),
+        },
+    }
+}
+
+fn remove_options(args: &CleanArgs) -> remove::Options {
+    remove::Options {
+        force: args.force,
+        delete_branch: args.delete_branch,
+        discard_untracked: args.discard_untracked,
+    }
 }
 
 fn matches(entry: &Entry, args: &CleanArgs) -> bool {
@@ -209,112 +219,6 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
     }
 }
 
-/// What a removal kept, and what became of the workspace's branch when asked to delete it.
-pub struct Removal {
-    kept: Kept,
-    /// What became of the files no commit keeps.
-    aside: Aside,
-    /// Further commits that hold the workspace's work.
-    commits: Vec<Commit>,
-    /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
-    branch_deleted: Option<std::result::Result<(), String>>,
-}
-
-/// Removes one workspace. `lease` is the lease when the caller already holds it.
-fn clean_entry(
-    ctx: &Context,
-    entry: &Entry,
-    args: &CleanArgs,
-    lease: Option<Lock>,
-) -> Result<Removal> {
-    let lease = match lease {
-        Some(lease) => lease,
-        None => take_lease(ctx, entry, args.force)?,
-    };
-    let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
-    crate::state::check(&entry.path)?;
-    let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
-    // The name the backend knows it by (another one after `jj workspace rename`).
-    let name = match &entry.problem {
-        Some(Problem::Renamed(name)) => name.as_str(),
-        _ => entry.id.as_str(),
-    };
-    let kept = match entry.problem {
-        Some(Problem::Unregistered) => Kept::Unregistered,
-        _ => ctx
-            .vcs
-            .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
-    };
-    if kept == Kept::Unregistered {
-        if !args.force {
-            return Err(CliError::failure(format!(
-                "the backend no longer knows workspace {:?}, so its files may hold edits no commit has",
-                entry.id
-            ))
-            .hint(format!("inspect {}, then pass --force to delete it", entry.path.display())));
-        }
-        workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
-        lease.remove();
-        crate::state::remove(&entry.path)?;
-        return Ok(Removal {
-            kept,
-            aside: Aside::default(),
-            commits: vec![],
-            branch_deleted: None,
-        });
-    }
-    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
-    // Naming them is a report only: the repository keeps them whether or not this works.
-    let commits = ctx
-        .vcs
-        .work_commits(name, base.unwrap_or_default(), &kept)
-        .unwrap_or_default();
-    let aside = match has_dir {
-        true => set_aside(ctx, entry, name, args)?,
-        false => Aside::default(),
-    };
-    ctx.vcs
-        .forget_removing(name, &entry.path, || match has_dir {
-            true => workspace::remove_workspace_dir(&ctx.layout.dir, &entry.path),
-            false => Ok(()),
-        })?;
-    // The workspace is gone, and with it the lease file: a lease file without a directory
-    // now only means a workspace deleted by hand (see `inventory::all`).
-    lease.remove();
-    crate::state::remove(&entry.path)?;
-    let branch_deleted = match (&kept, args.delete_branch) {
-        (Kept::Branch { branch, .. }, true) => Some(
-            ctx.vcs
-                .delete_branch(branch, args.force)
-                .map_err(|e| match &e.hint {
-                    Some(hint) => format!("{}; {hint}", e.message),
-                    None => e.message,
-                }),
-        ),
-        _ => None,
-    };
-    Ok(Removal {
-        kept,
-        aside,
-        commits,
-        branch_deleted,
-    })
-}
-
-/// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
-/// `name` is the one the backend knows the workspace by.
-fn set_aside(ctx: &Context, entry: &Entry, name: &str, args: &CleanArgs) -> Result<Aside> {
-    let tracked: HashSet<PathBuf> = ctx.vcs.tracked(name, &entry.path)?.into_iter().collect();
-    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
-    let policy = Policy::from_env(args.discard_untracked);
-    aside::set_aside(&entry.path, &tracked, &dest, &policy).map_err(|err| {
-        CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
-            "files already kept aside are in {}; free the problem, then clean again",
-            dest.display()
-        ))
-    })
-}
-
 /// `clean --purge-kept`: deletes kept-aside directories.
 fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
     let root = ctx.layout.dir.join(KEPT_DIR);
@@ -360,65 +264,6 @@ fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
     }
     output::print(&text)?;
     Ok(0)
-}
-
-fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
-    let path = ctx.layout.lease(&entry.id);
-    if let Some(lease) = lock::try_exclusive(&path)? {
-        return Ok(lease);
-    }
-    let busy = || {
-        CliError::failure(format!(
-            "workspace {:?} is in use by another agent-workspace process",
-            entry.id
-        ))
-    };
-    if !force {
-        return Err(busy().hint("pass --force to stop its run first"));
-    }
-    let holder = entry.record.as_ref().and_then(live_holder);
-    for (signal, wait) in [(libc::SIGTERM, 10), (libc::SIGKILL, 5)] {
-        if let Some(pid) = holder {
-            // SAFETY: kill has no memory-safety preconditions; pid was checked to be the
-            // recorded supervisor (same start time), so it is not a reused pid.
-            unsafe { libc::kill(pid as libc::pid_t, signal) };
-        }
-        let deadline = Instant::now() + Duration::from_secs(wait);
-        while Instant::now() < deadline {
-            if let Some(lease) = lock::try_exclusive(&path)? {
-                return Ok(lease);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    Err(busy().hint("its run did not stop; stop it by hand and try again"))
-}
-
-fn live_holder(record: &Record) -> Option<u32> {
-    record
-        .pid
-        .filter(|pid| liveness::is_alive(*pid, record.pid_start))
-}
-
-/// `run --cleanup`: remove the workspace whose lease the caller holds, after a success.
-pub fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
-    let entry = inventory::local(ctx, id)
-        .ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
-    let args = CleanArgs {
-        ids: vec![id.to_string()],
-        all: false,
-        status: vec![],
-        older_than: None,
-        dry_run: false,
-        json: false,
-        force: false,
-        delete_branch: false,
-        discard_untracked: false,
-        purge_kept: false,
-    };
-    let removal = clean_entry(ctx, &entry, &args, Some(lease))?;
-    eprintln!("{}", describe(id, &entry.path, &removal));
-    Ok(())
 }
 
 fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {

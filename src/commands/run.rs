@@ -9,14 +9,16 @@ use clap::Args;
 use crate::context::Context;
 use crate::direnv::{self, Loader};
 use crate::error::{CliError, Result};
+use crate::inventory;
 use crate::layout::validate_id;
 use crate::liveness;
 use crate::lock::{self, Lock};
-use crate::metadata::{self, Loaded, Record, Run, Status};
+use crate::metadata::{self, Loaded, Record, Status};
 use crate::process::{self, Ending};
+use crate::report;
 use crate::signals;
 use crate::vars;
-use crate::workspace::{self, Request};
+use crate::workspace::{self, remove, Request};
 
 /// Run a command in a workspace, creating it if needed.
 #[derive(Debug, Args)]
@@ -57,6 +59,31 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     let Some(lease) = take_lease(&ctx, args, &path)? else {
         return run_nested(args, &path);
     };
+    let (opened, lease) = open(&ctx, args, known_before, lease)?;
+    let mut record = opened.record;
+    // The record's workflow is that of its latest run.
+    record.workflow = args.workflow.clone();
+    let trust = args.trust_envrc || opened.created;
+    let loader =
+        direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, trust).inspect_err(|_| {
+            let _ = metadata::save(&record);
+        })?;
+    let code = supervise(&ctx, &mut record, loader, &args.command, &lease)?;
+    if args.cleanup && record.status == Status::Done {
+        remove_after_run(&ctx, &args.id, lease)?;
+    }
+    Ok(code)
+}
+
+/// Opens (or creates) the workspace whose lease this run holds, printing what is worth
+/// telling. A refused creation leaves no lease file: one without a directory would claim a
+/// workspace that was deleted by hand.
+fn open(
+    ctx: &Context,
+    args: &RunArgs,
+    known_before: bool,
+    lease: Lock,
+) -> Result<(workspace::Opened, Lock)> {
     let req = Request {
         id: &args.id,
         base_change: args.base_change.as_deref(),
@@ -64,35 +91,28 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         create: true,
         known_before,
     };
-    let opened = match workspace::open(&ctx, &req) {
-        Ok(opened) => opened,
-        // A refused creation leaves no lease file: one without a directory would claim a
-        // workspace that was deleted by hand.
-        Err(err) if !known_before && std::fs::symlink_metadata(&path).is_err() => {
-            lease.remove();
-            return Err(err);
+    let mut notes = vec![];
+    let opened = workspace::open(ctx, &req, &mut notes);
+    report::print_notes(&notes);
+    match opened {
+        Ok(opened) => Ok((opened, lease)),
+        Err(err) => {
+            let path = ctx.layout.workspace(&args.id);
+            if !known_before && std::fs::symlink_metadata(&path).is_err() {
+                lease.remove();
+            }
+            Err(err)
         }
-        Err(err) => return Err(err),
-    };
-    let mut record = opened.record;
-    // The record's workflow is that of its latest run.
-    record.workflow = args.workflow.clone();
-    let loader = direnv::prepare(
-        &mut record,
-        &ctx.vcs,
-        args.no_direnv,
-        args.trust_envrc || opened.created,
-    )
-    .inspect_err(|_| {
-        let _ = metadata::save(&record);
-    })?;
-    let code = supervise(&ctx, &mut record, loader, &args.command, &lease)?;
-    if args.cleanup && record.status == Status::Done {
-        crate::commands::clean::remove_after_run(&ctx, &args.id, lease)?;
-        return Ok(code);
     }
-    drop(lease);
-    Ok(code)
+}
+
+/// `--cleanup`: removes the workspace, whose lease this run holds, after its success.
+fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
+    let entry = inventory::local(ctx, id)
+        .ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
+    let removal = remove::remove(ctx, &entry, &remove::Options::default(), Some(lease))?;
+    eprintln!("{}", report::describe(id, &entry.path, &removal));
+    Ok(())
 }
 
 /// Takes the workspace's lease. `None` means this is a nested run of the lease holder.
@@ -178,20 +198,9 @@ fn supervise(
     lease: &Lock,
 ) -> Result<i32> {
     let started = Instant::now();
-    let now = metadata::now();
     let pid = std::process::id();
-    record.status = Status::Running;
-    record.command = command
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    record.started_at = Some(now.clone());
-    record.updated_at = now;
-    record.finished_at = None;
-    record.exit_code = None;
-    record.signal = None;
-    record.pid = Some(pid);
-    record.pid_start = liveness::start_time(pid);
+    let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
+    record.start_run(argv.collect(), pid, liveness::start_time(pid));
     metadata::save(record)?;
     let launch = crate::launch::Launch::new(ctx, record, loader, command, Some(lease.fd()))?;
     let outcome = launch.run();
@@ -199,23 +208,7 @@ fn supervise(
         Ok(ending) => judge(*ending),
         Err(_) => (Status::Error, 125, None),
     };
-    let finished = metadata::now();
-    record.status = status;
-    record.exit_code = Some(code);
-    record.signal = signal;
-    record.finished_at = Some(finished.clone());
-    record.updated_at = finished.clone();
-    record.push_run(Run {
-        started_at: record.started_at.clone().unwrap_or_default(),
-        finished_at: Some(finished),
-        duration_ms: Some(started.elapsed().as_millis() as u64),
-        status,
-        exit_code: Some(code),
-        signal,
-        command: record.command.clone(),
-        workflow: record.workflow.clone(),
-        pid: Some(pid),
-    });
+    record.finish_run(status, code, signal, started.elapsed());
     if metadata::view_changed(&record.workspace_path) {
         eprintln!(
             "Warning: {} was changed during the run; rewrote it from agent-workspace's state",

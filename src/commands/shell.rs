@@ -38,7 +38,10 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     };
     // A shell is for looking in or stepping in mid-workflow: it takes no lease and leaves
     // the record of the workflow alone.
-    let mut record = workspace::open(&ctx, &req)?.record;
+    let mut notes = vec![];
+    let opened = workspace::open(&ctx, &req, &mut notes);
+    crate::report::print_notes(&notes);
+    let mut record = opened?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
     let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
     let ending = Launch::new(&ctx, &record, loader, &[shell.into()], None)?.run()?;

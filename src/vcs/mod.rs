@@ -56,7 +56,8 @@ pub struct Commit {
     pub subject: String,
 }
 
-const COMMIT_TEMPLATE_JJ: &str = r#"commit_id ++ "\t" ++ description.first_line() ++ "\0""#;
+pub(crate) const COMMIT_TEMPLATE_JJ: &str =
+    r#"commit_id ++ "\t" ++ description.first_line() ++ "\0""#;
 
 /// Parses `<id>\t<subject>` records, each ended by NUL (and maybe a newline).
 fn parse_commits(text: &str) -> Vec<Commit> {

@@ -71,8 +71,20 @@ fn a_directory_jj_no_longer_knows_is_never_adopted_or_deleted_silently() {
     assert!(clean.stderr.contains("--force"), "{}", clean.report());
     insta::assert_snapshot!(env.transcript(&[&run, &clean]));
     assert_eq!(fs::read_to_string(ws.join("p.txt")).unwrap(), "precious\n");
-    env.aw(&repo, ["clean", "--force", "w1"]).assert_ok();
+    // --force removes it, but no commit holds its files: they are kept aside and named.
+    let forced = env.aw(&repo, ["clean", "--force", "w1"]);
+    forced.assert_ok();
     assert!(!ws.exists());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let dir = fs::read_dir(&kept).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(fs::read_to_string(dir.join("p.txt")).unwrap(), "precious\n");
+    assert!(
+        forced
+            .stdout
+            .contains(&format!("no commit holds in {}", dir.display())),
+        "{}",
+        forced.report()
+    );
 }
 
 #[test]

@@ -1,14 +1,16 @@
-//! How `clean` tells what a removal kept: the text line and the JSON object.
+//! How the command layer words what the lifecycle returns: a removal (the text line and the
+//! JSON object `clean` and `run --cleanup` print) and the notes of opening a workspace.
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::Removal;
 use crate::aside::Aside;
 use crate::vcs::Kept;
+use crate::workspace::remove::Removal;
+use crate::workspace::Note;
 
-pub(super) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
+pub fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     let mut text = format!("Removed {id} ({})", path.display());
     match (&removal.kept, &removal.branch_deleted) {
         (Kept::Branch { branch, commit, .. }, Some(Ok(()))) => {
@@ -44,7 +46,7 @@ pub(super) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             _,
         ) => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
         (Kept::Unregistered, _) => {
-            text += "; the backend no longer knew it, so its files were deleted as --force asked"
+            text += "; the backend no longer knew it, so no commit holds its files"
         }
         (Kept::Nothing, _) if removal.aside.kept_dir.is_none() && removal.commits.is_empty() => {
             text += "; it had no edits to keep"
@@ -130,7 +132,7 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-pub(super) fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
+pub fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
     let kept = removal.map(|r| &r.kept);
     let (change, commit, branch, committed) = match kept {
         Some(Kept::Change {
@@ -181,4 +183,45 @@ fn aside_json(a: &Aside) -> Value {
         "discarded_files": a.discarded_files,
         "discarded_bytes": a.discarded_bytes,
     })
+}
+
+/// The line to print for a note of opening a workspace.
+pub fn note(note: &Note) -> String {
+    match note {
+        Note::CorruptRecordKept { workspace, kept, why } => format!(
+            "Warning: the record of {} was unreadable ({why}); kept it as {} and started a new record",
+            workspace.display(),
+            kept.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
+        ),
+        Note::RepairFinished { id, copy } => format!(
+            "Note: finished the interrupted update of workspace {id:?}'s stale working copy; its edits are back from {}",
+            copy.display()
+        ),
+        Note::UpdatedStale { id } => {
+            format!("Note: workspace {id:?} was stale; updated it (its edits are kept)")
+        }
+        Note::ViewRewritten { view, state } => format!(
+            "Warning: {} was changed outside agent-workspace; rewrote it from {}",
+            view.display(),
+            state.display()
+        ),
+        Note::RecordMoved { workspace, state } => format!(
+            "Note: moved the record of {} into {}; its .envrc trust is checked anew against the base revision",
+            workspace.display(),
+            state.display()
+        ),
+        Note::RecreatedOnChange { id, change_id } => format!(
+            "Note: the directory of workspace {id:?} was deleted; re-created it on top of change {change_id}, which keeps its edits"
+        ),
+        Note::RecreatedOnBranch { id, branch } => format!(
+            "Note: the directory of workspace {id:?} was deleted; re-created it on branch {branch}, which keeps its commits"
+        ),
+    }
+}
+
+/// Prints the notes of opening a workspace on stderr.
+pub fn print_notes(notes: &[Note]) {
+    for n in notes {
+        eprintln!("{}", note(n));
+    }
 }

@@ -1,5 +1,5 @@
-//! The guard: the process between a run's supervisor and its command (the hidden `__exec`
-//! subcommand, run directly or behind `direnv exec`).
+//! `__exec`, the hidden subcommand that runs the guard: the process between a run's
+//! supervisor and its command (started directly or behind `direnv exec`).
 //!
 //! It reports that it started, keeps the workspace's lease descriptor open, becomes a child
 //! subreaper (so every orphaned descendant, double-forked daemons included, becomes its child)
@@ -14,18 +14,15 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::liveness;
-use crate::process::{self, GuardSetup};
+use crate::process::{self, GuardSetup, TRAMPOLINE};
 use crate::signals;
-
-/// The hidden subcommand that runs the guard.
-pub const TRAMPOLINE: &str = "__exec";
 
 /// How long the processes left behind get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs the guard for `args` (`-- CMD...`); returns its exit code when it cannot raise the
 /// command's signal on itself.
-pub fn main(args: &[OsString]) -> i32 {
+pub fn cmd_exec(args: &[OsString]) -> i32 {
     let command = match args.first() {
         Some(sep) if sep == "--" => &args[1..],
         _ => args,

@@ -1,15 +1,18 @@
 //! jj invocations, one method per call, each parser beside its call.
 
+mod keep;
+mod stale;
+
+pub use stale::recovery_dir;
+
 use std::cell::OnceCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{Kept, Registered};
+use super::Registered;
 use crate::error::{CliError, Result};
 use crate::process::{Call, ProcessError};
-use crate::recovery;
 use crate::repo::Repo;
-use crate::tree;
 
 /// The name jj gives the repository's main workspace.
 pub const MAIN_WORKSPACE: &str = "default";
@@ -18,17 +21,6 @@ pub const MAIN_WORKSPACE: &str = "default";
 pub const MIN_VERSION: (u32, u32) = (0, 38);
 
 const INSTALL_HINT: &str = "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`";
-
-/// Change id, commit id, and whether forgetting the workspace abandons its commit.
-const KEEP_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
-
-/// What querying a workspace's working copy found.
-enum Probe {
-    Fresh(String),
-    Stale,
-    /// jj has no working-copy commit for it: the workspace was forgotten.
-    Unknown,
-}
 
 /// A jj repository, addressed through its main workspace.
 pub struct Jj {
@@ -218,175 +210,6 @@ impl Jj {
         Ok(())
     }
 
-    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
-        if let Some(ws) = path {
-            self.resume_recovery(ws, &recovery_dir(ws))?;
-        }
-        let out = match path {
-            // Querying from the workspace snapshots its latest edits first.
-            Some(ws) => match self.probe(ws, KEEP_TEMPLATE)? {
-                Probe::Fresh(out) => out,
-                Probe::Unknown => return Ok(Kept::Unregistered),
-                Probe::Stale => {
-                    self.carry_across_update(ws, &recovery_dir(ws))?;
-                    self.call(ws)?
-                        .args(["log", "--no-graph", "-r", "@", "-T", KEEP_TEMPLATE])
-                        .stdout()?
-                }
-            },
-            None => self
-                .query()?
-                .args(["log", "--no-graph", "-T", KEEP_TEMPLATE])
-                .arg(format!("--revisions=present({})", workspace_revset(id)))
-                .stdout()?,
-        };
-        Ok(parse_kept(&out))
-    }
-
-    /// The files the working-copy commit of workspace `id` holds, relative to its root; call
-    /// it after [`Jj::keep_edits`] snapshotted the workspace.
-    pub fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {
-        let out = self
-            .query()?
-            .args(["file", "list", "-T", "path ++ \"\\0\""])
-            .arg(format!("--revision={}", workspace_revset(id)))
-            .stdout()?;
-        Ok(super::split_nul(&out))
-    }
-
-    /// The commits of workspace `id` below its working-copy commit that hold work (non-empty
-    /// or described), newest first: those in `::<id>@` but not in `::base` (when no base was
-    /// recorded, not in `::(trunk() | default@)`).
-    pub fn work_commits(&self, id: &str, base: &[String]) -> Result<Vec<super::Commit>> {
-        // Only commit ids reach the revset: the base comes from a file the workspace can write.
-        let ids: Vec<String> = base
-            .iter()
-            .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
-            .map(|c| format!("present({c})"))
-            .collect();
-        let base = match ids.is_empty() {
-            true => "trunk() | present(default@)".to_string(),
-            false => ids.join(" | "),
-        };
-        let ws = workspace_revset(id);
-        let revset = format!("(::{ws} ~ ::({base}) ~ {ws}) ~ (empty() & description(exact:\"\"))");
-        let out = self
-            .query()?
-            .args(["log", "--no-graph", "-T", super::COMMIT_TEMPLATE_JJ])
-            .arg(format!("--revisions={revset}"))
-            .stdout()?;
-        Ok(super::parse_commits(&out))
-    }
-
-    /// Queries the working-copy commit of `ws` with `template`; like every jj command run
-    /// there, this snapshots the working copy first.
-    fn probe(&self, ws: &Path, template: &str) -> Result<Probe> {
-        let out = self
-            .call(ws)?
-            .args(["log", "--no-graph", "-r", "@", "-T", template])
-            .stdout();
-        match out {
-            Ok(out) => Ok(Probe::Fresh(out)),
-            Err(e) if e.stderr().contains("working copy is stale") => Ok(Probe::Stale),
-            Err(e) if e.stderr().contains("doesn't have a working-copy commit") => {
-                Ok(Probe::Unknown)
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
-    pub fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
-        match self.probe(ws, "''")? {
-            Probe::Fresh(_) => Ok(false),
-            Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
-            Probe::Unknown => Err(CliError::failure(format!(
-                "jj no longer knows the workspace at {}",
-                ws.display()
-            ))
-            .hint(format!(
-                "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
-                ws.file_name().unwrap_or_default().to_string_lossy()
-            ))),
-        }
-    }
-
-    /// Updates a stale working copy. The user's files are copied to `scratch` first and put
-    /// back afterwards, so edits jj never recorded survive the update; if putting them back
-    /// fails, the error names where they are kept.
-    fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
-        let kept = |e: std::io::Error| {
-            CliError::io("carry the edits of the stale working copy", ws, &e).hint(format!(
-                "its files are kept in {}",
-                recovery::files(scratch).display()
-            ))
-        };
-        if !recovery::is_complete(scratch) {
-            // A partial copy from an interrupted repair: the workspace was not touched yet.
-            recovery::discard(scratch).map_err(kept)?;
-            tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
-            recovery::mark_complete(scratch).map_err(kept)?;
-        }
-        self.finish_recovery(ws, scratch)
-    }
-
-    /// Puts back a whole copy at `scratch`: `update-stale` (a no-op when already done; it
-    /// waits for a still-running one through jj's working-copy lock), the copy mirrored over
-    /// the workspace, a snapshot, and only then the copy removed. Safe to repeat.
-    fn finish_recovery(&self, ws: &Path, scratch: &Path) -> Result<()> {
-        let named = |e: CliError| {
-            e.hint(format!(
-                "the workspace's files are kept in {}; the next run or clean of it resumes",
-                recovery::files(scratch).display()
-            ))
-        };
-        let io = |e: std::io::Error| {
-            named(CliError::io(
-                "carry the edits of the stale working copy",
-                ws,
-                &e,
-            ))
-        };
-        self.call(ws)?
-            .args(["workspace", "update-stale"])
-            .stdout()
-            .map_err(|e| named(e.into()))?;
-        tree::mirror(&recovery::files(scratch), ws).map_err(io)?;
-        // Record the carried edits now, on top of the updated working-copy commit.
-        self.call(ws)?
-            .args(["log", "--no-graph", "-r", "@", "-T", "''"])
-            .stdout()
-            .map_err(|e| named(e.into()))?;
-        recovery::discard(scratch).map_err(io)
-    }
-
-    /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
-    /// Returns whether files were put back.
-    pub fn resume_recovery(&self, ws: &Path, scratch: &Path) -> Result<bool> {
-        if recovery::is_complete(scratch) {
-            return self.finish_recovery(ws, scratch).map(|()| true);
-        }
-        if recovery::exists(scratch) {
-            recovery::discard(scratch).map_err(|e| {
-                CliError::io("remove the partial copy", scratch, &e)
-                    .hint("remove it by hand; the workspace itself was not touched")
-            })?;
-        }
-        Ok(false)
-    }
-
-    /// Cheap check: has any operation happened since the working copy was last updated, or
-    /// since `checked` (the [`Jj::op_heads_key`] of the last check)?
-    pub fn may_be_stale(&self, ws: &Path, checked: Option<&str>) -> bool {
-        let checkout = ws.join(".jj").join("working_copy").join("checkout");
-        let heads = self.store.join("op_heads").join("heads");
-        let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        match (modified(&checkout), modified(&heads)) {
-            (Some(wc), Some(op)) if op <= wc => false,
-            _ => checked.is_none() || checked != self.op_heads_key().as_deref(),
-        }
-    }
-
     pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         let out = self
             .query()?
@@ -416,15 +239,6 @@ fn store_atomically(path: &Path, text: &str) {
     }
 }
 
-/// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
-/// string literal because they hold no quotes or backslashes.
-/// Where the files of the workspace at `ws` are carried across `update-stale`: beside it, in
-/// the namespace directory, named after its directory (a dot-name, so never a workspace).
-pub fn recovery_dir(ws: &Path) -> PathBuf {
-    let id = ws.file_name().unwrap_or_default().to_string_lossy();
-    ws.with_file_name(format!(".recovering-{id}"))
-}
-
 pub fn workspace_revset(id: &str) -> String {
     format!("{id:?}@")
 }
@@ -446,17 +260,6 @@ fn parse_list(text: &str) -> Vec<Registered> {
             path: (!pair[1].is_empty()).then(|| PathBuf::from(pair[1])),
         })
         .collect()
-}
-
-fn parse_kept(text: &str) -> Kept {
-    let mut fields = text.lines().next().unwrap_or("").split('\t');
-    match (fields.next(), fields.next(), fields.next()) {
-        (Some(change), Some(commit), Some("keep")) => Kept::Change {
-            change_id: change.to_string(),
-            commit_id: commit.to_string(),
-        },
-        _ => Kept::Nothing,
-    }
 }
 
 #[cfg(test)]
@@ -486,19 +289,6 @@ mod tests {
                 path: None
             }
         );
-    }
-
-    #[test]
-    fn kept_edits() {
-        assert_eq!(parse_kept("abc\tdef\tabandon\n"), Kept::Nothing);
-        assert_eq!(
-            parse_kept("abc\tdef\tkeep\n"),
-            Kept::Change {
-                change_id: "abc".into(),
-                commit_id: "def".into()
-            }
-        );
-        assert_eq!(parse_kept(""), Kept::Nothing);
     }
 
     #[test]

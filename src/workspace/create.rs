@@ -1,0 +1,206 @@
+//! Creating a workspace under the repository lock, with nothing left behind on failure.
+
+use std::fs;
+use std::path::Path;
+
+use super::{foreign, remove_workspace_dir, same_dir, Note, Opened, Request};
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::lock;
+use crate::metadata::{self, Record, Status};
+use crate::signals;
+use crate::vcs::{Backend, Created, Kept, Registered};
+
+pub(super) fn create(
+    ctx: &Context,
+    req: &Request,
+    path: &Path,
+    notes: &mut Vec<Note>,
+) -> Result<Opened> {
+    let _repo_lock = lock::exclusive(&ctx.layout.repo_lock())?;
+    create_locked(ctx, req, path, req.known_before, notes)
+}
+
+/// Creates the workspace under the repository lock. `ask_first` lists the backend's
+/// workspaces before adding; otherwise that is done only if the add fails.
+fn create_locked(
+    ctx: &Context,
+    req: &Request,
+    path: &Path,
+    ask_first: bool,
+    notes: &mut Vec<Note>,
+) -> Result<Opened> {
+    let mut base_change = req.base_change.map(str::to_string);
+    let known = match ask_first {
+        true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
+        false => None,
+    };
+    let base = match known {
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
+            return Err(foreign(req.id, &at))
+        }
+        // Registered but its directory was deleted by hand: keep its edits as the new base.
+        Some(_) => {
+            let kept = ctx.vcs.keep_edits(req.id, None)?;
+            ctx.vcs.forget(req.id, path)?;
+            match kept {
+                Kept::Change {
+                    change_id,
+                    commit_id,
+                } => {
+                    notes.push(Note::RecreatedOnChange {
+                        id: req.id.to_string(),
+                        change_id: change_id.clone(),
+                    });
+                    base_change.get_or_insert(change_id);
+                    vec![commit_id]
+                }
+                Kept::Branch { branch, .. } => {
+                    notes.push(Note::RecreatedOnBranch {
+                        id: req.id.to_string(),
+                        branch,
+                    });
+                    ctx.vcs.resolve_base(req.base_change)?
+                }
+                Kept::Nothing | Kept::Unregistered => ctx.vcs.resolve_base(req.base_change)?,
+            }
+        }
+        // jj's own default (the parents of the main workspace's working copy) needs no lookup.
+        None if req.base_change.is_none() && ctx.repo.backend == Backend::Jj => vec![],
+        None => ctx.vcs.resolve_base(req.base_change)?,
+    };
+    ensure_excluded(ctx)?;
+    let mut record = new_record(ctx, req, path, base.clone());
+    record.base_change = base_change;
+    let created = match ctx
+        .vcs
+        .create(req.id, path, &base, req.base_change.is_some())
+    {
+        Ok(created) => created,
+        // The name may be taken (by a workspace whose directory went away, or one made
+        // elsewhere): ask the backend and go the way that knows about it.
+        Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+            if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                remove_workspace_dir(&ctx.layout.dir, path)?;
+            }
+            return create_locked(ctx, req, path, true, notes);
+        }
+        Err(err) => {
+            // A failed add can leave a registered name and a half-made directory.
+            roll_back(ctx, req.id, path, &Created::default());
+            return Err(err);
+        }
+    };
+    record.branch = created.branch.clone();
+    record.base_envrc_sha256 =
+        Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
+    // The new working copy is the base revision's content: what its .envrc loads is trusted.
+    record.envrc_loads_base = Some(crate::envrc_loads::current(path));
+    let finished = match signals::received() {
+        Some(sig) => Err(CliError::interrupted(
+            sig,
+            format!(
+                "interrupted by signal {sig} while creating {}; removed it again",
+                path.display()
+            ),
+        )
+        .hint("run the same command again to create the workspace")),
+        None => metadata::save(&record),
+    };
+    if let Err(err) = finished {
+        roll_back(ctx, req.id, path, &created);
+        return Err(err);
+    }
+    Ok(Opened {
+        record,
+        created: true,
+    })
+}
+
+/// Undoes a creation: remove the directory we made, unregister it, and delete the branch
+/// this call created.
+fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let _ = remove_workspace_dir(&ctx.layout.dir, path);
+    }
+    let _ = ctx.vcs.forget(id, path);
+    let _ = crate::state::remove(path);
+    if let (Some(branch), true) = (&created.branch, created.new_branch) {
+        let _ = ctx.vcs.delete_branch(branch, true);
+    }
+}
+
+pub(super) fn new_record(
+    ctx: &Context,
+    req: &Request,
+    path: &Path,
+    base_commits: Vec<String>,
+) -> Record {
+    let now = metadata::now();
+    Record {
+        schema_version: metadata::SCHEMA_VERSION,
+        workspace_id: req.id.to_string(),
+        workflow: req.workflow.map(str::to_string),
+        status: Status::Idle,
+        command: vec![],
+        repo_root: ctx.repo.root.clone(),
+        workspace_path: path.to_path_buf(),
+        namespace: ctx.layout.namespace.clone(),
+        backend: ctx.repo.backend,
+        base_change: req.base_change.map(str::to_string),
+        base_commits,
+        branch: None,
+        direnv_allowed: false,
+        envrc_sha256: None,
+        base_envrc_sha256: None,
+        created_at: now.clone(),
+        updated_at: now,
+        started_at: None,
+        finished_at: None,
+        exit_code: None,
+        signal: None,
+        pid: None,
+        pid_start: None,
+        runs: vec![],
+        envrc_loads_base: None,
+        envrc_loads_allowed: Default::default(),
+        extra: Default::default(),
+        origin: Default::default(),
+    }
+}
+
+const EXCLUDES: [&str; 3] = [
+    "/.agent-workflow.json",
+    "/.agent-workflow.json.*",
+    "/.direnv/",
+];
+
+/// Keeps the record and direnv's cache out of every workspace's history, through the
+/// repository's shared exclude file. Written before the first record exists.
+fn ensure_excluded(ctx: &Context) -> Result<()> {
+    let Some(file) = ctx.vcs.exclude_file() else {
+        return Ok(());
+    };
+    let current = fs::read_to_string(&file).unwrap_or_default();
+    let missing: Vec<&str> = EXCLUDES
+        .iter()
+        .copied()
+        .filter(|line| !current.lines().any(|l| l.trim() == *line))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# agent-workspace: metadata and direnv cache of agent workspaces\n");
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    if let Some(dir) = file.parent() {
+        fs::create_dir_all(dir).map_err(|e| CliError::io("create", dir, &e))?;
+    }
+    fs::write(&file, text).map_err(|e| CliError::io("write", &file, &e))
+}

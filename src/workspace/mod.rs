@@ -1,0 +1,125 @@
+//! A workspace's lifecycle: opening one (creating it with nothing left behind on failure, or
+//! reattaching and repairing drift between its directory, its state and the backend) and
+//! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
+//! Returns outcomes and [`Note`]s; never prints.
+
+mod create;
+mod reattach;
+pub mod remove;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::metadata::Record;
+
+/// An opened workspace and whether this call created it.
+pub struct Opened {
+    pub record: Record,
+    pub created: bool,
+}
+
+/// What a run asks of the workspace it opens.
+pub struct Request<'a> {
+    pub id: &'a str,
+    pub base_change: Option<&'a str>,
+    pub workflow: Option<&'a str>,
+    /// Create the workspace when it does not exist (`run`); otherwise it must exist (`shell`).
+    pub create: bool,
+    /// Whether this id had been run here before (its lease file existed): only then can the
+    /// backend know it without a directory, so only then is the backend asked first.
+    pub known_before: bool,
+}
+
+/// Something worth telling the user that happened while opening a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The record was unreadable; kept aside at these paths and started anew.
+    CorruptRecordKept {
+        workspace: PathBuf,
+        kept: Vec<PathBuf>,
+        why: String,
+    },
+    /// A stale-working-copy repair a killed run left half done was finished.
+    RepairFinished { id: String, copy: PathBuf },
+    /// The working copy was stale and was updated, its edits kept.
+    UpdatedStale { id: String },
+    /// The record view in the workspace had been changed and was rewritten from the state.
+    ViewRewritten { view: PathBuf, state: PathBuf },
+    /// A record an older version kept in the workspace was moved into the state.
+    RecordMoved { workspace: PathBuf, state: PathBuf },
+    /// The directory had been deleted; re-created on top of the change keeping its edits.
+    RecreatedOnChange { id: String, change_id: String },
+    /// The directory had been deleted; re-created on the branch keeping its commits.
+    RecreatedOnBranch { id: String, branch: String },
+}
+
+/// Opens workspace `req.id`, creating or repairing it as needed.
+/// What is worth telling the user is pushed to `notes`, also when opening fails.
+pub fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Result<Opened> {
+    let path = ctx.layout.workspace(req.id);
+    match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => Err(not_a_workspace(&path)),
+        Ok(_) => reattach::reattach(ctx, req, &path, notes),
+        Err(_) if req.create => create::create(ctx, req, &path, notes),
+        Err(_) => Err(unknown(req.id, &path)),
+    }
+}
+
+pub fn unknown(id: &str, path: &Path) -> CliError {
+    CliError::failure(format!(
+        "no workspace {id:?} (looked for {})",
+        path.display()
+    ))
+    .hint("list workspaces with `agent-workspace status`; create one with `agent-workspace run`")
+}
+
+pub fn not_a_workspace(path: &Path) -> CliError {
+    CliError::failure(format!(
+        "{} is a symlink or file, not a workspace directory; refusing to touch it",
+        path.display()
+    ))
+    .hint("remove it by hand once you know where it points")
+}
+
+/// Deletes a workspace directory, but only a real directory directly inside the real
+/// directory `namespace_dir`; never follows a symlink.
+pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
+    let name = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) if parent == namespace_dir => name,
+        _ => {
+            return Err(CliError::failure(format!(
+                "{} is outside {}; refusing to delete it",
+                path.display(),
+                namespace_dir.display()
+            ))
+            .hint("agent-workspace only deletes workspaces inside its own namespace directory"))
+        }
+    };
+    match crate::fsutil::remove_dir_checked(namespace_dir, name) {
+        Err(
+            crate::fsutil::FsError::Symlink { path: p }
+            | crate::fsutil::FsError::NotADirectory { path: p },
+        ) if p == path => Err(not_a_workspace(path)),
+        other => Ok(other?),
+    }
+}
+
+/// Whether `a` and `b` name the same directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || fs::canonicalize(a)
+            .ok()
+            .zip(fs::canonicalize(b).ok())
+            .is_some_and(|(a, b)| a == b)
+}
+
+/// A workspace named `id` that is not ours.
+fn foreign(id: &str, at: &Path) -> CliError {
+    CliError::failure(format!(
+        "a workspace named {id:?} already exists at {}, not created by agent-workspace",
+        at.display()
+    ))
+    .hint("pick another id, or forget that workspace first")
+}

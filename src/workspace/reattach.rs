@@ -1,0 +1,122 @@
+//! Reattaching to an existing workspace: its record, drift repair and a stale working copy.
+
+use std::path::Path;
+
+use super::create::new_record;
+use super::{foreign, same_dir, Note, Opened, Request};
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::metadata::{self, Loaded, Origin, Record};
+use crate::vcs::Registered;
+
+/// The record field remembering the repository state at the last freshness check.
+const FRESH_KEY: &str = "checked_op_heads";
+
+pub(super) fn reattach(
+    ctx: &Context,
+    req: &Request,
+    path: &Path,
+    notes: &mut Vec<Note>,
+) -> Result<Opened> {
+    let record = match metadata::load(path) {
+        Loaded::Ok(record) => *record,
+        Loaded::Newer(version, _) => {
+            return Err(CliError::failure(format!(
+                "{} was written by a newer agent-workspace (schema {version}); not overwriting it",
+                metadata::path(path).display()
+            ))
+            .hint("upgrade agent-workspace"))
+        }
+        Loaded::Corrupt(why) => {
+            let kept = metadata::keep_aside(path)?;
+            notes.push(Note::CorruptRecordKept {
+                workspace: path.to_path_buf(),
+                kept,
+                why,
+            });
+            adopt(ctx, req, path)?
+        }
+        Loaded::Missing => adopt(ctx, req, path)?,
+    };
+    if let (Some(asked), recorded) = (req.base_change, record.base_change.as_deref()) {
+        if recorded != Some(asked) {
+            return Err(CliError::failure(format!(
+                "workspace {:?} already exists on base {}; --base-change {asked} differs",
+                req.id,
+                recorded.unwrap_or("(the default)")
+            ))
+            .hint("drop --base-change to reattach, or use a new id"));
+        }
+    }
+    let mut record = record;
+    if let Some(m) = crate::verdict::mismatch(ctx, &record) {
+        return Err(m.error(req.id));
+    }
+    restore_view(&mut record, notes)?;
+    // A repair a killed run left half done is finished before anything runs here.
+    if let Some(copy) = ctx.vcs.resume_recovery(path)? {
+        notes.push(Note::RepairFinished {
+            id: req.id.to_string(),
+            copy,
+        });
+    }
+    let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
+    if ctx.vcs.may_be_stale(path, checked) {
+        let scratch = crate::vcs::jj::recovery_dir(path);
+        let refreshed = ctx.vcs.refresh(path, &scratch)?;
+        if let Some(stamp) = ctx.vcs.freshness_stamp() {
+            record.extra.insert(FRESH_KEY.into(), stamp.into());
+        }
+        if refreshed {
+            notes.push(Note::UpdatedStale {
+                id: req.id.to_string(),
+            });
+        }
+    }
+    Ok(Opened {
+        record,
+        created: false,
+    })
+}
+
+/// Rewrites the view of a record whose view was changed by someone else, or creates the state
+/// of a record an older version left in the workspace.
+fn restore_view(record: &mut Record, notes: &mut Vec<Note>) -> Result<()> {
+    let state = crate::state::path(&record.workspace_path);
+    let note = match record.origin {
+        Origin::State => return Ok(()),
+        Origin::Tampered => Note::ViewRewritten {
+            view: metadata::path(&record.workspace_path),
+            state,
+        },
+        Origin::Legacy => Note::RecordMoved {
+            workspace: record.workspace_path.clone(),
+            state,
+        },
+    };
+    metadata::save(record)?;
+    record.origin = Origin::State;
+    notes.push(note);
+    Ok(())
+}
+
+/// A directory without a usable record: adopt it only when the backend knows it there.
+fn adopt(ctx: &Context, req: &Request, path: &Path) -> Result<Record> {
+    let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
+    match known {
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => Err(foreign(req.id, &at)),
+        Some(_) if path.join(".jj").exists() || path.join(".git").exists() => {
+            let record = new_record(ctx, req, path, vec![]);
+            metadata::save(&record)?;
+            Ok(record)
+        }
+        _ => Err(CliError::failure(format!(
+            "{} exists but is not a workspace the backend knows",
+            path.display()
+        ))
+        .hint(format!(
+            "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
+            req.id
+        ))),
+    }
+}

@@ -1,0 +1,188 @@
+//! Removing a workspace: taking its lease (stopping a live run with --force), recording its
+//! edits, keeping aside what no commit keeps, forgetting it and deleting its directory.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::remove_workspace_dir;
+use crate::aside::{self, Aside, Policy};
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::inventory::{Entry, Problem};
+use crate::liveness;
+use crate::lock::{self, Lock};
+use crate::metadata::Record;
+use crate::vcs::{Commit, Kept};
+
+/// The directory under the namespace that holds kept-aside files.
+pub const KEPT_DIR: &str = ".kept";
+
+/// How to remove: what the user allowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Stop a live run first; delete a directory the backend no longer knows; delete an
+    /// unmerged branch when asked to delete branches.
+    pub force: bool,
+    /// git: delete the workspace's branch too.
+    pub delete_branch: bool,
+    /// Delete the files no commit keeps instead of keeping them aside.
+    pub discard_untracked: bool,
+}
+
+/// What a removal kept, and what became of the workspace's branch when asked to delete it.
+pub struct Removal {
+    pub kept: Kept,
+    /// What became of the files no commit keeps.
+    pub aside: Aside,
+    /// Further commits that hold the workspace's work.
+    pub commits: Vec<Commit>,
+    /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
+    pub branch_deleted: Option<std::result::Result<(), String>>,
+}
+
+/// Removes one workspace. `lease` is the lease when the caller already holds it.
+pub fn remove(
+    ctx: &Context,
+    entry: &Entry,
+    args: &Options,
+    lease: Option<Lock>,
+) -> Result<Removal> {
+    let lease = match lease {
+        Some(lease) => lease,
+        None => take_lease(ctx, entry, args.force)?,
+    };
+    let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
+    crate::state::check(&entry.path)?;
+    let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
+    // The name the backend knows it by (another one after `jj workspace rename`).
+    let name = match &entry.problem {
+        Some(Problem::Renamed(name)) => name.as_str(),
+        _ => entry.id.as_str(),
+    };
+    let kept = match entry.problem {
+        Some(Problem::Unregistered) => Kept::Unregistered,
+        _ => ctx
+            .vcs
+            .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
+    };
+    if kept == Kept::Unregistered {
+        if !args.force {
+            return Err(CliError::failure(format!(
+                "the backend no longer knows workspace {:?}, so its files may hold edits no commit has",
+                entry.id
+            ))
+            .hint(format!("inspect {}, then pass --force to delete it", entry.path.display())));
+        }
+        // No commit keeps any of its files: every one is kept aside (or discarded as asked).
+        let aside = match has_dir {
+            true => set_aside(ctx, entry, &HashSet::new(), args)?,
+            false => Aside::default(),
+        };
+        remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
+        lease.remove();
+        crate::state::remove(&entry.path)?;
+        return Ok(Removal {
+            kept,
+            aside,
+            commits: vec![],
+            branch_deleted: None,
+        });
+    }
+    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
+    // Naming them is a report only: the repository keeps them whether or not this works.
+    let commits = ctx
+        .vcs
+        .work_commits(name, base.unwrap_or_default(), &kept)
+        .unwrap_or_default();
+    let aside = match has_dir {
+        true => {
+            let tracked = ctx.vcs.tracked(name, &entry.path)?.into_iter().collect();
+            set_aside(ctx, entry, &tracked, args)?
+        }
+        false => Aside::default(),
+    };
+    ctx.vcs
+        .forget_removing(name, &entry.path, || match has_dir {
+            true => remove_workspace_dir(&ctx.layout.dir, &entry.path),
+            false => Ok(()),
+        })?;
+    // The workspace is gone, and with it the lease file: a lease file without a directory
+    // now only means a workspace deleted by hand (see `inventory::all`).
+    lease.remove();
+    crate::state::remove(&entry.path)?;
+    let branch_deleted = match (&kept, args.delete_branch) {
+        (Kept::Branch { branch, .. }, true) => Some(
+            ctx.vcs
+                .delete_branch(branch, args.force)
+                .map_err(|e| match &e.hint {
+                    Some(hint) => format!("{}; {hint}", e.message),
+                    None => e.message,
+                }),
+        ),
+        _ => None,
+    };
+    Ok(Removal {
+        kept,
+        aside,
+        commits,
+        branch_deleted,
+    })
+}
+
+/// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
+/// `name` is the one the backend knows the workspace by.
+/// `tracked` holds the files a commit keeps; everything else is kept aside or discarded.
+fn set_aside(
+    ctx: &Context,
+    entry: &Entry,
+    tracked: &HashSet<PathBuf>,
+    args: &Options,
+) -> Result<Aside> {
+    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
+    let policy = Policy::from_env(args.discard_untracked);
+    aside::set_aside(&entry.path, tracked, &dest, &policy).map_err(|err| {
+        CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
+            "files already kept aside are in {}; free the problem, then clean again",
+            dest.display()
+        ))
+    })
+}
+
+fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
+    let path = ctx.layout.lease(&entry.id);
+    if let Some(lease) = lock::try_exclusive(&path)? {
+        return Ok(lease);
+    }
+    let busy = || {
+        CliError::failure(format!(
+            "workspace {:?} is in use by another agent-workspace process",
+            entry.id
+        ))
+    };
+    if !force {
+        return Err(busy().hint("pass --force to stop its run first"));
+    }
+    let holder = entry.record.as_ref().and_then(live_holder);
+    for (signal, wait) in [(libc::SIGTERM, 10), (libc::SIGKILL, 5)] {
+        if let Some(pid) = holder {
+            // SAFETY: kill has no memory-safety preconditions; pid was checked to be the
+            // recorded supervisor (same start time), so it is not a reused pid.
+            unsafe { libc::kill(pid as libc::pid_t, signal) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(wait);
+        while Instant::now() < deadline {
+            if let Some(lease) = lock::try_exclusive(&path)? {
+                return Ok(lease);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    Err(busy().hint("its run did not stop; stop it by hand and try again"))
+}
+
+fn live_holder(record: &Record) -> Option<u32> {
+    record
+        .pid
+        .filter(|pid| liveness::is_alive(*pid, record.pid_start))
+}
