@@ -25,7 +25,7 @@ pub enum Loader {
 pub fn envrc_digest(workspace: &Path) -> Option<String> {
     fs::read(workspace.join(".envrc"))
         .ok()
-        .map(|bytes| hex::encode(Sha256::digest(&bytes)))
+        .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
 }
 
 /// Decides how to load the environment of `record`'s workspace, allowing its `.envrc` when the
@@ -41,12 +41,12 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
         return Ok(Loader::Direct);
     };
     let envrc = ws.join(".envrc");
-    let bin = which::which("direnv").map_err(|_| {
+    let bin = crate::process::find("direnv").map_err(|_| {
         CliError::failure(format!(
             "{} exists but direnv is not installed",
             envrc.display()
         ))
-        .hint("install direnv, or pass --no-direnv to run without the workspace's environment")
+        .hint(crate::error::install_hint("direnv"))
     })?;
     let loads = envrc_loads::current(&ws);
     let envrc_known = record.direnv_allowed && record.envrc_sha256.as_deref() == Some(&digest);
@@ -105,7 +105,7 @@ fn base_has(file: &str, digest: &str, record: &Record, vcs: &Vcs) -> Result<bool
         let at = vcs.file_at(commit, file)?;
         let d = at.map_or_else(
             || envrc_loads::ABSENT.to_string(),
-            |b| hex::encode(Sha256::digest(&b)),
+            |b| format!("{:x}", Sha256::digest(&b)),
         );
         if d == digest {
             return Ok(true);
@@ -124,7 +124,7 @@ fn base_commits(record: &Record, vcs: &Vcs) -> Result<Vec<String>> {
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
     let current = fs::read(envrc).map_err(|e| CliError::io("read", envrc, &e))?;
     if let Some(base) = &record.base_envrc_sha256 {
-        return Ok(*base == hex::encode(Sha256::digest(&current)));
+        return Ok(*base == format!("{:x}", Sha256::digest(&current)));
     }
     // A record rebuilt after it was lost (or migrated from an older version) does not know
     // its base's .envrc: ask the backend, comparing with the default base when the base

@@ -201,6 +201,29 @@ impl From<crate::process::ProcessError> for CliError {
     }
 }
 
+/// The backend no longer knows workspace `id`, whose directory `path` still exists: the one
+/// wording of that condition.
+pub fn unregistered(id: &str, path: &Path) -> CliError {
+    CliError::failure(format!(
+        "the backend no longer knows workspace {id:?}, so its files may hold edits no commit has"
+    ))
+    .hint(format!(
+        "inspect {}, then `agent-workspace clean --force {id}` removes it, keeping its files aside",
+        path.display()
+    ))
+}
+
+/// How to install a helper program agent-workspace needs.
+pub fn install_hint(program: &str) -> String {
+    match program {
+        "jj" => "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`".into(),
+        "direnv" => {
+            "install direnv, or pass --no-direnv to run without the workspace's environment".into()
+        }
+        other => format!("install {other} with your package manager"),
+    }
+}
+
 /// What to do after the backend failed to create a workspace (nothing of it was kept).
 pub fn creation_hint(err: &crate::process::ProcessError) -> String {
     match process_hint(err) {
@@ -214,6 +237,9 @@ pub fn creation_hint(err: &crate::process::ProcessError) -> String {
 
 /// What to do about a failed helper call, from what it reported.
 fn process_hint(err: &crate::process::ProcessError) -> String {
+    if let crate::process::ProcessError::NotFound { program } = err {
+        return install_hint(program);
+    }
     let stderr = err.stderr();
     if stderr.contains("No space left on device") {
         "free space on that file system and try again; nothing was kept half made".into()

@@ -13,7 +13,7 @@ use crate::signals;
 /// A helper call that could not run or did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
-    #[error("`{program}` was not found on PATH")]
+    #[error("{program} was not found on PATH")]
     NotFound { program: String },
     #[error("could not run `{cmdline}`: {source}")]
     Spawn { cmdline: String, source: io::Error },
@@ -34,6 +34,13 @@ impl ProcessError {
             _ => "",
         }
     }
+}
+
+/// The path of `program` on PATH.
+pub fn find(program: &str) -> Result<PathBuf, ProcessError> {
+    which::which(program).map_err(|_| ProcessError::NotFound {
+        program: program.to_string(),
+    })
 }
 
 /// A helper program invocation whose output is captured.

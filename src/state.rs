@@ -37,7 +37,7 @@ pub fn path(workspace: &Path) -> PathBuf {
 }
 
 pub fn digest(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 /// What reading a state file found.

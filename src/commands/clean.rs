@@ -1,7 +1,6 @@
 //! `clean`: record a workspace's edits, forget it and remove its directory; one by one or in
 //! bulk by status and age.
 
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
@@ -141,7 +140,7 @@ fn clean_one(
         Some(Problem::Mismatch(m)) => return Outcome::Failed(m.error(id)),
         // Named: the same error the removal itself gives for an unregistered directory.
         Some(Problem::Unregistered) if !bulk && !args.force => {
-            return Outcome::Failed(unregistered(id, &entry.path))
+            return Outcome::Failed(workspace::unregistered(id, &entry.path))
         }
         _ => {}
     }
@@ -185,27 +184,23 @@ fn matches(entry: &Entry, args: &CleanArgs) -> bool {
     status_ok && age_ok
 }
 
-fn unregistered(id: &str, path: &Path) -> CliError {
-    CliError::failure(format!(
-        "the backend no longer knows workspace {id:?}, so its files may hold edits no commit has"
-    ))
-    .hint(format!(
-        "inspect {}, then pass --force to delete it",
-        path.display()
-    ))
-}
-
 /// Why a workspace must not be removed as asked, if it must not.
 fn refusal(entry: &Entry, force: bool) -> Option<String> {
     match &entry.problem {
         Some(Problem::NotADirectory) => {
-            return Some(format!("{} is a symlink or file, not a workspace; not touching it", entry.path.display()))
+            return Some(format!(
+                "{} is a symlink or file, not a workspace; not touching it",
+                entry.path.display()
+            ))
         }
         Some(Problem::NewerSchema(v)) => {
-            return Some(format!("its record is schema {v}, from a newer agent-workspace"))
+            return Some(format!(
+                "its record is schema {v}, from a newer agent-workspace"
+            ))
         }
         Some(Problem::Unregistered) if !force => {
-            return Some("the backend no longer knows it, so its files may hold edits no commit has; inspect them, then pass --force".into())
+            let err = workspace::unregistered(&entry.id, &entry.path);
+            return Some(format!("{}; {}", err.message, err.hint.unwrap_or_default()));
         }
         _ => {}
     }

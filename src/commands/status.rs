@@ -65,7 +65,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         let mut hints = String::new();
         for entry in &entries {
             if let Some(problem) = &entry.problem {
-                hints += &format!("{}: {}\n", entry.id, hint(problem, &entry.id));
+                hints += &format!("{}: {}\n", entry.id, hint(problem, entry));
             }
         }
         let _ = std::io::stderr().write_all(hints.as_bytes());
@@ -113,18 +113,22 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             updated_at: get("updated_at"),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
-            hint: entry.problem.as_ref().map(|p| hint(p, &entry.id)),
+            hint: entry.problem.as_ref().map(|p| hint(p, entry)),
             record,
         }
     }
 }
 
 /// What to do about a workspace's problem.
-fn hint(problem: &Problem, id: &str) -> String {
+fn hint(problem: &Problem, entry: &Entry) -> String {
+    let id = entry.id.as_str();
     match problem {
         Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
         Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
-        Problem::Unregistered => format!("the backend no longer knows it; inspect its files, then `agent-workspace clean --force {id}`"),
+        Problem::Unregistered => {
+            let err = crate::error::unregistered(id, &entry.path);
+            format!("{}; {}", err.message, err.hint.unwrap_or_default())
+        }
         Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
         Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
         Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::context::Context;
+pub use crate::error::unregistered;
 use crate::error::{CliError, Result};
 use crate::metadata::Record;
 

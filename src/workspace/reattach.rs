@@ -104,19 +104,14 @@ fn restore_view(record: &mut Record, notes: &mut Vec<Note>) -> Result<()> {
 fn adopt(ctx: &Context, req: &Request, path: &Path) -> Result<Record> {
     let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
     match known {
-        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => Err(foreign(req.id, &at)),
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
+            Err(foreign(req.id, &at))
+        }
         Some(_) if path.join(".jj").exists() || path.join(".git").exists() => {
             let record = new_record(ctx, req, path, vec![]);
             metadata::save(&record)?;
             Ok(record)
         }
-        _ => Err(CliError::failure(format!(
-            "{} exists but is not a workspace the backend knows",
-            path.display()
-        ))
-        .hint(format!(
-            "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
-            req.id
-        ))),
+        _ => Err(super::unregistered(req.id, path)),
     }
 }

@@ -68,11 +68,7 @@ pub fn remove(
     };
     if kept == Kept::Unregistered {
         if !args.force {
-            return Err(CliError::failure(format!(
-                "the backend no longer knows workspace {:?}, so its files may hold edits no commit has",
-                entry.id
-            ))
-            .hint(format!("inspect {}, then pass --force to delete it", entry.path.display())));
+            return Err(super::unregistered(&entry.id, &entry.path));
         }
         // No commit keeps any of its files: every one is kept aside (or discarded as asked).
         let aside = match has_dir {

@@ -68,7 +68,7 @@ fn jj_missing_from_path() {
 
 #[test]
 fn git_missing_from_path() {
-    backend_tool_missing_from_path(Backend::Git, "git", "install git");
+    backend_tool_missing_from_path(Backend::Git, "git", "install git with your package manager");
 }
 
 /// jj only: agent-workspace checks jj's version; it asks nothing of git's.

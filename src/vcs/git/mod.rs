@@ -45,9 +45,7 @@ impl Git {
         let bin = match self.binary.get() {
             Some(bin) => bin,
             None => {
-                let found = which::which("git").map_err(|_| {
-                    CliError::failure("git was not found on PATH").hint("install git")
-                })?;
+                let found = crate::process::find("git")?;
                 self.binary.get_or_init(|| found)
             }
         };

@@ -20,8 +20,6 @@ pub const MAIN_WORKSPACE: &str = "default";
 /// The oldest jj whose templates and workspace listing this tool relies on.
 pub const MIN_VERSION: (u32, u32) = (0, 38);
 
-const INSTALL_HINT: &str = "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`";
-
 /// A jj repository, addressed through its main workspace.
 pub struct Jj {
     main: PathBuf,
@@ -46,8 +44,7 @@ impl Jj {
         if let Some(path) = self.binary.get() {
             return Ok(path);
         }
-        let path = which::which("jj")
-            .map_err(|_| CliError::failure("jj was not found on PATH").hint(INSTALL_HINT))?;
+        let path = crate::process::find("jj")?;
         Ok(self.binary.get_or_init(|| path))
     }
 
@@ -74,7 +71,7 @@ impl Jj {
                 MIN_VERSION.0,
                 MIN_VERSION.1
             ))
-            .hint(INSTALL_HINT),
+            .hint(crate::error::install_hint("jj")),
         }
     }
 

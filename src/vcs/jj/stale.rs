@@ -39,14 +39,10 @@ impl Jj {
         match self.probe(ws, "''")? {
             Probe::Fresh(_) => Ok(false),
             Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
-            Probe::Unknown => Err(CliError::failure(format!(
-                "jj no longer knows the workspace at {}",
-                ws.display()
-            ))
-            .hint(format!(
-                "its files may hold unrecorded edits: inspect them, then `agent-workspace clean --force {}`",
-                ws.file_name().unwrap_or_default().to_string_lossy()
-            ))),
+            Probe::Unknown => Err(crate::error::unregistered(
+                &ws.file_name().unwrap_or_default().to_string_lossy(),
+                ws,
+            )),
         }
     }
 
