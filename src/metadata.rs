@@ -107,6 +107,10 @@ pub struct Record {
     /// Digests of the files the `.envrc` loaded when it was last allowed.
     #[serde(default)]
     pub envrc_loads_allowed: BTreeMap<String, String>,
+    /// The repository state (jj: operation heads) when the working copy was last found fresh,
+    /// so the warm path asks jj again only after the repository changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_op_heads: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.

@@ -164,6 +164,7 @@ pub(super) fn new_record(
         runs: vec![],
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
+        checked_op_heads: None,
         extra: Default::default(),
         origin: Default::default(),
     }

@@ -9,9 +9,6 @@ use crate::error::{CliError, Result};
 use crate::metadata::{self, Loaded, Origin, Record};
 use crate::vcs::Registered;
 
-/// The record field remembering the repository state at the last freshness check.
-const FRESH_KEY: &str = "checked_op_heads";
-
 pub(super) fn reattach(
     ctx: &Context,
     req: &Request,
@@ -60,12 +57,12 @@ pub(super) fn reattach(
             copy,
         });
     }
-    let checked = record.extra.get(FRESH_KEY).and_then(|v| v.as_str());
+    let checked = record.checked_op_heads.as_deref();
     if ctx.vcs.may_be_stale(path, checked) {
         let scratch = crate::vcs::jj::recovery_dir(path);
         let refreshed = ctx.vcs.refresh(path, &scratch)?;
         if let Some(stamp) = ctx.vcs.freshness_stamp() {
-            record.extra.insert(FRESH_KEY.into(), stamp.into());
+            record.checked_op_heads = Some(stamp);
         }
         if refreshed {
             notes.push(Note::UpdatedStale {
