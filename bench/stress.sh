@@ -17,7 +17,7 @@ fi
 aw=$AGENT_WORKSPACE_BIN
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/agent-workspace-stress.XXXXXX")
-trap 'pkill -f hostile-daemon 2>/dev/null; rm -rf "$scratch"' EXIT
+trap 'pkill -f hostile-daemon 2>/dev/null || true; [[ -n "${KEEP_SCRATCH:-}" ]] || rm -rf "$scratch"' EXIT
 export HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data"
 export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state"
 export JJ_CONFIG="$scratch/jj.toml" AI_WORKSPACES_ROOT="$scratch/workspaces"
@@ -97,7 +97,7 @@ record "$n runs of one id with --wait" "$ok/$n exit 0, counter $count/$n (no two
 half=$((n / 2))
 pids=()
 for i in $(seq 1 "$n"); do
-    "$aw" run "k$i" -- sleep 30 >/dev/null 2>&1 & pids+=($!)
+    "$aw" run "k$i" -- sleep 30 >/dev/null 2>"$scratch/kerr.$i" & pids+=($!)
 done
 # Wait until every run is recorded as running.
 for _ in $(seq 1 600); do
@@ -105,8 +105,13 @@ for _ in $(seq 1 600); do
     [[ "$running" -ge "$n" ]] && break
     sleep 0.1
 done
+early=0
 for i in $(seq 0 $((n - 1))); do
-    if ((i < half)); then kill -KILL "${pids[$i]}"; else kill -TERM "${pids[$i]}"; fi
+    if ((i < half)); then sig=KILL; else sig=TERM; fi
+    if ! kill -"$sig" "${pids[$i]}" 2>/dev/null; then
+        early=$((early + 1))
+        echo "stress: run k$((i + 1)) ended before the kill storm: $(head -n 3 "$scratch/kerr.$((i + 1))")" >&2
+    fi
 done
 term_codes=0
 for i in $(seq 0 $((n - 1))); do
@@ -120,7 +125,7 @@ ws=[w for w in json.load(sys.stdin)["workspaces"] if w["workspace_id"].startswit
 print(sum(w["status"]=="crashed" for w in ws), sum(w["status"]=="interrupted" for w in ws), sum(w["status"]=="running" for w in ws))')
 read -r crashed interrupted still_running <<<"$summary"
 orphans=$(pgrep -f 'sleep 30' | wc -l || true)
-record "kill storm: $half SIGKILL + $((n - half)) SIGTERM" "$crashed/$half crashed, $interrupted/$((n - half)) interrupted (exit 143: $term_codes), $still_running still shown running, $orphans commands left running" ""
+record "kill storm: $half SIGKILL + $((n - half)) SIGTERM" "$early ended before the signal, $crashed/$half crashed, $interrupted/$((n - half)) interrupted (exit 143: $term_codes), $still_running still shown running, $orphans commands left running" ""
 ok=0
 for i in $(seq 1 "$n"); do "$aw" run "k$i" -- true >/dev/null 2>&1 && ok=$((ok + 1)); done
 record "re-run after the storm" "$ok/$n crashed or interrupted workspaces ran again" ""
@@ -167,7 +172,7 @@ for i in $(seq 1 "$m"); do
     "$aw" run "h$i" -- sh -c "$(hostile_agent "$i")" >/dev/null 2>"$scratch/herr.$i" & pids+=($!)
 done
 for _ in $(seq 1 600); do
-    ready=$(ls "$AI_WORKSPACES_ROOT"/*/h*/daemon-*.log 2>/dev/null | wc -l)
+    ready=$(find "$AI_WORKSPACES_ROOT" -mindepth 3 -maxdepth 3 -name 'daemon-*.log' | wc -l)
     [[ "$ready" -ge "$m" ]] && break
     sleep 0.1
 done
@@ -181,7 +186,7 @@ if [[ "$backend" == git ]]; then kinds+=(detached); else kinds+=(after-commit); 
 if [[ "$backend" == git ]]; then
     mapfile -t all_commits < <(git rev-list --all)
 else
-    mapfile -t all_commits < <(jj log -r 'all()' --no-graph -T 'commit_id ++ "\n"' 2>/dev/null)
+    mapfile -t all_commits < <(jj log -r 'all() ~ root()' --no-graph -T 'commit_id ++ "\n"' 2>/dev/null)
 fi
 found=0 kept=0 lost=0 lost_list=()
 for i in $(seq 1 "$m"); do
@@ -197,8 +202,8 @@ for i in $(seq 1 "$m"); do
         fi
     done
 done
-kept_files=$(find "$AI_WORKSPACES_ROOT"/*/.kept -type f 2>/dev/null | wc -l)
-kept_bytes=$(du -sb "$AI_WORKSPACES_ROOT"/*/.kept 2>/dev/null | awk '{s += $1} END {print s + 0}')
+kept_files=$( (find "$AI_WORKSPACES_ROOT"/*/.kept -type f 2>/dev/null || true) | wc -l)
+kept_bytes=$( (du -sb "$AI_WORKSPACES_ROOT"/*/.kept 2>/dev/null || true) | awk '{s += $1} END {print s + 0}')
 canary=CHANGED
 [[ "$(cat "$outside/canary")" == untouched && $(ls -A "$outside" | wc -l) -eq 1 ]] && canary=untouched
 left=$(find "$AI_WORKSPACES_ROOT" -mindepth 2 -maxdepth 2 -name 'h*' | wc -l)
