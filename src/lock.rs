@@ -11,8 +11,8 @@ use std::fs::{self, File, TryLockError};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{CliError, Result};
 use crate::fsutil;
+use crate::fsutil::FsError;
 
 /// A held lock, released when dropped (or when the process dies).
 #[derive(Debug)]
@@ -35,20 +35,32 @@ impl Lock {
     }
 }
 
-fn open(path: &Path) -> Result<File> {
-    fsutil::open_nofollow(path).map_err(|e| match e {
-        fsutil::FsError::Io { source, .. } => CliError::io("open the lock file", path, &source)
-            .hint(format!(
-                "agent-workspace keeps its locks in {}; make it writable by this user",
-                path.parent().unwrap_or(path).display()
-            )),
-        other => other.into(),
-    })
+/// A lock that could not be opened or taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The lock file could not be opened (or is a symlink).
+    #[error(transparent)]
+    Open(FsError),
+    /// flock(2) failed on it.
+    #[error("could not lock {}", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-fn lock_failed(path: &Path, e: &std::io::Error) -> CliError {
-    CliError::io("lock", path, e)
-        .hint("the file system must support flock(2); pass --root DIR on a local file system")
+type Result<T> = std::result::Result<T, LockError>;
+
+fn open(path: &Path) -> Result<File> {
+    fsutil::open_nofollow(path).map_err(LockError::Open)
+}
+
+fn lock_failed(path: &Path, e: std::io::Error) -> LockError {
+    LockError::Lock {
+        path: path.to_path_buf(),
+        source: e,
+    }
 }
 
 /// Whether the locked `file` is still the file at `path`.
@@ -63,7 +75,7 @@ fn still_at(file: &File, path: &Path) -> bool {
 pub fn exclusive(path: &Path) -> Result<Lock> {
     loop {
         let file = open(path)?;
-        file.lock().map_err(|e| lock_failed(path, &e))?;
+        file.lock().map_err(|e| lock_failed(path, e))?;
         if still_at(&file, path) {
             return Ok(Lock {
                 file,
@@ -108,7 +120,7 @@ pub fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
             }
             Ok(()) => continue,
             Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => return Err(lock_failed(path, &e)),
+            Err(TryLockError::Error(e)) => return Err(lock_failed(path, e)),
         }
     }
 }

@@ -8,9 +8,11 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::{CliError, Result};
+use crate::fsutil::FsError;
 use crate::repo::Backend;
 use crate::state::{self, Found};
+
+type Result<T> = std::result::Result<T, FsError>;
 
 /// File name of the record inside a workspace.
 pub const FILE_NAME: &str = ".agent-workflow.json";
@@ -265,11 +267,8 @@ pub fn parse(text: &[u8]) -> Loaded {
 /// atomically (a temp file, then a rename over it).
 pub fn save(record: &Record) -> Result<()> {
     let target = path(&record.workspace_path);
-    let mut text = serde_json::to_vec_pretty(record).map_err(|e| {
-        CliError::failure(format!("could not encode {}", target.display()))
-            .cause(e.to_string())
-            .hint("a field holds text JSON cannot encode; report this as a bug")
-    })?;
+    let mut text = serde_json::to_vec_pretty(record)
+        .map_err(|e| FsError::io("encode", &target, std::io::Error::other(e)))?;
     text.push(b'\n');
     let value = serde_json::to_value(record).unwrap_or(Value::Null);
     state::write(&record.workspace_path, value, state::digest(&text))?;
@@ -290,7 +289,7 @@ pub fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
     match fs::rename(&from, &to) {
         Ok(()) => kept.push(to),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(CliError::io("move aside", &from, &e)),
+        Err(e) => return Err(FsError::io("move aside", &from, e)),
     }
     Ok(kept)
 }

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::{CliError, Result};
+use crate::fsutil::FsError;
+
+type Result<T> = std::result::Result<T, FsError>;
 
 /// The state directory's name inside a namespace (a dot-name: never a workspace).
 pub const DIR_NAME: &str = ".state";
@@ -107,9 +109,8 @@ pub fn write(workspace: &Path, record: Value, view_sha256: String) -> Result<()>
         previous_view_sha256: previous,
         record,
     };
-    let mut text = serde_json::to_vec_pretty(&sealed).map_err(|e| {
-        CliError::failure(format!("could not encode {}", file.display())).cause(e.to_string())
-    })?;
+    let mut text = serde_json::to_vec_pretty(&sealed)
+        .map_err(|e| FsError::io("encode", &file, std::io::Error::other(e)))?;
     text.push(b'\n');
     let tmp = dir.join(format!(
         ".{}.tmp.{}",
@@ -124,7 +125,7 @@ pub fn write(workspace: &Path, record: Value, view_sha256: String) -> Result<()>
         .and_then(|mut f| f.write_all(&text));
     if let Err(e) = written.and_then(|()| fs::rename(&tmp, &file)) {
         let _ = fs::remove_file(&tmp);
-        return Err(CliError::io("write", &file, &e));
+        return Err(FsError::io("write", &file, e));
     }
     Ok(())
 }
@@ -145,9 +146,7 @@ pub fn remove(workspace: &Path) -> Result<()> {
     check(workspace)?;
     let file = path(workspace);
     match fs::remove_file(&file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(CliError::io("remove", &file, &e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::io("remove", &file, e)),
         _ => Ok(()),
     }
 }
@@ -169,7 +168,7 @@ pub fn keep_aside(workspace: &Path, stamp: u64) -> Result<Option<PathBuf>> {
         return Err(symlink(&from));
     }
     let to = from.with_extension(format!("json.corrupt.{stamp}"));
-    fs::rename(&from, &to).map_err(|e| CliError::io("move aside", &from, &e))?;
+    fs::rename(&from, &to).map_err(|e| FsError::io("move aside", &from, e))?;
     Ok(Some(to))
 }
 
@@ -180,15 +179,13 @@ fn ensure_dir(dir: &Path) -> Result<()> {
         Err(_) => match fs::create_dir(dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ensure_dir(dir),
-            Err(e) => Err(CliError::io("create", dir, &e)),
+            Err(e) => Err(FsError::io("create", dir, e)),
         },
     }
 }
 
-fn symlink(path: &Path) -> CliError {
-    CliError::failure(format!(
-        "{} is a symlink or not a regular entry; refusing to follow it",
-        path.display()
-    ))
-    .hint("remove it by hand once you know where it points; agent-workspace re-creates it")
+fn symlink(path: &Path) -> FsError {
+    FsError::Symlink {
+        path: path.to_path_buf(),
+    }
 }

@@ -129,7 +129,7 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
         return Ok(None);
     }
     if args.wait {
-        return lock::exclusive(&lease_path).map(Some);
+        return Ok(Some(lock::exclusive(&lease_path)?));
     }
     // A run whose supervisor died holds the lease until its guard has ended every process it
     // left behind (a few seconds at most): wait for that rather than report it busy.
@@ -218,6 +218,7 @@ fn supervise(
     // The command ran: its exit code is the answer even if the record cannot be written
     // (a full disk, a command that deleted its workspace), which is said on stderr.
     if let (Ok(_), Err(err)) = (&outcome, metadata::save(record)) {
+        let err = CliError::from(err);
         eprintln!(
             "Warning: the run ended (exit code {code}) but its outcome could not be recorded: {}\nHint: {}",
             err.message,

@@ -105,7 +105,7 @@ fn create_locked(
             ),
         )
         .hint("run the same command again to create the workspace")),
-        None => metadata::save(&record),
+        None => metadata::save(&record).map_err(CliError::from),
     };
     if let Err(err) = finished {
         roll_back(ctx, req.id, path, &created);
