@@ -272,12 +272,7 @@ pub fn kept_dirs(kept_root: &Path, id: Option<&str>) -> io::Result<Vec<PathBuf>>
 /// Deletes one kept-aside directory (or a stray file or symlink in its place) without
 /// following symlinks.
 pub fn purge(path: &Path) -> io::Result<()> {
-    let meta = fs::symlink_metadata(path)?;
-    if meta.is_dir() {
-        fs::remove_dir_all(path)
-    } else {
-        fs::remove_file(path)
-    }
+    crate::tree::remove(path)
 }
 
 #[cfg(test)]

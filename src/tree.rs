@@ -58,7 +58,8 @@ pub fn mirror(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn remove(path: &Path) -> io::Result<()> {
+/// Removes a file, symlink or whole directory at `path`, never following a symlink.
+pub fn remove(path: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(path)?;
     if meta.is_dir() && !meta.file_type().is_symlink() {
         fs::remove_dir_all(path)

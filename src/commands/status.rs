@@ -237,17 +237,6 @@ fn shell_words(argv: &[String]) -> String {
     if argv.is_empty() {
         return "-".into();
     }
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let words: Vec<String> = argv.iter().map(|a| crate::process::quote(a)).collect();
+    words.join(" ")
 }
