@@ -47,6 +47,15 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
+    output::print(&render(&entries, args))?;
+    if !args.json {
+        print_hints(&entries);
+    }
+    Ok(0)
+}
+
+/// The table, one workspace's view, or the JSON of either.
+fn render(entries: &[Entry], args: &StatusArgs) -> String {
     let mut out = String::new();
     match (&args.id, args.json) {
         (Some(_), true) => out = pretty(&WorkspaceJson::from(&entries[0])),
@@ -58,19 +67,20 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             });
         }
         (Some(_), false) => describe(&entries[0], &mut out),
-        (None, false) => table(&entries, &mut out),
+        (None, false) => table(entries, &mut out),
     }
-    output::print(&out)?;
-    if !args.json {
-        let mut hints = String::new();
-        for entry in &entries {
-            if let Some(problem) = &entry.problem {
-                hints += &format!("{}: {}\n", entry.id, hint(problem, entry));
-            }
+    out
+}
+
+/// What to do about each workspace with a problem, on stderr.
+fn print_hints(entries: &[Entry]) {
+    let mut hints = String::new();
+    for entry in entries {
+        if let Some(problem) = &entry.problem {
+            hints += &format!("{}: {}\n", entry.id, hint(problem, entry));
         }
-        let _ = std::io::stderr().write_all(hints.as_bytes());
     }
-    Ok(0)
+    let _ = std::io::stderr().write_all(hints.as_bytes());
 }
 
 /// `status --json`: every workspace of the namespace.

@@ -1,5 +1,9 @@
 //! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
 
+mod history;
+
+pub use history::Run;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,20 +46,6 @@ impl Status {
             Status::Interrupted => "interrupted",
         }
     }
-}
-
-/// One finished (or crashed) run in a workspace's history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    pub started_at: String,
-    pub finished_at: Option<String>,
-    pub duration_ms: Option<u64>,
-    pub status: Status,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub command: Vec<String>,
-    pub workflow: Option<String>,
-    pub pid: Option<u32>,
 }
 
 /// The workspace record. Unknown fields are kept so an older build never drops them.
@@ -292,58 +282,6 @@ pub fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
         Err(e) => return Err(FsError::io("move aside", &from, e)),
     }
     Ok(kept)
-}
-
-impl Record {
-    /// Marks a run of `command` by the supervisor `pid` as started now.
-    pub fn start_run(&mut self, command: Vec<String>, pid: u32, pid_start: Option<u64>) {
-        let now = now();
-        self.status = Status::Running;
-        self.command = command;
-        self.started_at = Some(now.clone());
-        self.updated_at = now;
-        self.finished_at = None;
-        self.exit_code = None;
-        self.signal = None;
-        self.pid = Some(pid);
-        self.pid_start = pid_start;
-    }
-
-    /// Records how the current run ended and adds it to the history.
-    pub fn finish_run(
-        &mut self,
-        status: Status,
-        code: i32,
-        signal: Option<i32>,
-        took: std::time::Duration,
-    ) {
-        let finished = now();
-        self.status = status;
-        self.exit_code = Some(code);
-        self.signal = signal;
-        self.finished_at = Some(finished.clone());
-        self.updated_at = finished.clone();
-        self.push_run(Run {
-            started_at: self.started_at.clone().unwrap_or_default(),
-            finished_at: Some(finished),
-            duration_ms: Some(took.as_millis() as u64),
-            status,
-            exit_code: Some(code),
-            signal,
-            command: self.command.clone(),
-            workflow: self.workflow.clone(),
-            pid: self.pid,
-        });
-    }
-
-    /// Appends a finished run, keeping the newest [`MAX_RUNS`].
-    pub fn push_run(&mut self, run: Run) {
-        self.runs.push(run);
-        if self.runs.len() > MAX_RUNS {
-            let excess = self.runs.len() - MAX_RUNS;
-            self.runs.drain(..excess);
-        }
-    }
 }
 
 #[cfg(test)]
