@@ -196,9 +196,12 @@ fn bulk_clean_skips_a_workspace_another_process_holds(backend: Backend) {
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let lease = env.namespace_dir(&repo).join(".locks/w1.lock");
-    // Another agent-workspace process (creating or cleaning it) holds the lease.
+    // Another agent-workspace process (creating or cleaning it) holds the lease. `-o`: only
+    // flock itself holds it (its shell and sleep do not inherit it), so reaping flock below
+    // proves the lease is free.
     let holder = env
         .cmd("flock", env.path())
+        .arg("-o")
         .arg(&lease)
         .args([
             "-c",
