@@ -154,6 +154,12 @@ fn end_descendants(me: libc::pid_t) {
     let mut termed = std::collections::HashSet::new();
     loop {
         reap(0);
+        // Every process left below the guard has an ancestor chain ending in one of its
+        // children (orphans are reparented to it, a subreaper): no child, no descendant, and
+        // no need to read /proc (the common case, and the warm path's).
+        if !has_children() {
+            return;
+        }
         let left = liveness::descendants(me as u32);
         if left.is_empty() {
             return;
@@ -175,6 +181,22 @@ fn end_descendants(me: libc::pid_t) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Whether this process has any child (running or not yet reaped).
+fn has_children() -> bool {
+    // SAFETY: a null status pointer is allowed; WNOHANG never blocks. P_ALL with WNOWAIT
+    // leaves any exited child to be reaped by `reap`.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::WSTOPPED | libc::WCONTINUED,
+        )
+    };
+    !(rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
 }
 
 /// Exits the way the command did: its exit code, or death by its signal.
