@@ -283,12 +283,15 @@ drain(3)
 send("fg\n")
 drain(1)
 send("hello\n")
+def written():
+    # The redirection creates the file before echo writes its line: wait for the whole line.
+    return open(out).read() if os.path.exists(out) else ""
 end = time.time() + 20
-while time.time() < end and not os.path.exists(out):
+while time.time() < end and not written().endswith("\n"):
     drain(0.1)
 send("exit\n")
 drain(0.5)
-print(open(out).read().strip() if os.path.exists(out) else "no output")
+print(written().strip() or "no output")
 "#;
 
 #[test]
