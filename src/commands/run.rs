@@ -133,9 +133,9 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
     }
     // A run whose supervisor died holds the lease until its guard has ended every process it
     // left behind (a few seconds at most): wait for that rather than report it busy.
-    let crashed = record.as_ref().is_some_and(|r| {
-        r.status == Status::Running && !r.pid.is_some_and(|p| liveness::is_alive(p, r.pid_start))
-    });
+    let crashed = record
+        .as_ref()
+        .is_some_and(|r| r.status == Status::Running && !supervisor_alive(r));
     if crashed {
         if let Some(lease) = lock::wait_exclusive(&lease_path, Duration::from_secs(15))? {
             return Ok(Some(lease));
@@ -158,9 +158,18 @@ fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
     }
 }
 
+/// Whether the supervisor a record names is still alive (the same process, not a reused pid).
+fn supervisor_alive(record: &Record) -> bool {
+    record
+        .pid
+        .is_some_and(|p| liveness::is_alive(p, record.pid_start))
+}
+
+/// Who holds the workspace: a live run, the processes a dead one left (its guard still ending
+/// them), or another agent-workspace process creating or cleaning it.
 fn busy(id: &str, record: Option<&Record>) -> CliError {
     let holder = match record {
-        Some(r) if r.status == Status::Running => format!(
+        Some(r) if r.status == Status::Running && supervisor_alive(r) => format!(
             "pid {}, workflow {}, since {}",
             r.pid.map_or("?".into(), |p| p.to_string()),
             r.workflow.as_deref().unwrap_or("-"),

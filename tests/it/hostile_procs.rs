@@ -247,6 +247,50 @@ fn a_signal_the_command_ignores_is_recorded_and_exit_0_means_done(backend: Backe
     assert_eq!(record["signal"], 15, "{record}");
 }
 
+/// A run whose supervisor is dead while its lease is still held (its guard, or anything else,
+/// ending slowly) is reported as such after the wait, not as a live run of the dead pid.
+#[test]
+fn a_crashed_run_whose_lease_stays_held_is_not_named_as_live() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let ws = env.ws_path(&repo, "w1");
+    let script = format!("touch {}/started; sleep 60", env.path().display());
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&env.path().join("started"));
+    let dead = running.pid().to_string();
+    running.signal("KILL");
+    running.wait();
+    wait_until_no_process_in(&ws, Duration::from_secs(10));
+    let lease = env.namespace_dir(&repo).join(".locks/w1.lock");
+    let holder = env
+        .cmd("flock", env.path())
+        .arg("-o")
+        .arg(&lease)
+        .args([
+            "-c",
+            &format!("touch {}/held; sleep 60", env.path().display()),
+        ])
+        .spawn();
+    wait_for_file(&env.path().join("held"));
+    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
+    out.assert_code(125);
+    assert!(
+        out.stderr.contains(
+            "Error: workspace \"w1\" is busy: the processes of its last run are still ending"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(!out.stderr.contains(&dead), "{}", out.report());
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", holder.pid())])
+        .status();
+    holder.wait();
+}
+
 crate::both_backends!(
     a_killed_supervisor_leaves_no_process_behind,
     a_run_ends_the_daemons_its_command_left,
