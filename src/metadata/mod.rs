@@ -174,16 +174,12 @@ pub fn load(workspace: &Path) -> Loaded {
 /// The record in `sealed`, noting whether the view matches its seal. A view written after the
 /// state was read (a save in between) is told from a changed one by reading the state again.
 fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
-    let text = serde_json::to_vec(&sealed.record).unwrap_or_default();
-    match parse(&text) {
+    match parse(sealed.record.get().as_bytes()) {
         Loaded::Ok(mut record) => {
             let view = state::view_digest(&path(workspace));
-            let seals = |s: &state::Sealed| {
-                view.is_some() && (view == s.view_sha256 || view == s.previous_view_sha256)
-            };
-            if !seals(&sealed) {
+            if !sealed.seal.seals(view.as_deref()) {
                 if let (false, Found::Ok(newer)) = (again, state::read(workspace)) {
-                    if seals(&newer) {
+                    if newer.seal.seals(view.as_deref()) {
                         return from_state(workspace, newer, true);
                     }
                 }
@@ -198,10 +194,10 @@ fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
 /// Whether the view in `workspace` differs from the one its state was last written with
 /// (false when there is no state to compare with).
 pub fn view_changed(workspace: &Path) -> bool {
-    match state::read(workspace) {
-        Found::Ok(sealed) => {
+    match state::view_seal(workspace) {
+        Found::Ok(seal) => {
             let view = state::view_digest(&path(workspace));
-            view.is_none() || view != sealed.view_sha256
+            view.is_none() || view != seal
         }
         _ => false,
     }
@@ -260,8 +256,7 @@ pub fn save(record: &Record) -> Result<()> {
     let mut text = serde_json::to_vec_pretty(record)
         .map_err(|e| FsError::io("encode", &target, std::io::Error::other(e)))?;
     text.push(b'\n');
-    let value = serde_json::to_value(record).unwrap_or(Value::Null);
-    state::write(&record.workspace_path, value, state::digest(&text))?;
+    state::write(&record.workspace_path, &text, &state::digest(&text))?;
     crate::fsutil::write_atomic(&target, &text)?;
     Ok(())
 }
