@@ -92,6 +92,18 @@ impl Cmd<'_> {
             .stdout(fs::File::create(&out_path).unwrap())
             .stderr(fs::File::create(&err_path).unwrap())
             .process_group(0);
+        // Start from the default dispositions a terminal gives, whatever the test runner got
+        // (a runner started with `nohup`, or as a background job of a script, ignores SIGHUP
+        // or SIGINT and SIGQUIT, and an ignored signal stays ignored across exec).
+        // SAFETY: signal() is async-signal-safe and acts on the child only.
+        unsafe {
+            command.pre_exec(|| {
+                for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
         let cmdline = self.cmdline();
         let mut child = command.spawn().unwrap_or_else(|e| {
             panic!("could not start `{cmdline}` in {}: {e}", self.dir.display())
