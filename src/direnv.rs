@@ -7,10 +7,66 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::envrc_loads;
-use crate::error::{CliError, Result};
+use crate::error::CliError;
 use crate::metadata::Record;
-use crate::process::Call;
-use crate::vcs::Vcs;
+use crate::process::{Call, ProcessError};
+use crate::vcs::{Vcs, VcsError};
+
+pub type Result<T> = std::result::Result<T, DirenvError>;
+
+/// Why a workspace's environment is not loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DirenvError {
+    /// The workspace has an `.envrc` but direnv is not on PATH.
+    #[error("{} exists but direnv is not installed", envrc.display())]
+    NotInstalled { envrc: PathBuf },
+    /// The `.envrc` is neither the one allowed before nor the base revision's.
+    #[error("{} differs from the .envrc of the workspace's base revision; not loading it", envrc.display())]
+    EnvrcChanged { envrc: PathBuf },
+    /// A file the `.envrc` loads changed since the workspace was created.
+    #[error("{}, which {} loads, changed since the workspace was created; not loading the environment", file.display(), envrc.display())]
+    LoadChanged { file: PathBuf, envrc: PathBuf },
+    /// A file could not be read or resolved.
+    #[error("could not {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Asking the backend about the base revision failed.
+    #[error(transparent)]
+    Vcs(Box<VcsError>),
+    /// `direnv allow` failed.
+    #[error(transparent)]
+    Allow(#[from] ProcessError),
+}
+
+impl From<VcsError> for DirenvError {
+    fn from(err: VcsError) -> DirenvError {
+        DirenvError::Vcs(Box::new(err))
+    }
+}
+
+impl From<DirenvError> for CliError {
+    fn from(err: DirenvError) -> CliError {
+        let review = "review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)";
+        match err {
+            DirenvError::NotInstalled { .. } => {
+                CliError::failure(err.to_string()).hint(crate::error::install_hint("direnv"))
+            }
+            DirenvError::EnvrcChanged { .. } | DirenvError::LoadChanged { .. } => {
+                CliError::failure(err.to_string()).hint(review)
+            }
+            DirenvError::Io {
+                action,
+                path,
+                source,
+            } => CliError::io(action, &path, &source),
+            DirenvError::Vcs(e) => (*e).into(),
+            DirenvError::Allow(e) => e.into(),
+        }
+    }
+}
 
 /// How a run loads its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,32 +97,22 @@ pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> 
         return Ok(Loader::Direct);
     };
     let envrc = ws.join(".envrc");
-    let bin = crate::process::find("direnv").map_err(|_| {
-        CliError::failure(format!(
-            "{} exists but direnv is not installed",
-            envrc.display()
-        ))
-        .hint(crate::error::install_hint("direnv"))
+    let bin = crate::process::find("direnv").map_err(|_| DirenvError::NotInstalled {
+        envrc: envrc.clone(),
     })?;
     let loads = envrc_loads::current(&ws);
     let envrc_known = record.direnv_allowed && record.envrc_sha256.as_deref() == Some(&digest);
     if !trust && !envrc_known && !matches_base(&envrc, record, vcs)? {
         record.direnv_allowed = false;
-        return Err(CliError::failure(format!(
-            "{} differs from the .envrc of the workspace's base revision; not loading it",
-            envrc.display()
-        ))
-        .hint("review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)"));
+        return Err(DirenvError::EnvrcChanged { envrc });
     }
     if !trust {
         if let Some(changed) = changed_load(&loads, record, vcs)? {
             record.direnv_allowed = false;
-            return Err(CliError::failure(format!(
-                "{}, which {} loads, changed since the workspace was created; not loading the environment",
-                ws.join(&changed).display(),
-                envrc.display()
-            ))
-            .hint("review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)"));
+            return Err(DirenvError::LoadChanged {
+                file: ws.join(&changed),
+                envrc,
+            });
         }
     }
     if !envrc_known {
@@ -116,13 +162,17 @@ fn base_has(file: &str, digest: &str, record: &Record, vcs: &Vcs) -> Result<bool
 
 fn base_commits(record: &Record, vcs: &Vcs) -> Result<Vec<String>> {
     match record.base_commits.is_empty() {
-        true => vcs.resolve_base(None),
+        true => Ok(vcs.resolve_base(None)?),
         false => Ok(record.base_commits.clone()),
     }
 }
 
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
-    let current = fs::read(envrc).map_err(|e| CliError::io("read", envrc, &e))?;
+    let current = fs::read(envrc).map_err(|source| DirenvError::Io {
+        action: "read",
+        path: envrc.to_path_buf(),
+        source,
+    })?;
     if let Some(base) = &record.base_envrc_sha256 {
         return Ok(*base == format!("{:x}", Sha256::digest(&current)));
     }
@@ -139,8 +189,11 @@ fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
 
 /// `direnv allow` on the canonical path, which is the one `direnv exec` will hash.
 pub fn allow(bin: &Path, workspace: &Path) -> Result<()> {
-    let canonical =
-        fs::canonicalize(workspace).map_err(|e| CliError::io("resolve", workspace, &e))?;
+    let canonical = fs::canonicalize(workspace).map_err(|source| DirenvError::Io {
+        action: "resolve",
+        path: workspace.to_path_buf(),
+        source,
+    })?;
     Call::new(bin)
         .arg("allow")
         .arg(&canonical)

@@ -182,7 +182,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         ctx.vcs.names()
     } {
         Ok(list) => list,
-        Err(err) => return (entries.into_values().collect(), Some(err)),
+        Err(err) => return (entries.into_values().collect(), Some(err.into())),
     };
     let mut found = reconcile(ctx, entries.clone(), registered);
     let unknown = found
@@ -191,7 +191,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     if unknown && !drifted {
         match ctx.vcs.list() {
             Ok(list) => found = reconcile(ctx, entries, list),
-            Err(err) => return (found, Some(err)),
+            Err(err) => return (found, Some(err.into())),
         }
     }
     (found, None)
@@ -312,7 +312,7 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
                 }
                 None
             }
-            Err(err) => Some(err),
+            Err(err) => Some(err.into()),
         };
         check_settings(ctx, &mut entry);
         return (Some(entry), warning);

@@ -1,13 +1,14 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
+pub mod error;
 pub mod git;
 pub mod jj;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{CliError, Result};
 pub use crate::repo::Backend;
 use crate::repo::Repo;
+pub use error::{Result, VcsError};
 
 /// A workspace the backend knows by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,19 +111,19 @@ impl Vcs {
     /// Checked before anything is created, without running the backend.
     pub fn check_id(&self, id: &str) -> Result<()> {
         match self {
-            Vcs::Jj(_) if id == jj::MAIN_WORKSPACE => Err(CliError::usage(format!(
-                "workspace id {id:?} is jj's main workspace, which agent-workspace never manages"
-            ))
-            .hint("pick another id; the main workspace is the repository itself")),
+            Vcs::Jj(_) if id == jj::MAIN_WORKSPACE => {
+                Err(VcsError::MainWorkspace { id: id.to_string() })
+            }
             Vcs::Jj(_) => Ok(()),
             Vcs::Git(git) => {
                 let branch = git.branch(id);
                 match crate::refname::branch_problem(&branch) {
                     None => Ok(()),
-                    Some(why) => Err(CliError::usage(format!(
-                        "workspace id {id:?} makes the git branch {branch:?}, which git refuses: {why}"
-                    ))
-                    .hint("pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too")),
+                    Some(why) => Err(VcsError::BadBranch {
+                        id: id.to_string(),
+                        branch,
+                        why: why.to_string(),
+                    }),
                 }
             }
         }
@@ -180,22 +181,22 @@ impl Vcs {
     /// Unregisters workspace `id` and runs `remove` (which deletes its directory): at the same
     /// time for jj, whose forget never touches the directory; one after the other for git,
     /// which expects the directory gone.
-    pub fn forget_removing(
+    pub fn forget_removing<E: From<VcsError>>(
         &self,
         id: &str,
         path: &Path,
-        remove: impl FnOnce() -> Result<()>,
-    ) -> Result<()> {
+        remove: impl FnOnce() -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         match self {
             Vcs::Jj(jj) => {
                 let forgetting = jj.start_forget(id)?;
                 let removed = remove();
-                let forgot = forgetting.wait().map_err(CliError::from);
+                let forgot = forgetting.wait().map_err(|e| E::from(e.into()));
                 removed.and(forgot.map(drop))
             }
             Vcs::Git(git) => {
                 remove()?;
-                git.worktree_forget(path)
+                Ok(git.worktree_forget(path)?)
             }
         }
     }

@@ -88,7 +88,7 @@ fn create_locked(
         Err(err) => {
             // A failed add can leave a registered name and a half-made directory.
             roll_back(ctx, req.id, path, &Created::default());
-            return Err(err);
+            return Err(err.into());
         }
     };
     record.branch = created.branch.clone();

@@ -111,9 +111,13 @@ pub fn remove(
         (Kept::Branch { branch, .. }, true) => Some(
             ctx.vcs
                 .delete_branch(branch, args.force)
-                .map_err(|e| match &e.hint {
-                    Some(hint) => format!("{}; {hint}", e.message),
-                    None => e.message,
+                .map_err(|e| match CliError::from(e) {
+                    CliError {
+                        message,
+                        hint: Some(hint),
+                        ..
+                    } => format!("{message}; {hint}"),
+                    e => e.message,
                 }),
         ),
         _ => None,

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::error::{CliError, Result};
 use crate::process::ProcessError;
+use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Head, Kept};
 
 impl Git {
@@ -59,25 +59,14 @@ impl Git {
 
     /// A failed commit of the uncommitted changes: unstage what `add --all` staged, so the
     /// worktree is left as the agent had it, and say so.
-    fn commit_failed(&self, ws: &Path, e: ProcessError) -> CliError {
+    fn commit_failed(&self, ws: &Path, source: ProcessError) -> VcsError {
         let unstaged = self
             .call(ws)
             .and_then(|c| Ok(c.args(["reset", "--quiet"]).stdout()?));
-        let err = CliError::failure(format!(
-            "could not commit the uncommitted changes of {}; the workspace is kept",
-            ws.display()
-        ))
-        .cause(e.to_string())
-        .cause(e.stderr().to_string());
-        match unstaged {
-            Ok(_) => err.hint(format!(
-                "nothing was left staged; fix the commit (e.g. its signing setup: `git -C {} config commit.gpgsign false`) or commit the changes yourself, then clean again",
-                ws.display()
-            )),
-            Err(reset) => err.cause(reset.to_string()).hint(format!(
-                "the changes are still staged in {}; fix the commit or commit them yourself, then clean again",
-                ws.display()
-            )),
+        VcsError::CommitFailed {
+            ws: ws.to_path_buf(),
+            source: Box::new(source),
+            unstage_failed: unstaged.err().map(Box::new),
         }
     }
 

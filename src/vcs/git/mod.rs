@@ -6,9 +6,9 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use super::{Created, Registered};
-use crate::error::{CliError, Result};
 use crate::process::{Call, ProcessError};
 use crate::repo::Repo;
+use crate::vcs::error::{Result, VcsError};
 
 /// The branch prefix used when `AGENT_WORKSPACE_BRANCH_PREFIX` is not set.
 pub const DEFAULT_PREFIX: &str = "agent-workspace/";
@@ -74,10 +74,10 @@ impl Git {
             .args(["rev-parse", "--verify", "--end-of-options"])
             .arg(format!("{rev}^{{commit}}"))
             .stdout()
-            .map_err(|e| {
-                CliError::failure(format!("cannot resolve revision {rev:?}"))
-                    .cause(e.stderr().to_string())
-                    .hint("pass --base-change a commit, branch or tag that exists")
+            .map_err(|source| VcsError::UnknownRevision {
+                rev: rev.to_string(),
+                backend: crate::repo::Backend::Git,
+                source: Box::new(source),
             })?;
         Ok(vec![out.trim().to_string()])
     }
@@ -109,13 +109,10 @@ impl Git {
         let mut call = self.call(&self.main)?.args(["worktree", "add", "--quiet"]);
         let new_branch = match &tip {
             Some(tip) if explicit && base.first() != Some(tip) => {
-                return Err(CliError::failure(format!(
-                    "branch {branch} already exists at {}, not at the --base-change asked for",
-                    &tip[..tip.len().min(12)]
-                ))
-                .hint(format!(
-                    "drop --base-change to reuse the branch, or delete it: git branch -D {branch}"
-                )))
+                return Err(VcsError::BranchElsewhere {
+                    branch,
+                    tip: tip[..tip.len().min(12)].to_string(),
+                })
             }
             Some(_) => {
                 call = call.arg(path).arg(&branch);
@@ -133,13 +130,12 @@ impl Git {
             if new_branch && self.branch_tip(&branch).ok().flatten().is_some() {
                 let _ = self.delete_branch(&branch, true);
             }
-            return Err(CliError::failure(format!(
-                "could not create git worktree {id:?} at {}",
-                path.display()
-            ))
-            .cause(e.to_string())
-            .cause(e.stderr().to_string())
-            .hint(crate::error::creation_hint(&e)));
+            return Err(VcsError::CreateFailed {
+                what: "git worktree",
+                id: id.to_string(),
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            });
         }
         Ok(Created {
             branch: Some(branch),
@@ -170,13 +166,15 @@ impl Git {
             .stdout();
         match out {
             Ok(_) => Ok(()),
-            Err(e) if !force && e.stderr().contains("is not fully merged") => Err(
-                CliError::failure(format!("branch {branch} is not fully merged"))
-                    .hint("pass --force to delete it anyway"),
-            ),
-            Err(e) => {
-                Err(CliError::from(e).hint(format!("delete it by hand: git branch -D {branch}")))
+            Err(e) if !force && e.stderr().contains("is not fully merged") => {
+                Err(VcsError::NotMerged {
+                    branch: branch.to_string(),
+                })
             }
+            Err(source) => Err(VcsError::BranchDelete {
+                branch: branch.to_string(),
+                source: Box::new(source),
+            }),
         }
     }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::stale::{recovery_dir, Probe};
 use super::{workspace_revset, Jj};
-use crate::error::Result;
+use crate::vcs::error::Result;
 use crate::vcs::Kept;
 use crate::vcs::COMMIT_TEMPLATE_JJ;
 

@@ -10,9 +10,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Registered;
-use crate::error::{CliError, Result};
 use crate::process::{Call, ProcessError};
 use crate::repo::Repo;
+use crate::vcs::error::{Result, VcsError};
 
 /// The name jj gives the repository's main workspace.
 pub const MAIN_WORKSPACE: &str = "default";
@@ -50,7 +50,7 @@ impl Jj {
 
     /// Explains a failed call: a jj older than [`MIN_VERSION`] is named as the cause. The
     /// version is only asked when something failed, so working calls cost no extra process.
-    fn explain(&self, err: ProcessError) -> CliError {
+    fn explain(&self, err: ProcessError) -> VcsError {
         let Ok(path) = self.binary() else {
             return err.into();
         };
@@ -60,18 +60,15 @@ impl Jj {
             .unwrap_or_default();
         match parse_version(&out) {
             Some(v) if v >= MIN_VERSION => err.into(),
-            _ => CliError::failure(format!(
-                "{} is {}; agent-workspace needs jj {}.{} or newer",
-                path.display(),
-                if out.trim().is_empty() {
-                    "of an unknown version"
+            _ => VcsError::TooOld {
+                path: path.to_path_buf(),
+                version: if out.trim().is_empty() {
+                    "of an unknown version".into()
                 } else {
-                    out.trim()
+                    out.trim().to_string()
                 },
-                MIN_VERSION.0,
-                MIN_VERSION.1
-            ))
-            .hint(crate::error::install_hint("jj")),
+                min: MIN_VERSION,
+            },
         }
     }
 
@@ -153,21 +150,21 @@ impl Jj {
         let out = call
             .arg(format!("--revisions={revset}"))
             .stdout()
-            .map_err(|e| {
-                CliError::failure(format!("cannot resolve revision {revset:?}"))
-                    .cause(e.stderr().to_string())
-                    .hint("pass --base-change a change id, commit id or bookmark that exists")
+            .map_err(|source| VcsError::UnknownRevision {
+                rev: revset.to_string(),
+                backend: crate::repo::Backend::Jj,
+                source: Box::new(source),
             })?;
         let commits: Vec<String> = out.lines().map(str::to_string).collect();
         match commits.len() {
-            0 => Err(
-                CliError::failure(format!("revision {revset:?} names no commit"))
-                    .hint("pass --base-change a revision that names one commit"),
-            ),
-            n if n > 1 && rev.is_some() => Err(CliError::failure(format!(
-                "revision {revset:?} names more than one commit"
-            ))
-            .hint("pass --base-change a single revision")),
+            0 => Err(VcsError::NotOneCommit {
+                rev: revset.to_string(),
+                many: false,
+            }),
+            n if n > 1 && rev.is_some() => Err(VcsError::NotOneCommit {
+                rev: revset.to_string(),
+                many: true,
+            }),
             _ => Ok(commits),
         }
     }
@@ -179,15 +176,14 @@ impl Jj {
         for commit in base {
             call = call.arg(format!("--revision={commit}"));
         }
-        call.arg(path).stdout().map_err(|e| {
-            CliError::failure(format!(
-                "could not create jj workspace {id:?} at {}",
-                path.display()
-            ))
-            .cause(e.to_string())
-            .cause(e.stderr().to_string())
-            .hint(crate::error::creation_hint(&e))
-        })?;
+        call.arg(path)
+            .stdout()
+            .map_err(|source| VcsError::CreateFailed {
+                what: "jj workspace",
+                id: id.to_string(),
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            })?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Jj;
-use crate::error::{CliError, Result};
+use crate::vcs::error::{CarryFailure, Result, VcsError};
 use crate::{recovery, tree};
 
 /// What querying a workspace's working copy found.
@@ -39,10 +39,10 @@ impl Jj {
         match self.probe(ws, "''")? {
             Probe::Fresh(_) => Ok(false),
             Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
-            Probe::Unknown => Err(crate::error::unregistered(
-                &ws.file_name().unwrap_or_default().to_string_lossy(),
-                ws,
-            )),
+            Probe::Unknown => Err(VcsError::Unregistered {
+                id: ws.file_name().unwrap_or_default().to_string_lossy().into(),
+                path: ws.to_path_buf(),
+            }),
         }
     }
 
@@ -50,11 +50,12 @@ impl Jj {
     /// back afterwards, so edits jj never recorded survive the update; if putting them back
     /// fails, the error names where they are kept.
     pub(super) fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
-        let kept = |e: std::io::Error| {
-            CliError::io("carry the edits of the stale working copy", ws, &e).hint(format!(
-                "its files are kept in {}",
-                recovery::files(scratch).display()
-            ))
+        let kept = |e: std::io::Error| VcsError::Carry {
+            action: "carry the edits of the stale working copy",
+            path: ws.to_path_buf(),
+            source: Box::new(e.into()),
+            kept: recovery::files(scratch),
+            resumes: false,
         };
         if !recovery::is_complete(scratch) {
             // A partial copy from an interrupted repair: the workspace was not touched yet.
@@ -69,19 +70,14 @@ impl Jj {
     /// waits for a still-running one through jj's working-copy lock), the copy mirrored over
     /// the workspace, a snapshot, and only then the copy removed. Safe to repeat.
     fn finish_recovery(&self, ws: &Path, scratch: &Path) -> Result<()> {
-        let named = |e: CliError| {
-            e.hint(format!(
-                "the workspace's files are kept in {}; the next run or clean of it resumes",
-                recovery::files(scratch).display()
-            ))
+        let named = |source: CarryFailure| VcsError::Carry {
+            action: "carry the edits of the stale working copy",
+            path: ws.to_path_buf(),
+            source: Box::new(source),
+            kept: recovery::files(scratch),
+            resumes: true,
         };
-        let io = |e: std::io::Error| {
-            named(CliError::io(
-                "carry the edits of the stale working copy",
-                ws,
-                &e,
-            ))
-        };
+        let io = |e: std::io::Error| named(e.into());
         self.call(ws)?
             .args(["workspace", "update-stale"])
             .stdout()
@@ -102,9 +98,9 @@ impl Jj {
             return self.finish_recovery(ws, scratch).map(|()| true);
         }
         if recovery::exists(scratch) {
-            recovery::discard(scratch).map_err(|e| {
-                CliError::io("remove the partial copy", scratch, &e)
-                    .hint("remove it by hand; the workspace itself was not touched")
+            recovery::discard(scratch).map_err(|source| VcsError::PartialCopy {
+                path: scratch.to_path_buf(),
+                source,
             })?;
         }
         Ok(false)

@@ -1,0 +1,188 @@
+//! What can go wrong in a backend call, as types callers can match on; the command layer
+//! turns them into the one user-facing error form through `From<VcsError> for CliError`.
+
+use std::path::PathBuf;
+
+use crate::error::CliError;
+use crate::process::ProcessError;
+use crate::repo::Backend;
+
+pub type Result<T> = std::result::Result<T, VcsError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum VcsError {
+    /// A jj or git call failed (or could not start).
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    /// jj answered, but is older than the oldest version this tool supports.
+    #[error("{path} is {version}; agent-workspace needs jj {}.{} or newer", min.0, min.1)]
+    TooOld {
+        path: PathBuf,
+        version: String,
+        min: (u32, u32),
+    },
+    /// The id names jj's main workspace.
+    #[error("workspace id {id:?} is jj's main workspace, which agent-workspace never manages")]
+    MainWorkspace { id: String },
+    /// The id makes a branch name git refuses.
+    #[error("workspace id {id:?} makes the git branch {branch:?}, which git refuses: {why}")]
+    BadBranch {
+        id: String,
+        branch: String,
+        why: String,
+    },
+    /// A revision the backend cannot resolve.
+    #[error("cannot resolve revision {rev:?}")]
+    UnknownRevision {
+        rev: String,
+        backend: Backend,
+        source: Box<ProcessError>,
+    },
+    /// A revision that resolves to no commit, or to several where one is needed.
+    #[error("revision {rev:?} names {}", if *.many { "more than one commit" } else { "no commit" })]
+    NotOneCommit { rev: String, many: bool },
+    /// The workspace's branch already exists elsewhere than the base asked for.
+    #[error("branch {branch} already exists at {tip}, not at the --base-change asked for")]
+    BranchElsewhere { branch: String, tip: String },
+    /// The backend refused to create the workspace.
+    #[error("could not create {what} {id:?} at {}", path.display())]
+    CreateFailed {
+        what: &'static str,
+        id: String,
+        path: PathBuf,
+        source: Box<ProcessError>,
+    },
+    /// `git branch -d` refused a branch with commits no other branch has.
+    #[error("branch {branch} is not fully merged")]
+    NotMerged { branch: String },
+    /// Deleting a branch failed for another reason.
+    #[error("could not delete branch {branch}")]
+    BranchDelete {
+        branch: String,
+        source: Box<ProcessError>,
+    },
+    /// Committing a worktree's uncommitted changes failed; `unstaged` says whether what was
+    /// staged for it was unstaged again.
+    #[error("could not commit the uncommitted changes of {}; the workspace is kept", ws.display())]
+    CommitFailed {
+        ws: PathBuf,
+        source: Box<ProcessError>,
+        unstage_failed: Option<Box<VcsError>>,
+    },
+    /// The backend no longer knows the workspace at `path`.
+    #[error("the backend no longer knows workspace {id:?}")]
+    Unregistered { id: String, path: PathBuf },
+    /// A partial copy an interrupted repair left could not be removed.
+    #[error("could not remove the partial copy {}", path.display())]
+    PartialCopy {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Carrying a stale working copy's files across its update failed; they are kept in
+    /// `kept`, and the next run or clean resumes when `resumes`.
+    #[error("could not {action} {}", path.display())]
+    Carry {
+        action: &'static str,
+        path: PathBuf,
+        source: Box<CarryFailure>,
+        kept: PathBuf,
+        resumes: bool,
+    },
+}
+
+/// What failed while carrying files across a stale working copy's update.
+#[derive(Debug, thiserror::Error)]
+pub enum CarryFailure {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+}
+
+impl From<VcsError> for CliError {
+    fn from(err: VcsError) -> CliError {
+        let message = err.to_string();
+        match err {
+            VcsError::Process(e) => e.into(),
+            VcsError::TooOld { .. } => {
+                CliError::failure(message).hint(crate::error::install_hint("jj"))
+            }
+            VcsError::MainWorkspace { .. } => CliError::usage(message)
+                .hint("pick another id; the main workspace is the repository itself"),
+            VcsError::BadBranch { .. } => CliError::usage(message).hint(
+                "pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too",
+            ),
+            VcsError::UnknownRevision {
+                backend, source, ..
+            } => CliError::failure(message)
+                .cause(source.stderr().to_string())
+                .hint(match backend {
+                    Backend::Jj => {
+                        "pass --base-change a change id, commit id or bookmark that exists"
+                    }
+                    Backend::Git => "pass --base-change a commit, branch or tag that exists",
+                }),
+            VcsError::NotOneCommit { many, .. } => CliError::failure(message).hint(if many {
+                "pass --base-change a single revision"
+            } else {
+                "pass --base-change a revision that names one commit"
+            }),
+            VcsError::PartialCopy { path, source } => {
+                CliError::io("remove the partial copy", &path, &source)
+                    .hint("remove it by hand; the workspace itself was not touched")
+            }
+            VcsError::BranchElsewhere { branch, .. } => CliError::failure(message).hint(format!(
+                "drop --base-change to reuse the branch, or delete it: git branch -D {branch}"
+            )),
+            VcsError::CreateFailed { source, .. } => CliError::failure(message)
+                .cause(source.to_string())
+                .cause(source.stderr().to_string())
+                .hint(crate::error::creation_hint(&source)),
+            VcsError::NotMerged { .. } => {
+                CliError::failure(message).hint("pass --force to delete it anyway")
+            }
+            VcsError::BranchDelete { branch, source } => CliError::from(*source)
+                .hint(format!("delete it by hand: git branch -D {branch}")),
+            VcsError::CommitFailed {
+                ws,
+                source,
+                unstage_failed,
+            } => {
+                let err = CliError::failure(message)
+                    .cause(source.to_string())
+                    .cause(source.stderr().to_string());
+                match unstage_failed {
+                    None => err.hint(format!(
+                        "nothing was left staged; fix the commit (e.g. its signing setup: `git -C {} config commit.gpgsign false`) or commit the changes yourself, then clean again",
+                        ws.display()
+                    )),
+                    Some(reset) => err.cause(reset.to_string()).hint(format!(
+                        "the changes are still staged in {}; fix the commit or commit them yourself, then clean again",
+                        ws.display()
+                    )),
+                }
+            }
+            VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
+            VcsError::Carry {
+                action,
+                path,
+                source,
+                kept,
+                resumes,
+            } => {
+                let err = match *source {
+                    CarryFailure::Io(e) => CliError::io(action, &path, &e),
+                    CarryFailure::Process(e) => e.into(),
+                };
+                err.hint(if resumes {
+                    format!(
+                        "the workspace's files are kept in {}; the next run or clean of it resumes",
+                        kept.display()
+                    )
+                } else {
+                    format!("its files are kept in {}", kept.display())
+                })
+            }
+        }
+    }
+}
