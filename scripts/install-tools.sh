@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the tools agent-workspace and its tests use, skipping those already present:
-# jj 0.45.1, direnv, just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# jj 0.45.1, direnv, bubblewrap (for --sandbox), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
 # needed to build jj. Safe to rerun; never prompts.
 #
@@ -163,6 +163,17 @@ install_just() {
   hash -r
 }
 
+ensure_bwrap() {
+  if command -v bwrap >/dev/null 2>&1; then
+    report bubblewrap present "$(bwrap --version)"
+    return
+  fi
+  system_install bubblewrap
+  hash -r
+  command -v bwrap >/dev/null 2>&1 || die "bwrap is still missing after installing bubblewrap"
+  report bubblewrap installed "$(bwrap --version)"
+}
+
 ensure_just() {
   if just_ok; then
     report just present "just $(version_of just --version)"
@@ -202,6 +213,7 @@ ensure_nix_instantiate() {
 
 ensure_git
 ensure_direnv
+ensure_bwrap
 ensure_just
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi

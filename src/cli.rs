@@ -36,6 +36,40 @@ pub struct GlobalArgs {
     pub backend: Option<Backend>,
 }
 
+/// The sandbox flags of `run` and `shell`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SandboxArgs {
+    /// Confine the command (direnv included) with bubblewrap: it can write only this
+    /// workspace, what jj or git needs, a private /tmp and --allow-write paths
+    #[arg(long)]
+    pub sandbox: bool,
+    /// With --sandbox: remove the network (only loopback remains)
+    #[arg(long, requires = "sandbox")]
+    pub no_network: bool,
+    /// With --sandbox: also let the command write PATH (repeatable; also
+    /// $AGENT_WORKSPACE_SANDBOX_WRITE, separated like PATH)
+    #[arg(long, requires = "sandbox", value_name = "PATH")]
+    pub allow_write: Vec<PathBuf>,
+}
+
+impl SandboxArgs {
+    /// bubblewrap, found and probed, with the options asked for; `None` without --sandbox.
+    pub fn prepare(&self) -> Result<Option<crate::launch::Sandboxing>, CliError> {
+        if !self.sandbox {
+            return Ok(None);
+        }
+        let bwrap = crate::sandbox::find()?;
+        let writable = crate::sandbox::writable(&self.allow_write)?;
+        Ok(Some(crate::launch::Sandboxing {
+            bwrap,
+            options: crate::sandbox::Options {
+                network: !self.no_network,
+                writable,
+            },
+        }))
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Run(crate::commands::run::RunArgs),

@@ -4,19 +4,28 @@
 use std::ffi::OsString;
 use std::fs;
 use std::os::fd::RawFd;
+use std::path::PathBuf;
 
 use crate::context::Context;
 use crate::direnv::Loader;
 use crate::error::{CliError, Result};
 use crate::metadata::{self, Record};
 use crate::process::{self, Child, Ending, TRAMPOLINE};
+use crate::sandbox;
 use crate::vars;
 
 /// A command ready to start in a workspace.
 pub struct Launch {
     child: Child,
     through_direnv: bool,
+    sandboxed: bool,
     workspace: String,
+}
+
+/// A sandbox to start the command in: bubblewrap (found and probed) and the options.
+pub struct Sandboxing {
+    pub bwrap: PathBuf,
+    pub options: sandbox::Options,
 }
 
 impl Launch {
@@ -28,6 +37,7 @@ impl Launch {
         loader: Loader,
         command: &[OsString],
         lease: Option<RawFd>,
+        sandboxing: Option<&Sandboxing>,
     ) -> Result<Launch> {
         let ws = &record.workspace_path;
         let mut env: Vec<(OsString, OsString)> = vec![
@@ -49,8 +59,17 @@ impl Launch {
                 .cause(e.to_string())
                 .hint("run agent-workspace by a path that still exists")
         })?;
-        let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
         let mut argv: Vec<OsString> = vec![];
+        if let Some(sandboxing) = sandboxing {
+            let tag = match sandboxing.options.network {
+                true => "bwrap",
+                false => "bwrap,no-network",
+            };
+            env.push((vars::SANDBOX.into(), tag.into()));
+            argv.push(sandboxing.bwrap.clone().into());
+            argv.extend(sandbox_args(ctx, ws, &me, &loader, &sandboxing.options)?);
+        }
+        let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
         let through_direnv = match loader {
             Loader::Direct => false,
             Loader::Direnv(bin) => {
@@ -70,10 +89,12 @@ impl Launch {
             dir: ws.clone(),
             env,
             lease,
+            sandboxed: sandboxing.is_some(),
         };
         Ok(Launch {
             child,
             through_direnv,
+            sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
         })
     }
@@ -81,6 +102,7 @@ impl Launch {
     /// Runs the command to completion; an error means it never started.
     pub fn run(self) -> Result<Ending> {
         let (through_direnv, workspace) = (self.through_direnv, self.workspace);
+        let sandboxed = self.sandboxed;
         let (ending, started) = process::run_child(self.child).map_err(|e| {
             CliError::failure("could not start the command")
                 .cause(e.to_string())
@@ -94,6 +116,10 @@ impl Launch {
             Ending::Signaled(sig) => format!("signal {sig}"),
         };
         Err(match through_direnv {
+            _ if sandboxed => CliError::failure(format!(
+                "the sandbox (bubblewrap) or what runs in it failed before the command started ({how})"
+            ))
+            .hint("see bubblewrap's or direnv's message above; the command was not run, confined or not"),
             true => CliError::failure(format!(
                 "`direnv exec {workspace}` failed before the command started ({how})"
             ))
@@ -104,4 +130,34 @@ impl Launch {
             .hint("run agent-workspace by a path that still exists and is executable"),
         })
     }
+}
+
+/// bubblewrap's arguments for a run in `ws`: what must stay readable although it lives under
+/// `/tmp` (this binary, direnv, the user's configuration, PATH) is put back read-only.
+fn sandbox_args(
+    ctx: &Context,
+    ws: &std::path::Path,
+    me: &std::path::Path,
+    loader: &Loader,
+    options: &sandbox::Options,
+) -> Result<Vec<OsString>> {
+    let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+    let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
+    let mut readable: Vec<PathBuf> = vec![me.to_path_buf()];
+    if let Loader::Direnv(bin) = loader {
+        readable.push(bin.clone());
+    }
+    for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "JJ_CONFIG"] {
+        readable.extend(vars::raw(key).map(PathBuf::from));
+    }
+    readable.extend(std::env::split_paths(
+        &vars::raw("PATH").unwrap_or_default(),
+    ));
+    let scope = sandbox::Scope {
+        repo: &ctx.repo,
+        workspace: &canonical,
+        namespace_dir: &namespace_dir,
+        readable,
+    };
+    Ok(sandbox::args(options, &scope))
 }

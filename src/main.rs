@@ -20,6 +20,7 @@ mod recovery;
 mod refname;
 mod repo;
 mod report;
+mod sandbox;
 mod signals;
 mod state;
 mod tree;

@@ -177,6 +177,9 @@ pub struct Child {
     /// A descriptor the guard inherits and keeps open for as long as any process of the run
     /// lives: the workspace's lease.
     pub lease: Option<RawFd>,
+    /// Started inside a sandbox's own pid namespace: the guard's parent there is not the
+    /// supervisor (the sandbox ends with the supervisor instead).
+    pub sandboxed: bool,
 }
 
 /// The hidden subcommand that runs the guard (`commands/exec.rs`).
@@ -223,7 +226,8 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
     let parent = std::process::id() as libc::pid_t;
     let write_fd = writer.as_raw_fd();
     let lease = child.lease.unwrap_or(-1);
-    cmd.env(GUARD_VAR, format!("{write_fd}:{parent}:{lease}"));
+    let watched = if child.sandboxed { 0 } else { parent };
+    cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}"));
     // SAFETY: the closure only calls async-signal-safe libc functions.
     unsafe {
         cmd.pre_exec(move || {

@@ -225,3 +225,18 @@ pub fn print_notes(notes: &[Note]) {
         eprintln!("{}", note(n));
     }
 }
+
+/// How a run was sandboxed, in a few words: `no`, or `bwrap` with its options.
+pub fn sandbox(options: Option<&crate::sandbox::Options>) -> String {
+    let Some(options) = options else {
+        return "no".into();
+    };
+    let mut words = vec!["bwrap".to_string()];
+    if !options.network {
+        words.push("no network".into());
+    }
+    for path in &options.writable {
+        words.push(format!("writes {}", path.display()));
+    }
+    words.join(", ")
+}

@@ -20,6 +20,11 @@ pub const SHELL: &str = "SHELL";
 /// Passed to direnv; unset means its status lines are silenced.
 pub const DIRENV_LOG_FORMAT: &str = "DIRENV_LOG_FORMAT";
 
+/// Extra paths a sandboxed run may write (separated like PATH).
+pub const SANDBOX_WRITE: &str = "AGENT_WORKSPACE_SANDBOX_WRITE";
+
+/// Set for the command of a sandboxed run: `bwrap`, or `bwrap,no-network`.
+pub const SANDBOX: &str = "AGENT_WORKSPACE_SANDBOX";
 /// Set for the command: the workspace id.
 pub const ID: &str = "AGENT_WORKSPACE_ID";
 /// Set for the command: the workspace directory.

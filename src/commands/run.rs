@@ -43,6 +43,8 @@ pub struct RunArgs {
     /// Wait for a live run in this workspace to finish instead of failing
     #[arg(long)]
     pub wait: bool,
+    #[command(flatten)]
+    pub sandbox: crate::cli::SandboxArgs,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -53,8 +55,13 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     signals::install();
     let ctx = Context::open(ctx_args)?;
     ctx.vcs.check_id(&args.id)?;
-    ctx.layout.ensure(&ctx.repo)?;
     let path = ctx.layout.workspace(&args.id);
+    if crate::sandbox::inside(&args.id, &path) {
+        // Already confined: a nested run of the sandboxed run, in the same sandbox.
+        return run_nested(args, &path);
+    }
+    let sandboxing = args.sandbox.prepare()?;
+    ctx.layout.ensure(&ctx.repo)?;
     let known_before = ctx.layout.lease(&args.id).exists();
     let Some(lease) = take_lease(&ctx, args, &path)? else {
         return run_nested(args, &path);
@@ -68,7 +75,8 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, trust).inspect_err(|_| {
             let _ = metadata::save(&record);
         })?;
-    let code = supervise(&ctx, &mut record, loader, &args.command, &lease)?;
+    record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
+    let code = supervise(&ctx, &mut record, loader, &args.command, &lease, sandboxing)?;
     if args.cleanup && record.status == Status::Done {
         remove_after_run(&ctx, &args.id, lease)?;
     }
@@ -205,13 +213,21 @@ fn supervise(
     loader: Loader,
     command: &[OsString],
     lease: &Lock,
+    sandboxing: Option<crate::launch::Sandboxing>,
 ) -> Result<i32> {
     let started = Instant::now();
     let pid = std::process::id();
     let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
     record.start_run(argv.collect(), pid, liveness::start_time(pid));
     metadata::save(record)?;
-    let launch = crate::launch::Launch::new(ctx, record, loader, command, Some(lease.fd()))?;
+    let launch = crate::launch::Launch::new(
+        ctx,
+        record,
+        loader,
+        command,
+        Some(lease.fd()),
+        sandboxing.as_ref(),
+    )?;
     let outcome = launch.run();
     let (status, code, signal) = match &outcome {
         Ok(ending) => judge(*ending),

@@ -22,6 +22,8 @@ pub struct ShellArgs {
     /// Allow the workspace's .envrc even if it differs from its base revision's
     #[arg(long)]
     pub trust_envrc: bool,
+    #[command(flatten)]
+    pub sandbox: crate::cli::SandboxArgs,
 }
 
 pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
@@ -29,6 +31,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     signals::install();
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
+    let sandboxing = args.sandbox.prepare()?;
     let req = Request {
         id: &args.id,
         base_change: None,
@@ -44,6 +47,14 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     let mut record = opened?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
     let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
-    let ending = Launch::new(&ctx, &record, loader, &[shell.into()], None)?.run()?;
+    let ending = Launch::new(
+        &ctx,
+        &record,
+        loader,
+        &[shell.into()],
+        None,
+        sandboxing.as_ref(),
+    )?
+    .run()?;
     Ok(ending.code())
 }

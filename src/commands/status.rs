@@ -221,6 +221,7 @@ fn describe(entry: &Entry, out: &mut String) {
             "not used"
         },
     );
+    field("sandbox", &crate::report::sandbox(r.sandbox.as_ref()));
     if r.runs.is_empty() {
         return;
     }

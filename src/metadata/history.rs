@@ -16,6 +16,9 @@ pub struct Run {
     pub command: Vec<String>,
     pub workflow: Option<String>,
     pub pid: Option<u32>,
+    /// How the run was sandboxed; none when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Options>,
 }
 
 impl Record {
@@ -57,6 +60,7 @@ impl Record {
             command: self.command.clone(),
             workflow: self.workflow.clone(),
             pid: self.pid,
+            sandbox: self.sandbox.clone(),
         });
     }
 

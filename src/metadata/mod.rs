@@ -103,6 +103,9 @@ pub struct Record {
     /// so the warm path asks jj again only after the repository changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_op_heads: Option<String>,
+    /// How the current (or last) run was sandboxed; none when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Options>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.
@@ -333,6 +336,7 @@ mod tests {
                 command: vec![],
                 workflow: None,
                 pid: None,
+                sandbox: None,
             });
         }
         assert_eq!(record.runs.len(), MAX_RUNS);

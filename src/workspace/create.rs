@@ -166,6 +166,7 @@ pub(super) fn new_record(
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
         extra: Default::default(),
+        sandbox: None,
         origin: Default::default(),
     }
 }

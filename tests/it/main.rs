@@ -23,6 +23,7 @@ mod nested;
 mod recovery;
 mod reliability;
 mod run;
+mod sandbox;
 mod sha256;
 mod shell;
 mod status;
