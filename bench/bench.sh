@@ -21,7 +21,8 @@
 #   STATUS_FRESH_RUNS       status runs right after a repository change [full: 9; quick: 5]
 #   RESULTS                 results file [bench/results/<full|quick>.md]
 #   RAW_DIR                 hyperfine JSON/CSV, samples and logs [bench/results/<mode>-raw]
-#   CASES                   cases to run [warm cold parallel status]
+#   CASES                   cases to run [warm sandbox cold parallel status]; sandbox runs on
+#                           the first size only
 #   SETTLE_SECONDS          pause after `sync` before timed loops [3]
 #   KEEP_SCRATCH=1          keep the scratch directory (its path is printed)
 set -euo pipefail
@@ -57,7 +58,7 @@ else
     WARM_RUNS=${WARM_RUNS:-20}
     WARM_ROUNDS=${WARM_ROUNDS:-3}
 fi
-CASES=${CASES:-warm cold parallel status}
+CASES=${CASES:-warm sandbox cold parallel status}
 STATUS_FRESH_RUNS=${STATUS_FRESH_RUNS:-$([[ $mode == quick ]] && echo 5 || echo 9)}
 PAR_N=${PAR_N:-16}
 STATUS_N=${STATUS_N:-1000}
@@ -400,6 +401,32 @@ bench_warm() { # bench_warm SIZE REPO
     fi
 }
 
+bench_sandbox() { # bench_sandbox SIZE REPO: a sandboxed warm run against an unsandboxed one
+    local size=$1 repo=$2 label med round all=""
+    label=$(size_label "$size")
+    cd "$repo"
+    quiet "$AW" run w -- true
+    quiet "$AW" run --sandbox w -- true || die "run --sandbox fails here (is bubblewrap usable?)"
+    say "[$label] sandboxed warm runs ($WARM_ROUNDS rounds of $WARM_RUNS runs each, hyperfine -N)"
+    for ((round = 1; round <= WARM_ROUNDS; round++)); do
+        if ((round % 2)); then
+            all+=$(hyperfine_medians "sandbox-$label-$round" --warmup 5 --runs "$WARM_RUNS" \
+                -n sandboxed "$AW run --sandbox w -- true" \
+                -n unsandboxed "$AW run w -- true")$'\n'
+        else
+            all+=$(hyperfine_medians "sandbox-$label-$round" --warmup 5 --runs "$WARM_RUNS" \
+                -n unsandboxed "$AW run w -- true" \
+                -n sandboxed "$AW run --sandbox w -- true")$'\n'
+        fi
+    done
+    med=$(for name in sandboxed unsandboxed; do
+        # shellcheck disable=SC2046 # one number per round
+        echo "$name $(median $(awk -v n="$name" '$1 == n { print $2 }' <<<"$all"))"
+    done)
+    row "warm \`run --sandbox w -- true\` vs \`run w -- true\`" "$label" \
+        "$(pick "$med" sandboxed)" "$(pick "$med" unsandboxed)" ratio 1.5
+}
+
 bench_cold_and_clean() { # bench_cold_and_clean SIZE REPO
     local size=$1 repo=$2 label n i ours=() floor=() cours=() cfloor=() ns
     label=$(size_label "$size")
@@ -619,6 +646,9 @@ for size in $SIZES; do
     echo "repository of $size files: created and committed in $(us_to_ms $((${EPOCHREALTIME/./} - s))) ms" >>"$NOTES"
     settle
     wants warm && bench_warm "$size" "$repo"
+    if wants sandbox && [[ $size == "${SIZES%% *}" ]]; then
+        bench_sandbox "$size" "$repo"
+    fi
     wants cold && bench_cold_and_clean "$size" "$repo"
     if wants parallel && [[ " $PAR_SIZES " == *" $size "* ]]; then
         bench_parallel "$size" "$repo"

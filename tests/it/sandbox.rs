@@ -356,3 +356,43 @@ fn shell_sandbox_confines_the_shell() {
     assert!(out.stdout.contains("confined"), "{}", out.stdout);
     assert!(!repo.join("outside.txt").exists());
 }
+
+/// Inside a container that dropped every capability (here: an outer bubblewrap with
+/// `--cap-drop ALL`), bubblewrap cannot make a sandbox: the probe says so and why, and the
+/// command does not run.
+#[test]
+fn an_unusable_bubblewrap_stops_the_run_with_the_known_cause() {
+    if !sandbox_available() {
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let marker = env.path().join("ran");
+    let root = env.path().display().to_string();
+    let out = env
+        .cmd("bwrap", &repo)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--bind", &root, &root, "--cap-drop", "ALL", "--"])
+        .arg(crate::harness::AW)
+        .args(["run", "--sandbox", "w", "--", "touch"])
+        .arg(&marker)
+        .run();
+    out.assert_code(125);
+    assert!(!marker.exists(), "the command ran unconfined");
+    assert!(!env.ws_path(&repo, "w").exists(), "a workspace was created");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("Error: bubblewrap cannot create a sandbox here: ")
+            && lines[0].contains("Operation not permitted"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("Hint: the container drops the capabilities")
+                && l.ends_with("agent-workspace never runs a --sandbox command unconfined")
+        ),
+        "{}",
+        out.stderr
+    );
+}
