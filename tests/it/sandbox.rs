@@ -42,6 +42,8 @@ try home-write 'echo x > {home}/intruder.txt'
 try etc-write 'echo x > /etc/intruder.txt'
 try tmp-write 'echo x > {tmp}'
 try remount 'mount -o remount,bind,rw / && echo x > {repo}/outside.txt'
+try git-config 'echo "[core]" >> {repo}/.git/config'
+try git-hooks 'echo x > {repo}/.git/hooks/pre-commit'
 echo "sandbox=$AGENT_WORKSPACE_SANDBOX"
 echo "envrc=$AW_TEST_VAR"
 "#,
@@ -79,6 +81,8 @@ fn confines_writes_and_hides_the_main_checkout(backend: Backend) {
         "etc-write denied",
         "tmp-write ok",
         "remount denied",
+        "git-config denied",
+        "git-hooks denied",
         "sandbox=bwrap",
         "envrc=from-envrc",
     ] {
@@ -167,7 +171,74 @@ fn a_nested_run_stays_in_the_sandbox(backend: Backend) {
     assert!(!repo.join("escape.txt").exists());
 }
 
+/// The same confinement for a user file permissions apply to (where the tests run as root,
+/// an unprivileged user: bubblewrap then makes a user namespace).
+fn an_unprivileged_user_is_confined_the_same(backend: Backend) {
+    if !sandbox_available() {
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let script = format!(
+        "echo x > inside.txt; echo y > {repo}/outside.txt 2>/dev/null || echo main-denied; \
+         cat {repo}/a.txt 2>/dev/null || echo read-denied; \
+         echo z >> {repo}/.git/config 2>/dev/null || echo config-denied",
+        repo = repo.display()
+    );
+    let out = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c", &script])
+        .run_unprivileged();
+    out.assert_ok();
+    for line in ["main-denied", "read-denied", "config-denied"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "no {line:?} in:\n{}",
+            out.stdout
+        );
+    }
+    assert!(!repo.join("outside.txt").exists());
+    assert!(env.ws_path(&repo, "w").join("inside.txt").is_file());
+}
+
+/// While a sandboxed run lives, `status` says so and a second run waits with `--wait`.
+fn a_live_sandboxed_run_holds_its_workspace(backend: Backend) {
+    if !sandbox_available() {
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let release = ws.join("release");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg("touch started; while [ ! -e release ]; do sleep 0.05; done")
+        .spawn();
+    wait_for_file(&ws.join("started"));
+    let status = env.aw(&repo, ["status", "--json", "w"]);
+    assert!(status.stdout.contains("\"running\""), "{}", status.stdout);
+    let busy = env.aw(&repo, ["run", "w", "--", "true"]);
+    busy.assert_code(125);
+    assert!(
+        busy.stderr
+            .starts_with("Error: workspace \"w\" is busy: pid "),
+        "{}",
+        busy.stderr
+    );
+    let waiting = env
+        .aw_cmd(&repo)
+        .args(["run", "--wait", "w", "--", "true"])
+        .spawn();
+    fs::write(&release, "").unwrap();
+    running.wait().assert_ok();
+    waiting.wait().assert_ok();
+}
+
 crate::both_backends!(
+    an_unprivileged_user_is_confined_the_same,
+    a_live_sandboxed_run_holds_its_workspace,
     confines_writes_and_hides_the_main_checkout,
     commits_made_in_the_sandbox_reach_the_repository,
     exit_codes_and_sigterm_are_unchanged,
@@ -311,27 +382,6 @@ fn sandbox_options_need_sandbox() {
     assert!(out.stderr.starts_with("Error: "), "{}", out.stderr);
     assert!(out.stderr.contains("--sandbox"), "{}", out.stderr);
     assert!(!env.ws_path(&repo, "w").exists());
-}
-
-#[test]
-fn an_unprivileged_user_is_confined_too() {
-    if !sandbox_available() {
-        return;
-    }
-    let env = TestEnv::new();
-    let repo = Backend::Git.repo(&env);
-    let script = format!(
-        "echo x > inside.txt && (echo y > {}/outside.txt 2>/dev/null && echo escaped || echo confined)",
-        repo.display()
-    );
-    let out = env
-        .aw_cmd(&repo)
-        .args(["run", "--sandbox", "w", "--", "sh", "-c", &script])
-        .run_unprivileged();
-    out.assert_ok();
-    assert!(out.stdout.contains("confined"), "{}", out.stdout);
-    assert!(!repo.join("outside.txt").exists());
-    assert!(env.ws_path(&repo, "w").join("inside.txt").is_file());
 }
 
 #[test]
