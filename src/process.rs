@@ -96,6 +96,12 @@ impl Call {
         self.start()?.wait()
     }
 
+    /// Runs the call and returns its stdout and stderr when it exits 0 (for calls whose
+    /// warnings matter even when they succeed).
+    pub fn output(self) -> Result<(String, String), ProcessError> {
+        self.start()?.wait_both()
+    }
+
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
@@ -132,6 +138,11 @@ pub struct Started {
 impl Started {
     /// Waits for the call and returns its stdout when it exited 0.
     pub fn wait(self) -> Result<String, ProcessError> {
+        self.wait_both().map(|(stdout, _)| stdout)
+    }
+
+    /// Waits for the call and returns its stdout and stderr when it exited 0.
+    pub fn wait_both(self) -> Result<(String, String), ProcessError> {
         let output = self
             .child
             .wait_with_output()
@@ -140,7 +151,10 @@ impl Started {
                 source,
             })?;
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+            return Ok((
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            ));
         }
         Err(ProcessError::Failed {
             cmdline: self.cmdline,

@@ -13,6 +13,8 @@ pub const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
 pub const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
 /// Disposable build outputs `clean` may delete (comma-separated patterns; empty: none).
 pub const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
+/// How deep `run --parent` may nest workspaces (default 10).
+pub const MAX_DEPTH: &str = "AGENT_WORKSPACE_MAX_DEPTH";
 /// The cache directory the default root lives in, when absolute.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The shell `shell` starts.

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod checkpoint;
 pub mod clean;
 pub mod exec;
 pub mod run;

@@ -17,7 +17,6 @@ use crate::metadata::{self, Loaded, Record, Status};
 use crate::process::{self, Ending};
 use crate::report;
 use crate::signals;
-use crate::vars;
 use crate::workspace::{self, remove, Request};
 
 /// Run a command in a workspace, creating it if needed.
@@ -31,6 +30,13 @@ pub struct RunArgs {
     /// Start a new workspace on a new commit on top of this revision
     #[arg(long, value_name = "REV")]
     pub base_change: Option<String>,
+    /// Start a new workspace from this workspace's exact current state, unrecorded edits
+    /// included, leaving that workspace as it was
+    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change")]
+    pub parent: Option<String>,
+    /// After the run, record the workspace's state as a checkpoint commit
+    #[arg(long)]
+    pub checkpoint: bool,
     /// Remove the workspace after a successful run (keep it after a failure)
     #[arg(long)]
     pub cleanup: bool,
@@ -52,6 +58,9 @@ pub struct RunArgs {
 
 pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32> {
     validate_id(&args.id)?;
+    if let Some(parent) = &args.parent {
+        validate_id(parent)?;
+    }
     signals::install();
     let ctx = Context::open(ctx_args)?;
     ctx.vcs.check_id(&args.id)?;
@@ -62,6 +71,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     }
     let sandboxing = args.sandbox.prepare()?;
     ctx.layout.ensure(&ctx.repo)?;
+    workspace::check_parent(&args.id, &path, args.parent.as_deref())?;
     let known_before = ctx.layout.lease(&args.id).exists();
     let Some(lease) = take_lease(&ctx, args, &path)? else {
         return run_nested(args, &path);
@@ -76,7 +86,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
             let _ = metadata::save(&record);
         })?;
     record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
-    let code = supervise(&ctx, &mut record, loader, &args.command, &lease, sandboxing)?;
+    let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
     if args.cleanup && record.status == Status::Done {
         remove_after_run(&ctx, &args.id, lease)?;
     }
@@ -92,15 +102,21 @@ fn open(
     known_before: bool,
     lease: Lock,
 ) -> Result<(workspace::Opened, Lock)> {
-    let req = Request {
-        id: &args.id,
-        base_change: args.base_change.as_deref(),
-        workflow: args.workflow.as_deref(),
-        create: true,
-        known_before,
-    };
     let mut notes = vec![];
-    let opened = workspace::open(ctx, &req, &mut notes);
+    let opened = workspace::fork(ctx, &args.id, args.parent.as_deref()).and_then(|fork| {
+        let req = Request {
+            id: &args.id,
+            base_change: fork
+                .as_ref()
+                .map(|f| f.base.as_str())
+                .or(args.base_change.as_deref()),
+            workflow: args.workflow.as_deref(),
+            parent: args.parent.as_deref(),
+            create: true,
+            known_before,
+        };
+        workspace::open(ctx, &req, &mut notes)
+    });
     report::print_notes(&notes);
     match opened {
         Ok(opened) => Ok((opened, lease)),
@@ -133,7 +149,7 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
         Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    if is_nested(&args.id, path, record.as_ref()) {
+    if workspace::is_nested(&args.id, path, record.as_ref()) {
         return Ok(None);
     }
     if args.wait {
@@ -150,20 +166,6 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
         }
     }
     Err(busy(&args.id, record.as_ref()))
-}
-
-/// A run started from inside the live run of the same workspace (its environment names this
-/// workspace and the recorded supervisor is one of our ancestors).
-fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
-    let env_id = vars::raw(vars::ID);
-    let env_path = vars::raw(vars::PATH);
-    if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
-        return false;
-    }
-    match record.and_then(|r| r.pid) {
-        Some(pid) if cfg!(target_os = "linux") => liveness::is_ancestor(pid),
-        _ => true,
-    }
 }
 
 /// Whether the supervisor a record names is still alive (the same process, not a reused pid).
@@ -211,10 +213,11 @@ fn supervise(
     ctx: &Context,
     record: &mut Record,
     loader: Loader,
-    command: &[OsString],
+    args: &RunArgs,
     lease: &Lock,
     sandboxing: Option<crate::launch::Sandboxing>,
 ) -> Result<i32> {
+    let command = &args.command;
     let started = Instant::now();
     let pid = std::process::id();
     let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
@@ -234,6 +237,13 @@ fn supervise(
         Err(_) => (Status::Error, 125, None),
     };
     record.finish_run(status, code, signal, started.elapsed());
+    if args.checkpoint && matches!(outcome, Ok(e) if !matches!(e, Ending::NotStarted(_))) {
+        checkpoint_run(ctx, record, code);
+    }
+    // A checkpoint made from inside the run (nested) counted itself in the record on disk.
+    if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
+        record.checkpoints = record.checkpoints.max(saved.checkpoints);
+    }
     if metadata::view_changed(&record.workspace_path) {
         eprintln!(
             "Warning: {} was changed during the run; rewrote it from agent-workspace's state",
@@ -251,6 +261,34 @@ fn supervise(
         );
     }
     outcome.map(|_| code)
+}
+
+/// `--checkpoint`: records the run's work in a checkpoint and keeps it in the run's history
+/// entry. The command ran, so its exit code stands: a failure is a warning.
+fn checkpoint_run(ctx: &Context, record: &mut Record, code: i32) {
+    let message = workspace::run_message(record, code);
+    match workspace::checkpoint(ctx, record, Some(&message)) {
+        Ok(done) => {
+            if let Some(run) = record.runs.last_mut() {
+                run.checkpoint = done.commit();
+            }
+            // Ignored files are left out on purpose; said by `checkpoint`, not after every run.
+            for u in done.recorded.unrecorded.iter().filter(|u| !u.ignored) {
+                eprintln!(
+                    "Warning: not in the checkpoint: {} ({})",
+                    u.path.display(),
+                    u.why
+                );
+            }
+        }
+        Err(err) => eprintln!(
+            "Warning: the run ended (exit code {code}) but its checkpoint failed: {}\nHint: {}",
+            err.message,
+            err.hint
+                .as_deref()
+                .unwrap_or("run `agent-workspace checkpoint` on the workspace")
+        ),
+    }
 }
 
 /// The recorded status, exit code and signal for how the command ended. The exit code is

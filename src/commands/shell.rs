@@ -36,6 +36,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
         id: &args.id,
         base_change: None,
         workflow: None,
+        parent: None,
         create: false,
         known_before: true,
     };

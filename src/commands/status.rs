@@ -102,6 +102,10 @@ struct WorkspaceJson<'a> {
     path: &'a std::path::Path,
     problem: Option<&'static str>,
     hint: Option<String>,
+    /// The workspace this one was started from (`run --parent`).
+    parent: Option<&'a str>,
+    /// Whether that parent is gone.
+    orphaned: bool,
     /// The whole record, or a newer schema's raw JSON, or null.
     record: Value,
 }
@@ -124,6 +128,8 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
             hint: entry.problem.as_ref().map(|p| hint(p, entry)),
+            parent: parent(entry).map(|(p, _)| p),
+            orphaned: parent(entry).is_some_and(|(_, gone)| gone),
             record,
         }
     }
@@ -149,39 +155,65 @@ fn hint(problem: &Problem, entry: &Entry) -> String {
     }
 }
 
+/// The parent of a child workspace and whether it is gone (the child is then orphaned): one
+/// stat, no backend call.
+fn parent(entry: &Entry) -> Option<(&str, bool)> {
+    let parent = entry.record.as_ref()?.parent.as_deref()?;
+    let gone = entry
+        .path
+        .parent()
+        .is_none_or(|ns| std::fs::symlink_metadata(ns.join(parent)).is_err());
+    Some((parent, gone))
+}
+
+/// The parent as the table and the detail view show it.
+fn parent_text(entry: &Entry) -> String {
+    match parent(entry) {
+        Some((p, true)) => format!("{p} (orphaned)"),
+        Some((p, false)) => p.to_string(),
+        None => "-".into(),
+    }
+}
+
 fn pretty(value: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
 }
 
+/// The table; a PARENT column only when some workspace is a child (`run --parent`).
 fn table(entries: &[Entry], out: &mut String) {
-    let rows: Vec<[String; 6]> = entries
-        .iter()
-        .map(|e| {
-            let record = e.record.as_ref();
-            [
-                e.id.clone(),
-                e.status().to_string(),
-                record
-                    .and_then(|r| r.workflow.clone())
-                    .unwrap_or_else(|| "-".into()),
-                e.updated_at().unwrap_or("-").to_string(),
-                record.map_or("-", |r| r.backend.as_str()).to_string(),
-                e.path.display().to_string(),
-            ]
-        })
-        .collect();
     let header = [
         "WORKSPACE",
         "STATUS",
+        "PARENT",
         "WORKFLOW",
         "UPDATED",
         "BACKEND",
         "PATH",
-    ]
-    .map(String::from);
-    output::columns(std::iter::once(header).chain(rows), out);
+    ];
+    let rows = entries.iter().map(|e| {
+        let record = e.record.as_ref();
+        [
+            e.id.clone(),
+            e.status().to_string(),
+            parent_text(e),
+            record
+                .and_then(|r| r.workflow.clone())
+                .unwrap_or_else(|| "-".into()),
+            e.updated_at().unwrap_or("-").to_string(),
+            record.map_or("-", |r| r.backend.as_str()).to_string(),
+            e.path.display().to_string(),
+        ]
+    });
+    let all = std::iter::once(header.map(String::from)).chain(rows);
+    match entries
+        .iter()
+        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()))
+    {
+        true => output::columns(all, out),
+        false => output::columns(all.map(|[a, b, _, d, e, f, g]| [a, b, d, e, f, g]), out),
+    }
 }
 
 fn describe(entry: &Entry, out: &mut String) {
@@ -203,6 +235,9 @@ fn describe(entry: &Entry, out: &mut String) {
     field("backend", r.backend.as_str());
     if let Some(branch) = &r.branch {
         field("branch", branch);
+    }
+    if r.parent.is_some() {
+        field("parent", &parent_text(entry));
     }
     field("repo", &r.repo_root.display().to_string());
     field("base", &opt(&r.base_change));
@@ -227,7 +262,13 @@ fn describe(entry: &Entry, out: &mut String) {
     }
     out.push_str("\nRUNS\n");
     let header = [
-        "STARTED", "STATUS", "EXIT", "DURATION", "WORKFLOW", "COMMAND",
+        "STARTED",
+        "STATUS",
+        "EXIT",
+        "DURATION",
+        "WORKFLOW",
+        "CHECKPOINT",
+        "COMMAND",
     ]
     .map(String::from);
     let rows = r.runs.iter().rev().map(|run| {
@@ -238,10 +279,18 @@ fn describe(entry: &Entry, out: &mut String) {
             run.duration_ms
                 .map_or("-".into(), |ms| format!("{:.1}s", ms as f64 / 1000.0)),
             run.workflow.clone().unwrap_or_else(|| "-".into()),
+            run.checkpoint
+                .as_ref()
+                .map_or("-".into(), |c| c.commit.chars().take(12).collect()),
             shell_words(&run.command),
         ]
     });
-    output::columns(std::iter::once(header).chain(rows), out);
+    let all = std::iter::once(header).chain(rows);
+    // The CHECKPOINT column only where some run made one (`run --checkpoint`).
+    match r.runs.iter().any(|run| run.checkpoint.is_some()) {
+        true => output::columns(all, out),
+        false => output::columns(all.map(|[a, b, c, d, e, _, g]| [a, b, c, d, e, g]), out),
+    }
 }
 
 fn shell_words(argv: &[String]) -> String {

@@ -19,6 +19,17 @@ pub struct Run {
     /// How the run was sandboxed; none when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Options>,
+    /// The checkpoint `run --checkpoint` made after this run, when it recorded anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// A commit a checkpoint made: its id, and its change id with jj.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub commit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
 }
 
 impl Record {
@@ -61,6 +72,7 @@ impl Record {
             workflow: self.workflow.clone(),
             pid: self.pid,
             sandbox: self.sandbox.clone(),
+            checkpoint: None,
         });
     }
 

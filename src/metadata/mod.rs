@@ -2,7 +2,7 @@
 
 mod history;
 
-pub use history::Run;
+pub use history::{Checkpoint, Run};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -106,11 +106,21 @@ pub struct Record {
     /// How the current (or last) run was sandboxed; none when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Options>,
+    /// The workspace this one was started from (`run --parent`), set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// How many checkpoints made a commit in this workspace (numbers the next one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checkpoints: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.
     #[serde(skip)]
     pub origin: Origin,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Where a loaded record came from.
@@ -337,6 +347,7 @@ mod tests {
                 workflow: None,
                 pid: None,
                 sandbox: None,
+                checkpoint: None,
             });
         }
         assert_eq!(record.runs.len(), MAX_RUNS);

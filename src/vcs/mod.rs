@@ -1,8 +1,11 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
+mod checkpoint;
 pub mod error;
 pub mod git;
 pub mod jj;
+
+pub use checkpoint::{Recorded, Unrecorded};
 
 use std::path::{Path, PathBuf};
 

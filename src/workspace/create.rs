@@ -165,6 +165,8 @@ pub(super) fn new_record(
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
+        parent: req.parent.map(str::to_string),
+        checkpoints: 0,
         extra: Default::default(),
         sandbox: None,
         origin: Default::default(),

@@ -3,9 +3,16 @@
 //! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
 //! Returns outcomes and [`Note`]s; never prints.
 
+mod checkpoint;
+mod children;
 mod create;
+mod hold;
 mod reattach;
 pub mod remove;
+
+pub use checkpoint::{checkpoint, run_message, Checkpointed};
+pub use children::{check_parent, fork};
+pub use hold::{hold, is_nested};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,6 +33,8 @@ pub struct Request<'a> {
     pub id: &'a str,
     pub base_change: Option<&'a str>,
     pub workflow: Option<&'a str>,
+    /// The workspace a new one is a child of (`run --parent`), recorded at creation.
+    pub parent: Option<&'a str>,
     /// Create the workspace when it does not exist (`run`); otherwise it must exist (`shell`).
     pub create: bool,
     /// Whether this id had been run here before (its lease file existed): only then can the

@@ -1,0 +1,135 @@
+//! Checkpoints of a jj workspace (`jj commit` of its working copy) and the commit a child
+//! workspace starts from (its parent's working-copy commit, freshly snapshotted).
+
+use std::path::{Path, PathBuf};
+
+use super::stale::recovery_dir;
+use super::Jj;
+use crate::error::{CliError, Result};
+use crate::vcs::{Recorded, Unrecorded};
+
+/// Change id and whether the working-copy commit holds changes.
+const STATE_TEMPLATE: &str = r#"change_id ++ "\t" ++ if(empty, "empty", "changed") ++ "\n""#;
+
+/// Change id, commit id and the paths the commit changed (NUL-terminated).
+const COMMITTED_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ diff.files().map(|f| f.path() ++ "\0").join("") ++ "\n""#;
+
+impl Jj {
+    /// Snapshots the working copy of `ws`; when it holds changes, commits them with
+    /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
+    pub fn checkpoint(&self, ws: &Path, description: &str) -> Result<Recorded> {
+        self.fresh(ws)?;
+        let (out, stderr) = self
+            .call(ws)?
+            .args(["log", "--no-graph", "-r", "@", "-T", STATE_TEMPLATE])
+            .output()?;
+        let unrecorded = parse_refused(&stderr);
+        if !out.trim_end().ends_with("\tchanged") {
+            return Ok(Recorded {
+                unrecorded,
+                ..Recorded::default()
+            });
+        }
+        self.call(ws)?
+            .args(["commit", "--message", description])
+            .stdout()
+            .map_err(|e| {
+                CliError::failure(format!(
+                    "could not commit the working copy of {}",
+                    ws.display()
+                ))
+                .cause(e.to_string())
+                .cause(e.stderr().to_string())
+                .hint("nothing was committed; see jj's message above and try again")
+            })?;
+        let out = self
+            .call(ws)?
+            .args(["--ignore-working-copy", "log", "--no-graph", "-r", "@-"])
+            .args(["-T", COMMITTED_TEMPLATE])
+            .stdout()?;
+        let (change_id, commit, files) = parse_committed(&out);
+        Ok(Recorded {
+            commit: Some(commit),
+            change_id: Some(change_id),
+            files,
+            unrecorded,
+        })
+    }
+
+    /// The working-copy commit of the workspace at `ws` after a snapshot: a snapshot records
+    /// the edits in that same change (its commit id may change, its content does not).
+    pub fn fork_point(&self, ws: &Path) -> Result<String> {
+        self.fresh(ws)?;
+        let out = self
+            .call(ws)?
+            .args(["log", "--no-graph", "-r", "@", "-T", "commit_id"])
+            .stdout()?;
+        Ok(out.trim().to_string())
+    }
+
+    /// Finishes a repair a killed run left and updates a stale working copy, keeping edits.
+    fn fresh(&self, ws: &Path) -> Result<()> {
+        let scratch = recovery_dir(ws);
+        self.resume_recovery(ws, &scratch)?;
+        Ok(self.update_stale(ws, &scratch).map(drop)?)
+    }
+}
+
+/// The files jj's "Refused to snapshot some files" warning names (too large to snapshot).
+fn parse_refused(stderr: &str) -> Vec<Unrecorded> {
+    let mut found: Vec<Unrecorded> = vec![];
+    let mut inside = false;
+    for line in stderr.lines() {
+        if line.starts_with("Warning: Refused to snapshot") {
+            inside = true;
+            continue;
+        }
+        match line.strip_prefix("  ") {
+            Some(item) if inside && !item.starts_with(' ') => {
+                let (path, why) = item.rsplit_once(": ").unwrap_or((item, "refused by jj"));
+                let path = PathBuf::from(path);
+                if !found.iter().any(|u| u.path == path) {
+                    found.push(Unrecorded {
+                        path,
+                        why: format!("jj refused to snapshot it: {why}"),
+                        ignored: false,
+                    });
+                }
+            }
+            _ => inside = false,
+        }
+    }
+    found
+}
+
+fn parse_committed(text: &str) -> (String, String, Vec<PathBuf>) {
+    let mut fields = text.trim_end_matches('\n').splitn(3, '\t');
+    let change = fields.next().unwrap_or_default().to_string();
+    let commit = fields.next().unwrap_or_default().to_string();
+    let files = crate::vcs::split_nul(fields.next().unwrap_or_default());
+    (change, commit, files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_files() {
+        let stderr = "Warning: Refused to snapshot some files:\n  big.bin: 1.9MiB (2000000 bytes); the maximum size allowed is 1.0MiB (1048576 bytes)\n  a: b.bin: 2.0MiB (2 bytes); the maximum\nHint: This is to prevent large files\n  * Add the file(s) to `.gitignore`\nWarning: Refused to snapshot some files:\n  big.bin: 1.9MiB\n";
+        let found = parse_refused(stderr);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].path, PathBuf::from("big.bin"));
+        assert!(found[0].why.contains("1.9MiB"), "{}", found[0].why);
+        assert_eq!(found[1].path, PathBuf::from("a: b.bin"));
+        assert!(parse_refused("Warning: something else\n  x: y\n").is_empty());
+    }
+
+    #[test]
+    fn committed() {
+        let (change, commit, files) = parse_committed("kx\tab12\ta.txt\0d/x\0\n");
+        assert_eq!((change.as_str(), commit.as_str()), ("kx", "ab12"));
+        assert_eq!(files, vec![PathBuf::from("a.txt"), PathBuf::from("d/x")]);
+        assert!(parse_committed("kx\tab12\t\n").2.is_empty());
+    }
+}

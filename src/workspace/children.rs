@@ -1,0 +1,121 @@
+//! Children: a workspace started from another one's exact current state (`run --parent`),
+//! the parent left as it was, and how deep they may nest.
+
+use std::path::Path;
+
+use super::hold::{hold, Hold};
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::metadata::{self, Loaded, Record};
+use crate::vars;
+
+/// How deep workspaces nest when `AGENT_WORKSPACE_MAX_DEPTH` is not set.
+pub const DEFAULT_MAX_DEPTH: u32 = 10;
+
+/// Where a new child starts, and the hold on its parent, kept until the child exists.
+pub struct Fork {
+    /// The commit the child is created on.
+    pub base: String,
+    _parent: Hold,
+}
+
+/// `--parent` names the parent of a new workspace; an existing one (at `path`) must already
+/// have that parent (a usage error otherwise).
+pub fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Result<()> {
+    let Some(parent) = parent else {
+        return Ok(());
+    };
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let had = match metadata::load(path) {
+        Loaded::Ok(record) => record.parent,
+        _ => None,
+    };
+    if had.as_deref() == Some(parent) {
+        return Ok(());
+    }
+    Err(CliError::usage(format!(
+        "workspace {id:?} already exists{}; --parent only applies when it is created",
+        had.map_or(String::new(), |p| format!(" as a child of {p:?}"))
+    ))
+    .hint("drop --parent to run in it, or pick a new id for the child"))
+}
+
+/// When `child` is to be created from workspace `parent` (`--parent` given, no directory
+/// yet): checks the parent exists, is not held by another run and is not too deep, and gives
+/// the commit holding its state.
+pub fn fork(ctx: &Context, child: &str, parent: Option<&str>) -> Result<Option<Fork>> {
+    match parent {
+        Some(parent) if std::fs::symlink_metadata(ctx.layout.workspace(child)).is_err() => {
+            fork_from(ctx, child, parent).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
+    if child == parent {
+        return Err(
+            CliError::usage(format!("workspace {child:?} cannot be its own parent"))
+                .hint("pass --parent the id of another, existing workspace"),
+        );
+    }
+    let path = ctx.layout.workspace(parent);
+    let record = match metadata::load(&path) {
+        Loaded::Ok(record) if path.is_dir() && !path.is_symlink() => *record,
+        _ => {
+            return Err(CliError::failure(format!(
+                "no workspace {parent:?} to start {child:?} from (looked for {})",
+                path.display()
+            ))
+            .hint("list workspaces with `agent-workspace status`; --parent takes the id of one"))
+        }
+    };
+    check_depth(ctx, child, &record)?;
+    let held = hold(ctx, parent, Some(&record))?;
+    let scratch = ctx.layout.locks().join(format!(".fork-{child}.index"));
+    let base = ctx.vcs.fork_point(parent, &path, child, &scratch)?;
+    Ok(Fork {
+        base,
+        _parent: held,
+    })
+}
+
+/// Refuses a child deeper than the limit: its depth is one more than its parent's, counted
+/// through the ancestors whose records still exist.
+fn check_depth(ctx: &Context, child: &str, parent: &Record) -> Result<()> {
+    let max = max_depth()?;
+    let mut depth = 1u32;
+    let mut next = parent.parent.clone();
+    while depth <= max {
+        let Some(id) = next else { return Ok(()) };
+        depth += 1;
+        next = match metadata::load(&ctx.layout.workspace(&id)) {
+            Loaded::Ok(record) => record.parent,
+            _ => None,
+        };
+    }
+    Err(CliError::failure(format!(
+        "workspace {child:?} would be nested {depth} deep under {:?}, more than the limit of {max}",
+        parent.workspace_id
+    ))
+    .hint(format!(
+        "start it from a workspace higher up, or raise the limit with {}",
+        vars::MAX_DEPTH
+    )))
+}
+
+/// The depth limit: `AGENT_WORKSPACE_MAX_DEPTH`, else [`DEFAULT_MAX_DEPTH`].
+fn max_depth() -> Result<u32> {
+    match vars::non_empty(vars::MAX_DEPTH) {
+        None => Ok(DEFAULT_MAX_DEPTH),
+        Some(text) => text.trim().parse().map_err(|_| {
+            CliError::usage(format!(
+                "{} is {text:?}, not a whole number",
+                vars::MAX_DEPTH
+            ))
+            .hint("set it to how deep children may nest (e.g. 10), or unset it")
+        }),
+    }
+}

@@ -1,0 +1,55 @@
+//! Acting on a workspace outside `run`: holding its lease so no run starts meanwhile, or
+//! acting from inside its own live run (nested), and refusing anything else as busy.
+
+use std::path::Path;
+
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::liveness;
+use crate::lock::{self, Lock};
+use crate::metadata::{Record, Status};
+use crate::vars;
+
+/// How a command holds a workspace it acts on.
+pub enum Hold {
+    /// Its lease, released when dropped.
+    Lease { _lease: Lock },
+    /// Called from inside the live run that holds the lease.
+    Nested,
+}
+
+/// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
+/// in the run holding it; otherwise a busy error (exit 1).
+pub fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
+    if let Some(lease) = lock::try_exclusive(&ctx.layout.lease(id))? {
+        return Ok(Hold::Lease { _lease: lease });
+    }
+    if is_nested(id, &ctx.layout.workspace(id), record) {
+        return Ok(Hold::Nested);
+    }
+    let holder = match record {
+        Some(r) if r.status == Status::Running => format!(
+            "a run holds it (pid {}, workflow {})",
+            r.pid.map_or("?".into(), |p| p.to_string()),
+            r.workflow.as_deref().unwrap_or("-"),
+        ),
+        _ => "another agent-workspace process holds it".into(),
+    };
+    Err(CliError::failure(format!("workspace {id:?} is busy: {holder}")).hint(
+        "wait for the run to end, or do this from inside that run (`run --checkpoint` checkpoints after every run)",
+    ))
+}
+
+/// A command started from inside the live run of the same workspace (its environment names
+/// this workspace and the recorded supervisor is one of our ancestors).
+pub fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
+    let env_id = vars::raw(vars::ID);
+    let env_path = vars::raw(vars::PATH);
+    if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
+        return false;
+    }
+    match record.and_then(|r| r.pid) {
+        Some(pid) if cfg!(target_os = "linux") => liveness::is_ancestor(pid),
+        _ => true,
+    }
+}
