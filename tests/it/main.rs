@@ -6,6 +6,8 @@
 mod architecture;
 mod backends;
 mod base_change;
+mod checkpoint;
+mod children;
 mod clean;
 mod errors;
 mod git_backend;

@@ -19,8 +19,10 @@ impl Jj {
     /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
     pub fn checkpoint(&self, ws: &Path, description: &str) -> Result<Recorded> {
         self.fresh(ws)?;
+        // Run from the workspace, so jj's warnings name its files relative to it.
         let (out, stderr) = self
             .call(ws)?
+            .dir(ws)
             .args(["log", "--no-graph", "-r", "@", "-T", STATE_TEMPLATE])
             .output()?;
         let unrecorded = parse_refused(&stderr);

@@ -1,0 +1,275 @@
+//! `checkpoint` and `run --checkpoint`: a workspace's state recorded as a commit of its own,
+//! the working copy continuing on top, each run's commit kept in its history.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::TestEnv;
+use crate::reliability::start_long_run;
+
+/// The full description of `commit`.
+fn description(backend: Backend, env: &TestEnv, repo: &Path, commit: &str) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(
+            repo,
+            ["log", "--no-graph", "-r", commit, "-T", "description"],
+        ),
+        Backend::Git => git_ok(env, repo, &["log", "-1", "--format=%B", commit]),
+    }
+    .trim_end()
+    .to_string()
+}
+
+/// The files `commit` changed, one a line: `jj diff -r`, `git show`.
+fn files_of(backend: Backend, env: &TestEnv, repo: &Path, commit: &str) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(repo, ["diff", "-r", commit, "--name-only"]),
+        Backend::Git => git_ok(env, repo, &["show", "--name-only", "--format=", commit]),
+    }
+}
+
+/// Where the working copy at `ws` works: on top of `@-` (jj), HEAD (git).
+fn below_working_copy(backend: Backend, env: &TestEnv, ws: &Path) -> String {
+    backend.base_of(env, ws)
+}
+
+fn checkpoint(env: &TestEnv, repo: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["checkpoint"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    env.aw(repo, all).json()
+}
+
+fn a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let edit = "echo more >> a.txt; echo new > new.txt";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", edit])
+        .assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let first = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(first["created"], true, "{first:#}");
+    assert_eq!(first["number"], 1);
+    assert_eq!(first["description"], "[workspace w1] checkpoint 1");
+    assert_eq!(first["files_changed"], 2);
+    assert_eq!(first["files"], serde_json::json!(["a.txt", "new.txt"]));
+    let commit = first["commit"].as_str().unwrap().to_string();
+    assert_eq!(
+        description(backend, &env, &repo, &commit),
+        "[workspace w1] checkpoint 1"
+    );
+    assert_eq!(files_of(backend, &env, &repo, &commit), "a.txt\nnew.txt\n");
+    // The working copy goes on from the checkpoint, with nothing left unrecorded.
+    assert_eq!(below_working_copy(backend, &env, &ws), commit);
+    assert_eq!(backend.changes(&env, &ws), "");
+    assert_eq!(
+        fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "hello\nmore\n"
+    );
+    match backend {
+        Backend::Jj => {
+            assert_eq!(first["change_id"], env.change_id(&repo, &commit));
+        }
+        Backend::Git => {
+            assert_eq!(first["change_id"], Value::Null);
+            let tip = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
+            assert_eq!(tip.trim(), commit);
+        }
+    }
+
+    // Nothing changed since: no commit, said so, exit 0.
+    let none = env.aw(&repo, ["checkpoint", "w1"]);
+    none.assert_ok();
+    assert_eq!(
+        none.stdout,
+        "nothing to checkpoint in workspace w1: no changes since its last commit\n"
+    );
+    let none = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(none["created"], false, "{none:#}");
+    assert_eq!(none["commit"], Value::Null);
+    assert_eq!(below_working_copy(backend, &env, &ws), commit);
+
+    // The next one is numbered 2; a message replaces the default.
+    fs::write(ws.join("new.txt"), "changed\n").unwrap();
+    let second = env.aw(&repo, ["checkpoint", "w1"]);
+    second.assert_ok();
+    assert!(
+        second
+            .stdout
+            .starts_with("checkpoint 2 of workspace w1: commit "),
+        "{}",
+        second.report()
+    );
+    assert!(
+        second.stdout.ends_with("1 file changed\n  new.txt\n"),
+        "{}",
+        second.report()
+    );
+    let second_commit = below_working_copy(backend, &env, &ws);
+    assert_eq!(
+        description(backend, &env, &repo, &second_commit),
+        "[workspace w1] checkpoint 2"
+    );
+    fs::remove_file(ws.join("a.txt")).unwrap();
+    let third = checkpoint(&env, &repo, &["w1", "-m", "tests pass"]);
+    assert_eq!(third["number"], 3);
+    let third_commit = third["commit"].as_str().unwrap();
+    assert_eq!(
+        description(backend, &env, &repo, third_commit),
+        "[workspace w1] tests pass"
+    );
+    assert_eq!(files_of(backend, &env, &repo, third_commit), "a.txt\n");
+    assert_eq!(env.metadata(&ws)["checkpoints"], 3);
+}
+
+fn run_checkpoint_keeps_each_runs_commit_in_its_history(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let out = env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--checkpoint",
+            "--workflow",
+            "build",
+            "--",
+            "sh",
+            "-c",
+            "echo r > r.txt; exit 3",
+        ],
+    );
+    out.assert_code(3);
+    // A run that changes nothing makes no checkpoint.
+    env.aw(&repo, ["run", "w1", "--checkpoint", "--", "true"])
+        .assert_ok();
+    let status = env.aw(&repo, ["status", "w1", "--json"]).json();
+    let runs = status["record"]["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 2, "{status:#}");
+    let made = &runs[0]["checkpoint"];
+    let commit = made["commit"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{status:#}"));
+    assert_eq!(runs[1].get("checkpoint"), None, "{status:#}");
+    assert_eq!(files_of(backend, &env, &repo, commit), "r.txt\n");
+    assert_eq!(
+        description(backend, &env, &repo, commit),
+        "[workspace w1] checkpoint 1 after run: build `sh -c 'echo r > r.txt; exit 3'` exited 3"
+    );
+    match backend {
+        Backend::Jj => assert_eq!(made["change_id"], env.change_id(&repo, commit)),
+        Backend::Git => assert_eq!(made.get("change_id"), None),
+    }
+    let ws = env.ws_path(&repo, "w1");
+    assert_eq!(below_working_copy(backend, &env, &ws), commit);
+    let detail = env.aw(&repo, ["status", "w1"]);
+    assert!(detail.stdout.contains("CHECKPOINT"), "{}", detail.report());
+    assert!(detail.stdout.contains(&commit[..12]), "{}", detail.report());
+}
+
+fn a_checkpoint_says_which_files_it_does_not_record(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let left_out = match backend {
+        // Over jj's snapshot.max-new-file-size (1 MiB).
+        Backend::Jj => {
+            fs::write(ws.join("big.bin"), vec![b'x'; 1024 * 1024 + 1]).unwrap();
+            "big.bin"
+        }
+        Backend::Git => {
+            let exclude = git_ok(&env, &repo, &["rev-parse", "--git-path", "info/exclude"]);
+            let exclude = repo.join(exclude.trim());
+            let mut text = fs::read_to_string(&exclude).unwrap_or_default();
+            text.push_str("*.log\n");
+            fs::write(&exclude, text).unwrap();
+            fs::write(ws.join("build.log"), "x\n").unwrap();
+            "build.log"
+        }
+    };
+    fs::write(ws.join("small.txt"), "s\n").unwrap();
+    let out = env.aw(&repo, ["checkpoint", "w1", "--json"]);
+    let doc = out.json();
+    assert_eq!(doc["files"], serde_json::json!(["small.txt"]), "{doc:#}");
+    let not = doc["not_recorded"].as_array().unwrap();
+    assert_eq!(not.len(), 1, "{doc:#}");
+    assert_eq!(not[0]["path"], left_out);
+    assert!(
+        out.stderr
+            .contains(&format!("Warning: not in the checkpoint: {left_out} (")),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("Hint: "), "{}", out.report());
+}
+
+fn a_checkpoint_from_inside_the_run_is_counted_and_a_live_run_is_busy(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    // From inside the workspace's own run (nested): allowed, and counted once the run ends.
+    let script = "echo n > n.txt; agent-workspace checkpoint w1";
+    let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", script]);
+    out.assert_ok();
+    assert!(
+        out.stdout.starts_with("checkpoint 1 of workspace w1"),
+        "{}",
+        out.report()
+    );
+    let ws = env.ws_path(&repo, "w1");
+    assert_eq!(env.metadata(&ws)["checkpoints"], 1);
+    // From outside while a run holds it: busy, nothing recorded.
+    let running = start_long_run(&env, &repo, "w1", &[]);
+    fs::write(ws.join("m.txt"), "m\n").unwrap();
+    let busy = env.aw(&repo, ["checkpoint", "w1"]);
+    busy.assert_code(1);
+    assert!(
+        busy.stderr
+            .starts_with("Error: workspace \"w1\" is busy: a run holds it (pid "),
+        "{}",
+        busy.report()
+    );
+    assert!(busy.stderr.contains("\nHint: "), "{}", busy.report());
+    fs::write(env.path().join("w1.release"), "").unwrap();
+    running.wait().assert_ok();
+    assert_eq!(env.metadata(&ws)["checkpoints"], 1);
+    let next = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(next["number"], 2, "{next:#}");
+    assert_eq!(next["files"], serde_json::json!(["m.txt"]));
+}
+
+fn bad_checkpoints_fail_with_a_hint_and_change_nothing(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let unknown = env.aw(&repo, ["checkpoint", "nope"]);
+    unknown.assert_code(1);
+    assert!(
+        unknown.stderr.starts_with("Error: no workspace \"nope\""),
+        "{}",
+        unknown.report()
+    );
+    assert!(unknown.stderr.contains("\nHint: "), "{}", unknown.report());
+    assert!(!env.ws_path(&repo, "nope").exists());
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let before = below_working_copy(backend, &env, &ws);
+    let empty = env.aw(&repo, ["checkpoint", "w1", "-m", " "]);
+    empty.assert_code(2);
+    assert!(empty.stderr.contains("Hint: "), "{}", empty.report());
+    let bad_id = env.aw(&repo, ["checkpoint", "../w1"]);
+    bad_id.assert_code(2);
+    assert_eq!(below_working_copy(backend, &env, &ws), before);
+    assert_eq!(backend.changes(&env, &ws), "A x.txt\n");
+}
+
+crate::both_backends!(
+    a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top,
+    run_checkpoint_keeps_each_runs_commit_in_its_history,
+    a_checkpoint_says_which_files_it_does_not_record,
+    a_checkpoint_from_inside_the_run_is_counted_and_a_live_run_is_busy,
+    bad_checkpoints_fail_with_a_hint_and_change_nothing,
+);

@@ -1,0 +1,287 @@
+//! `run --parent`: a child workspace starts from its parent's exact state, unrecorded edits
+//! included, and the parent stays as it was; depth limit, orphans and bad parents.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::TestEnv;
+use crate::reliability::start_long_run;
+
+/// Modifies a.txt and creates new.txt in a new workspace `id`, recording nothing; with git,
+/// a.txt's change is also staged, so the parent's index holds something of its own.
+fn parent_with_edits(backend: Backend, env: &TestEnv, repo: &Path, id: &str) {
+    let mut script = "echo parent-edit >> a.txt; echo fresh > new.txt".to_string();
+    if backend == Backend::Git {
+        script += "; git add a.txt";
+    }
+    env.aw(repo, ["run", id, "--", "sh", "-c", &script])
+        .assert_ok();
+}
+
+/// What the parent's state is made of, in terms its owner sees: jj's change id of its
+/// working copy (a snapshot may give it a new commit id, never a new change); git's HEAD,
+/// branch tip, staged diff, status and branches.
+fn parent_state(backend: Backend, env: &TestEnv, repo: &Path, ws: &Path) -> Vec<String> {
+    match backend {
+        Backend::Jj => vec![env.change_id(repo, "p1@")],
+        Backend::Git => [
+            "rev-parse HEAD agent-workspace/p1",
+            "diff --cached",
+            "status --porcelain --untracked-files=all",
+            "branch --list",
+        ]
+        .iter()
+        .map(|args| git_ok(env, ws, &args.split(' ').collect::<Vec<_>>()))
+        .collect(),
+    }
+}
+
+/// The change ids of every visible commit (jj).
+fn visible_changes(env: &TestEnv, repo: &Path) -> BTreeSet<String> {
+    let out = env.jj_ok(
+        repo,
+        [
+            "log",
+            "--no-graph",
+            "-r",
+            "all()",
+            "-T",
+            "change_id ++ \"\\n\"",
+        ],
+    );
+    out.lines().map(str::to_string).collect()
+}
+
+fn a_child_starts_from_its_parents_unrecorded_edits_and_the_parent_stays_as_it_was(
+    backend: Backend,
+) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    parent_with_edits(backend, &env, &repo, "p1");
+    let ws = env.ws_path(&repo, "p1");
+    let files_before = (
+        fs::read_to_string(ws.join("a.txt")).unwrap(),
+        fs::read_to_string(ws.join("new.txt")).unwrap(),
+    );
+    let before = parent_state(backend, &env, &repo, &ws);
+    let changes_before = (backend == Backend::Jj).then(|| visible_changes(&env, &repo));
+
+    let out = env.aw(
+        &repo,
+        [
+            "run",
+            "c1",
+            "--parent",
+            "p1",
+            "--",
+            "sh",
+            "-c",
+            "cat a.txt new.txt",
+        ],
+    );
+    out.assert_ok();
+    assert_eq!(
+        out.stdout,
+        "hello\nparent-edit\nfresh\n",
+        "{}",
+        out.report()
+    );
+
+    let mut after = parent_state(backend, &env, &repo, &ws);
+    if backend == Backend::Git {
+        // The child's branch is the one new branch.
+        after[3] = after[3].replace("+ agent-workspace/c1\n", "");
+    }
+    assert_eq!(after, before);
+    let files_after = (
+        fs::read_to_string(ws.join("a.txt")).unwrap(),
+        fs::read_to_string(ws.join("new.txt")).unwrap(),
+    );
+    assert_eq!(files_after, files_before);
+    if let Some(mut expected) = changes_before {
+        // The only new commit is the child's working copy, on top of the parent's.
+        expected.insert(env.change_id(&repo, "c1@"));
+        assert_eq!(visible_changes(&env, &repo), expected);
+        assert_eq!(env.commit_id(&repo, "c1@-"), env.commit_id(&repo, "p1@"));
+        // The parent's change now holds its edits, as they are on disk.
+        let show = |file: &str| env.jj_ok(&repo, ["file", "show", "-r", "p1@", file]);
+        assert_eq!((show("root:a.txt"), show("root:new.txt")), files_before);
+        assert_eq!(backend.changes(&env, &ws), "M a.txt\nA new.txt\n");
+    } else {
+        let child_base = git_ok(&env, &repo, &["rev-parse", "agent-workspace/c1^"]);
+        assert_eq!(
+            child_base,
+            git_ok(&env, &repo, &["rev-parse", "agent-workspace/p1"])
+        );
+    }
+    let child = env.ws_path(&repo, "c1");
+    assert_eq!(env.metadata(&child)["parent"], "p1");
+    let json = env.aw(&repo, ["status", "c1", "--json"]).json();
+    assert_eq!(json["parent"], "p1");
+    assert_eq!(json["orphaned"], false);
+    let table = env.aw(&repo, ["status"]);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("WORKSPACE  STATUS  PARENT  WORKFLOW"),
+        "{}",
+        table.report()
+    );
+    assert!(
+        lines[1].starts_with("c1         done    p1      -"),
+        "{}",
+        table.report()
+    );
+    assert!(
+        lines[2].starts_with("p1         done    -       -"),
+        "{}",
+        table.report()
+    );
+}
+
+fn the_depth_limit_refuses_a_child_too_deep(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let run = |id: &str, parent: &str, limit: &str| {
+        env.aw_cmd(&repo)
+            .env("AGENT_WORKSPACE_MAX_DEPTH", limit)
+            .args(["run", id, "--parent", parent, "--", "true"])
+            .run()
+    };
+    env.aw(&repo, ["run", "p", "--", "true"]).assert_ok();
+    run("c", "p", "1").assert_ok();
+    let deep = run("g", "c", "1");
+    deep.assert_code(125);
+    assert!(
+        deep.stderr.starts_with(
+            "Error: workspace \"g\" would be nested 2 deep under \"c\", more than the limit of 1\nHint: "
+        ),
+        "{}",
+        deep.report()
+    );
+    assert!(
+        deep.stderr.contains("AGENT_WORKSPACE_MAX_DEPTH"),
+        "{}",
+        deep.report()
+    );
+    assert!(!env.ws_path(&repo, "g").exists());
+    let mut registered = backend.registered(&env, &repo);
+    registered.sort();
+    assert_eq!(registered, ["c", "default", "p"]);
+    let bad = run("g", "c", "deep");
+    bad.assert_code(2);
+    assert!(bad.stderr.contains("Hint: "), "{}", bad.report());
+    // Within the default limit (10).
+    run("g", "c", "").assert_ok();
+}
+
+fn a_child_of_a_cleaned_parent_still_runs_and_shows_orphaned(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    parent_with_edits(backend, &env, &repo, "p1");
+    env.aw(&repo, ["run", "c1", "--parent", "p1", "--", "true"])
+        .assert_ok();
+    env.aw(&repo, ["clean", "p1"]).assert_ok();
+    let out = env.aw(&repo, ["run", "c1", "--", "cat", "new.txt"]);
+    out.assert_ok();
+    assert_eq!(out.stdout, "fresh\n");
+    let json = env.aw(&repo, ["status", "c1", "--json"]).json();
+    assert_eq!(json["parent"], "p1");
+    assert_eq!(json["orphaned"], true);
+    let table = env.aw(&repo, ["status"]);
+    assert!(
+        table
+            .stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("c1         done    p1 (orphaned)"),
+        "{}",
+        table.report()
+    );
+    let detail = env.aw(&repo, ["status", "c1"]);
+    assert!(
+        detail.stdout.contains("\nparent        p1 (orphaned)\n"),
+        "{}",
+        detail.report()
+    );
+}
+
+fn bad_parents_are_refused_with_nothing_left_behind(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let unknown = env.aw(&repo, ["run", "c1", "--parent", "nope", "--", "true"]);
+    unknown.assert_code(125);
+    assert!(
+        unknown
+            .stderr
+            .starts_with("Error: no workspace \"nope\" to start \"c1\" from"),
+        "{}",
+        unknown.report()
+    );
+    assert!(unknown.stderr.contains("\nHint: "), "{}", unknown.report());
+    assert!(!env.ws_path(&repo, "c1").exists());
+    assert!(!env.namespace_dir(&repo).join(".locks/c1.lock").exists());
+    let itself = env.aw(&repo, ["run", "c1", "--parent", "c1", "--", "true"]);
+    itself.assert_code(2);
+    assert!(
+        itself.stderr.contains("cannot be its own parent\nHint: "),
+        "{}",
+        itself.report()
+    );
+    let both = env.aw(
+        &repo,
+        [
+            "run",
+            "c1",
+            "--parent",
+            "p1",
+            "--base-change",
+            "@",
+            "--",
+            "true",
+        ],
+    );
+    both.assert_code(2);
+
+    parent_with_edits(backend, &env, &repo, "p1");
+    env.aw(&repo, ["run", "other", "--", "true"]).assert_ok();
+    let existing = env.aw(&repo, ["run", "other", "--parent", "p1", "--", "true"]);
+    existing.assert_code(2);
+    assert!(
+        existing.stderr.starts_with("Error: workspace \"other\" already exists; --parent only applies when it is created\nHint: "),
+        "{}",
+        existing.report()
+    );
+    env.aw(&repo, ["run", "c1", "--parent", "p1", "--", "true"])
+        .assert_ok();
+    // The same parent again: a plain run in the existing child.
+    env.aw(&repo, ["run", "c1", "--parent", "p1", "--", "true"])
+        .assert_ok();
+
+    // A parent held by a live run is busy, unless asked from inside that run.
+    let running = start_long_run(&env, &repo, "p1", &[]);
+    let busy = env.aw(&repo, ["run", "c2", "--parent", "p1", "--", "true"]);
+    busy.assert_code(125);
+    assert!(
+        busy.stderr.contains("workspace \"p1\" is busy"),
+        "{}",
+        busy.report()
+    );
+    assert!(busy.stderr.contains("\nHint: "), "{}", busy.report());
+    assert!(!env.ws_path(&repo, "c2").exists());
+    fs::write(env.path().join("p1.release"), "").unwrap();
+    running.wait().assert_ok();
+    let script = "echo inside > inside.txt; agent-workspace run c3 --parent p1 -- cat inside.txt";
+    let nested = env.aw(&repo, ["run", "p1", "--", "sh", "-c", script]);
+    nested.assert_ok();
+    assert_eq!(nested.stdout, "inside\n", "{}", nested.report());
+}
+
+crate::both_backends!(
+    a_child_starts_from_its_parents_unrecorded_edits_and_the_parent_stays_as_it_was,
+    the_depth_limit_refuses_a_child_too_deep,
+    a_child_of_a_cleaned_parent_still_runs_and_shows_orphaned,
+    bad_parents_are_refused_with_nothing_left_behind,
+);
