@@ -266,6 +266,40 @@ fn bad_checkpoints_fail_with_a_hint_and_change_nothing(backend: Backend) {
     assert_eq!(backend.changes(&env, &ws), "A x.txt\n");
 }
 
+#[test]
+fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for name in ["justfile", "agents.just"] {
+        let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
+        fs::write(repo.join(name), text).unwrap();
+    }
+    env.jj(&repo, ["commit", "-m", "add the justfiles"])
+        .assert_ok();
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo 1 > one.txt"])
+        .assert_ok();
+    let just = |args: &[&str]| {
+        env.cmd("just", &repo)
+            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+            .args(args)
+            .run()
+    };
+    let first = just(&["agents::workspace-checkpoint", "w1"]);
+    first.assert_ok();
+    assert!(
+        first.stdout.starts_with("checkpoint 1 of workspace w1: "),
+        "{}",
+        first.report()
+    );
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("two.txt"), "2\n").unwrap();
+    just(&["agents::workspace-checkpoint", "w1", "it's two"]).assert_ok();
+    assert_eq!(
+        description(Backend::Jj, &env, &repo, &env.commit_id(&ws, "@-")),
+        "[workspace w1] it's two"
+    );
+}
+
 crate::both_backends!(
     a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top,
     run_checkpoint_keeps_each_runs_commit_in_its_history,
