@@ -6,6 +6,7 @@ use std::path::Path;
 use super::hold::{hold, Hold};
 use crate::context::Context;
 use crate::error::{CliError, Result};
+use crate::inventory::Problem;
 use crate::metadata::{self, Loaded, Record};
 use crate::vars;
 
@@ -62,16 +63,25 @@ fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
         );
     }
     let path = ctx.layout.workspace(parent);
-    let record = match metadata::load(&path) {
-        Loaded::Ok(record) if path.is_dir() && !path.is_symlink() => *record,
-        _ => {
-            return Err(CliError::failure(format!(
-                "no workspace {parent:?} to start {child:?} from (looked for {})",
-                path.display()
-            ))
-            .hint("list workspaces with `agent-workspace status`; --parent takes the id of one"))
-        }
+    let unknown = || {
+        CliError::failure(format!(
+            "no workspace {parent:?} to start {child:?} from (looked for {})",
+            path.display()
+        ))
+        .hint("list workspaces with `agent-workspace status`; --parent takes the id of one")
     };
+    let entry = crate::inventory::local(ctx, parent).ok_or_else(unknown)?;
+    match &entry.problem {
+        None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
+        Some(problem) => {
+            return Err(CliError::failure(format!(
+                "workspace {parent:?} cannot be a parent: {}",
+                problem.code()
+            ))
+            .hint(format!("see `agent-workspace status {parent}`")))
+        }
+    }
+    let record = entry.record.ok_or_else(unknown)?;
     check_depth(ctx, child, &record)?;
     let held = hold(ctx, parent, Some(&record))?;
     let scratch = ctx.layout.locks().join(format!(".fork-{child}.index"));
