@@ -223,6 +223,7 @@ fn supervise(
     let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
     record.start_run(argv.collect(), pid, liveness::start_time(pid));
     metadata::save(record)?;
+    let saved = metadata::saved_stamp(&record.workspace_path);
     let launch = crate::launch::Launch::new(
         ctx,
         record,
@@ -240,9 +241,11 @@ fn supervise(
     if args.checkpoint && matches!(outcome, Ok(e) if !matches!(e, Ending::NotStarted(_))) {
         checkpoint_run(ctx, record, code);
     }
-    // A checkpoint made from inside the run (nested) counted itself in the record on disk.
-    if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
-        record.checkpoints = record.checkpoints.max(saved.checkpoints);
+    // A checkpoint made from inside the run (nested) counted itself in the record it saved.
+    if metadata::saved_stamp(&record.workspace_path) != saved {
+        if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
+            record.checkpoints = record.checkpoints.max(saved.checkpoints);
+        }
     }
     if metadata::view_changed(&record.workspace_path) {
         eprintln!(

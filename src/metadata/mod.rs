@@ -204,6 +204,15 @@ fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
     }
 }
 
+/// What identifies the state of `workspace` as last saved (every save replaces the file: a
+/// new inode and modification time), so telling whether another process saved the record
+/// since costs one stat.
+pub fn saved_stamp(workspace: &Path) -> Option<(u64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::symlink_metadata(state::path(workspace)).ok()?;
+    Some((meta.ino(), meta.mtime(), meta.mtime_nsec()))
+}
+
 /// Whether the view in `workspace` differs from the one its state was last written with
 /// (false when there is no state to compare with).
 pub fn view_changed(workspace: &Path) -> bool {
