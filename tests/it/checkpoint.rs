@@ -266,6 +266,56 @@ fn bad_checkpoints_fail_with_a_hint_and_change_nothing(backend: Backend) {
     assert_eq!(backend.changes(&env, &ws), "A x.txt\n");
 }
 
+/// git with commit signing that cannot work here: the checkpoint fails cleanly (nothing
+/// committed, nothing left staged), and after a run the command's exit code stands.
+#[test]
+fn a_commit_that_cannot_be_signed_fails_the_checkpoint_cleanly_and_not_the_run() {
+    let env = TestEnv::new();
+    let repo = crate::backends::git_repo(&env, "repo");
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    for (key, value) in [("commit.gpgsign", "true"), ("gpg.program", "false")] {
+        git_ok(&env, &repo, &["config", key, value]);
+    }
+    let ws = env.ws_path(&repo, "w1");
+    let head = git_ok(&env, &ws, &["rev-parse", "HEAD"]);
+    let failed = env.aw(&repo, ["checkpoint", "w1"]);
+    failed.assert_code(1);
+    assert!(
+        failed
+            .stderr
+            .starts_with("Error: could not commit the checkpoint of workspace \"w1\""),
+        "{}",
+        failed.report()
+    );
+    assert!(
+        failed.stderr.contains("commit.gpgsign"),
+        "{}",
+        failed.report()
+    );
+    assert_eq!(git_ok(&env, &ws, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git_ok(&env, &ws, &["diff", "--cached", "--name-only"]), "");
+    assert_eq!(git_ok(&env, &ws, &["status", "--porcelain"]), "?? x.txt\n");
+
+    let run = env.aw(
+        &repo,
+        ["run", "w1", "--checkpoint", "--", "sh", "-c", "exit 4"],
+    );
+    run.assert_code(4);
+    assert!(
+        run.stderr.contains(
+            "Warning: the run ended (exit code 4) but its checkpoint failed: could not commit"
+        ),
+        "{}",
+        run.report()
+    );
+    assert!(run.stderr.contains("\nHint: "), "{}", run.report());
+    let record = env.metadata(&ws);
+    assert_eq!(record["runs"][1].get("checkpoint"), None, "{record:#}");
+    assert_eq!(record["status"], "error");
+    assert_eq!(git_ok(&env, &ws, &["rev-parse", "HEAD"]), head);
+}
+
 #[test]
 fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
     let env = TestEnv::new();
