@@ -168,6 +168,13 @@ fn run_checkpoint_keeps_each_runs_commit_in_its_history(backend: Backend) {
     let detail = env.aw(&repo, ["status", "w1"]);
     assert!(detail.stdout.contains("CHECKPOINT"), "{}", detail.report());
     assert!(detail.stdout.contains(&commit[..12]), "{}", detail.report());
+    // The run's work reverted as the README says.
+    assert!(ws.join("r.txt").exists());
+    match backend {
+        Backend::Jj => drop(env.jj_ok(&ws, ["revert", "-r", commit, "-B", "@"])),
+        Backend::Git => drop(git_ok(&env, &ws, &["revert", "--no-edit", commit])),
+    }
+    assert!(!ws.join("r.txt").exists());
 }
 
 fn a_checkpoint_says_which_files_it_does_not_record(backend: Backend) {
