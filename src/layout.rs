@@ -140,6 +140,12 @@ impl Layout {
         self.locks().join(format!("{id}.lock"))
     }
 
+    /// The temporary git index `run --parent` builds a child's starting commit in (a dot-name:
+    /// never a lease); removed right after.
+    pub fn fork_index(&self, child: &str) -> PathBuf {
+        self.locks().join(format!(".fork-{child}.index"))
+    }
+
     /// The lock serialising workspace creation and removal in this repository (its name
     /// starts with a dot, so no workspace's lease can take it).
     pub fn repo_lock(&self) -> PathBuf {

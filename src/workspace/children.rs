@@ -84,7 +84,7 @@ fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
     let record = entry.record.ok_or_else(unknown)?;
     check_depth(ctx, child, &record)?;
     let held = hold(ctx, parent, Some(&record))?;
-    let scratch = ctx.layout.locks().join(format!(".fork-{child}.index"));
+    let scratch = ctx.layout.fork_index(child);
     let base = ctx.vcs.fork_point(parent, &path, child, &scratch)?;
     Ok(Fork {
         base,

@@ -110,6 +110,8 @@ fn a_child_starts_from_its_parents_unrecorded_edits_and_the_parent_stays_as_it_w
         assert_eq!((show("root:a.txt"), show("root:new.txt")), files_before);
         assert_eq!(backend.changes(&env, &ws), "M a.txt\nA new.txt\n");
     } else {
+        let scratch = env.namespace_dir(&repo).join(".locks/.fork-c1.index");
+        assert!(!scratch.exists(), "{}", env.listing());
         let child_base = git_ok(&env, &repo, &["rev-parse", "agent-workspace/c1^"]);
         assert_eq!(
             child_base,

@@ -136,6 +136,8 @@ impl Git {
         if self.is_clean(ws)? {
             return Ok(head);
         }
+        // A scratch index a killed call left (or anything planted there) is not built on.
+        let _ = std::fs::remove_file(scratch);
         let tree = self.tree_of_worktree(ws, scratch);
         let _ = std::fs::remove_file(scratch);
         let message = format!("[workspace {child}] uncommitted edits of workspace {parent}");
