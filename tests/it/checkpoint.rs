@@ -273,6 +273,32 @@ fn bad_checkpoints_fail_with_a_hint_and_change_nothing(backend: Backend) {
     assert_eq!(backend.changes(&env, &ws), "A x.txt\n");
 }
 
+/// jj: a working copy another workspace made stale is brought up to date, its edits kept and
+/// checkpointed.
+#[test]
+fn a_stale_jj_working_copy_is_updated_and_its_edits_checkpointed() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo 1 > one.txt"])
+        .assert_ok();
+    let first = checkpoint(&env, &repo, &["w1"]);
+    let commit = first["commit"].as_str().unwrap();
+    // Rewriting the checkpoint from the main workspace makes w1's working copy stale.
+    env.jj_ok(&repo, ["describe", "-r", commit, "-m", "renamed"]);
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("two.txt"), "2\n").unwrap();
+    let second = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(second["created"], true, "{second:#}");
+    assert_eq!(second["files"], serde_json::json!(["two.txt"]));
+    let second_commit = second["commit"].as_str().unwrap();
+    assert_eq!(
+        files_of(Backend::Jj, &env, &repo, second_commit),
+        "two.txt\n"
+    );
+    assert_eq!(env.jj_ok(&ws, ["diff", "--summary"]), "");
+    assert_eq!(fs::read_to_string(ws.join("one.txt")).unwrap(), "1\n");
+}
+
 /// git with commit signing that cannot work here: the checkpoint fails cleanly (nothing
 /// committed, nothing left staged), and after a run the command's exit code stands.
 #[test]

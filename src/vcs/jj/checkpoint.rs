@@ -18,13 +18,7 @@ impl Jj {
     /// Snapshots the working copy of `ws`; when it holds changes, commits them with
     /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
     pub fn checkpoint(&self, ws: &Path, description: &str) -> Result<Recorded> {
-        self.fresh(ws)?;
-        // Run from the workspace, so jj's warnings name its files relative to it.
-        let (out, stderr) = self
-            .call(ws)?
-            .dir(ws)
-            .args(["log", "--no-graph", "-r", "@", "-T", STATE_TEMPLATE])
-            .output()?;
+        let (out, stderr) = self.snapshot_query(ws, STATE_TEMPLATE)?;
         let unrecorded = parse_refused(&stderr);
         if !out.trim_end().ends_with("\tchanged") {
             return Ok(Recorded {
@@ -42,7 +36,7 @@ impl Jj {
                 ))
                 .cause(e.to_string())
                 .cause(e.stderr().to_string())
-                .hint("nothing was committed; see jj's message above and try again")
+                .hint("nothing was committed; see jj's message and try again")
             })?;
         let out = self
             .call(ws)?
@@ -61,19 +55,30 @@ impl Jj {
     /// The working-copy commit of the workspace at `ws` after a snapshot: a snapshot records
     /// the edits in that same change (its commit id may change, its content does not).
     pub fn fork_point(&self, ws: &Path) -> Result<String> {
-        self.fresh(ws)?;
-        let out = self
-            .call(ws)?
-            .args(["log", "--no-graph", "-r", "@", "-T", "commit_id"])
-            .stdout()?;
+        let (out, _) = self.snapshot_query(ws, "commit_id")?;
         Ok(out.trim().to_string())
     }
 
-    /// Finishes a repair a killed run left and updates a stale working copy, keeping edits.
-    fn fresh(&self, ws: &Path) -> Result<()> {
+    /// Queries the working-copy commit of `ws` with `template`, which snapshots it first;
+    /// its stdout and stderr (jj's warnings). A repair a killed run left is finished first,
+    /// and a stale working copy is updated (its edits kept) and queried again. Run from the
+    /// workspace, so jj's warnings name its files relative to it.
+    fn snapshot_query(&self, ws: &Path, template: &str) -> Result<(String, String)> {
         let scratch = recovery_dir(ws);
         self.resume_recovery(ws, &scratch)?;
-        Ok(self.update_stale(ws, &scratch).map(drop)?)
+        let query = || -> Result<_> {
+            Ok(self
+                .call(ws)?
+                .dir(ws)
+                .args(["log", "--no-graph", "-r", "@", "-T", template]))
+        };
+        match query()?.output() {
+            Err(e) if e.stderr().contains("working copy is stale") => {
+                self.update_stale(ws, &scratch)?;
+                Ok(query()?.output()?)
+            }
+            other => Ok(other?),
+        }
     }
 }
 
