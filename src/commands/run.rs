@@ -80,7 +80,9 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     let mut record = opened.record;
     // The record's workflow is that of its latest run.
     record.workflow = args.workflow.clone();
-    let trust = args.trust_envrc || opened.created;
+    // A new workspace holds its base revision's files; a child holds its parent's, whose
+    // trust its record inherited.
+    let trust = args.trust_envrc || (opened.created && args.parent.is_none());
     let loader =
         direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, trust).inspect_err(|_| {
             let _ = metadata::save(&record);

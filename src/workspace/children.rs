@@ -129,3 +129,35 @@ fn max_depth() -> Result<u32> {
         }),
     }
 }
+
+/// Gives the new child of `record` the `.envrc` trust its parent `parent` had, instead of
+/// trusting its files as a base revision's: its `.envrc` (and each file that loads) counts as
+/// the base's only when it is the parent's base's, or what the parent allowed. A parent
+/// whose base is unknown passes on no trust: the child's first run asks for `--trust-envrc`.
+pub(super) fn inherit_trust(ctx: &Context, parent: &str, record: &mut Record) {
+    let from = match metadata::load(&ctx.layout.workspace(parent)) {
+        Loaded::Ok(from) => Some(*from),
+        _ => None,
+    };
+    let current = record.base_envrc_sha256.clone();
+    let allowed = |r: &Record| r.direnv_allowed && r.envrc_sha256 == current;
+    record.base_envrc_sha256 = match &from {
+        Some(r) if allowed(r) => current.clone(),
+        Some(r) if r.base_envrc_sha256.is_some() => r.base_envrc_sha256.clone(),
+        // "none" (no .envrc at the base) matches no .envrc's digest.
+        _ => Some("none".into()),
+    };
+    let loads = record.envrc_loads_base.take().unwrap_or_default();
+    let mut trusted = from
+        .as_ref()
+        .and_then(|r| r.envrc_loads_base.clone())
+        .unwrap_or_default();
+    if let Some(r) = from.as_ref().filter(|r| r.direnv_allowed) {
+        for (file, digest) in &r.envrc_loads_allowed {
+            if loads.get(file) == Some(digest) {
+                trusted.insert(file.clone(), digest.clone());
+            }
+        }
+    }
+    record.envrc_loads_base = Some(trusted);
+}

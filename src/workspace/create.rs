@@ -96,6 +96,11 @@ fn create_locked(
         Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
     // The new working copy is the base revision's content: what its .envrc loads is trusted.
     record.envrc_loads_base = Some(crate::envrc_loads::current(path));
+    if let Some(parent) = req.parent {
+        // A child's content is its parent's, unrecorded edits included: it trusts only what
+        // its parent was trusted with.
+        super::children::inherit_trust(ctx, parent, &mut record);
+    }
     let finished = match signals::received() {
         Some(sig) => Err(CliError::interrupted(
             sig,

@@ -281,7 +281,54 @@ fn bad_parents_are_refused_with_nothing_left_behind(backend: Backend) {
     assert_eq!(nested.stdout, "inside\n", "{}", nested.report());
 }
 
+/// A child trusts only the `.envrc` its parent was trusted with: one the parent's agent
+/// changed (and was never allowed) is not loaded in the child without `--trust-envrc`; one
+/// the parent was allowed with is.
+fn a_child_inherits_its_parents_envrc_trust_and_no_more(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let show = ["--", "sh", "-c", "echo \"var=$AW_TEST_VAR\""];
+    let edit = "echo 'export AW_TEST_VAR=from-agent' > .envrc";
+    env.aw(&repo, ["run", "p1", "--no-direnv", "--", "sh", "-c", edit])
+        .assert_ok();
+    let mut args = vec!["run", "c1", "--parent", "p1"];
+    args.extend(show);
+    let refused = env.aw(&repo, &args);
+    refused.assert_code(125);
+    assert!(
+        refused
+            .stderr
+            .contains("differs from the .envrc of the workspace's base revision"),
+        "{}",
+        refused.report()
+    );
+    assert!(refused.stderr.contains("\nHint: "), "{}", refused.report());
+    let mut args = vec!["run", "c1", "--trust-envrc"];
+    args.extend(show);
+    assert_eq!(env.aw(&repo, &args).assert_ok().stdout, "var=from-agent\n");
+
+    // Allowed in the parent (--trust-envrc): the child trusts that same .envrc.
+    let mut args = vec!["run", "p1", "--trust-envrc"];
+    args.extend(show);
+    env.aw(&repo, &args).assert_ok();
+    let mut args = vec!["run", "c2", "--parent", "p1"];
+    args.extend(show);
+    let out = env.aw(&repo, &args);
+    assert_eq!(
+        out.assert_ok().stdout,
+        "var=from-agent\n",
+        "{}",
+        out.report()
+    );
+    // An unchanged .envrc is trusted as the base's, as for any new workspace.
+    env.aw(&repo, ["run", "p2", "--", "true"]).assert_ok();
+    let mut args = vec!["run", "c3", "--parent", "p2"];
+    args.extend(show);
+    assert_eq!(env.aw(&repo, &args).assert_ok().stdout, "var=from-envrc\n");
+}
+
 crate::both_backends!(
+    a_child_inherits_its_parents_envrc_trust_and_no_more,
     a_child_starts_from_its_parents_unrecorded_edits_and_the_parent_stays_as_it_was,
     the_depth_limit_refuses_a_child_too_deep,
     a_child_of_a_cleaned_parent_still_runs_and_shows_orphaned,
