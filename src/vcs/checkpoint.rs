@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::Result;
 use super::Vcs;
-use crate::error::Result;
 
 /// What recording a workspace's state made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ impl Vcs {
     /// working copy on top of that commit; records nothing when nothing changed.
     pub fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         match self {
-            Vcs::Jj(jj) => jj.checkpoint(ws, description),
+            Vcs::Jj(jj) => jj.checkpoint(id, ws, description),
             Vcs::Git(git) => git.checkpoint(id, ws, description),
         }
     }

@@ -69,6 +69,19 @@ pub enum VcsError {
         source: Box<ProcessError>,
         unstage_failed: Option<Box<VcsError>>,
     },
+    /// Committing a checkpoint failed; `unstage_failed` (git) says whether what was staged
+    /// for it could not be unstaged again.
+    #[error("could not commit the checkpoint of workspace {id:?}")]
+    CheckpointFailed {
+        id: String,
+        ws: PathBuf,
+        backend: Backend,
+        source: Box<ProcessError>,
+        unstage_failed: Option<Box<VcsError>>,
+    },
+    /// A git workspace without any commit cannot be a parent.
+    #[error("workspace {id:?} has no commit to start a child from")]
+    NoCommit { id: String },
     /// The backend no longer knows the workspace at `path`.
     #[error("the backend no longer knows workspace {id:?}")]
     Unregistered { id: String, path: PathBuf },
@@ -162,6 +175,32 @@ impl From<VcsError> for CliError {
                     )),
                 }
             }
+            VcsError::CheckpointFailed {
+                ws,
+                backend,
+                source,
+                unstage_failed,
+                ..
+            } => {
+                let err = CliError::failure(message)
+                    .cause(source.to_string())
+                    .cause(source.stderr().to_string());
+                match (backend, unstage_failed) {
+                    (Backend::Jj, _) => {
+                        err.hint("nothing was committed; see jj's message and try again")
+                    }
+                    (Backend::Git, None) => err.hint(format!(
+                        "nothing was committed or left staged; fix the commit (e.g. its signing setup: `git -C {} config commit.gpgsign false`) and try again",
+                        ws.display()
+                    )),
+                    (Backend::Git, Some(reset)) => err.cause(reset.to_string()).hint(format!(
+                        "the changes are still staged in {}; fix the commit and try again",
+                        ws.display()
+                    )),
+                }
+            }
+            VcsError::NoCommit { .. } => CliError::failure(message)
+                .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
             VcsError::Carry {
                 action,

@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::error::{CliError, Result};
 use crate::process::ProcessError;
+use crate::repo::Backend;
+use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
 
 impl Git {
@@ -91,24 +92,16 @@ impl Git {
 
     /// A failed checkpoint commit: unstage what `add --all` staged, so the worktree is left
     /// as it was, and say so.
-    fn checkpoint_failed(&self, id: &str, ws: &Path, e: ProcessError) -> CliError {
+    fn checkpoint_failed(&self, id: &str, ws: &Path, source: ProcessError) -> VcsError {
         let unstaged = self
             .call(ws)
             .and_then(|c| Ok(c.args(["reset", "--quiet"]).stdout()?));
-        let err = CliError::failure(format!(
-            "could not commit the checkpoint of workspace {id:?}"
-        ))
-        .cause(e.to_string())
-        .cause(e.stderr().to_string());
-        match unstaged {
-            Ok(_) => err.hint(format!(
-                "nothing was committed or left staged; fix the commit (e.g. its signing setup: `git -C {} config commit.gpgsign false`) and try again",
-                ws.display()
-            )),
-            Err(reset) => err.cause(reset.to_string()).hint(format!(
-                "the changes are still staged in {}; fix the commit and try again",
-                ws.display()
-            )),
+        VcsError::CheckpointFailed {
+            id: id.to_string(),
+            ws: ws.to_path_buf(),
+            backend: Backend::Git,
+            source: Box::new(source),
+            unstage_failed: unstaged.err().map(Box::new),
         }
     }
 
@@ -126,11 +119,8 @@ impl Git {
             .call(ws)?
             .args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
             .stdout()
-            .map_err(|_| {
-                CliError::failure(format!(
-                    "workspace {parent:?} has no commit to start a child from"
-                ))
-                .hint("commit something in it first, or start the child with --base-change")
+            .map_err(|_| VcsError::NoCommit {
+                id: parent.to_string(),
             })?;
         let head = head.trim().to_string();
         if self.is_clean(ws)? {

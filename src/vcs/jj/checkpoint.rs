@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::stale::recovery_dir;
 use super::Jj;
-use crate::error::{CliError, Result};
+use crate::repo::Backend;
+use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
 
 /// Change id and whether the working-copy commit holds changes.
@@ -17,7 +18,7 @@ const COMMITTED_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ di
 impl Jj {
     /// Snapshots the working copy of `ws`; when it holds changes, commits them with
     /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
-    pub fn checkpoint(&self, ws: &Path, description: &str) -> Result<Recorded> {
+    pub fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         let (out, stderr) = self.snapshot_query(ws, STATE_TEMPLATE)?;
         let unrecorded = parse_refused(&stderr);
         if !out.trim_end().ends_with("\tchanged") {
@@ -29,14 +30,12 @@ impl Jj {
         self.call(ws)?
             .args(["commit", "--message", description])
             .stdout()
-            .map_err(|e| {
-                CliError::failure(format!(
-                    "could not commit the working copy of {}",
-                    ws.display()
-                ))
-                .cause(e.to_string())
-                .cause(e.stderr().to_string())
-                .hint("nothing was committed; see jj's message and try again")
+            .map_err(|e| VcsError::CheckpointFailed {
+                id: id.to_string(),
+                ws: ws.to_path_buf(),
+                backend: Backend::Jj,
+                source: Box::new(e),
+                unstage_failed: None,
             })?;
         let out = self
             .call(ws)?
