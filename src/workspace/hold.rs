@@ -21,6 +21,12 @@ pub enum Hold {
 /// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
 /// in the run holding it; otherwise a busy error (exit 1).
 pub fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
+    if crate::sandbox::inside(id, &ctx.layout.workspace(id)) {
+        return Err(CliError::failure(format!(
+            "cannot act on workspace {id:?} from inside its sandboxed run: agent-workspace's own state is read-only there"
+        ))
+        .hint("do it from outside the sandbox once the run ends (`run --checkpoint` checkpoints after every run)"));
+    }
     if let Some(lease) = lock::try_exclusive(&ctx.layout.lease(id))? {
         return Ok(Hold::Lease { _lease: lease });
     }

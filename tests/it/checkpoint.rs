@@ -299,6 +299,32 @@ fn a_stale_jj_working_copy_is_updated_and_its_edits_checkpointed() {
     assert_eq!(fs::read_to_string(ws.join("one.txt")).unwrap(), "1\n");
 }
 
+/// Inside a sandboxed run agent-workspace's state is read-only: `checkpoint` refuses clearly
+/// and commits nothing; `run --sandbox --checkpoint` checkpoints from outside.
+fn a_checkpoint_inside_a_sandbox_is_refused_and_run_checkpoint_works(backend: Backend) {
+    if !crate::sandbox::sandbox_available() {
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let script = "echo x > x.txt; agent-workspace checkpoint w1; echo rc=$?";
+    let out = env.aw(&repo, ["run", "w1", "--sandbox", "--", "sh", "-c", script]);
+    out.assert_ok();
+    assert_eq!(out.stdout, "rc=1\n", "{}", out.report());
+    assert!(
+        out.stderr.contains("from inside its sandboxed run") && out.stderr.contains("\nHint: "),
+        "{}",
+        out.report()
+    );
+    let ws = env.ws_path(&repo, "w1");
+    assert_eq!(backend.changes(&env, &ws), "A x.txt\n");
+    let run = ["run", "w1", "--sandbox", "--checkpoint", "--", "true"];
+    env.aw(&repo, run).assert_ok();
+    let record = env.metadata(&ws);
+    let commit = record["runs"][1]["checkpoint"]["commit"].as_str().unwrap();
+    assert_eq!(files_of(backend, &env, &repo, commit), "x.txt\n");
+}
+
 /// git with commit signing that cannot work here: the checkpoint fails cleanly (nothing
 /// committed, nothing left staged), and after a run the command's exit code stands.
 #[test]
@@ -384,6 +410,7 @@ fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
 }
 
 crate::both_backends!(
+    a_checkpoint_inside_a_sandbox_is_refused_and_run_checkpoint_works,
     a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top,
     run_checkpoint_keeps_each_runs_commit_in_its_history,
     a_checkpoint_says_which_files_it_does_not_record,

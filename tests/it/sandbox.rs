@@ -11,7 +11,7 @@ use crate::harness::{wait_for_file, which, TestEnv};
 
 /// Whether bubblewrap can make a sandbox on this machine. Where it cannot, the test says so
 /// and stops; under CI (which installs bubblewrap) it fails instead.
-fn sandbox_available() -> bool {
+pub(crate) fn sandbox_available() -> bool {
     let works = which("bwrap").is_some_and(|bwrap| {
         Command::new(bwrap)
             .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
