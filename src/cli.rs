@@ -76,6 +76,7 @@ pub enum Command {
     Status(crate::commands::status::StatusArgs),
     Shell(crate::commands::shell::ShellArgs),
     Clean(crate::commands::clean::CleanArgs),
+    Diff(crate::commands::diff::DiffArgs),
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -130,7 +131,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     }
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
-        hints = vec!["usage: agent-workspace [OPTIONS] <run|status|shell|clean> ...".into()];
+        hints = vec!["usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff> ...".into()];
     }
     hints.push(format!("see `{command} --help`"));
     CliError::usage(message).hint(hints.join("; "))

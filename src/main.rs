@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::cmd_status(&cli.global, args),
         Command::Shell(args) => commands::shell::cmd_shell(&cli.global, args),
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
+        Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
     };
     match outcome {
         Ok(status) => code(status),

@@ -96,6 +96,11 @@ impl Call {
         self.start()?.wait()
     }
 
+    /// Runs the call and returns its stdout, byte for byte, when it exits 0.
+    pub fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
+        self.start()?.wait_bytes()
+    }
+
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
@@ -132,6 +137,13 @@ pub struct Started {
 impl Started {
     /// Waits for the call and returns its stdout when it exited 0.
     pub fn wait(self) -> Result<String, ProcessError> {
+        let out = self.wait_bytes()?;
+        Ok(String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+
+    /// Waits for the call and returns its stdout as bytes when it exited 0.
+    pub fn wait_bytes(self) -> Result<Vec<u8>, ProcessError> {
         let output = self
             .child
             .wait_with_output()
@@ -140,7 +152,7 @@ impl Started {
                 source,
             })?;
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+            return Ok(output.stdout);
         }
         Err(ProcessError::Failed {
             cmdline: self.cmdline,

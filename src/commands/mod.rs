@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod clean;
+pub mod diff;
 pub mod exec;
 pub mod run;
 pub mod shell;

@@ -17,7 +17,6 @@ use crate::metadata::{self, Loaded, Record, Status};
 use crate::process::{self, Ending};
 use crate::report;
 use crate::signals;
-use crate::vars;
 use crate::workspace::{self, remove, Request};
 
 /// Run a command in a workspace, creating it if needed.
@@ -133,7 +132,7 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
         Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    if is_nested(&args.id, path, record.as_ref()) {
+    if workspace::is_nested(&args.id, path, record.as_ref()) {
         return Ok(None);
     }
     if args.wait {
@@ -150,20 +149,6 @@ fn take_lease(ctx: &Context, args: &RunArgs, path: &Path) -> Result<Option<Lock>
         }
     }
     Err(busy(&args.id, record.as_ref()))
-}
-
-/// A run started from inside the live run of the same workspace (its environment names this
-/// workspace and the recorded supervisor is one of our ancestors).
-fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
-    let env_id = vars::raw(vars::ID);
-    let env_path = vars::raw(vars::PATH);
-    if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
-        return false;
-    }
-    match record.and_then(|r| r.pid) {
-        Some(pid) if cfg!(target_os = "linux") => liveness::is_ancestor(pid),
-        _ => true,
-    }
 }
 
 /// Whether the supervisor a record names is still alive (the same process, not a reused pid).

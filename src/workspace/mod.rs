@@ -3,6 +3,7 @@
 //! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
 //! Returns outcomes and [`Note`]s; never prints.
 
+pub mod changes;
 mod create;
 mod reattach;
 pub mod remove;
@@ -123,4 +124,18 @@ fn foreign(id: &str, at: &Path) -> CliError {
         at.display()
     ))
     .hint("pick another id, or forget that workspace first")
+}
+
+/// A run started from inside the live run of the same workspace (its environment names this
+/// workspace and the recorded supervisor is one of our ancestors).
+pub fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
+    let env_id = crate::vars::raw(crate::vars::ID);
+    let env_path = crate::vars::raw(crate::vars::PATH);
+    if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {
+        return false;
+    }
+    match record.and_then(|r| r.pid) {
+        Some(pid) if cfg!(target_os = "linux") => crate::liveness::is_ancestor(pid),
+        _ => true,
+    }
 }

@@ -1,5 +1,6 @@
 //! git invocations for the worktree backend, one method per call, each parser beside its call.
 
+mod diff;
 mod keep;
 
 use std::cell::OnceCell;

@@ -1,0 +1,88 @@
+//! What a git worktree changed since its base: its commits, and its files (uncommitted and
+//! untracked ones included) recorded in a tree through a temporary index, so neither the
+//! worktree's index nor any branch changes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::Git;
+use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::{Result, VcsError};
+
+impl Git {
+    /// The changes of the worktree at `ws` against `base`; `scratch` is a path for the
+    /// temporary index (deleted before returning).
+    pub fn changes(&self, ws: &Path, base: &str, scratch: &Path) -> Result<Changes> {
+        let latest = self.worktree_tree(ws, scratch)?;
+        let files = self
+            .call(ws)?
+            .args(DIFF_ARGS)
+            .args([base, latest.as_str(), "--"])
+            .stdout()?;
+        let log = self
+            .call(ws)?
+            .args(["log", "-z", "--format=%H%x00%B", "--end-of-options"])
+            .arg(format!("{base}..HEAD"))
+            .arg("--")
+            .stdout()?;
+        Ok(Changes {
+            against: base.to_string(),
+            latest,
+            commits: diff::parse_work_commits(&log, 2),
+            files: diff::parse_changes(&files),
+        })
+    }
+
+    /// The git-format patch from `from` to `to` (commits or trees).
+    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+        Ok(self
+            .call(&self.main)?
+            .args(PATCH_ARGS)
+            .args([from, to, "--"])
+            .stdout_bytes()?)
+    }
+
+    /// The tree of every file of the worktree as `git add -A` would record it, written
+    /// through a copy of its index at `scratch`.
+    fn worktree_tree(&self, ws: &Path, scratch: &Path) -> Result<String> {
+        let index = self
+            .call(ws)?
+            .args(["rev-parse", "--git-path", "index"])
+            .stdout()
+            .map_err(|e| VcsError::NotAWorktree {
+                path: ws.to_path_buf(),
+                source: Box::new(e),
+            })?;
+        let index = ws.join(index.trim_end_matches('\n'));
+        let copied = match fs::read(&index) {
+            Ok(bytes) => crate::fsutil::write_atomic(scratch, &bytes).map_err(VcsError::from),
+            // A worktree without an index: `add -A` builds one from scratch.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(VcsError::Io {
+                action: "read",
+                path: index.clone(),
+                source,
+            }),
+        };
+        let _cleanup = Scratch(scratch.to_path_buf());
+        copied?;
+        let with_index = |c: crate::process::Call| c.env("GIT_INDEX_FILE", scratch);
+        with_index(self.call(ws)?)
+            .args(["add", "--all", "--", "."])
+            .stdout()?;
+        let tree = with_index(self.call(ws)?).arg("write-tree").stdout()?;
+        Ok(tree.trim().to_string())
+    }
+}
+
+/// A temporary index, deleted (with a lock file git may have left) when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+        let mut lock = self.0.clone().into_os_string();
+        lock.push(".lock");
+        let _ = fs::remove_file(lock);
+    }
+}

@@ -1,0 +1,88 @@
+//! What a workspace changed since it was created: its commits and changed files against the
+//! commits it started on, its latest edits included. Read-only: jj snapshots the working
+//! copy (as every jj command does), git goes through a temporary index.
+
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::lock::{self, Lock};
+use crate::metadata::{self, Loaded, Record};
+use crate::vcs::diff::Changes;
+
+/// A workspace opened to read its changes, holding its lease unless the caller runs inside
+/// the workspace's own live run.
+pub struct Target {
+    pub record: Record,
+    pub path: PathBuf,
+    _lease: Option<Lock>,
+}
+
+/// Opens workspace `id` for reading its changes: it must exist with a readable record, and
+/// no run may be live in it unless this process is nested in that run.
+pub fn open(ctx: &Context, id: &str) -> Result<Target> {
+    let path = ctx.layout.workspace(id);
+    let record = existing_record(id, &path)?;
+    let lease = match lock::try_exclusive(&ctx.layout.lease(id))? {
+        Some(lease) => Some(lease),
+        None if super::is_nested(id, &path, Some(&record)) => None,
+        None => return Err(busy(id, &record)),
+    };
+    Ok(Target {
+        record,
+        path,
+        _lease: lease,
+    })
+}
+
+/// The changes of the workspace at `path` whose record is `record`.
+pub fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
+    let cache = ctx.layout.cache();
+    crate::fsutil::create_dir_nofollow(&cache)?;
+    let id = &record.workspace_id;
+    let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
+    Ok(ctx.vcs.changes(id, path, &record.base_commits, &scratch)?)
+}
+
+/// The record of the workspace directory at `path`, or why there is none to go by.
+fn existing_record(id: &str, path: &Path) -> Result<Record> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => return Err(super::unknown(id, path)),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            return Err(super::not_a_workspace(path))
+        }
+        Ok(_) => {}
+    }
+    match metadata::load(path) {
+        Loaded::Ok(record) => Ok(*record),
+        Loaded::Missing => Err(no_record(id, "it has no record")),
+        Loaded::Corrupt(why) => Err(no_record(id, &format!("its record is unreadable ({why})"))),
+        Loaded::Newer(v, _) => Err(CliError::failure(format!(
+            "workspace {id:?} has a record of schema {v}, from a newer agent-workspace"
+        ))
+        .hint("upgrade agent-workspace to read it")),
+    }
+}
+
+fn no_record(id: &str, why: &str) -> CliError {
+    CliError::failure(format!(
+        "workspace {id:?} cannot be compared with its base: {why}"
+    ))
+    .hint(format!(
+        "`agent-workspace run {id} -- true` adopts or repairs it; `agent-workspace status {id}` shows its problem"
+    ))
+}
+
+/// A live run (or another agent-workspace process) holds the workspace.
+fn busy(id: &str, record: &Record) -> CliError {
+    let holder = match (record.status, record.pid) {
+        (metadata::Status::Running, Some(pid)) => format!(
+            "a run is live in it (pid {pid}, since {})",
+            record.started_at.as_deref().unwrap_or("?")
+        ),
+        _ => "another agent-workspace process is using it".into(),
+    };
+    CliError::failure(format!("workspace {id:?} is busy: {holder}")).hint(format!(
+        "wait for the run to end, or run this from inside it (`agent-workspace run {id} -- ...`)"
+    ))
+}
