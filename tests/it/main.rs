@@ -7,6 +7,7 @@ mod architecture;
 mod backends;
 mod base_change;
 mod clean;
+mod diff;
 mod errors;
 mod git_backend;
 mod harness;
