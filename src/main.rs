@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod context;
 mod direnv;
+mod disk;
 mod envrc_loads;
 mod error;
 mod fsutil;

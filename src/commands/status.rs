@@ -8,11 +8,13 @@ use serde_json::Value;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
+use crate::disk::{self, Usage};
 use crate::error::Result;
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
 use crate::metadata;
 use crate::output;
+use crate::workspace::details::{self, ChangeCounts};
 
 /// Show the workspaces of this repository, or one workspace's record and history.
 #[derive(Debug, Args)]
@@ -22,6 +24,39 @@ pub struct StatusArgs {
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
+    /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
+    #[arg(long)]
+    pub size: bool,
+}
+
+/// What is measured beyond the records: disk usage (`--size`), and for one workspace its
+/// changes since its base and its last activity.
+#[derive(Default)]
+struct Extra {
+    usage: Option<Usage>,
+    changes: Option<std::result::Result<ChangeCounts, crate::error::CliError>>,
+    last_activity: Option<String>,
+}
+
+/// Measures what `args` asks for: nothing per workspace for the plain table.
+fn measure(ctx: &Context, entries: &[Entry], args: &StatusArgs) -> Vec<Extra> {
+    entries
+        .iter()
+        .map(|entry| {
+            let usage = args.size.then(|| details::usage(entry)).flatten();
+            match args.id {
+                Some(_) => Extra {
+                    changes: details::changes(ctx, entry),
+                    last_activity: details::last_activity(entry, usage.as_ref()),
+                    usage,
+                },
+                None => Extra {
+                    usage,
+                    ..Extra::default()
+                },
+            }
+        })
+        .collect()
 }
 
 pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
@@ -47,7 +82,8 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
-    output::print(&render(&entries, args))?;
+    let extra = measure(&ctx, &entries, args);
+    output::print(&render(&entries, &extra, args))?;
     if !args.json {
         print_hints(&entries);
     }
@@ -55,19 +91,23 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
 }
 
 /// The table, one workspace's view, or the JSON of either.
-fn render(entries: &[Entry], args: &StatusArgs) -> String {
+fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
     let mut out = String::new();
     match (&args.id, args.json) {
-        (Some(_), true) => out = pretty(&WorkspaceJson::from(&entries[0])),
+        (Some(_), true) => out = pretty(&WorkspaceJson::with(&entries[0], &extra[0])),
         (None, true) => {
-            let workspaces = entries.iter().map(WorkspaceJson::from).collect();
+            let workspaces = entries
+                .iter()
+                .zip(extra)
+                .map(|(e, x)| WorkspaceJson::with(e, x))
+                .collect();
             out = pretty(&StatusJson {
                 schema_version: 1,
                 workspaces,
             });
         }
-        (Some(_), false) => describe(&entries[0], &mut out),
-        (None, false) => table(entries, &mut out),
+        (Some(_), false) => describe(&entries[0], &extra[0], &mut out),
+        (None, false) => table(entries, extra, args.size, &mut out),
     }
     out
 }
@@ -104,6 +144,57 @@ struct WorkspaceJson<'a> {
     hint: Option<String>,
     /// The whole record, or a newer schema's raw JSON, or null.
     record: Value,
+    /// `--size`: allocated bytes, hard links counted once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size_bytes: Option<u64>,
+    /// `--size`: the newest modification time of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_mtime: Option<String>,
+    /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<ChangesJson<'a>>,
+    /// `status <ID>`: why its changes could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes_error: Option<&'a str>,
+    /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_activity: Option<&'a str>,
+}
+
+/// A workspace's changes in `status <ID> --json`.
+#[derive(Serialize)]
+struct ChangesJson<'a> {
+    commits: &'a [crate::vcs::diff::WorkCommit],
+    files: usize,
+    insertions: u64,
+    deletions: u64,
+    binary: usize,
+}
+
+impl<'a> WorkspaceJson<'a> {
+    fn with(entry: &'a Entry, extra: &'a Extra) -> Self {
+        let mut json = WorkspaceJson::from(entry);
+        json.size_bytes = extra.usage.map(|u| u.allocated);
+        json.newest_mtime = extra
+            .usage
+            .and_then(|u| u.newest)
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        match &extra.changes {
+            Some(Ok(c)) => {
+                json.changes = Some(ChangesJson {
+                    commits: &c.commits,
+                    files: c.files,
+                    insertions: c.insertions,
+                    deletions: c.deletions,
+                    binary: c.binary,
+                })
+            }
+            Some(Err(err)) => json.changes_error = Some(&err.message),
+            None => {}
+        }
+        json.last_activity = extra.last_activity.as_deref();
+        json
+    }
 }
 
 impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
@@ -125,6 +216,11 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             problem: entry.problem.as_ref().map(Problem::code),
             hint: entry.problem.as_ref().map(|p| hint(p, entry)),
             record,
+            size_bytes: None,
+            newest_mtime: None,
+            changes: None,
+            changes_error: None,
+            last_activity: None,
         }
     }
 }
@@ -155,7 +251,7 @@ fn pretty(value: &impl Serialize) -> String {
     text
 }
 
-fn table(entries: &[Entry], out: &mut String) {
+fn table(entries: &[Entry], extra: &[Extra], size: bool, out: &mut String) {
     let rows: Vec<[String; 6]> = entries
         .iter()
         .map(|e| {
@@ -181,10 +277,22 @@ fn table(entries: &[Entry], out: &mut String) {
         "PATH",
     ]
     .map(String::from);
-    output::columns(std::iter::once(header).chain(rows), out);
+    if !size {
+        return output::columns(std::iter::once(header).chain(rows), out);
+    }
+    // `--size`: a SIZE column before PATH.
+    let sized = std::iter::once((header, "SIZE".to_string()))
+        .chain(rows.into_iter().zip(extra).map(|(row, x)| {
+            let size = x.usage.map_or("-".into(), |u| disk::human(u.allocated));
+            (row, size)
+        }))
+        .map(|([id, status, workflow, updated, backend, path], size)| {
+            [id, status, workflow, updated, backend, size, path]
+        });
+    output::columns(sized, out);
 }
 
-fn describe(entry: &Entry, out: &mut String) {
+fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     use std::fmt::Write as _;
     let mut field = |name: &str, value: &str| {
         let _ = writeln!(out, "{name:<14}{value}");
@@ -222,6 +330,11 @@ fn describe(entry: &Entry, out: &mut String) {
         },
     );
     field("sandbox", &crate::report::sandbox(r.sandbox.as_ref()));
+    out.push_str(&crate::report::describe_details(
+        extra.changes.as_ref(),
+        extra.last_activity.as_deref(),
+        extra.usage.as_ref(),
+    ));
     if r.runs.is_empty() {
         return;
     }

@@ -5,6 +5,7 @@
 
 pub mod changes;
 mod create;
+pub mod details;
 mod reattach;
 pub mod remove;
 
