@@ -28,5 +28,6 @@ mod sandbox;
 mod sha256;
 mod shell;
 mod status;
+mod status_details;
 mod usage;
 mod verdicts;
