@@ -376,3 +376,34 @@ crate::both_backends!(
     bad_input_is_refused_with_a_hint,
     a_live_run_is_busy_unless_diff_runs_inside_it,
 );
+
+#[test]
+fn the_workspace_diff_recipe_prints_the_patch() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["justfile", "agents.just"] {
+        fs::copy(root.join(name), repo.join(name)).unwrap();
+    }
+    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    fs::write(env.ws_path(&repo, "w1").join("c.txt"), "new\n").unwrap();
+    let out = env
+        .cmd("just", &repo)
+        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+        .args(["agents::workspace-diff", "w1", "--patch"])
+        .run();
+    assert!(
+        out.assert_ok()
+            .stdout
+            .contains("+++ b/c.txt\n@@ -0,0 +1 @@\n+new\n"),
+        "{}",
+        out.stdout
+    );
+    let json = env
+        .cmd("just", &repo)
+        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+        .args(["agents::workspace-diff", "w1", "--json"])
+        .run();
+    assert_eq!(json.assert_ok().json()["totals"]["files"], 1);
+}
