@@ -645,6 +645,9 @@ bench_diff() { # bench_diff SIZE REPO
     local size=$1 repo=$2 label ws base wc git_dir grepo gws gbase
     label=$(size_label "$size")
     say "[$label] diff of 100 changed files, jj and git"
+    # jj asks `tput` for the terminal size on every call without these: agent-workspace sets
+    # them for its own jj calls, so the raw commands get them too.
+    export COLUMNS=200 LINES=50
     cd "$repo"
     quiet "$AW" run d -- true
     ws=$(cd "$(ws_path d)" && pwd -P)
@@ -689,6 +692,7 @@ SCRIPT
         count_execs "diff (jj)" sh -c "cd '$repo' && '$AW' diff d"
         count_execs "diff (git)" sh -c "cd '$grepo' && '$AW' diff d"
     fi
+    unset COLUMNS LINES
     cd "$repo"
 }
 
