@@ -407,3 +407,67 @@ fn the_workspace_diff_recipe_prints_the_patch() {
         .run();
     assert_eq!(json.assert_ok().json()["totals"]["files"], 1);
 }
+
+#[test]
+fn jj_diff_of_a_workspace_on_a_merge_compares_with_the_merged_parents() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let initial = env.commit_id(&repo, "@-");
+    fs::write(repo.join("left.txt"), "left\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "left"]);
+    let left = env.commit_id(&repo, "@-");
+    env.jj_ok(&repo, ["new", &initial]);
+    fs::write(repo.join("right.txt"), "right\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "right"]);
+    let right = env.commit_id(&repo, "@-");
+    env.jj_ok(&repo, ["new", &left, &right]);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("new.txt"), "new\n").unwrap();
+    let json = diff_json(&env, &repo, "w1");
+    let mut bases: Vec<&str> = json["base_commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    bases.sort();
+    let mut expected = [left.as_str(), right.as_str()];
+    expected.sort();
+    assert_eq!(bases, expected, "{json:#}");
+    let paths: Vec<&str> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["new.txt"], "{json:#}");
+    assert_eq!(json["commits"], serde_json::json!([]), "{json:#}");
+}
+
+#[test]
+fn jj_diff_of_a_stale_working_copy_says_how_to_update_it() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    fs::write(ws.join("first.txt"), "first\n").unwrap();
+    env.jj(&ws, ["status"]).assert_ok();
+    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    fs::write(ws.join("second.txt"), "second\n").unwrap();
+    let out = env.aw(&repo, ["diff", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .starts_with("Error: the working copy of workspace \"w1\" is stale\nHint: `agent-workspace run w1 -- true` updates it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "");
+    // The hint works: after it, the edit shows.
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let json = diff_json(&env, &repo, "w1");
+    assert_eq!(json["files"][0]["path"], "first.txt", "{json:#}");
+    assert_eq!(json["files"][1]["path"], "second.txt", "{json:#}");
+}
