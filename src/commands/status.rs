@@ -8,13 +8,13 @@ use serde_json::Value;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
-use crate::disk::{self, Usage};
+use crate::disk;
 use crate::error::Result;
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
 use crate::metadata;
 use crate::output;
-use crate::workspace::details::{self, ChangeCounts};
+use crate::workspace::details::{self, ChangeCounts, Extra};
 
 /// Show the workspaces of this repository, or one workspace's record and history.
 #[derive(Debug, Args)]
@@ -27,36 +27,6 @@ pub struct StatusArgs {
     /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
     #[arg(long)]
     pub size: bool,
-}
-
-/// What is measured beyond the records: disk usage (`--size`), and for one workspace its
-/// changes since its base and its last activity.
-#[derive(Default)]
-struct Extra {
-    usage: Option<Usage>,
-    changes: Option<std::result::Result<ChangeCounts, crate::error::CliError>>,
-    last_activity: Option<String>,
-}
-
-/// Measures what `args` asks for: nothing per workspace for the plain table.
-fn measure(ctx: &Context, entries: &[Entry], args: &StatusArgs) -> Vec<Extra> {
-    entries
-        .iter()
-        .map(|entry| {
-            let usage = args.size.then(|| details::usage(entry)).flatten();
-            match args.id {
-                Some(_) => Extra {
-                    changes: details::changes(ctx, entry),
-                    last_activity: details::last_activity(entry, usage.as_ref()),
-                    usage,
-                },
-                None => Extra {
-                    usage,
-                    ..Extra::default()
-                },
-            }
-        })
-        .collect()
 }
 
 pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
@@ -82,7 +52,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
-    let extra = measure(&ctx, &entries, args);
+    let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     output::print(&render(&entries, &extra, args))?;
     if !args.json {
         print_hints(&entries);
@@ -152,23 +122,13 @@ struct WorkspaceJson<'a> {
     newest_mtime: Option<String>,
     /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    changes: Option<ChangesJson<'a>>,
+    changes: Option<&'a ChangeCounts>,
     /// `status <ID>`: why its changes could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     changes_error: Option<&'a str>,
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
     #[serde(skip_serializing_if = "Option::is_none")]
     last_activity: Option<&'a str>,
-}
-
-/// A workspace's changes in `status <ID> --json`.
-#[derive(Serialize)]
-struct ChangesJson<'a> {
-    commits: &'a [crate::vcs::diff::WorkCommit],
-    files: usize,
-    insertions: u64,
-    deletions: u64,
-    binary: usize,
 }
 
 impl<'a> WorkspaceJson<'a> {
@@ -180,15 +140,7 @@ impl<'a> WorkspaceJson<'a> {
             .and_then(|u| u.newest)
             .map(|t| humantime::format_rfc3339_seconds(t).to_string());
         match &extra.changes {
-            Some(Ok(c)) => {
-                json.changes = Some(ChangesJson {
-                    commits: &c.commits,
-                    files: c.files,
-                    insertions: c.insertions,
-                    deletions: c.deletions,
-                    binary: c.binary,
-                })
-            }
+            Some(Ok(c)) => json.changes = Some(c),
             Some(Err(err)) => json.changes_error = Some(&err.message),
             None => {}
         }

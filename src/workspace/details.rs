@@ -9,14 +9,45 @@ use crate::error::CliError;
 use crate::inventory::{Entry, Problem};
 use crate::vcs::diff::WorkCommit;
 
-/// A workspace's changes since its base, in numbers.
-#[derive(Debug, Clone)]
+/// A workspace's changes since its base, in numbers (and its commits).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ChangeCounts {
     pub commits: Vec<WorkCommit>,
     pub files: usize,
     pub insertions: u64,
     pub deletions: u64,
     pub binary: usize,
+}
+
+/// What is measured beyond the records: disk usage (`--size`), and for one workspace its
+/// changes since its base and its last activity.
+#[derive(Default)]
+pub struct Extra {
+    pub usage: Option<Usage>,
+    pub changes: Option<Result<ChangeCounts, CliError>>,
+    pub last_activity: Option<String>,
+}
+
+/// Measures, per entry, what is asked: disk usage with `size`, changes and last activity
+/// for the view of `one` workspace; nothing (no backend call, no walk) for a plain table.
+pub fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -> Vec<Extra> {
+    entries
+        .iter()
+        .map(|entry| {
+            let usage = size.then(|| self::usage(entry)).flatten();
+            match one {
+                true => Extra {
+                    changes: changes(ctx, entry),
+                    last_activity: last_activity(entry, usage.as_ref()),
+                    usage,
+                },
+                false => Extra {
+                    usage,
+                    ..Extra::default()
+                },
+            }
+        })
+        .collect()
 }
 
 /// The changes of the workspace of `entry`, or `None` when it has no directory and record
