@@ -158,7 +158,49 @@ fn status_size_of_an_unknown_id_exits_1(backend: Backend) {
     assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
 }
 
+fn the_table_asks_the_backend_once_whatever_the_number_of_workspaces(backend: Backend) {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    for id in ["w1", "w2", "w3"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+    }
+    // A wrapper in front of the real tool that logs every call.
+    let bin = env.path().join("logging-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let log = env.path().join("calls.log");
+    let tool = backend.name();
+    let real = crate::harness::which(tool).unwrap();
+    let wrapper = bin.join(tool);
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let calls = |args: &[&str]| {
+        let _ = fs::remove_file(&log);
+        env.aw_cmd(&repo)
+            .env("PATH", env.path_with_first(&bin))
+            .args(args)
+            .run()
+            .assert_ok();
+        fs::read_to_string(&log).unwrap_or_default().lines().count()
+    };
+    // At most the one listing of the backend's workspaces (jj may answer from its cache).
+    assert!(calls(&["status"]) <= 1);
+    assert!(calls(&["status", "--size"]) <= 1);
+    assert!(calls(&["status", "--json"]) <= 1);
+    // The view of one workspace reads its changes: the wrapper sees those calls.
+    assert!(calls(&["status", "w1"]) >= 2);
+}
+
 crate::both_backends!(
+    the_table_asks_the_backend_once_whatever_the_number_of_workspaces,
     status_of_one_workspace_shows_its_commits_and_files,
     size_counts_a_hard_link_once_and_never_follows_a_symlink,
     size_shows_as_a_column_and_moves_last_activity_to_the_newest_file,
