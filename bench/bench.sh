@@ -21,8 +21,9 @@
 #   STATUS_FRESH_RUNS       status runs right after a repository change [full: 9; quick: 5]
 #   RESULTS                 results file [bench/results/<full|quick>.md]
 #   RAW_DIR                 hyperfine JSON/CSV, samples and logs [bench/results/<mode>-raw]
-#   CASES                   cases to run [warm sandbox cold parallel status]; sandbox runs on
-#                           the first size only
+#   CASES                   cases to run [warm sandbox cold parallel status diff]; sandbox
+#                           runs on the first size only
+#   DIFF_RUNS               hyperfine runs per side of the diff case [full: 20; quick: 10]
 #   SETTLE_SECONDS          pause after `sync` before timed loops [3]
 #   KEEP_SCRATCH=1          keep the scratch directory (its path is printed)
 set -euo pipefail
@@ -58,7 +59,7 @@ else
     WARM_RUNS=${WARM_RUNS:-20}
     WARM_ROUNDS=${WARM_ROUNDS:-3}
 fi
-CASES=${CASES:-warm sandbox cold parallel status}
+CASES=${CASES:-warm sandbox cold parallel status diff}
 STATUS_FRESH_RUNS=${STATUS_FRESH_RUNS:-$([[ $mode == quick ]] && echo 5 || echo 9)}
 PAR_N=${PAR_N:-16}
 STATUS_N=${STATUS_N:-1000}
@@ -635,6 +636,93 @@ bench_status() {
     fi
 }
 
+# change_files WS: 100 changed files in the workspace WS: 50 modified and committed (the
+# caller commits), then 20 modified, 15 created and 15 deleted left unrecorded.
+change_files() {
+    local ws=$1 f i=0
+    for f in "$ws"/src/m0/s*/f*.txt; do
+        if ((i < 50)); then
+            echo "committed edit" >>"$f"
+        elif ((i < 70)); then
+            echo "unrecorded edit" >>"$f"
+        elif ((i < 85)); then
+            rm "$f"
+        else
+            break
+        fi
+        i=$((i + 1))
+    done
+    for ((i = 0; i < 15; i++)); do echo "new file $i" >"$ws/new$i.txt"; done
+}
+
+# diff_rows LABEL WHAT OURS_CMD RAW_NAME RAW_CMD WRAPPED_CMD: hyperfine of `diff` against
+# the raw command a user would type and against the exact calls it makes, as a script.
+diff_rows() {
+    local label=$1 what=$2 ours=$3 raw_name=$4 raw=$5 wrapped=$6 med runs
+    runs=${DIFF_RUNS:-$([[ $mode == quick ]] && echo 10 || echo 20)}
+    med=$(hyperfine_medians "diff-$what-$label" --warmup 3 --runs "$runs" \
+        -n ours "$ours" -n raw "$raw" -n wrapped "$wrapped")
+    row "\`diff\` of 100 changed files vs $raw_name" "$label" "$(pick "$med" ours)" \
+        "$(pick "$med" raw)" ratio 1.2 "$what"
+    row "\`diff\` of 100 changed files vs the calls it makes (sh script)" "$label" \
+        "$(pick "$med" ours)" "$(pick "$med" wrapped)" ratio 1.2 "$what"
+}
+
+bench_diff() { # bench_diff SIZE REPO
+    local size=$1 repo=$2 label ws base wc git_dir grepo gws gbase
+    label=$(size_label "$size")
+    say "[$label] diff of 100 changed files, jj and git"
+    # jj asks `tput` for the terminal size on every call without these: agent-workspace sets
+    # them for its own jj calls, so the raw commands get them too.
+    export COLUMNS=200 LINES=50
+    cd "$repo"
+    quiet "$AW" run d -- true
+    ws=$(cd "$(ws_path d)" && pwd -P)
+    base=$("$JJ" --ignore-working-copy log --no-graph -r @- -T commit_id)
+    change_files "$ws"
+    quiet "$JJ" -R "$ws" --quiet commit -m "50 committed edits"
+    wc=$("$JJ" -R "$ws" log --no-graph -r @ -T commit_id)
+    git_dir=$repo/.git
+    cat >"$SCRATCH/diff-jj.sh" <<SCRIPT
+"$JJ" --no-pager --color=never --quiet -R "$ws" log --no-graph -T 'commit_id ++ "\\0"' -r '$base..@' >/dev/null
+git --git-dir "$git_dir" diff -z --raw --numstat -M --no-ext-diff --no-textconv $base $wc >/dev/null
+SCRIPT
+    diff_rows "$label" jj "$AW diff d" "\`jj diff --from <base> --stat\` in the workspace" \
+        "$JJ --no-pager --color=never -R $ws diff --from $base --stat" "sh $SCRATCH/diff-jj.sh"
+    # git: a plain git repository of the same files, the workspace a worktree of it.
+    grepo=$SCRATCH/repos/git-$label
+    mkdir -p "$grepo"
+    (cd "$repo" && git --git-dir "$git_dir" archive "$base" | tar -x -C "$grepo")
+    cd "$grepo"
+    quiet git init -q
+    quiet git add -A
+    quiet git -c user.name=Bench -c user.email=bench@example.invalid commit -q -m base
+    gbase=$(git rev-parse HEAD)
+    quiet "$AW" run d -- true
+    gws=$(cd "$(ws_path d)" && pwd -P)
+    change_files "$gws"
+    quiet git -C "$gws" -c user.name=Bench -c user.email=bench@example.invalid commit -q -am "committed edits"
+    cat >"$SCRATCH/diff-git.sh" <<SCRIPT
+cd "$gws"
+read -r _ gitdir <.git
+cp "\$gitdir/index" "$SCRATCH/diff.index"
+export GIT_INDEX_FILE="$SCRATCH/diff.index"
+git add --all -- .
+git write-tree >/dev/null
+git diff -z --raw --numstat -M --no-ext-diff --no-textconv --cached $gbase >/dev/null
+git log -z --format=%H%x00%B $gbase..HEAD >/dev/null
+rm -f "$SCRATCH/diff.index"
+SCRIPT
+    diff_rows "$label" git "$AW diff d" "\`git diff --stat <base>\` in the worktree (untracked files left out)" \
+        "git -C $gws diff --stat $gbase" "sh $SCRATCH/diff-git.sh"
+    if [[ $size == "${SIZES%% *}" ]]; then
+        count_execs "diff (jj)" sh -c "cd '$repo' && '$AW' diff d"
+        count_execs "diff (git)" sh -c "cd '$grepo' && '$AW' diff d"
+    fi
+    unset COLUMNS LINES
+    cd "$repo"
+}
+
 # --- main ----------------------------------------------------------------------------------
 say "mode: $mode; sizes: $SIZES; scratch: $SCRATCH"
 say "binary: $AW ($aw_version, $built)"
@@ -650,6 +738,7 @@ for size in $SIZES; do
         bench_sandbox "$size" "$repo"
     fi
     wants cold && bench_cold_and_clean "$size" "$repo"
+    wants diff && bench_diff "$size" "$repo"
     if wants parallel && [[ " $PAR_SIZES " == *" $size "* ]]; then
         bench_parallel "$size" "$repo"
     fi

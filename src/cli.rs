@@ -77,6 +77,7 @@ pub enum Command {
     Shell(crate::commands::shell::ShellArgs),
     Clean(crate::commands::clean::CleanArgs),
     Checkpoint(crate::commands::checkpoint::CheckpointArgs),
+    Diff(crate::commands::diff::DiffArgs),
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -131,8 +132,9 @@ fn usage_error(err: &clap::Error) -> CliError {
     }
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
-        hints =
-            vec!["usage: agent-workspace [OPTIONS] <run|status|shell|clean|checkpoint> ...".into()];
+        hints = vec![
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint> ...".into(),
+        ];
     }
     hints.push(format!("see `{command} --help`"));
     CliError::usage(message).hint(hints.join("; "))

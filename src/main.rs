@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod context;
 mod direnv;
+mod disk;
 mod envrc_loads;
 mod error;
 mod fsutil;
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         Command::Shell(args) => commands::shell::cmd_shell(&cli.global, args),
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
+        Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
     };
     match outcome {
         Ok(status) => code(status),

@@ -102,6 +102,11 @@ impl Call {
         self.start()?.wait_both()
     }
 
+    /// Runs the call and returns its stdout, byte for byte, when it exits 0.
+    pub fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
+        self.start()?.wait_bytes()
+    }
+
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
@@ -143,6 +148,20 @@ impl Started {
 
     /// Waits for the call and returns its stdout and stderr when it exited 0.
     pub fn wait_both(self) -> Result<(String, String), ProcessError> {
+        let (stdout, stderr) = self.wait_raw()?;
+        Ok((
+            String::from_utf8_lossy(&stdout).into_owned(),
+            String::from_utf8_lossy(&stderr).into_owned(),
+        ))
+    }
+
+    /// Waits for the call and returns its stdout as bytes when it exited 0.
+    pub fn wait_bytes(self) -> Result<Vec<u8>, ProcessError> {
+        self.wait_raw().map(|(stdout, _)| stdout)
+    }
+
+    /// Waits for the call and returns its stdout and stderr as bytes when it exited 0.
+    fn wait_raw(self) -> Result<(Vec<u8>, Vec<u8>), ProcessError> {
         let output = self
             .child
             .wait_with_output()
@@ -151,10 +170,7 @@ impl Started {
                 source,
             })?;
         if output.status.success() {
-            return Ok((
-                String::from_utf8_lossy(&output.stdout).into_owned(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            ));
+            return Ok((output.stdout, output.stderr));
         }
         Err(ProcessError::Failed {
             cmdline: self.cmdline,

@@ -6,7 +6,10 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::aside::Aside;
+use crate::disk::Usage;
+use crate::error::CliError;
 use crate::vcs::Kept;
+use crate::workspace::details::ChangeCounts;
 use crate::workspace::remove::Removal;
 use crate::workspace::Note;
 
@@ -239,4 +242,59 @@ pub fn sandbox(options: Option<&crate::sandbox::Options>) -> String {
         words.push(format!("writes {}", path.display()));
     }
     words.join(", ")
+}
+
+/// The lines `status <ID>` adds below a workspace's record: its changes since its base, its
+/// last activity and, when measured, its disk usage; then its commits.
+pub fn describe_details(
+    changes: Option<&Result<ChangeCounts, CliError>>,
+    last_activity: Option<&str>,
+    usage: Option<&Usage>,
+) -> String {
+    let mut out = String::new();
+    let mut field = |name: &str, value: String| out.push_str(&format!("{name:<14}{value}\n"));
+    match changes {
+        Some(Ok(c)) => {
+            field("commits", c.commits.len().to_string());
+            let binary = match c.binary {
+                0 => String::new(),
+                n => format!(" ({n} binary)"),
+            };
+            field(
+                "files",
+                format!(
+                    "{} changed, +{} -{}{binary}",
+                    c.files, c.insertions, c.deletions
+                ),
+            );
+        }
+        Some(Err(err)) => field("changes", format!("unknown: {}", err.message)),
+        None => {}
+    }
+    if let Some(when) = last_activity {
+        field("last activity", when.to_string());
+    }
+    if let Some(u) = usage {
+        field(
+            "size",
+            format!(
+                "{} ({} bytes)",
+                crate::disk::human(u.allocated),
+                u.allocated
+            ),
+        );
+        let newest = u
+            .newest
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        field("newest file", newest.unwrap_or_else(|| "-".into()));
+    }
+    if let Some(Ok(c)) = changes.filter(|c| c.as_ref().is_ok_and(|c| !c.commits.is_empty())) {
+        out.push_str("\nCOMMITS\n");
+        let rows = c.commits.iter().map(|commit| {
+            let subject = commit.description.lines().next().unwrap_or("");
+            [short(&commit.commit_id).to_string(), subject.to_string()]
+        });
+        crate::output::columns(rows, &mut out);
+    }
+    out
 }

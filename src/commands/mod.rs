@@ -2,6 +2,7 @@
 
 pub mod checkpoint;
 pub mod clean;
+pub mod diff;
 pub mod exec;
 pub mod run;
 pub mod shell;

@@ -8,11 +8,13 @@ use serde_json::Value;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
+use crate::disk;
 use crate::error::Result;
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
 use crate::metadata;
 use crate::output;
+use crate::workspace::details::{self, ChangeCounts, Extra};
 
 /// Show the workspaces of this repository, or one workspace's record and history.
 #[derive(Debug, Args)]
@@ -22,6 +24,9 @@ pub struct StatusArgs {
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
+    /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
+    #[arg(long)]
+    pub size: bool,
 }
 
 pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
@@ -47,7 +52,8 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
-    output::print(&render(&entries, args))?;
+    let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
+    output::print(&render(&entries, &extra, args))?;
     if !args.json {
         print_hints(&entries);
     }
@@ -55,19 +61,23 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
 }
 
 /// The table, one workspace's view, or the JSON of either.
-fn render(entries: &[Entry], args: &StatusArgs) -> String {
+fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
     let mut out = String::new();
     match (&args.id, args.json) {
-        (Some(_), true) => out = pretty(&WorkspaceJson::from(&entries[0])),
+        (Some(_), true) => out = pretty(&WorkspaceJson::with(&entries[0], &extra[0])),
         (None, true) => {
-            let workspaces = entries.iter().map(WorkspaceJson::from).collect();
+            let workspaces = entries
+                .iter()
+                .zip(extra)
+                .map(|(e, x)| WorkspaceJson::with(e, x))
+                .collect();
             out = pretty(&StatusJson {
                 schema_version: 1,
                 workspaces,
             });
         }
-        (Some(_), false) => describe(&entries[0], &mut out),
-        (None, false) => table(entries, &mut out),
+        (Some(_), false) => describe(&entries[0], &extra[0], &mut out),
+        (None, false) => table(entries, extra, args.size, &mut out),
     }
     out
 }
@@ -108,6 +118,39 @@ struct WorkspaceJson<'a> {
     orphaned: bool,
     /// The whole record, or a newer schema's raw JSON, or null.
     record: Value,
+    /// `--size`: allocated bytes, hard links counted once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size_bytes: Option<u64>,
+    /// `--size`: the newest modification time of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_mtime: Option<String>,
+    /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<&'a ChangeCounts>,
+    /// `status <ID>`: why its changes could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes_error: Option<&'a str>,
+    /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_activity: Option<&'a str>,
+}
+
+impl<'a> WorkspaceJson<'a> {
+    fn with(entry: &'a Entry, extra: &'a Extra) -> Self {
+        let mut json = WorkspaceJson::from(entry);
+        json.size_bytes = extra.usage.map(|u| u.allocated);
+        json.newest_mtime = extra
+            .usage
+            .and_then(|u| u.newest)
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        match &extra.changes {
+            Some(Ok(c)) => json.changes = Some(c),
+            Some(Err(err)) => json.changes_error = Some(&err.message),
+            None => {}
+        }
+        json.last_activity = extra.last_activity.as_deref();
+        json
+    }
 }
 
 impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
@@ -131,6 +174,11 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             parent: parent(entry).map(|(p, _)| p),
             orphaned: parent(entry).is_some_and(|(_, gone)| gone),
             record,
+            size_bytes: None,
+            newest_mtime: None,
+            changes: None,
+            changes_error: None,
+            last_activity: None,
         }
     }
 }
@@ -181,8 +229,12 @@ fn pretty(value: &impl Serialize) -> String {
     text
 }
 
-/// The table; a PARENT column only when some workspace is a child (`run --parent`).
-fn table(entries: &[Entry], out: &mut String) {
+/// The table: a PARENT column only when some workspace is a child (`run --parent`), a SIZE
+/// column with `--size`.
+fn table(entries: &[Entry], extra: &[Extra], size: bool, out: &mut String) {
+    let parents = entries
+        .iter()
+        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()));
     let header = [
         "WORKSPACE",
         "STATUS",
@@ -190,9 +242,11 @@ fn table(entries: &[Entry], out: &mut String) {
         "WORKFLOW",
         "UPDATED",
         "BACKEND",
+        "SIZE",
         "PATH",
-    ];
-    let rows = entries.iter().map(|e| {
+    ]
+    .map(String::from);
+    let rows = entries.iter().zip(extra).map(|(e, x)| {
         let record = e.record.as_ref();
         [
             e.id.clone(),
@@ -203,20 +257,28 @@ fn table(entries: &[Entry], out: &mut String) {
                 .unwrap_or_else(|| "-".into()),
             e.updated_at().unwrap_or("-").to_string(),
             record.map_or("-", |r| r.backend.as_str()).to_string(),
+            x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
             e.path.display().to_string(),
         ]
     });
-    let all = std::iter::once(header.map(String::from)).chain(rows);
-    match entries
-        .iter()
-        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()))
-    {
-        true => output::columns(all, out),
-        false => output::columns(all.map(|[a, b, _, d, e, f, g]| [a, b, d, e, f, g]), out),
+    let all = std::iter::once(header).chain(rows);
+    match (parents, size) {
+        (true, true) => output::columns(all, out),
+        (true, false) => output::columns(
+            all.map(|[a, b, c, d, e, f, _, h]| [a, b, c, d, e, f, h]),
+            out,
+        ),
+        (false, true) => output::columns(
+            all.map(|[a, b, _, d, e, f, g, h]| [a, b, d, e, f, g, h]),
+            out,
+        ),
+        (false, false) => {
+            output::columns(all.map(|[a, b, _, d, e, f, _, h]| [a, b, d, e, f, h]), out)
+        }
     }
 }
 
-fn describe(entry: &Entry, out: &mut String) {
+fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     use std::fmt::Write as _;
     let mut field = |name: &str, value: &str| {
         let _ = writeln!(out, "{name:<14}{value}");
@@ -257,6 +319,11 @@ fn describe(entry: &Entry, out: &mut String) {
         },
     );
     field("sandbox", &crate::report::sandbox(r.sandbox.as_ref()));
+    out.push_str(&crate::report::describe_details(
+        extra.changes.as_ref(),
+        extra.last_activity.as_deref(),
+        extra.usage.as_ref(),
+    ));
     if r.runs.is_empty() {
         return;
     }

@@ -101,6 +101,39 @@ pub enum VcsError {
         kept: PathBuf,
         resumes: bool,
     },
+    /// `diff`: the jj working copy was made stale by another workspace.
+    #[error("the working copy of workspace {id:?} is stale")]
+    Stale { id: String },
+    /// `diff`: the record names no commit the workspace started on.
+    #[error("workspace {id:?} has no recorded base commit to compare with")]
+    NoBase { id: String },
+    /// `diff`: the working copy no longer descends from the commits it started on.
+    #[error("workspace {id:?}'s working copy does not descend from its base {base}")]
+    NotDescendant { id: String, base: String },
+    /// `diff` compares files with git, which a jj repository of another backend lacks.
+    #[error("this jj repository is not backed by git")]
+    NotGitBacked,
+    /// `diff`: git does not take the directory for a worktree.
+    #[error("{} is not a git worktree", path.display())]
+    NotAWorktree {
+        path: PathBuf,
+        source: Box<ProcessError>,
+    },
+    /// `diff`: listing the workspace's commits failed.
+    #[error("could not read the changes of workspace {id:?}")]
+    Changes {
+        id: String,
+        source: Box<ProcessError>,
+    },
+    /// A file a backend call works with could not be read or written.
+    #[error("could not {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Fs(#[from] crate::fsutil::FsError),
 }
 
 /// What failed while carrying files across a stale working copy's update.
@@ -202,6 +235,29 @@ impl From<VcsError> for CliError {
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
+            VcsError::Stale { id } => CliError::failure(message).hint(format!(
+                "`agent-workspace run {id} -- true` updates it, keeping its edits; then diff again"
+            )),
+            VcsError::NoBase { .. } => CliError::failure(message)
+                .hint("its record predates base commits; compare by hand with `git diff`"),
+            VcsError::NotDescendant { .. } => CliError::failure(message)
+                .hint("its commits were moved elsewhere; compare them with `jj diff` by hand"),
+            VcsError::NotGitBacked => CliError::failure(message).hint(
+                "agent-workspace diff needs a repository made with `jj git init` or `jj git clone`",
+            ),
+            VcsError::NotAWorktree { source, .. } => CliError::failure(message)
+                .cause(source.stderr().to_string())
+                .hint("check it with `git worktree list`; `agent-workspace status` shows its problem"),
+            VcsError::Changes { source, .. } => CliError::failure(message)
+                .cause(source.to_string())
+                .cause(source.stderr().to_string())
+                .hint("check the workspace with `agent-workspace status`"),
+            VcsError::Io {
+                action,
+                path,
+                source,
+            } => CliError::io(action, &path, &source),
+            VcsError::Fs(e) => e.into(),
             VcsError::Carry {
                 action,
                 path,

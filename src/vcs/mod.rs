@@ -1,6 +1,7 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
 mod checkpoint;
+pub mod diff;
 pub mod error;
 pub mod git;
 pub mod jj;
@@ -300,6 +301,32 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.file_at(commit, file),
             Vcs::Git(git) => git.file_at(commit, file),
+        }
+    }
+
+    /// What workspace `id` at `ws` changed since `base` (its recorded base commits), its
+    /// latest edits included; `scratch` is a path the backend may use for a temporary file.
+    pub fn changes(
+        &self,
+        id: &str,
+        ws: &Path,
+        base: &[String],
+        scratch: &Path,
+    ) -> Result<diff::Changes> {
+        match self {
+            Vcs::Jj(jj) => jj.changes(id, ws, base),
+            Vcs::Git(git) => match base.first() {
+                Some(base) => git.changes(ws, base, scratch),
+                None => Err(VcsError::NoBase { id: id.to_string() }),
+            },
+        }
+    }
+
+    /// The git-format patch between two commits or trees of [`Vcs::changes`].
+    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+        match self {
+            Vcs::Jj(jj) => jj.patch(from, to),
+            Vcs::Git(git) => git.patch(from, to),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::error::{CliError, Result};
 use crate::lock;
 use crate::metadata::{self, Record, Status};
 use crate::signals;
-use crate::vcs::{Backend, Created, Kept, Registered};
+use crate::vcs::{Created, Kept, Registered};
 
 pub(super) fn create(
     ctx: &Context,
@@ -65,8 +65,9 @@ fn create_locked(
                 Kept::Nothing | Kept::Unregistered => ctx.vcs.resolve_base(req.base_change)?,
             }
         }
-        // jj's own default (the parents of the main workspace's working copy) needs no lookup.
-        None if req.base_change.is_none() && ctx.repo.backend == Backend::Jj => vec![],
+        // jj's default too (the parents of the main workspace's working copy) is resolved
+        // to commit ids and passed on, so the record says exactly what the workspace started
+        // on (what `diff` compares with).
         None => ctx.vcs.resolve_base(req.base_change)?,
     };
     ensure_excluded(ctx)?;

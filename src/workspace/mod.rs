@@ -3,10 +3,12 @@
 //! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
 //! Returns outcomes and [`Note`]s; never prints.
 
+pub mod changes;
 mod checkpoint;
 mod children;
 mod create;
-mod hold;
+pub mod details;
+pub mod hold;
 mod reattach;
 pub mod remove;
 

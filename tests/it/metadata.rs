@@ -79,14 +79,12 @@ fn after_a_successful_run_the_record_says_done(backend: Backend) {
     assert!(is_utc_timestamp(&run["started_at"]), "{record:#}");
     assert!(is_utc_timestamp(&run["finished_at"]), "{record:#}");
     assert!(run["duration_ms"].is_u64(), "{record:#}");
-    // jj resolves its default base itself (no lookup on the cold path); git records HEAD.
-    match backend {
-        Backend::Jj => assert_eq!(record["base_commits"], serde_json::json!([])),
-        Backend::Git => assert_eq!(
-            record["base_commits"][0],
-            backend.base_of(&env, &repo).as_str()
-        ),
-    }
+    // Both backends record the commit the workspace started on (jj's default: the parent of
+    // the main working copy, resolved at creation).
+    assert_eq!(
+        record["base_commits"],
+        serde_json::json!([backend.base_of(&env, &repo)])
+    );
     assert_eq!(
         record["base_envrc_sha256"].as_str().map(str::len),
         Some(64),

@@ -1,6 +1,7 @@
 //! git invocations for the worktree backend, one method per call, each parser beside its call.
 
 mod checkpoint;
+mod diff;
 mod keep;
 
 use std::cell::OnceCell;

@@ -1,6 +1,7 @@
 //! jj invocations, one method per call, each parser beside its call.
 
 mod checkpoint;
+mod diff;
 mod keep;
 mod stale;
 
@@ -151,10 +152,14 @@ impl Jj {
         let out = call
             .arg(format!("--revisions={revset}"))
             .stdout()
-            .map_err(|source| VcsError::UnknownRevision {
-                rev: revset.to_string(),
-                backend: crate::repo::Backend::Jj,
-                source: Box::new(source),
+            // The first jj call of a new workspace: a jj too old to run it is named as such.
+            .map_err(|source| match self.explain(source) {
+                VcsError::Process(source) => VcsError::UnknownRevision {
+                    rev: revset.to_string(),
+                    backend: crate::repo::Backend::Jj,
+                    source: Box::new(source),
+                },
+                too_old => too_old,
             })?;
         let commits: Vec<String> = out.lines().map(str::to_string).collect();
         match commits.len() {

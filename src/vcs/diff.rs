@@ -1,0 +1,220 @@
+//! What a workspace changed since its base, as both backends report it: its commits and
+//! the files its latest state changes, read from `git diff -z --raw --numstat -M` (jj's
+//! commits are git commits in its backing repository, so one parser serves both).
+
+use std::collections::HashMap;
+
+/// How a file changed between the base and the workspace's latest state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    Created,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl FileKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Created => "created",
+            FileKind::Modified => "modified",
+            FileKind::Deleted => "deleted",
+            FileKind::Renamed => "renamed",
+        }
+    }
+}
+
+/// One changed file, its path relative to the workspace root.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileChange {
+    pub path: String,
+    /// The path it had in the base, for a renamed file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub kind: FileKind,
+    /// Lines added; 0 for a binary file.
+    pub insertions: u64,
+    /// Lines removed; 0 for a binary file.
+    pub deletions: u64,
+    pub binary: bool,
+}
+
+/// A commit the workspace made on top of its base.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WorkCommit {
+    pub commit_id: String,
+    /// jj's change id; none for git.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+    /// The full description (commit message), without its trailing newline.
+    pub description: String,
+}
+
+/// Everything a workspace changed since its base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changes {
+    /// The commit (or, for several base commits, the merged tree) the files are compared to.
+    pub against: String,
+    /// The workspace's latest state: jj's working-copy commit, or the tree of a git
+    /// worktree's files (its uncommitted changes included).
+    pub latest: String,
+    /// Its commits, newest first (for jj, without the working-copy commit).
+    pub commits: Vec<WorkCommit>,
+    pub files: Vec<FileChange>,
+}
+
+/// The arguments of the `git diff` whose output [`parse_changes`] reads, before the revisions.
+pub(crate) const DIFF_ARGS: [&str; 9] = [
+    "diff",
+    "-z",
+    "--raw",
+    "--numstat",
+    "-M",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--no-color",
+];
+
+/// The arguments of the patch `git diff`, before the revisions: renames detected, binary
+/// files in full, the usual `a/` `b/` prefixes whatever the user's configuration says.
+pub(crate) const PATCH_ARGS: [&str; 10] = [
+    "diff",
+    "--binary",
+    "-M",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--no-color",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--submodule=short",
+];
+
+/// Parses `git diff -z --raw --numstat -M` output: raw records (`:<modes> <ids> <status>`
+/// then one path, or two for a rename) followed by numstat records (`<add>\t<del>\t<path>`,
+/// or `<add>\t<del>\t` then the old and new paths; `-` for a binary file).
+pub fn parse_changes(text: &str) -> Vec<FileChange> {
+    let mut tokens = text.split('\0');
+    let mut files: Vec<FileChange> = vec![];
+    let mut stats: HashMap<String, (Option<u64>, Option<u64>)> = HashMap::new();
+    while let Some(token) = tokens.next() {
+        if let Some(meta) = token.strip_prefix(':') {
+            let status = meta.rsplit(' ').next().unwrap_or("");
+            let first = tokens.next().unwrap_or("").to_string();
+            let (kind, path, old_path) = match status.chars().next() {
+                Some('R') => (
+                    FileKind::Renamed,
+                    tokens.next().unwrap_or("").into(),
+                    Some(first),
+                ),
+                Some('C' | 'A') => (FileKind::Created, first, None),
+                Some('D') => (FileKind::Deleted, first, None),
+                _ => (FileKind::Modified, first, None),
+            };
+            files.push(FileChange {
+                path,
+                old_path,
+                kind,
+                insertions: 0,
+                deletions: 0,
+                binary: false,
+            });
+        } else if let Some((add, rest)) = token.split_once('\t') {
+            let Some((del, path)) = rest.split_once('\t') else {
+                continue;
+            };
+            let path = match path {
+                "" => {
+                    tokens.next();
+                    tokens.next().unwrap_or("").to_string()
+                }
+                p => p.to_string(),
+            };
+            stats.insert(path, (add.parse().ok(), del.parse().ok()));
+        }
+    }
+    for file in &mut files {
+        match stats.get(&file.path) {
+            Some((Some(add), Some(del))) => (file.insertions, file.deletions) = (*add, *del),
+            Some(_) => file.binary = true,
+            None => {}
+        }
+    }
+    files
+}
+
+/// Parses commit records of `fields` NUL-separated fields each (NUL-terminated), the first
+/// the commit id, the last its description; a middle field, when present, the change id.
+pub fn parse_work_commits(text: &str, fields: usize) -> Vec<WorkCommit> {
+    let parts: Vec<&str> = text.split('\0').collect();
+    parts
+        .chunks_exact(fields)
+        .filter(|rec| !rec[0].trim().is_empty())
+        .map(|rec| WorkCommit {
+            commit_id: rec[0].trim().to_string(),
+            change_id: (fields > 2).then(|| rec[1].to_string()),
+            description: rec[fields - 1].trim_end().to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_change() {
+        let text = ":100644 100644 de98044 f8f7a32 M\0a.txt\0\
+            :100644 100644 88768ef 3e3315e M\0bin.dat\0\
+            :100644 000000 587be6b 0000000 D\0del.txt\0\
+            :000000 100755 0000000 3e75765 A\0new\tfile\0\
+            :100644 100644 96cc558 a699df2 R096\0ren.txt\0dir/ren2.txt\0\
+            2\t1\ta.txt\0-\t-\tbin.dat\0\x30\t1\tdel.txt\0\
+            1\t0\tnew\tfile\0\x31\t0\t\0ren.txt\0dir/ren2.txt\0";
+        let files = parse_changes(text);
+        let summary: Vec<_> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.old_path.as_deref(),
+                    f.kind,
+                    f.insertions,
+                    f.deletions,
+                    f.binary,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("a.txt", None, FileKind::Modified, 2, 1, false),
+                ("bin.dat", None, FileKind::Modified, 0, 0, true),
+                ("del.txt", None, FileKind::Deleted, 0, 1, false),
+                ("new\tfile", None, FileKind::Created, 1, 0, false),
+                (
+                    "dir/ren2.txt",
+                    Some("ren.txt"),
+                    FileKind::Renamed,
+                    1,
+                    0,
+                    false
+                ),
+            ]
+        );
+        assert!(parse_changes("").is_empty());
+    }
+
+    #[test]
+    fn commit_records() {
+        let jj = parse_work_commits("abc\0kxy\0two\nlines\n\0def\0kzz\0\0", 3);
+        assert_eq!(jj.len(), 2);
+        assert_eq!(jj[0].change_id.as_deref(), Some("kxy"));
+        assert_eq!(jj[0].description, "two\nlines");
+        let git = parse_work_commits("abc\0subject\n\0", 2);
+        assert_eq!(git[0].change_id, None);
+        assert_eq!(git[0].description, "subject");
+    }
+}

@@ -1,0 +1,137 @@
+//! What a jj workspace changed since its base: its commits, listed from the workspace (which
+//! snapshots its latest edits), and its files, compared by git in the backing repository,
+//! where every jj commit is a git commit (so binary files come out in full).
+
+use std::path::{Path, PathBuf};
+
+use super::{workspace_revset, Jj};
+use crate::process::Call;
+use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::{Result, VcsError};
+
+/// Commit id (marked `@` for the working-copy commit), change id, description.
+const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
+
+impl Jj {
+    /// The changes of workspace `id` at `ws` against `base` (its recorded base commits;
+    /// when none were recorded, the newest commits it shares with the main working copy).
+    pub fn changes(&self, id: &str, ws: &Path, base: &[String]) -> Result<Changes> {
+        let base = match hex_ids(base) {
+            ids if ids.is_empty() => self.shared_base(id)?,
+            ids => ids,
+        };
+        let revset = format!("({})..@", base.join(" | "));
+        let out = self
+            .call(ws)?
+            .args(["log", "--no-graph", "-T", CHANGES_TEMPLATE])
+            .arg(format!("--revisions={revset}"))
+            .stdout()
+            .map_err(|e| read_failed(id, ws, e))?;
+        let mut commits = diff::parse_work_commits(&out, 3);
+        let at = commits.iter().position(|c| c.commit_id.starts_with('@'));
+        let latest = match at {
+            Some(i) => commits.remove(i).commit_id[1..].to_string(),
+            None => {
+                return Err(VcsError::NotDescendant {
+                    id: id.to_string(),
+                    base: base.join(", "),
+                })
+            }
+        };
+        let against = self.merged_base(&base)?;
+        let files = self
+            .git()?
+            .args(DIFF_ARGS)
+            .args([against.as_str(), latest.as_str(), "--"])
+            .stdout()?;
+        Ok(Changes {
+            against,
+            latest,
+            commits,
+            files: diff::parse_changes(&files),
+        })
+    }
+
+    /// The git-format patch from `from` to `to`, made by git in the backing repository.
+    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+        Ok(self
+            .git()?
+            .args(PATCH_ARGS)
+            .args([from, to, "--"])
+            .stdout_bytes()?)
+    }
+
+    /// For records without base commits: the newest commits workspace `id` shares with the
+    /// main working copy or trunk.
+    fn shared_base(&self, id: &str) -> Result<Vec<String>> {
+        let revset = format!(
+            "heads(::{} & ::(trunk() | present(default@)))",
+            workspace_revset(id)
+        );
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#])
+            .arg(format!("--revisions={revset}"))
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// The one commit to compare with: the base, or for several base commits the tree git
+    /// merges them into (the first base when they conflict).
+    fn merged_base(&self, base: &[String]) -> Result<String> {
+        if base.len() < 2 {
+            return Ok(base.first().cloned().unwrap_or_default());
+        }
+        let merged = self
+            .git()?
+            .args(["merge-tree", "--write-tree", "--no-messages"])
+            .args(base)
+            .stdout();
+        Ok(match merged {
+            Ok(out) => out.lines().next().unwrap_or_default().to_string(),
+            Err(_) => base[0].clone(),
+        })
+    }
+
+    /// git on the repository backing this jj repository.
+    fn git(&self) -> Result<Call> {
+        let dir = self.git_dir().ok_or(VcsError::NotGitBacked)?;
+        Ok(Call::new(crate::process::find("git")?)
+            .arg("--git-dir")
+            .arg(dir)
+            .env("LC_ALL", "C")
+            .env("GIT_TERMINAL_PROMPT", "0"))
+    }
+
+    /// The git repository backing the store, from `store/git_target`.
+    pub(super) fn git_dir(&self) -> Option<PathBuf> {
+        let store = self.store.join("store");
+        let target = std::fs::read_to_string(store.join("git_target")).ok()?;
+        Some(store.join(target.trim()))
+    }
+}
+
+/// Only commit ids reach a revset: the base comes from a record the workspace can write.
+fn hex_ids(base: &[String]) -> Vec<String> {
+    base.iter()
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .cloned()
+        .collect()
+}
+
+fn read_failed(id: &str, ws: &Path, e: crate::process::ProcessError) -> VcsError {
+    let stderr = e.stderr();
+    if stderr.contains("working copy is stale") {
+        return VcsError::Stale { id: id.to_string() };
+    }
+    if stderr.contains("doesn't have a working-copy commit") {
+        return VcsError::Unregistered {
+            id: id.to_string(),
+            path: ws.to_path_buf(),
+        };
+    }
+    VcsError::Changes {
+        id: id.to_string(),
+        source: Box::new(e),
+    }
+}

@@ -1,0 +1,69 @@
+//! What a workspace changed since it was created: its commits and changed files against the
+//! commits it started on, its latest edits included. Read-only: jj snapshots the working
+//! copy (as every jj command does), git goes through a temporary index.
+
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::metadata::{self, Loaded, Record};
+use crate::vcs::diff::Changes;
+
+/// A workspace opened to read its changes, holding its lease unless the caller runs inside
+/// the workspace's own live run.
+pub struct Target {
+    pub record: Record,
+    pub path: PathBuf,
+    _hold: super::hold::Hold,
+}
+
+/// Opens workspace `id` for reading its changes: it must exist with a readable record, and
+/// no run may be live in it unless this process is nested in that run.
+pub fn open(ctx: &Context, id: &str) -> Result<Target> {
+    let path = ctx.layout.workspace(id);
+    let record = existing_record(id, &path)?;
+    let hold = super::hold(ctx, id, Some(&record))?;
+    Ok(Target {
+        record,
+        path,
+        _hold: hold,
+    })
+}
+
+/// The changes of the workspace at `path` whose record is `record`.
+pub fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
+    let cache = ctx.layout.cache();
+    crate::fsutil::create_dir_nofollow(&cache)?;
+    let id = &record.workspace_id;
+    let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
+    Ok(ctx.vcs.changes(id, path, &record.base_commits, &scratch)?)
+}
+
+/// The record of the workspace directory at `path`, or why there is none to go by.
+fn existing_record(id: &str, path: &Path) -> Result<Record> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => return Err(super::unknown(id, path)),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            return Err(super::not_a_workspace(path))
+        }
+        Ok(_) => {}
+    }
+    match metadata::load(path) {
+        Loaded::Ok(record) => Ok(*record),
+        Loaded::Missing => Err(no_record(id, "it has no record")),
+        Loaded::Corrupt(why) => Err(no_record(id, &format!("its record is unreadable ({why})"))),
+        Loaded::Newer(v, _) => Err(CliError::failure(format!(
+            "workspace {id:?} has a record of schema {v}, from a newer agent-workspace"
+        ))
+        .hint("upgrade agent-workspace to read it")),
+    }
+}
+
+fn no_record(id: &str, why: &str) -> CliError {
+    CliError::failure(format!(
+        "workspace {id:?} cannot be compared with its base: {why}"
+    ))
+    .hint(format!(
+        "`agent-workspace run {id} -- true` adopts or repairs it; `agent-workspace status {id}` shows its problem"
+    ))
+}

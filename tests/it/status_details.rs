@@ -1,0 +1,208 @@
+//! What `status <ID>` adds to the record (commits, changed files, last activity) and what
+//! `--size` measures (allocated bytes, hard links once, symlinks never followed).
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::TestEnv;
+
+/// A workspace `w1` with one commit ("first") and one unrecorded new file.
+fn workspace_with_a_commit(backend: Backend, env: &TestEnv, repo: &Path) -> std::path::PathBuf {
+    env.aw(repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(repo, "w1");
+    fs::write(ws.join("a.txt"), "hello\nworld\n").unwrap();
+    match backend {
+        Backend::Jj => {
+            env.jj_ok(&ws, ["commit", "-m", "first"]);
+        }
+        Backend::Git => {
+            git_ok(env, &ws, &["commit", "-q", "-am", "first"]);
+        }
+    }
+    fs::write(ws.join("new.txt"), "one\ntwo\n").unwrap();
+    ws
+}
+
+fn status_of_one_workspace_shows_its_commits_and_files(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    workspace_with_a_commit(backend, &env, &repo);
+    let out = env.aw(&repo, ["status", "w1"]);
+    let text = env.normalize(&out.assert_ok().stdout);
+    assert!(text.contains("\ncommits       1\n"), "{text}");
+    assert!(
+        text.contains("\nfiles         2 changed, +3 -0\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nlast activity [TIME]\n"), "{text}");
+    assert!(!text.contains("\nsize "), "{text}");
+    let commits = text.split("\nCOMMITS\n").nth(1).unwrap_or_default();
+    assert!(
+        commits
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("  first"),
+        "{text}"
+    );
+    let json = env.aw(&repo, ["status", "w1", "--json"]).json();
+    let diff = env.aw(&repo, ["diff", "w1", "--json"]).json();
+    let changes = &json["changes"];
+    assert_eq!(changes["files"], diff["totals"]["files"], "{json:#}");
+    assert_eq!(changes["insertions"], diff["totals"]["insertions"]);
+    assert_eq!(changes["deletions"], diff["totals"]["deletions"]);
+    assert_eq!(changes["commits"], diff["commits"]);
+    assert_eq!(json["last_activity"], json["updated_at"]);
+    assert!(json.get("size_bytes").is_none(), "{json:#}");
+}
+
+/// `status --size --json`'s object for workspace `id`.
+fn sized(env: &TestEnv, repo: &Path, id: &str) -> Value {
+    let doc = env.aw(repo, ["status", "--size", "--json"]).json();
+    doc["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workspace_id"] == id)
+        .cloned()
+        .unwrap()
+}
+
+fn size_counts_a_hard_link_once_and_never_follows_a_symlink(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let before = sized(&env, &repo, "w1")["size_bytes"].as_u64().unwrap();
+    fs::write(ws.join("data.bin"), vec![7u8; 256 << 10]).unwrap();
+    let with_file = sized(&env, &repo, "w1")["size_bytes"].as_u64().unwrap();
+    assert!(with_file >= before + (256 << 10), "{before} -> {with_file}");
+    let outside = env.path().join("big.bin");
+    fs::write(&outside, vec![1u8; 4 << 20]).unwrap();
+    fs::hard_link(ws.join("data.bin"), ws.join("link.bin")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("big-link")).unwrap();
+    let with_links = sized(&env, &repo, "w1")["size_bytes"].as_u64().unwrap();
+    // The hard link adds no data and the symlink's target is not counted; only the
+    // directory's own entries may grow by a block or so.
+    assert!(
+        with_links - with_file < 64 << 10,
+        "{with_file} -> {with_links}"
+    );
+}
+
+fn size_shows_as_a_column_and_moves_last_activity_to_the_newest_file(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let plain = env.aw(&repo, ["status"]);
+    assert!(
+        !plain.assert_ok().stdout.contains("SIZE"),
+        "{}",
+        plain.stdout
+    );
+    let table = env.aw(&repo, ["status", "--size"]);
+    let header = table
+        .assert_ok()
+        .stdout
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        [
+            "WORKSPACE",
+            "STATUS",
+            "WORKFLOW",
+            "UPDATED",
+            "BACKEND",
+            "SIZE",
+            "PATH"
+        ]
+    );
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("later.txt"), "x\n").unwrap();
+    env.cmd("touch", &ws)
+        .args(["-d", "2099-01-02T03:04:05Z", "later.txt"])
+        .run()
+        .assert_ok();
+    let json = env.aw(&repo, ["status", "w1", "--size", "--json"]).json();
+    assert_eq!(json["newest_mtime"], "2099-01-02T03:04:05Z", "{json:#}");
+    assert_eq!(json["last_activity"], "2099-01-02T03:04:05Z", "{json:#}");
+    assert!(
+        json["size_bytes"].as_u64().is_some_and(|b| b > 0),
+        "{json:#}"
+    );
+    let text = env.aw(&repo, ["status", "w1", "--size"]);
+    let text = text.assert_ok().stdout.clone();
+    assert!(
+        text.contains("\nnewest file   2099-01-02T03:04:05Z\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nsize          "), "{text}");
+}
+
+fn status_size_of_an_unknown_id_exits_1(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let out = env.aw(&repo, ["status", "nope", "--size"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with("Error: no workspace"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
+}
+
+fn the_table_asks_the_backend_once_whatever_the_number_of_workspaces(backend: Backend) {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    for id in ["w1", "w2", "w3"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+    }
+    // A wrapper in front of the real tool that logs every call.
+    let bin = env.path().join("logging-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let log = env.path().join("calls.log");
+    let tool = backend.name();
+    let real = crate::harness::which(tool).unwrap();
+    let wrapper = bin.join(tool);
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let calls = |args: &[&str]| {
+        let _ = fs::remove_file(&log);
+        env.aw_cmd(&repo)
+            .env("PATH", env.path_with_first(&bin))
+            .args(args)
+            .run()
+            .assert_ok();
+        fs::read_to_string(&log).unwrap_or_default().lines().count()
+    };
+    // At most the one listing of the backend's workspaces (jj may answer from its cache).
+    assert!(calls(&["status"]) <= 1);
+    assert!(calls(&["status", "--size"]) <= 1);
+    assert!(calls(&["status", "--json"]) <= 1);
+    // The view of one workspace reads its changes: the wrapper sees those calls.
+    assert!(calls(&["status", "w1"]) >= 2);
+}
+
+crate::both_backends!(
+    the_table_asks_the_backend_once_whatever_the_number_of_workspaces,
+    status_of_one_workspace_shows_its_commits_and_files,
+    size_counts_a_hard_link_once_and_never_follows_a_symlink,
+    size_shows_as_a_column_and_moves_last_activity_to_the_newest_file,
+    status_size_of_an_unknown_id_exits_1,
+);
