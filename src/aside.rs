@@ -34,16 +34,20 @@ pub struct Policy {
 
 impl Policy {
     /// The disposable patterns from `AGENT_WORKSPACE_DISPOSABLE` (comma-separated; empty means
-    /// none) or [`DEFAULT_DISPOSABLE`].
-    pub fn from_env(discard_all: bool) -> Policy {
-        let list = std::env::var(crate::vars::DISPOSABLE)
-            .unwrap_or_else(|_| DEFAULT_DISPOSABLE.to_string());
-        let disposable = list
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
+    /// none), else `configured` (`clean.disposable`), else [`DEFAULT_DISPOSABLE`].
+    pub fn new(discard_all: bool, configured: Option<&[String]>) -> Policy {
+        let split = |list: &str| -> Vec<String> {
+            list.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let disposable = match (std::env::var(crate::vars::DISPOSABLE), configured) {
+            (Ok(list), _) => split(&list),
+            (Err(_), Some(list)) => list.to_vec(),
+            (Err(_), None) => split(DEFAULT_DISPOSABLE),
+        };
         Policy {
             discard_all,
             disposable,

@@ -43,27 +43,43 @@ pub struct SandboxArgs {
     /// workspace, what jj or git needs, a private /tmp and --allow-write paths
     #[arg(long)]
     pub sandbox: bool,
+    /// Run unconfined although the configuration sets sandbox.enabled
+    #[arg(long, conflicts_with_all = ["sandbox", "no_network", "allow_write"])]
+    pub no_sandbox: bool,
     /// With --sandbox: remove the network (only loopback remains)
-    #[arg(long, requires = "sandbox")]
+    #[arg(long)]
     pub no_network: bool,
     /// With --sandbox: also let the command write PATH (repeatable; also
     /// $AGENT_WORKSPACE_SANDBOX_WRITE, separated like PATH)
-    #[arg(long, requires = "sandbox", value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub allow_write: Vec<PathBuf>,
 }
 
 impl SandboxArgs {
-    /// bubblewrap, found and probed, with the options asked for; `None` without --sandbox.
-    pub fn prepare(&self) -> Result<Option<crate::launch::Sandboxing>, CliError> {
-        if !self.sandbox {
+    /// bubblewrap, found and probed, with the options asked for (flags first, then the
+    /// configuration's `sandbox.*`); `None` when the run is not sandboxed.
+    pub fn prepare(
+        &self,
+        config: &crate::config::Config,
+    ) -> Result<Option<crate::launch::Sandboxing>, CliError> {
+        let sandboxed = self.sandbox || (config.sandbox && !self.no_sandbox);
+        if !sandboxed {
+            if self.no_network || !self.allow_write.is_empty() {
+                return Err(CliError::usage(
+                    "--no-network and --allow-write apply to sandboxed runs only",
+                )
+                .hint("add --sandbox (or set sandbox.enabled in the configuration)"));
+            }
             return Ok(None);
         }
         let bwrap = crate::sandbox::find()?;
-        let writable = crate::sandbox::writable(&self.allow_write)?;
+        let mut flags = self.allow_write.clone();
+        flags.extend(config.sandbox_writable.iter().cloned());
+        let writable = crate::sandbox::writable(&flags)?;
         Ok(Some(crate::launch::Sandboxing {
             bwrap,
             options: crate::sandbox::Options {
-                network: !self.no_network,
+                network: !self.no_network && config.sandbox_network,
                 writable,
             },
         }))

@@ -3,6 +3,7 @@
 mod aside;
 mod cli;
 mod commands;
+mod config;
 mod context;
 mod direnv;
 mod disk;

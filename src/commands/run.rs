@@ -69,7 +69,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         // Already confined: a nested run of the sandboxed run, in the same sandbox.
         return run_nested(args, &path);
     }
-    let sandboxing = args.sandbox.prepare()?;
+    let sandboxing = args.sandbox.prepare(&ctx.config)?;
     ctx.layout.ensure(&ctx.repo)?;
     workspace::check_parent(&args.id, &path, args.parent.as_deref())?;
     let known_before = ctx.layout.lease(&args.id).exists();

@@ -31,7 +31,7 @@ pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     signals::install();
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
-    let sandboxing = args.sandbox.prepare()?;
+    let sandboxing = args.sandbox.prepare(&ctx.config)?;
     let req = Request {
         id: &args.id,
         base_change: None,

@@ -103,10 +103,15 @@ pub enum Vcs {
 impl Vcs {
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
-    pub fn new(repo: &Repo, cache_dir: &Path) -> Vcs {
+    /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]).
+    pub fn new(repo: &Repo, cache_dir: &Path, branch_prefix: Option<String>) -> Vcs {
         match repo.backend {
             Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
-            Backend::Git => Vcs::Git(git::Git::new(repo, cache_dir.parent().unwrap_or(cache_dir))),
+            Backend::Git => Vcs::Git(git::Git::new(
+                repo,
+                cache_dir.parent().unwrap_or(cache_dir),
+                branch_prefix,
+            )),
         }
     }
 

@@ -140,7 +140,7 @@ fn set_aside(
     args: &Options,
 ) -> Result<Aside> {
     let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
-    let policy = Policy::from_env(args.discard_untracked);
+    let policy = Policy::new(args.discard_untracked, ctx.config.disposable.as_deref());
     aside::set_aside(&entry.path, tracked, &dest, &policy).map_err(|err| {
         CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
             "files already kept aside are in {}; free the problem, then clean again",

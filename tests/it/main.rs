@@ -9,6 +9,7 @@ mod base_change;
 mod checkpoint;
 mod children;
 mod clean;
+mod config;
 mod diff;
 mod errors;
 mod git_backend;

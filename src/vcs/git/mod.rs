@@ -26,9 +26,8 @@ pub struct Git {
 }
 
 impl Git {
-    pub fn new(repo: &Repo, namespace: &Path) -> Git {
-        let prefix = crate::vars::non_empty(crate::vars::BRANCH_PREFIX)
-            .unwrap_or_else(|| DEFAULT_PREFIX.into());
+    pub fn new(repo: &Repo, namespace: &Path, prefix: Option<String>) -> Git {
+        let prefix = prefix.unwrap_or_else(|| DEFAULT_PREFIX.into());
         Git {
             main: repo.root.clone(),
             common: repo.store.clone(),

@@ -1,0 +1,187 @@
+//! Configuration files: the repository's and the user's, their precedence under environment
+//! variables and flags, and clear errors for bad files.
+
+use std::fs;
+use std::path::Path;
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::TestEnv;
+
+fn user_config(env: &TestEnv, text: &str) {
+    let dir = env.path().join("xdg/config/agent-workspace");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+fn branches(env: &TestEnv, repo: &Path) -> String {
+    git_ok(env, repo, &["branch", "--format=%(refname:short)"])
+}
+
+#[test]
+fn the_repository_file_chooses_the_backend_unless_a_variable_or_flag_does() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    fs::write(repo.join("agent-workspace.toml"), "backend = \"git\"\n").unwrap();
+    env.aw(&repo, ["run", "from-file", "--", "true"])
+        .assert_ok();
+    assert!(branches(&env, &repo).contains("agent-workspace/from-file"));
+    env.aw_cmd(&repo)
+        .env("AGENT_WORKSPACE_BACKEND", "jj")
+        .args(["run", "from-env", "--", "true"])
+        .run()
+        .assert_ok();
+    env.aw(&repo, ["--backend", "jj", "run", "from-flag", "--", "true"])
+        .assert_ok();
+    let names = env.workspace_names(&repo);
+    assert!(names.contains(&"from-env".to_string()), "{names:?}");
+    assert!(names.contains(&"from-flag".to_string()), "{names:?}");
+    assert!(!names.contains(&"from-file".to_string()), "{names:?}");
+}
+
+#[test]
+fn the_user_file_wins_over_the_repository_file_and_the_variable_over_both() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    fs::create_dir_all(repo.join(".config")).unwrap();
+    fs::write(
+        repo.join(".config/agent-workspace.toml"),
+        "[git]\nbranch_prefix = \"team/\"\n",
+    )
+    .unwrap();
+    env.aw(&repo, ["run", "a", "--", "true"]).assert_ok();
+    user_config(&env, "[git]\nbranch_prefix = \"mine/\"\n");
+    env.aw(&repo, ["run", "b", "--", "true"]).assert_ok();
+    env.aw_cmd(&repo)
+        .env("AGENT_WORKSPACE_BRANCH_PREFIX", "env/")
+        .args(["run", "c", "--", "true"])
+        .run()
+        .assert_ok();
+    let list = branches(&env, &repo);
+    for branch in ["team/a", "mine/b", "env/c"] {
+        assert!(list.lines().any(|l| l == branch), "no {branch} in {list}");
+    }
+}
+
+#[test]
+fn configured_disposable_output_is_discarded_and_the_rest_kept_aside() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[clean]\ndisposable = [\"out/\"]\n",
+    )
+    .unwrap();
+    fs::write(repo.join(".gitignore"), "out/\ntarget/\n").unwrap();
+    env.jj(&repo, ["commit", "-m", "ignore"]).assert_ok();
+    let script = "mkdir -p out target && echo o > out/o && echo t > target/t";
+    env.aw(&repo, ["run", "w", "--", "sh", "-c", script])
+        .assert_ok();
+    let out = env.aw(&repo, ["clean", "--json", "w"]);
+    out.assert_ok();
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let kept_files: Vec<String> = walk(&kept);
+    assert!(
+        kept_files.iter().any(|f| f.ends_with("target/t")),
+        "{kept_files:?}"
+    );
+    assert!(
+        !kept_files.iter().any(|f| f.ends_with("out/o")),
+        "{kept_files:?}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut found = vec![];
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
+    if crate::harness::which("bwrap").is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have bwrap"
+        );
+        eprintln!("SKIPPED: no bwrap on PATH");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    user_config(&env, "[sandbox]\nenabled = true\nnetwork = false\n");
+    let show = "echo \"sandbox=$AGENT_WORKSPACE_SANDBOX\"";
+    let out = env.aw(&repo, ["run", "w", "--", "sh", "-c", show]);
+    out.assert_ok();
+    assert_eq!(out.stdout.trim(), "sandbox=bwrap,no-network");
+    let out = env.aw(&repo, ["run", "--no-sandbox", "w", "--", "sh", "-c", show]);
+    out.assert_ok();
+    assert_eq!(out.stdout.trim(), "sandbox=");
+}
+
+/// Each bad file is an error naming the file and what is wrong in it (exit 2 before anything
+/// is created).
+#[test]
+fn bad_configuration_files_are_clear_errors() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let file = repo.join("agent-workspace.toml");
+    let cases: [(&str, &str); 3] = [
+        (
+            "[git]\nbranch_prefx = \"x/\"\n",
+            "unknown field `branch_prefx`",
+        ),
+        (
+            "[sandbox]\nenabled = \"yes\"\n",
+            "at line 2: enabled = \"yes\"",
+        ),
+        (
+            "[sandbox]\nwritable = [\"/var\"]\n",
+            "sets sandbox.writable, which only the user's own file may set",
+        ),
+    ];
+    for (text, expected) in cases {
+        fs::write(&file, text).unwrap();
+        let out = env.aw(&repo, ["run", "w", "--", "true"]);
+        out.assert_code(2);
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("Error: ") && first.contains(&file.display().to_string()),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            first.contains(expected),
+            "{expected:?} not in {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
+        assert!(!env.ws_path(&repo, "w").exists());
+    }
+    fs::write(&file, "backend = \"jj\"\n").unwrap();
+    fs::create_dir_all(repo.join(".config")).unwrap();
+    fs::write(
+        repo.join(".config/agent-workspace.toml"),
+        "backend = \"jj\"\n",
+    )
+    .unwrap();
+    let out = env.aw(&repo, ["status"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("both exist"), "{}", out.stderr);
+    fs::remove_file(&file).unwrap();
+    user_config(&env, "colour = true\n");
+    let out = env.aw(&repo, ["status"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("agent-workspace/config.toml")
+            && out.stderr.contains("unknown field `colour`"),
+        "{}",
+        out.stderr
+    );
+}
