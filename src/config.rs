@@ -29,6 +29,23 @@ struct FileContent {
     clean: CleanSection,
     #[serde(default)]
     sandbox: SandboxSection,
+    #[serde(default)]
+    limits: LimitsSection,
+    #[serde(default)]
+    ports: PortsSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsSection {
+    max_workspaces: Option<usize>,
+    min_free_disk: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PortsSection {
+    count: Option<u16>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -64,6 +81,12 @@ pub struct Config {
     pub sandbox_network: bool,
     /// Extra writable paths of sandboxed runs (user file only).
     pub sandbox_writable: Vec<PathBuf>,
+    /// At most this many workspaces per repository (`limits.max_workspaces`).
+    pub max_workspaces: Option<usize>,
+    /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
+    pub min_free_disk: Option<u64>,
+    /// TCP ports per workspace (`ports.count`, default 1).
+    pub ports: u16,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +136,7 @@ pub fn user_file() -> Option<PathBuf> {
 pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
     let mut config = Config {
         sandbox_network: true,
+        ports: 1,
         ..Config::default()
     };
     if let Some(root) = repo_root {
@@ -135,12 +159,12 @@ pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                     key: "sandbox.writable",
                 });
             }
-            apply(&mut config, content);
+            apply(&mut config, content, file)?;
         }
     }
     if let Some(file) = user_file().filter(|p| p.is_file()) {
         let content = read(&file)?;
-        apply(&mut config, content);
+        apply(&mut config, content, &file)?;
     }
     Ok(config)
 }
@@ -168,7 +192,26 @@ fn one_line(err: &toml::de::Error, text: &str) -> String {
     format!("{message}, at line {number}: {line}")
 }
 
-fn apply(config: &mut Config, content: FileContent) {
+fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        file: file.to_path_buf(),
+        message,
+    };
+    if let Some(max) = content.limits.max_workspaces {
+        config.max_workspaces = Some(max);
+    }
+    if let Some(text) = content.limits.min_free_disk {
+        config.min_free_disk = Some(parse_size(&text).ok_or_else(|| {
+            invalid(format!(
+                "limits.min_free_disk = {text:?} is not a size (e.g. \"5GiB\", \"500MB\")"
+            ))
+        })?);
+    }
+    match content.ports.count {
+        Some(0) => return Err(invalid("ports.count must be at least 1".into())),
+        Some(count) => config.ports = count,
+        None => {}
+    }
     if let Some(backend) = content.backend {
         config.backend = Some(backend);
     }
@@ -186,5 +229,44 @@ fn apply(config: &mut Config, content: FileContent) {
     }
     if let Some(paths) = content.sandbox.writable {
         config.sandbox_writable = paths;
+    }
+    Ok(())
+}
+
+/// Parses a size such as `5GiB`, `500MB` or `1024` (bytes).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let factor: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some((number * factor) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_their_units() {
+        assert_eq!(parse_size("5GiB"), Some(5 * 1024 * 1024 * 1024));
+        assert_eq!(parse_size("500MB"), Some(500_000_000));
+        assert_eq!(parse_size("1024"), Some(1024));
+        assert_eq!(parse_size("1.5 KiB"), Some(1536));
+        assert_eq!(parse_size("5 parsecs"), None);
+        assert_eq!(parse_size(""), None);
     }
 }

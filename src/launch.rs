@@ -54,6 +54,11 @@ impl Launch {
             // Nested calls must find the same root even when this one was given --root.
             (vars::ROOT.into(), ctx.layout.root.clone().into()),
         ];
+        if let Some(first) = record.ports.first() {
+            let all: Vec<String> = record.ports.iter().map(u16::to_string).collect();
+            env.push((vars::PORT.into(), first.to_string().into()));
+            env.push((vars::PORTS.into(), all.join(",").into()));
+        }
         let me = std::env::current_exe().map_err(|e| {
             CliError::failure("cannot locate the agent-workspace binary")
                 .cause(e.to_string())

@@ -27,6 +27,10 @@ pub const SANDBOX_WRITE: &str = "AGENT_WORKSPACE_SANDBOX_WRITE";
 
 /// Set for the command of a sandboxed run: `bwrap`, or `bwrap,no-network`.
 pub const SANDBOX: &str = "AGENT_WORKSPACE_SANDBOX";
+/// Set for the command: the workspace's first TCP port.
+pub const PORT: &str = "AGENT_WORKSPACE_PORT";
+/// Set for the command: all the workspace's TCP ports, comma-separated.
+pub const PORTS: &str = "AGENT_WORKSPACE_PORTS";
 /// Set for the command: the workspace id.
 pub const ID: &str = "AGENT_WORKSPACE_ID";
 /// Set for the command: the workspace directory.

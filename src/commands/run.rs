@@ -78,6 +78,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
     };
     let (opened, lease) = open(&ctx, args, known_before, lease)?;
     let mut record = opened.record;
+    workspace::capacity::ensure_ports(&ctx, &mut record)?;
     // The record's workflow is that of its latest run.
     record.workflow = args.workflow.clone();
     // A new workspace holds its base revision's files; a child holds its parent's, whose

@@ -103,6 +103,9 @@ pub struct Record {
     /// so the warm path asks jj again only after the repository changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_op_heads: Option<String>,
+    /// The workspace's TCP ports (`AGENT_WORKSPACE_PORT`), chosen free at creation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
     /// How the current (or last) run was sandboxed; none when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Options>,

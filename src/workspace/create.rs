@@ -30,6 +30,18 @@ fn create_locked(
     ask_first: bool,
     notes: &mut Vec<Note>,
 ) -> Result<Opened> {
+    let namespace_dir = path.parent().unwrap_or(path);
+    super::capacity::check(
+        namespace_dir,
+        &ctx.layout.root,
+        ctx.config.max_workspaces,
+        ctx.config.min_free_disk,
+    )?;
+    let ports = super::capacity::ports(
+        &namespace_dir.join(crate::state::DIR_NAME),
+        req.id,
+        ctx.config.ports,
+    )?;
     let mut base_change = req.base_change.map(str::to_string);
     let known = match ask_first {
         true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
@@ -73,6 +85,7 @@ fn create_locked(
     ensure_excluded(ctx)?;
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
+    record.ports = ports;
     let created = match ctx
         .vcs
         .create(req.id, path, &base, req.base_change.is_some())
@@ -175,6 +188,7 @@ pub(super) fn new_record(
         checkpoints: 0,
         extra: Default::default(),
         sandbox: None,
+        ports: vec![],
         origin: Default::default(),
     }
 }

@@ -3,6 +3,7 @@
 //! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
 //! Returns outcomes and [`Note`]s; never prints.
 
+pub mod capacity;
 pub mod changes;
 mod checkpoint;
 mod children;

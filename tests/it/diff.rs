@@ -356,9 +356,8 @@ fn a_live_run_is_busy_unless_diff_runs_inside_it(backend: Backend) {
     run.wait().assert_ok();
     out.assert_code(1);
     assert!(
-        env.normalize(&out.stderr).starts_with(
-            "Error: workspace \"w1\" is busy: a run holds it (pid [PID], workflow -)"
-        ),
+        env.normalize(&out.stderr)
+            .starts_with("Error: workspace \"w1\" is busy: a run holds it (pid [PID], workflow -)"),
         "{}",
         out.stderr
     );

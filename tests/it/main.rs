@@ -6,6 +6,7 @@
 mod architecture;
 mod backends;
 mod base_change;
+mod capacity;
 mod checkpoint;
 mod children;
 mod clean;

@@ -1,0 +1,168 @@
+//! What a new workspace may take: the configured limits (how many workspaces, how much free
+//! disk must remain) and its TCP ports, probed free and unique among the namespace's
+//! workspaces.
+
+use std::collections::HashSet;
+use std::ffi::CString;
+use std::fs;
+use std::net::TcpListener;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::CliError;
+
+/// Where port ranges are looked for: above the usual services, below the ephemeral range.
+const PORT_FIRST: u32 = 20_000;
+const PORT_SPAN: u32 = 12_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CapacityError {
+    #[error("the repository already has {count} workspaces, the configured limits.max_workspaces")]
+    TooMany { count: usize },
+    #[error("{} has {free} free, less than the configured limits.min_free_disk of {min}", root.display())]
+    LowDisk {
+        root: PathBuf,
+        free: String,
+        min: String,
+    },
+    #[error("no {count} free TCP ports in a row found for the workspace")]
+    NoPorts { count: u16 },
+}
+
+impl From<CapacityError> for CliError {
+    fn from(err: CapacityError) -> CliError {
+        let message = err.to_string();
+        CliError::failure(message).hint(match err {
+            CapacityError::TooMany { .. } => {
+                "clean workspaces you no longer need (`agent-workspace status` lists them; `agent-workspace clean --status done` removes finished ones), or raise limits.max_workspaces"
+            }
+            CapacityError::LowDisk { .. } => {
+                "free space there (`agent-workspace status --size` shows what each workspace takes; `clean` removes them), or lower limits.min_free_disk"
+            }
+            CapacityError::NoPorts { .. } => "lower ports.count, or free some ports",
+        })
+    }
+}
+
+/// Refuses a new workspace beyond `max` workspaces in `namespace_dir`, or when the file system
+/// of `root` has less than `min_free` bytes free.
+pub fn check(
+    namespace_dir: &Path,
+    root: &Path,
+    max: Option<usize>,
+    min_free: Option<u64>,
+) -> Result<(), CapacityError> {
+    if let Some(max) = max {
+        let count = crate::inventory::directories(namespace_dir).len();
+        if count >= max {
+            return Err(CapacityError::TooMany { count });
+        }
+    }
+    if let (Some(min), Some(free)) = (min_free, free_bytes(root)) {
+        if free < min {
+            return Err(CapacityError::LowDisk {
+                root: root.to_path_buf(),
+                free: human(free),
+                min: human(min),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Bytes an unprivileged user may still write on the file system holding `path`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
+    unsafe {
+        let mut stat: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut stat) == 0).then(|| stat.f_bavail * stat.f_frsize)
+    }
+}
+
+/// `count` consecutive TCP ports for workspace `id`, free now and used by no other workspace
+/// of the namespace (whose records are in `state_dir`). The search starts at a place derived
+/// from the id, so ids keep apart without coordination, and moves on past taken ports.
+pub fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, CapacityError> {
+    let taken = taken_ports(state_dir, id);
+    let count_u32 = u32::from(count.max(1));
+    let start = id.bytes().fold(2166136261u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(16777619)
+    });
+    let slots = PORT_SPAN / count_u32;
+    for step in 0..slots {
+        let first = PORT_FIRST + ((start % slots + step) % slots) * count_u32;
+        let range: Vec<u16> = (first..first + count_u32)
+            .filter_map(|p| u16::try_from(p).ok())
+            .collect();
+        if range.iter().all(|p| !taken.contains(p) && free_port(*p)) {
+            return Ok(range);
+        }
+    }
+    Err(CapacityError::NoPorts { count })
+}
+
+fn free_port(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// The ports the namespace's other workspaces keep in their records.
+fn taken_ports(state_dir: &Path, id: &str) -> HashSet<u16> {
+    let mut taken = HashSet::new();
+    let Ok(entries) = fs::read_dir(state_dir) else {
+        return taken;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == format!("{id}.json") || !name.ends_with(".json") {
+            continue;
+        }
+        let Ok(text) = fs::read(entry.path()) else {
+            continue;
+        };
+        #[derive(serde::Deserialize)]
+        struct State {
+            record: Ports,
+        }
+        #[derive(serde::Deserialize)]
+        struct Ports {
+            #[serde(default)]
+            ports: Vec<u16>,
+        }
+        if let Ok(state) = serde_json::from_slice::<State>(&text) {
+            taken.extend(state.record.ports);
+        }
+    }
+    taken
+}
+
+fn human(bytes: u64) -> String {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    match bytes as f64 {
+        b if b >= GIB => format!("{:.1} GiB", b / GIB),
+        b => format!("{:.1} MiB", b / (1024.0 * 1024.0)),
+    }
+}
+
+/// Gives a workspace made before ports existed its ports (under the repository lock, as a
+/// creation does); nothing when it has them.
+pub fn ensure_ports(
+    ctx: &crate::context::Context,
+    record: &mut crate::metadata::Record,
+) -> crate::error::Result<()> {
+    if !record.ports.is_empty() {
+        return Ok(());
+    }
+    let _repo_lock = crate::lock::exclusive(&ctx.layout.repo_lock())?;
+    let namespace_dir = record
+        .workspace_path
+        .parent()
+        .unwrap_or(&record.workspace_path);
+    record.ports = ports(
+        &namespace_dir.join(crate::state::DIR_NAME),
+        &record.workspace_id,
+        ctx.config.ports,
+    )?;
+    Ok(())
+}
