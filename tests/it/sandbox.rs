@@ -29,6 +29,16 @@ pub(crate) fn sandbox_available() -> bool {
     works
 }
 
+/// A test environment with a repository of `backend`, when a sandbox can be made here.
+fn setup(backend: Backend) -> Option<(TestEnv, std::path::PathBuf)> {
+    if !sandbox_available() {
+        return None;
+    }
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    Some((env, repo))
+}
+
 /// A script that tries each write and read and prints one line per attempt.
 fn probe_script(repo: &Path, other: &Path, home: &Path, tmp: &Path) -> String {
     format!(
@@ -55,11 +65,9 @@ echo "envrc=$AW_TEST_VAR"
 }
 
 fn confines_writes_and_hides_the_main_checkout(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     env.aw(&repo, ["run", "other", "--", "true"]).assert_ok();
     let other = env.ws_path(&repo, "other");
     let name = env
@@ -104,11 +112,9 @@ fn confines_writes_and_hides_the_main_checkout(backend: Backend) {
 }
 
 fn commits_made_in_the_sandbox_reach_the_repository(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     let commit = match backend {
         Backend::Jj => "echo new > made.txt && jj commit -m sandboxed-commit && jj log -r @- --no-graph -T description",
         Backend::Git => "echo new > made.txt && git add made.txt && git commit -q -m sandboxed-commit && git log -1 --format=%s",
@@ -127,11 +133,9 @@ fn commits_made_in_the_sandbox_reach_the_repository(backend: Backend) {
 }
 
 fn exit_codes_and_sigterm_are_unchanged(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     env.aw(&repo, ["run", "--sandbox", "w", "--", "sh", "-c", "exit 7"])
         .assert_code(7);
     let record = env.metadata(&env.ws_path(&repo, "w"));
@@ -154,11 +158,9 @@ fn exit_codes_and_sigterm_are_unchanged(backend: Backend) {
 }
 
 fn a_nested_run_stays_in_the_sandbox(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     let aw = crate::harness::AW;
     let script = format!(
         "{aw} run w -- sh -c 'echo nested=$AGENT_WORKSPACE_SANDBOX; echo x > {}/escape.txt || echo still-confined'",
@@ -174,11 +176,9 @@ fn a_nested_run_stays_in_the_sandbox(backend: Backend) {
 /// The same confinement for a user file permissions apply to (where the tests run as root,
 /// an unprivileged user: bubblewrap then makes a user namespace).
 fn an_unprivileged_user_is_confined_the_same(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     let script = format!(
         "echo x > inside.txt; echo y > {repo}/outside.txt 2>/dev/null || echo main-denied; \
          cat {repo}/a.txt 2>/dev/null || echo read-denied; \
@@ -203,11 +203,9 @@ fn an_unprivileged_user_is_confined_the_same(backend: Backend) {
 
 /// While a sandboxed run lives, `status` says so and a second run waits with `--wait`.
 fn a_live_sandboxed_run_holds_its_workspace(backend: Backend) {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(backend) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
+    };
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w");
     let release = ws.join("release");
@@ -279,11 +277,9 @@ fn a_non_colocated_jj_repository_commits_from_the_sandbox() {
 
 #[test]
 fn no_network_leaves_only_loopback() {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(Backend::Git) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = Backend::Git.repo(&env);
+    };
     let list = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '";
     let open = env.aw(&repo, ["run", "--sandbox", "w", "--", "sh", "-c", list]);
     open.assert_ok();
@@ -324,11 +320,9 @@ fn no_network_leaves_only_loopback() {
 
 #[test]
 fn allowed_paths_are_writable_and_others_not() {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = Backend::Jj.repo(&env);
+    };
     let allowed = env.home().join("agent-state");
     fs::create_dir_all(&allowed).unwrap();
     let script = format!(
@@ -386,11 +380,9 @@ fn sandbox_options_need_sandbox() {
 
 #[test]
 fn shell_sandbox_confines_the_shell() {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = Backend::Jj.repo(&env);
+    };
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     let out = env
         .aw_cmd(&repo)
@@ -412,11 +404,9 @@ fn shell_sandbox_confines_the_shell() {
 /// command does not run.
 #[test]
 fn an_unusable_bubblewrap_stops_the_run_with_the_known_cause() {
-    if !sandbox_available() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
         return;
-    }
-    let env = TestEnv::new();
-    let repo = Backend::Jj.repo(&env);
+    };
     let marker = env.path().join("ran");
     let root = env.path().display().to_string();
     let out = env
