@@ -21,9 +21,10 @@
 #   STATUS_FRESH_RUNS       status runs right after a repository change [full: 9; quick: 5]
 #   RESULTS                 results file [bench/results/<full|quick>.md]
 #   RAW_DIR                 hyperfine JSON/CSV, samples and logs [bench/results/<mode>-raw]
-#   CASES                   cases to run [warm sandbox cold parallel status diff]; sandbox
-#                           runs on the first size only
+#   CASES                   cases to run [warm sandbox cold parallel status diff land];
+#                           sandbox and land run on the first size only
 #   DIFF_RUNS               hyperfine runs per side of the diff case [full: 20; quick: 10]
+#   LAND_RUNS               lands per side and backend in the land case [full: 10; quick: 5]
 #   SETTLE_SECONDS          pause after `sync` before timed loops [3]
 #   KEEP_SCRATCH=1          keep the scratch directory (its path is printed)
 set -euo pipefail
@@ -59,7 +60,8 @@ else
     WARM_RUNS=${WARM_RUNS:-20}
     WARM_ROUNDS=${WARM_ROUNDS:-3}
 fi
-CASES=${CASES:-warm sandbox cold parallel status diff}
+CASES=${CASES:-warm sandbox cold parallel status diff land}
+LAND_RUNS=${LAND_RUNS:-$([[ $mode == quick ]] && echo 5 || echo 10)}
 STATUS_FRESH_RUNS=${STATUS_FRESH_RUNS:-$([[ $mode == quick ]] && echo 5 || echo 9)}
 PAR_N=${PAR_N:-16}
 STATUS_N=${STATUS_N:-1000}
@@ -100,7 +102,7 @@ die() {
 }
 
 # --- tools and the binary (before HOME changes: cargo and rustup need the real one) -------
-for tool in jj direnv hyperfine awk sed sort; do
+for tool in jj git direnv hyperfine awk sed sort; do
     command -v "$tool" >/dev/null || die "$tool is not on PATH"
 done
 have_strace=0
@@ -723,6 +725,114 @@ SCRIPT
     cd "$repo"
 }
 
+# --- land: a workspace with 100 changed files, next to the raw commands it wraps ----------
+
+# land_change_files DIR FROM: appends a line to the 100 files f<FROM>..f<FROM+99> of a repository
+# made by make_repo (or make_git_repo) checked out in DIR.
+land_change_files() {
+    local dir=$1 from=$2 i
+    for ((i = from; i < from + 100; i++)); do
+        echo "changed by $dir" >>"$dir/src/m$((i / 500))/s$((i / 50 % 10))/f$i.txt"
+    done
+}
+
+# land_pair_jj I: one land of ours and one of the floor, each of a workspace of its own with
+# 100 changed (unrecorded) files, on disjoint files so neither conflicts; interleaved.
+land_pair_jj() {
+    local i=$1 ws fl=$SCRATCH/floor/l$1
+    ws=$(ws_path "l$i")
+    quiet "$JJ" --quiet workspace add --name "fl$i" "$fl"
+    land_change_files "$ws" $(((i - 1) * 200))
+    land_change_files "$fl" $(((i - 1) * 200 + 100))
+    # What `land` wraps: record the edits, rebase below the main working copy (one
+    # operation), bring the workspace's files up to date.
+    land_floor_jj() {
+        "$JJ" --quiet -R "$fl" commit -m "work of fl$i" &&
+            "$JJ" --quiet rebase -r "fl$i@-" -B default@ -B "fl$i@" &&
+            "$JJ" --quiet -R "$fl" workspace update-stale
+    }
+    if ((i % 2)); then
+        timed "$AW" land "l$i" && ours+=("$US")
+        timed land_floor_jj && floor+=("$US")
+    else
+        timed land_floor_jj && floor+=("$US")
+        timed "$AW" land "l$i" && ours+=("$US")
+    fi
+}
+
+# make_git_repo DIR FILES: make_repo's files in a plain git repository on branch main.
+make_git_repo() {
+    local dir=$1 n=$2 i d
+    mkdir -p "$dir"
+    (
+        cd "$dir"
+        for ((i = 0; i < n; i++)); do
+            d=src/m$((i / 500))/s$((i / 50 % 10))
+            [[ -d $d ]] || mkdir -p "$d"
+            printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
+        done
+        echo 'export BENCH=1' >.envrc
+        quiet git init --quiet --initial-branch=main
+        quiet git config user.name Bench
+        quiet git config user.email bench@example.invalid
+        quiet git add -A
+        quiet git commit --quiet -m "synthetic repository of $n files"
+    )
+}
+
+# land_pair_git I REPO: as land_pair_jj, with worktrees: ours `land`, the floor `git add -A`
+# + `git commit` in the worktree and `git merge` of its branch in the main worktree.
+land_pair_git() {
+    local i=$1 repo=$2 ws fl=$SCRATCH/floor/gl$1
+    ws=$(AGENT_WORKSPACE_BACKEND=git ws_path "g$i")
+    quiet git worktree add --quiet -b "floor/gl$i" "$fl"
+    land_change_files "$ws" $(((i - 1) * 200))
+    land_change_files "$fl" $(((i - 1) * 200 + 100))
+    land_floor_git() {
+        git -C "$fl" add -A &&
+            git -C "$fl" commit --quiet -m "work of gl$i" &&
+            git -C "$repo" merge --quiet --no-edit "floor/gl$i"
+    }
+    if ((i % 2)); then
+        timed env AGENT_WORKSPACE_BACKEND=git "$AW" land "g$i" && ours+=("$US")
+        timed land_floor_git && floor+=("$US")
+    else
+        timed land_floor_git && floor+=("$US")
+        timed env AGENT_WORKSPACE_BACKEND=git "$AW" land "g$i" && ours+=("$US")
+    fi
+}
+
+bench_land() { # bench_land SIZE REPO
+    local size=$1 repo=$2 label i ours=() floor=() grepo=$SCRATCH/repos/git$1
+    label=$(size_label "$size")
+    ((size >= 200 * LAND_RUNS)) || die "the land case needs $((200 * LAND_RUNS)) files; SIZES has $size"
+    cd "$repo"
+    say "[$label] jj land of 100 changed files: $LAND_RUNS per side, interleaved"
+    quiet "$AW" run l0 -- true
+    settle
+    for ((i = 1; i <= LAND_RUNS; i++)); do land_pair_jj "$i"; done
+    printf '%s\n' "${ours[@]}" >"$RAW_DIR/land-jj-$label-ours-us.txt"
+    printf '%s\n' "${floor[@]}" >"$RAW_DIR/land-jj-$label-floor-us.txt"
+    row "jj \`land w\` (100 changed files) vs \`jj commit\` + \`jj rebase -r w@- -B default@ -B w@\` + \`jj workspace update-stale\`" \
+        "$label" "$(us_to_ms "$(median "${ours[@]}")")" "$(us_to_ms "$(median "${floor[@]}")")" \
+        ratio 1.20 "n=$LAND_RUNS"
+    spread "jj land $label" ours floor
+    say "[$label] git land of 100 changed files: $LAND_RUNS per side, interleaved"
+    make_git_repo "$grepo" "$size"
+    cd "$grepo"
+    ours=() floor=()
+    settle
+    for ((i = 1; i <= LAND_RUNS; i++)); do land_pair_git "$i" "$grepo"; done
+    printf '%s\n' "${ours[@]}" >"$RAW_DIR/land-git-$label-ours-us.txt"
+    printf '%s\n' "${floor[@]}" >"$RAW_DIR/land-git-$label-floor-us.txt"
+    row "git \`land w\` (100 changed files) vs \`git add -A\` + \`git commit\` + \`git merge\`" \
+        "$label" "$(us_to_ms "$(median "${ours[@]}")")" "$(us_to_ms "$(median "${floor[@]}")")" \
+        ratio 1.20 "n=$LAND_RUNS"
+    spread "git land $label" ours floor
+    rm -rf "$grepo"
+    cd "$repo"
+}
+
 # --- main ----------------------------------------------------------------------------------
 say "mode: $mode; sizes: $SIZES; scratch: $SCRATCH"
 say "binary: $AW ($aw_version, $built)"
@@ -741,6 +851,9 @@ for size in $SIZES; do
     wants diff && bench_diff "$size" "$repo"
     if wants parallel && [[ " $PAR_SIZES " == *" $size "* ]]; then
         bench_parallel "$size" "$repo"
+    fi
+    if wants land && [[ $size == "${SIZES%% *}" ]]; then
+        bench_land "$size" "$repo"
     fi
     # Free the disk space of this size before the next (untimed).
     rm -rf "$repo" "${AI_WORKSPACES_ROOT:?}"/* "${SCRATCH:?}"/floor/*

@@ -94,6 +94,7 @@ pub enum Command {
     Clean(crate::commands::clean::CleanArgs),
     Checkpoint(crate::commands::checkpoint::CheckpointArgs),
     Diff(crate::commands::diff::DiffArgs),
+    Land(crate::commands::land::LandArgs),
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -149,7 +150,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land> ...".into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

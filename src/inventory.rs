@@ -70,11 +70,11 @@ impl Entry {
     pub fn status(&self) -> &str {
         match (&self.problem, &self.record) {
             (Some(Problem::Crashed), _) => "crashed",
-            (None, Some(record)) => record.status.as_str(),
+            (None, Some(record)) => record.shown_status(),
             (Some(problem), Some(record))
                 if !matches!(problem, Problem::Unregistered | Problem::Mismatch(_)) =>
             {
-                record.status.as_str()
+                record.shown_status()
             }
             (Some(problem), _) => problem.code(),
             (None, None) => "unknown",

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
+        Command::Land(args) => commands::land::cmd_land(&cli.global, args),
     };
     match outcome {
         Ok(status) => code(status),

@@ -107,6 +107,30 @@ impl Call {
         self.start()?.wait_bytes()
     }
 
+    /// Runs the call and returns its exit code and stdout when it exits 0 or with one of
+    /// `codes` (e.g. `git merge-tree`, which exits 1 on conflicts and still reports).
+    pub fn stdout_allowing(self, codes: &[i32]) -> Result<(i32, String), ProcessError> {
+        let started = self.start()?;
+        let output = started
+            .child
+            .wait_with_output()
+            .map_err(|source| ProcessError::Spawn {
+                cmdline: started.cmdline.clone(),
+                source,
+            })?;
+        match output.status.code() {
+            Some(code) if code == 0 || codes.contains(&code) => {
+                Ok((code, String::from_utf8_lossy(&output.stdout).into_owned()))
+            }
+            code => Err(ProcessError::Failed {
+                cmdline: started.cmdline,
+                status: describe_status(output.status),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                code,
+            }),
+        }
+    }
+
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();

@@ -30,11 +30,15 @@ pub struct CleanArgs {
     pub all: bool,
     /// Select workspaces with this status (repeatable)
     #[arg(long, value_name = "STATUS", conflicts_with = "ids",
-          value_parser = ["done", "error", "crashed", "interrupted", "idle"])]
+          value_parser = ["done", "error", "crashed", "interrupted", "idle", "landed", "conflicted"])]
     pub status: Vec<String>,
     /// Select workspaces not updated for this long (e.g. 7d, 12h, 30m)
     #[arg(long, value_name = "DURATION", conflicts_with = "ids", value_parser = humantime::parse_duration)]
     pub older_than: Option<Duration>,
+    /// Select workspaces whose last land brought all their work into its target: nothing
+    /// unrecorded, no commit outside it
+    #[arg(long, conflicts_with = "ids")]
+    pub landed: bool,
     /// Show what would be removed, remove nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -53,7 +57,7 @@ pub struct CleanArgs {
     pub discard_untracked: bool,
     /// Only delete the kept-aside directories (<namespace>/.kept/<id>-<time>) of the named
     /// workspaces, or of every workspace with --all; remove no workspace
-    #[arg(long, conflicts_with_all = ["status", "older_than", "force", "delete_branch", "discard_untracked"])]
+    #[arg(long, conflicts_with_all = ["status", "older_than", "landed", "force", "delete_branch", "discard_untracked"])]
     pub purge_kept: bool,
 }
 
@@ -69,10 +73,10 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for id in &args.ids {
         validate_id(id)?;
     }
-    let bulk = args.all || !args.status.is_empty() || args.older_than.is_some();
+    let bulk = args.all || !args.status.is_empty() || args.older_than.is_some() || args.landed;
     if args.ids.is_empty() && !bulk {
         return Err(CliError::usage(
-            "name the workspaces to clean, or select them with --all, --status or --older-than",
+            "name the workspaces to clean, or select them with --all, --status, --older-than or --landed",
         )
         .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
@@ -109,7 +113,7 @@ fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Op
         }
         return Ok(entries
             .into_iter()
-            .filter(|e| matches(e, args))
+            .filter(|e| matches(e, args) && (!args.landed || workspace::land::is_landed(ctx, e)))
             .map(|e| (e.id.clone(), Some(e)))
             .collect());
     }

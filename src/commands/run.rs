@@ -248,6 +248,8 @@ fn supervise(
     if metadata::saved_stamp(&record.workspace_path) != saved {
         if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
             record.checkpoints = record.checkpoints.max(saved.checkpoints);
+            // So did a land: keep what it recorded.
+            record.land = saved.land.clone().or(record.land.take());
         }
     }
     if metadata::view_changed(&record.workspace_path) {

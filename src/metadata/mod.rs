@@ -1,8 +1,10 @@
 //! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
 
 mod history;
+mod land;
 
 pub use history::{Checkpoint, Run};
+pub use land::{Conflict, Land, Outcome as LandOutcome, Resolved, Side};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -115,6 +117,9 @@ pub struct Record {
     /// How many checkpoints made a commit in this workspace (numbers the next one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoints: u64,
+    /// What the last `land` did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land: Option<Land>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod error;
 pub mod git;
 pub mod jj;
+pub mod land;
 
 pub use checkpoint::{Recorded, Unrecorded};
 
@@ -55,7 +56,7 @@ pub struct Head {
 }
 
 /// A commit that holds a workspace's work: its id and the first line of its description.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Commit {
     pub id: String,
     pub subject: String,
@@ -340,6 +341,23 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.exclude_file(),
             Vcs::Git(git) => git.exclude_file(),
+        }
+    }
+
+    /// Brings the commits of a workspace (its unrecorded edits recorded first) onto a target;
+    /// on a dry run, reports what would land and changes no commit, ref or working copy.
+    pub fn land(&self, plan: &land::Plan) -> land::Result<land::Landing> {
+        match self {
+            Vcs::Jj(jj) => jj.land(plan),
+            Vcs::Git(git) => git.land(plan),
+        }
+    }
+
+    /// Whether the work of workspace `id` at `ws` is all in the target its last land went to.
+    pub fn is_landed(&self, id: &str, ws: &Path, land: &crate::metadata::Land) -> Result<bool> {
+        match self {
+            Vcs::Jj(jj) => jj.is_landed(id, ws, land),
+            Vcs::Git(git) => git.is_landed(id, ws, &land.target),
         }
     }
 }

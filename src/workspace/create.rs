@@ -186,6 +186,7 @@ pub(super) fn new_record(
         checked_op_heads: None,
         parent: req.parent.map(str::to_string),
         checkpoints: 0,
+        land: None,
         extra: Default::default(),
         sandbox: None,
         ports: vec![],

@@ -10,6 +10,7 @@ mod children;
 mod create;
 pub mod details;
 pub mod hold;
+pub mod land;
 mod reattach;
 pub mod remove;
 

@@ -22,6 +22,8 @@ mod hostile_records;
 mod hostile_stale;
 mod ids;
 mod just_recipes;
+mod land;
+mod land_git;
 mod messages;
 mod metadata;
 mod nested;

@@ -3,6 +3,9 @@
 mod checkpoint;
 mod diff;
 mod keep;
+mod land;
+mod land_edits;
+mod land_merge;
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};

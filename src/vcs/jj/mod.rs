@@ -3,6 +3,9 @@
 mod checkpoint;
 mod diff;
 mod keep;
+mod land;
+mod land_preview;
+mod land_result;
 mod stale;
 
 pub use stale::recovery_dir;

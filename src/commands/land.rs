@@ -1,0 +1,206 @@
+//! `land`: bring a workspace's commits onto a target (the main working copy or branch, the
+//! parent workspace's, or `--onto REV`).
+
+use std::fmt::Write as _;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::layout::validate_id;
+use crate::metadata::{Conflict, Resolved, Side};
+use crate::output;
+use crate::vcs::land::Landing;
+use crate::vcs::Commit;
+use crate::workspace::land::{self, Request};
+
+/// Bring a workspace's commits onto a target, its unrecorded edits recorded first.
+#[derive(Debug, Args)]
+pub struct LandArgs {
+    /// Workspace to land
+    pub id: String,
+    /// Land onto this revision: one commit (jj) or a local branch (git) [default: the parent
+    /// workspace's working copy or branch, else the main workspace's]
+    #[arg(long, value_name = "REV")]
+    pub onto: Option<String>,
+    /// Resolve every conflict by taking this side
+    #[arg(long, value_enum, value_name = "SIDE")]
+    pub prefer: Option<Prefer>,
+    /// Show what would land and which files would conflict; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The side `--prefer` takes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Prefer {
+    /// The workspace's version of each conflicted file
+    Workspace,
+    /// The target's version of each conflicted file
+    Target,
+}
+
+pub fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    let ctx = Context::open(global)?;
+    ctx.vcs.check_id(&args.id)?;
+    if args
+        .onto
+        .as_deref()
+        .is_some_and(|r| r.trim().is_empty() || r.starts_with('-'))
+    {
+        return Err(CliError::usage("--onto needs a revision")
+            .hint("e.g. `agent-workspace land w1 --onto main`"));
+    }
+    let req = Request {
+        id: &args.id,
+        onto: args.onto.as_deref(),
+        prefer: args.prefer.map(|p| match p {
+            Prefer::Workspace => Side::Workspace,
+            Prefer::Target => Side::Target,
+        }),
+        dry_run: args.dry_run,
+    };
+    let landing = land::land(&ctx, &req)?;
+    let text = match args.json {
+        true => json(&args.id, args.dry_run, &landing),
+        false => text(&args.id, args.dry_run, &landing),
+    };
+    output::print(&text)?;
+    if !landing.conflicts.is_empty() && !args.json {
+        eprintln!("{}", conflict_error(&ctx, &args.id, &landing));
+    }
+    Ok(i32::from(!landing.conflicts.is_empty()))
+}
+
+/// `landed`, `conflicted` or `nothing`.
+fn outcome(landing: &Landing) -> &'static str {
+    match (landing.commits.is_empty(), landing.conflicts.is_empty()) {
+        (true, _) => "nothing",
+        (false, true) => "landed",
+        (false, false) => "conflicted",
+    }
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
+    let mut out = String::new();
+    let target = &landing.target;
+    if landing.commits.is_empty() {
+        let _ = writeln!(
+            out,
+            "Nothing to land: workspace {id} has no commits outside {target}"
+        );
+        return out;
+    }
+    let n = landing.commits.len();
+    let verb = match (dry_run, landing.conflicts.is_empty(), landing.applied) {
+        (true, _, _) => "Would land",
+        (false, true, _) => "Landed",
+        (false, false, true) => "Landed with conflicts",
+        (false, false, false) => "Did not land",
+    };
+    let _ = writeln!(out, "{verb} {n} commit{} of {id} onto {target}", plural(n));
+    for commit in &landing.commits {
+        let _ = writeln!(out, "  {} {}", short(&commit.id), commit.subject);
+    }
+    let _ = writeln!(
+        out,
+        "{} file{} changed",
+        landing.files.len(),
+        plural(landing.files.len())
+    );
+    for r in &landing.resolved {
+        let _ = writeln!(
+            out,
+            "Resolved {} by taking the {} side",
+            r.file,
+            r.side.as_str()
+        );
+    }
+    for c in &landing.conflicts {
+        let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
+    }
+    if let (false, Some(op)) = (dry_run, &landing.operation_before) {
+        let _ = writeln!(out, "Undo: jj op restore {}", short(op));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The error line and hint for conflicts, after the report.
+fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
+    let n = landing.conflicts.len();
+    match &ctx.vcs {
+        crate::vcs::Vcs::Jj(_) => CliError::failure(format!(
+            "the land left {n} conflicted file{} in the landed commits",
+            plural(n)
+        ))
+        .hint(format!(
+            "resolve them in the target (`jj resolve`), or revert the land with `jj undo` and retry with `agent-workspace land {id} --prefer workspace|target`"
+        )),
+        crate::vcs::Vcs::Git(_) => CliError::failure(format!(
+            "merging workspace {id} into {} conflicts in {n} file{}; nothing was changed",
+            landing.target,
+            plural(n)
+        ))
+        .hint(format!(
+            "retry with `agent-workspace land {id} --prefer workspace|target`, or merge by hand: git merge {}",
+            landing.conflicts[0].commit
+        )),
+    }
+}
+
+/// `land --json`.
+#[derive(Serialize)]
+struct LandJson<'a> {
+    schema_version: u64,
+    workspace_id: &'a str,
+    dry_run: bool,
+    outcome: &'static str,
+    target: &'a str,
+    commits: &'a [Commit],
+    files: &'a [String],
+    conflicts: &'a [Conflict],
+    resolved: &'a [Resolved],
+    recorded_edits: bool,
+    applied: bool,
+    operation_before: Option<&'a str>,
+    merge_commit: Option<&'a str>,
+}
+
+fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
+    let doc = LandJson {
+        schema_version: 1,
+        workspace_id: id,
+        dry_run,
+        outcome: outcome(landing),
+        target: &landing.target,
+        commits: &landing.commits,
+        files: &landing.files,
+        conflicts: &landing.conflicts,
+        resolved: &landing.resolved,
+        recorded_edits: landing.recorded_edits,
+        applied: landing.applied,
+        operation_before: landing.operation_before.as_deref(),
+        merge_commit: landing.merge_commit.as_deref(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,102 @@
+//! The last land of a workspace, as its record keeps it, and the status it shows.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Record, Status};
+
+/// How a land ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Every commit reached the target without a conflict left.
+    Landed,
+    /// jj: the commits landed with conflicts recorded in them; git: nothing was merged.
+    Conflicted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Landed => "landed",
+            Outcome::Conflicted => "conflicted",
+        }
+    }
+}
+
+/// The side `--prefer` took for a conflicted file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Workspace,
+    Target,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Workspace => "workspace",
+            Side::Target => "target",
+        }
+    }
+}
+
+/// A conflicted file resolved by taking one side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolved {
+    pub file: String,
+    pub side: Side,
+}
+
+/// A file left conflicted in a commit (git: the workspace's tip, which was not merged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub commit: String,
+    pub file: String,
+}
+
+/// What the last `land` of a workspace did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Land {
+    pub at: String,
+    /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
+    /// branch (git).
+    pub target: String,
+    /// The landed commits, oldest first (jj: as rewritten by the land).
+    pub commits: Vec<String>,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub resolved: Vec<Resolved>,
+    #[serde(default)]
+    pub conflicts: Vec<Conflict>,
+    /// jj: the operation before the land; `jj op restore <it>` reverts the land.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_before: Option<String>,
+    /// The start time and supervisor pid of the workspace's last run when it landed: a run
+    /// since then (another start or supervisor) is newer than the land.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_pid: Option<u32>,
+    /// git: the commit the target branch was moved to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+}
+
+impl Record {
+    /// The status to show: `landed` or `conflicted` when the last land is newer than the last
+    /// run (and no run is live), else the recorded status.
+    pub fn shown_status(&self) -> &'static str {
+        match &self.land {
+            Some(land) if self.status != Status::Running && self.land_is_newest(land) => {
+                land.outcome.as_str()
+            }
+            _ => self.status.as_str(),
+        }
+    }
+
+    /// Whether no run started since `land` (timestamps of one second cannot tell a run
+    /// started right after a land from one that ended just before it; the run's identity can).
+    fn land_is_newest(&self, land: &Land) -> bool {
+        land.after_run_started_at == self.started_at && land.after_run_pid == self.pid
+    }
+}

@@ -1,0 +1,134 @@
+//! The one query a jj land asks of its target before changing anything: the commits that
+//! would land with their files, and the target working copy's own changes and name.
+
+use super::land::Place;
+use super::{workspace_revset, Jj};
+use crate::vcs::land::{hex_ids, LandError, Plan, Result};
+use crate::vcs::Commit;
+
+/// Per commit `C`, change id, commit id, conflict flag, subject; for the target's working-copy
+/// commit `W` and its workspaces' names; then each file the commit changes as `F`, path.
+/// Every field ends with NUL, which no path or first line holds.
+const PREVIEW_TEMPLATE: &str = r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0").join("")"#;
+
+/// One commit of a land as jj lists it.
+#[derive(Debug)]
+pub(super) struct Landed {
+    pub(super) change: String,
+    pub(super) commit: Commit,
+    pub(super) conflicted: bool,
+    pub(super) files: Vec<String>,
+}
+
+/// What the preview query found: the commits, and the target working copy's names and files.
+#[derive(Debug, Default)]
+pub(super) struct Preview {
+    pub(super) commits: Vec<Landed>,
+    pub(super) target_names: Vec<String>,
+    pub(super) target_files: Vec<String>,
+}
+
+impl Jj {
+    /// One query from the target's repository (snapshotting its working copy): the commits
+    /// that would land, with their files, and the target working copy's own changes.
+    pub(super) fn preview(&self, plan: &Plan, place: &Place) -> Result<Preview> {
+        let set = land_set(plan.id, plan.base, &place.revset, true);
+        let mut call = self.call(&place.dir)?;
+        let revset = match place.working_copy {
+            true => format!("({set}) | @"),
+            false => {
+                call = call.arg("--ignore-working-copy");
+                set
+            }
+        };
+        let out = call
+            .args(["log", "--no-graph", "--reversed", "-T", PREVIEW_TEMPLATE])
+            .arg(format!("--revisions={revset}"))
+            .stdout()
+            .map_err(|e| LandError::Preview {
+                id: plan.id.to_string(),
+                source: Box::new(e),
+            })?;
+        Ok(parse_preview(&out))
+    }
+}
+
+/// The workspace's own commits not yet in the target: `::<id>@` but not `::(target | base)`,
+/// with its working-copy commit when it holds work (a preview), or without it (once its work
+/// was recorded into a commit of its own).
+pub(super) fn land_set(id: &str, base: &[String], target: &str, with_working_copy: bool) -> String {
+    let ws = workspace_revset(id);
+    let mut stop = vec![target.to_string()];
+    stop.extend(hex_ids(base).iter().map(|c| format!("present({c})")));
+    let own = format!("(::{ws} ~ ::({}))", stop.join(" | "));
+    match with_working_copy {
+        true => format!("{own} ~ ({ws} & empty() & description(exact:\"\"))"),
+        false => format!("{own} ~ {ws}"),
+    }
+}
+
+/// Parses [`PREVIEW_TEMPLATE`] output.
+pub(super) fn parse_preview(text: &str) -> Preview {
+    let mut preview = Preview::default();
+    let mut fields = text.split('\0');
+    // Files go to the last commit, or to the target when it came last.
+    let mut to_target = false;
+    while let Some(kind) = fields.next() {
+        match kind.trim_start_matches('\n') {
+            "C" => {
+                let mut next = || fields.next().unwrap_or("").to_string();
+                let (change, id, flag, subject) = (next(), next(), next(), next());
+                preview.commits.push(Landed {
+                    change,
+                    commit: Commit { id, subject },
+                    conflicted: flag == "c",
+                    files: vec![],
+                });
+                to_target = false;
+            }
+            "W" => {
+                let names = fields.next().unwrap_or("");
+                preview.target_names = names.split_whitespace().map(str::to_string).collect();
+                to_target = true;
+            }
+            "F" => {
+                let path = fields.next().unwrap_or("").to_string();
+                match (to_target, preview.commits.last_mut()) {
+                    (true, _) => preview.target_files.push(path),
+                    (false, Some(commit)) => commit.files.push(path),
+                    (false, None) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    preview
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews() {
+        let text = "C\0kx\0ab12\0c\0fix: a\tb\0F\0a.txt\0F\0sp ace\0\nW\0default@\0F\0mine.txt\0\nC\0zz\0cd34\0-\0\0";
+        let p = parse_preview(text);
+        assert_eq!(p.commits.len(), 2);
+        assert!(p.commits[0].conflicted && !p.commits[1].conflicted);
+        assert_eq!(p.commits[0].commit.subject, "fix: a\tb");
+        assert_eq!(p.commits[0].files, ["a.txt", "sp ace"]);
+        assert_eq!(p.target_names, ["default@"]);
+        assert_eq!(p.target_files, ["mine.txt"]);
+        assert_eq!(p.commits[1].change, "zz");
+        assert!(p.commits[1].files.is_empty());
+    }
+
+    #[test]
+    fn sets() {
+        let base = ["abc".to_string(), "x)|all()".to_string()];
+        assert_eq!(
+            land_set("w1", &base, "@", false),
+            r#"(::"w1"@ ~ ::(@ | present(abc))) ~ "w1"@"#
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! What a land asks of a backend and what it reports: the commits and files it brings onto
+//! a target, and the conflicts it left or resolved.
+
+use std::path::{Path, PathBuf};
+
+use super::{Commit, VcsError};
+use crate::error::CliError;
+use crate::metadata::{Conflict, Resolved, Side};
+use crate::process::ProcessError;
+
+/// Where a land brings a workspace's commits.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Where the main workspace works: jj's main working copy, git's checked-out branch.
+    Main,
+    /// The working copy (jj) or branch (git) of another workspace of the namespace.
+    Workspace { id: String, path: PathBuf },
+    /// A revision named with `--onto`: one commit (jj) or a local branch (git).
+    Rev(String),
+}
+
+/// One land: which workspace, from which base, onto what, and how.
+pub struct Plan<'a> {
+    pub id: &'a str,
+    pub ws: &'a Path,
+    /// The commits the workspace started on (its record's `base_commits`).
+    pub base: &'a [String],
+    pub target: Target,
+    pub prefer: Option<Side>,
+    pub dry_run: bool,
+}
+
+/// What a land did (or, on a dry run, would do).
+#[derive(Debug, Clone, Default)]
+pub struct Landing {
+    /// The target as recorded: `<name>@`, a commit id (jj), or a branch (git).
+    pub target: String,
+    /// The commits brought onto the target, oldest first; empty: nothing to land.
+    pub commits: Vec<Commit>,
+    /// The files those commits change.
+    pub files: Vec<String>,
+    /// Files left conflicted, by commit.
+    pub conflicts: Vec<Conflict>,
+    /// Files `--prefer` resolved, with the side taken.
+    pub resolved: Vec<Resolved>,
+    /// Whether the target changed (jj: also when conflicts were recorded; git: only a
+    /// clean or resolved merge moves the branch).
+    pub applied: bool,
+    /// Whether the workspace's unrecorded edits were recorded first (as a commit).
+    pub recorded_edits: bool,
+    /// jj: the operation before the land.
+    pub operation_before: Option<String>,
+    /// git: the commit the target branch now points to.
+    pub merge_commit: Option<String>,
+}
+
+/// Keeps the ids that are plain hexadecimal object ids: the base comes from a file the
+/// workspace can write, so nothing else may reach a revset or a command line.
+pub fn hex_ids(ids: &[String]) -> Vec<&str> {
+    ids.iter()
+        .map(String::as_str)
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
+}
+
+/// The files of `files` that `dirty` also names.
+pub fn overlap(files: &[String], dirty: &[String]) -> Vec<String> {
+    let mut both: Vec<String> = files
+        .iter()
+        .filter(|f| dirty.contains(f))
+        .cloned()
+        .collect();
+    both.dedup();
+    both
+}
+
+pub type Result<T> = std::result::Result<T, LandError>;
+
+/// What the argument of `--onto` was, for the hint of a target that cannot be landed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    /// jj: a revset that names no commit, or several.
+    JjRevision,
+    /// git: a revision that resolves, but is no local branch.
+    GitCommit,
+    /// git: neither a branch nor a revision.
+    GitUnknown,
+}
+
+/// Why a land could not be made; nothing was landed.
+#[derive(Debug, thiserror::Error)]
+pub enum LandError {
+    #[error(transparent)]
+    Vcs(#[from] VcsError),
+    #[error("cannot land onto {rev:?}: {why}")]
+    UnknownTarget {
+        rev: String,
+        why: String,
+        kind: TargetKind,
+    },
+    #[error("the main worktree is not on a branch (detached HEAD)")]
+    DetachedMain,
+    #[error("branch {branch} does not exist")]
+    NoBranch { branch: String },
+    /// The target working copy (jj) or worktree (git) has changes in files the land changes.
+    #[error("the {} at {} has {} in files the land would change: {}; nothing was landed",
+        if *.jj { "working copy" } else { "worktree" }, path.display(),
+        if *.jj { "edits" } else { "uncommitted changes" }, files.join(", "))]
+    Dirty {
+        path: PathBuf,
+        files: Vec<String>,
+        jj: bool,
+    },
+    #[error("could not find what workspace {id:?} would land")]
+    Preview {
+        id: String,
+        source: Box<ProcessError>,
+    },
+    #[error("could not land workspace {id:?}")]
+    Rebase {
+        id: String,
+        source: Box<ProcessError>,
+    },
+    #[error("could not find the dry run's trial operation to revert it")]
+    TrialLost { before: String },
+    #[error("could not copy the index {}", path.display())]
+    Index {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl From<ProcessError> for LandError {
+    fn from(err: ProcessError) -> Self {
+        LandError::Vcs(VcsError::Process(err))
+    }
+}
+
+impl From<LandError> for CliError {
+    fn from(err: LandError) -> CliError {
+        let message = err.to_string();
+        match err {
+            LandError::Vcs(e) => e.into(),
+            LandError::UnknownTarget { kind, .. } => CliError::failure(message).hint(match kind {
+                TargetKind::JjRevision => "pass --onto a change id, commit id or bookmark that names one commit",
+                TargetKind::GitCommit => "git lands by merging into a branch: pass --onto a local branch name (create one at that commit with `git branch NAME REV`)",
+                TargetKind::GitUnknown => "pass --onto a local branch name (see `git branch`)",
+            }),
+            LandError::DetachedMain => {
+                CliError::failure(message).hint("pass --onto BRANCH to name the branch to land on")
+            }
+            LandError::NoBranch { .. } => CliError::failure(message)
+                .hint("check `git branch`; the workspace's branch keeps its commits"),
+            LandError::Dirty { jj: true, .. } => CliError::failure(message)
+                .hint("commit them there first (`jj commit`), or land elsewhere with --onto REV"),
+            LandError::Dirty { jj: false, .. } => CliError::failure(message)
+                .hint("commit or stash them there first, or land elsewhere with --onto BRANCH"),
+            LandError::Preview { source, .. } => CliError::failure(message)
+                .cause(source.stderr().to_string())
+                .hint("check that the target workspace still exists (`agent-workspace status`), or pass --onto REV"),
+            LandError::Rebase { source, .. } => CliError::failure(message)
+                .cause(source.to_string())
+                .cause(source.stderr().to_string())
+                .hint("nothing was landed; fix what jj reports above and try again"),
+            LandError::TrialLost { before } => CliError::failure(message)
+                .hint(format!("revert it by hand: `jj op log`, then `jj op restore {before}`")),
+            LandError::Index { path, source } => {
+                CliError::io("copy the index", &path, &source)
+            }
+        }
+    }
+}
