@@ -150,7 +150,8 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land> ..."
+                .into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

@@ -7,7 +7,6 @@ use std::path::Path;
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::inventory::{self, Entry, Problem};
-use crate::lock::{self, Lock};
 use crate::metadata::{self, Land, LandOutcome, Record, Side};
 use crate::vcs::land::{Landing, Plan, Target};
 
@@ -26,13 +25,13 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         .record
         .clone()
         .ok_or_else(|| no_record(req.id, &entry.path))?;
-    let _lease = hold(ctx, req.id, &entry.path, &record)?;
+    let _hold = super::hold(ctx, req.id, Some(&record))?;
     // Read again under the lease: a run that ended meanwhile saved its own.
     if let metadata::Loaded::Ok(now) = metadata::load(&entry.path) {
         record = *now;
     }
     let target = target(ctx, req.onto, record.parent.as_deref())?;
-    let _parent_lease = hold_parent(ctx, &target)?;
+    let _parent_hold = hold_parent(ctx, &target)?;
     let plan = Plan {
         id: req.id,
         ws: &entry.path,
@@ -92,33 +91,10 @@ fn no_record(id: &str, path: &Path) -> CliError {
     ))
 }
 
-/// The workspace's lease, or `None` inside the workspace's own live run (nested).
-fn hold(ctx: &Context, id: &str, path: &Path, record: &Record) -> Result<Option<Lock>> {
-    if let Some(lease) = lock::try_exclusive(&ctx.layout.lease(id))? {
-        return Ok(Some(lease));
-    }
-    if super::is_nested(id, path, Some(record)) {
-        return Ok(None);
-    }
-    let holder = match (record.status, record.pid) {
-        (metadata::Status::Running, Some(pid)) => format!(
-            "a run is live (pid {pid}, since {})",
-            record.started_at.as_deref().unwrap_or("?")
-        ),
-        _ => "another agent-workspace process is creating, running or cleaning it".into(),
-    };
-    Err(CliError::failure(format!(
-        "workspace {id:?} is busy: {holder}; nothing was landed"
-    ))
-    .hint(format!(
-        "land it once the run ends, or from inside that run (`agent-workspace land {id}`)"
-    )))
-}
-
 /// The parent workspace's lease when the land goes to its working copy or branch: its files
 /// are not changed under a live run (or a creation or clean) of it, unless the land was asked
 /// from inside that very run.
-fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<Lock>> {
+fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<super::hold::Hold>> {
     let Target::Workspace { id, path } = target else {
         return Ok(None);
     };
@@ -126,14 +102,12 @@ fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<Lock>> {
         metadata::Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    match lock::try_exclusive(&ctx.layout.lease(id))? {
-        Some(lease) => Ok(Some(lease)),
-        None if super::is_nested(id, path, parent.as_ref()) => Ok(None),
-        None => Err(CliError::failure(format!(
-            "the parent workspace {id:?} is busy (a run, or another agent-workspace process, holds it); nothing was landed"
-        ))
-        .hint("land once its run ends, or elsewhere with --onto REV")),
-    }
+    super::hold(ctx, id, parent.as_ref())
+        .map(Some)
+        .map_err(|mut err| {
+            err.message = format!("cannot land on the parent: {}", err.message);
+            err
+        })
 }
 
 /// `--onto`, else the parent workspace's working copy or branch, else the main workspace's.

@@ -430,7 +430,7 @@ fn land_refuses_a_live_run_unless_nested(backend: Backend) {
     out.assert_code(1);
     assert!(
         out.stderr
-            .starts_with("Error: workspace \"w1\" is busy: a run is live (pid "),
+            .starts_with("Error: workspace \"w1\" is busy: a run holds it (pid "),
         "{}",
         out.report()
     );
@@ -529,9 +529,18 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
     let repo = backend.repo(&env);
     env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
         .assert_ok();
-    env.aw(&repo, ["run", "c", "--", "sh", "-c", "echo c > c.txt"])
-        .assert_ok();
-    set_parent(&env, &repo, "c", "p");
+    // The child starts from the parent's exact state, its unrecorded p.txt included.
+    let child = [
+        "run",
+        "c",
+        "--parent",
+        "p",
+        "--",
+        "sh",
+        "-c",
+        "echo c > c.txt",
+    ];
+    env.aw(&repo, child).assert_ok();
     let out = env.aw(&repo, ["land", "c", "--json"]);
     let doc = out.json();
     let expected = match backend {
@@ -545,6 +554,13 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
     assert_eq!(fs::read_to_string(parent.join("c.txt")).unwrap(), "c\n");
     assert_eq!(fs::read_to_string(parent.join("p.txt")).unwrap(), "p\n");
     assert!(!repo.join("c.txt").exists());
+    if backend == Backend::Git {
+        let status = crate::backends::git_ok(&env, &parent, &["status", "--porcelain"]);
+        assert_eq!(
+            status, "",
+            "the fork's copy of p.txt is now committed on p's branch"
+        );
+    }
     // A parent with a live run is not changed under it, unless the land is asked from inside
     // that run.
     let started = env.path().join("started");
@@ -567,7 +583,7 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
     busy.assert_code(1);
     assert!(
         busy.stderr
-            .starts_with("Error: the parent workspace \"p\" is busy"),
+            .starts_with("Error: cannot land on the parent: workspace \"p\" is busy"),
         "{}",
         busy.report()
     );

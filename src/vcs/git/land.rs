@@ -27,8 +27,9 @@ impl Git {
             return Ok(landing);
         }
         let checked_out = self.worktree_on(&target)?;
+        let mut already = vec![];
         if let Some(wt) = &checked_out {
-            self.refuse_dirty(wt, &landing.files)?;
+            already = self.refuse_dirty(wt, &landing.files, &tree)?;
         }
         if plan.dry_run {
             return Ok(landing);
@@ -48,10 +49,15 @@ impl Git {
             false => self.merge_commit(&tree, &onto, &tip, plan.id, &target)?,
         };
         match &checked_out {
-            Some(wt) => self
-                .call(wt)?
-                .args(["merge", "--ff-only", "--quiet", &new])
-                .stdout()?,
+            Some(wt) => {
+                // Changes the merge brings as they are: staged, so the fast-forward keeps them.
+                if !already.is_empty() {
+                    self.call(wt)?.args(["add", "--"]).args(&already).stdout()?;
+                }
+                self.call(wt)?
+                    .args(["merge", "--ff-only", "--quiet", &new])
+                    .stdout()?
+            }
             None => self
                 .call(&self.main)?
                 .args(["update-ref", "-m", "agent-workspace land"])
@@ -110,8 +116,9 @@ impl Git {
     }
 
     /// Refuses a land whose target worktree has changes (untracked files included) in files
-    /// the land would change.
-    fn refuse_dirty(&self, wt: &Path, files: &[String]) -> Result<()> {
+    /// the land would change, unless each such file already holds what the merge (`tree`)
+    /// brings (a child's fork of its parent's uncommitted changes): those are returned.
+    fn refuse_dirty(&self, wt: &Path, files: &[String], tree: &str) -> Result<Vec<String>> {
         let out = self
             .call(wt)?
             .args([
@@ -129,14 +136,43 @@ impl Git {
             .map(str::to_string)
             .collect();
         let both = overlap(files, &dirty);
-        if both.is_empty() {
-            return Ok(());
+        if both.is_empty() || self.hold_result(wt, &both, tree)? {
+            return Ok(both);
         }
         Err(LandError::Dirty {
             path: wt.to_path_buf(),
             files: both,
             jj: false,
         })
+    }
+
+    /// Whether every one of `files` in the worktree `wt` has exactly its content in `tree`.
+    fn hold_result(&self, wt: &Path, files: &[String], tree: &str) -> Result<bool> {
+        if files.iter().any(|f| !wt.join(f).is_file()) {
+            return Ok(false);
+        }
+        let hashes = self
+            .call(wt)?
+            .args(["hash-object", "--"])
+            .args(files)
+            .stdout()?;
+        let listed = self
+            .call(&self.main)?
+            .args(["ls-tree", "-z", tree, "--"])
+            .args(files)
+            .stdout()?;
+        let blob = |file: &str| {
+            listed.split('\0').find_map(|entry| {
+                let (meta, path) = entry.split_once('\t')?;
+                (path == file).then(|| meta.rsplit(' ').next().unwrap_or(""))
+            })
+        };
+        let hashes: Vec<&str> = hashes.lines().collect();
+        Ok(hashes.len() == files.len()
+            && files
+                .iter()
+                .zip(hashes)
+                .all(|(f, hash)| blob(f) == Some(hash)))
     }
 
     fn is_ancestor(&self, ancestor: &str, of: &str) -> crate::vcs::Result<bool> {

@@ -65,7 +65,7 @@ impl Jj {
         }
         // Recording keeps the change id of the working-copy commit, so the changes stay.
         let set = land_set(plan.id, plan.base, &place.revset, false);
-        self.rebase(plan, &place, &set, false)?;
+        self.rebase(plan, &place, &set, false, preview.target_in_workspace)?;
         landing.applied = true;
         if let Some(side) = plan.prefer {
             landing.resolved = self.prefer(&place, &changes, side)?;
@@ -192,15 +192,26 @@ impl Jj {
     /// The one `jj rebase` of a land: between the target working-copy commit and its parents,
     /// with the workspace's working copy kept on top of its commits; or onto a commit, with
     /// whatever is built on the commits following them. A trial touches no working copy.
-    pub(super) fn rebase(&self, plan: &Plan, place: &Place, set: &str, trial: bool) -> Result<()> {
+    /// When the workspace is built on the target working-copy commit (`below`), the commits
+    /// go below that commit only, and the workspace's working copy follows it.
+    pub(super) fn rebase(
+        &self,
+        plan: &Plan,
+        place: &Place,
+        set: &str,
+        trial: bool,
+        below: bool,
+    ) -> Result<()> {
         let mut call = self.call(&place.dir)?;
         if trial {
             call = call.arg("--ignore-working-copy");
         }
         let ws = workspace_revset(plan.id);
         let call = match (place.working_copy, trial) {
-            (true, false) => call.args(["rebase", "-r", set, "-B", &place.revset, "-B", &ws]),
-            (true, true) => call.args(["rebase", "-r", set, "-B", &place.revset]),
+            (true, false) if !below => {
+                call.args(["rebase", "-r", set, "-B", &place.revset, "-B", &ws])
+            }
+            (true, _) => call.args(["rebase", "-r", set, "-B", &place.revset]),
             (false, _) => call
                 .args(["rebase", "-s"])
                 .arg(format!("roots({set})"))

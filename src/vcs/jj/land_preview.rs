@@ -7,9 +7,16 @@ use crate::vcs::land::{hex_ids, LandError, Plan, Result};
 use crate::vcs::Commit;
 
 /// Per commit `C`, change id, commit id, conflict flag, subject; for the target's working-copy
-/// commit `W` and its workspaces' names; then each file the commit changes as `F`, path.
-/// Every field ends with NUL, which no path or first line holds.
-const PREVIEW_TEMPLATE: &str = r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0").join("")"#;
+/// commit `W`, its workspaces' names and whether workspace `id` is built on it (`1`); then
+/// each file the commit changes as `F`, path. Every field ends with NUL, which no path or
+/// first line holds.
+fn preview_template(id: &str) -> String {
+    // Ids hold no quote (layout's id rules): the single-quoted literal is the revset.
+    let ws = workspace_revset(id);
+    format!(
+        r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0" ++ if(self.contained_in('::{ws}'), "1", "0") ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0").join("")"#
+    )
+}
 
 /// One commit of a land as jj lists it.
 #[derive(Debug)]
@@ -25,6 +32,9 @@ pub(super) struct Landed {
 pub(super) struct Preview {
     pub(super) commits: Vec<Landed>,
     pub(super) target_names: Vec<String>,
+    /// Whether the workspace is built on the target working-copy commit (a child forked from
+    /// it): its working copy then follows that commit instead of the landed ones.
+    pub(super) target_in_workspace: bool,
     pub(super) target_files: Vec<String>,
 }
 
@@ -42,7 +52,8 @@ impl Jj {
             }
         };
         let out = call
-            .args(["log", "--no-graph", "--reversed", "-T", PREVIEW_TEMPLATE])
+            .args(["log", "--no-graph", "--reversed", "-T"])
+            .arg(preview_template(plan.id))
             .arg(format!("--revisions={revset}"))
             .stdout()
             .map_err(|e| LandError::Preview {
@@ -67,7 +78,7 @@ pub(super) fn land_set(id: &str, base: &[String], target: &str, with_working_cop
     }
 }
 
-/// Parses [`PREVIEW_TEMPLATE`] output.
+/// Parses [`preview_template`] output.
 pub(super) fn parse_preview(text: &str) -> Preview {
     let mut preview = Preview::default();
     let mut fields = text.split('\0');
@@ -89,6 +100,7 @@ pub(super) fn parse_preview(text: &str) -> Preview {
             "W" => {
                 let names = fields.next().unwrap_or("");
                 preview.target_names = names.split_whitespace().map(str::to_string).collect();
+                preview.target_in_workspace = fields.next() == Some("1");
                 to_target = true;
             }
             "F" => {
@@ -111,13 +123,19 @@ mod tests {
 
     #[test]
     fn previews() {
-        let text = "C\0kx\0ab12\0c\0fix: a\tb\0F\0a.txt\0F\0sp ace\0\nW\0default@\0F\0mine.txt\0\nC\0zz\0cd34\0-\0\0";
+        let text = concat!(
+            "C\0kx\0ab12\0c\0fix: a\tb\0F\0a.txt\0F\0sp ace\0",
+            "\nW\0default@\0",
+            "1\0F\0mine.txt\0",
+            "\nC\0zz\0cd34\0-\0\0"
+        );
         let p = parse_preview(text);
         assert_eq!(p.commits.len(), 2);
         assert!(p.commits[0].conflicted && !p.commits[1].conflicted);
         assert_eq!(p.commits[0].commit.subject, "fix: a\tb");
         assert_eq!(p.commits[0].files, ["a.txt", "sp ace"]);
         assert_eq!(p.target_names, ["default@"]);
+        assert!(p.target_in_workspace);
         assert_eq!(p.target_files, ["mine.txt"]);
         assert_eq!(p.commits[1].change, "zz");
         assert!(p.commits[1].files.is_empty());

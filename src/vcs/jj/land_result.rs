@@ -98,7 +98,7 @@ impl Jj {
         changes: &[&str],
         landing: &mut Landing,
     ) -> Result<()> {
-        self.rebase(plan, place, set, true)?;
+        self.rebase(plan, place, set, true, false)?;
         let filled = self.fill(changes, landing);
         let trial = self.operation_after(before)?;
         self.query()?.args(["op", "revert", &trial]).stdout()?;
