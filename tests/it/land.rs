@@ -221,6 +221,8 @@ fn prefer(side: &str, expected: &str) {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
     let out = env.aw(&repo, ["land", "w1", "--prefer", side]);
     out.assert_ok();
     assert!(
@@ -242,6 +244,15 @@ fn prefer(side: &str, expected: &str) {
     assert_eq!(
         land["resolved"],
         serde_json::json!([{"file": "a.txt", "side": side}])
+    );
+    // The rebase and each resolution are operations of their own: restoring the operation
+    // before the land reverts them all.
+    let op = land["operation_before"].as_str().unwrap().to_string();
+    env.jj_ok(&repo, ["op", "restore", &op]);
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "from main\n"
     );
 }
 
