@@ -121,8 +121,9 @@ pub enum LandError {
         id: String,
         source: Box<ProcessError>,
     },
-    #[error("could not find the dry run's trial operation to revert it")]
-    TrialLost { before: String },
+    /// A jj dry run cannot predict this land (see `vcs/jj/land_predict.rs`).
+    #[error("cannot predict this land without doing it: {why}")]
+    Predict { why: String },
     #[error("could not copy the index {}", path.display())]
     Index {
         path: PathBuf,
@@ -162,8 +163,9 @@ impl From<LandError> for CliError {
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
                 .hint("nothing was landed; fix what jj reports above and try again"),
-            LandError::TrialLost { before } => CliError::failure(message)
-                .hint(format!("revert it by hand: `jj op log`, then `jj op restore {before}`")),
+            LandError::Predict { .. } => CliError::failure(message).hint(
+                "land without --dry-run: a jj land is one operation, which `jj undo` reverts",
+            ),
             LandError::Index { path, source } => {
                 CliError::io("copy the index", &path, &source)
             }

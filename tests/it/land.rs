@@ -309,20 +309,39 @@ fn a_dry_run_reports_commits_files_and_conflicts_and_changes_nothing() {
     assert_eq!(doc["commits"][0]["subject"], "work");
     assert_eq!(doc["files"], serde_json::json!(["a.txt", "new.txt"]));
     assert_eq!(doc["conflicts"][0]["file"], "a.txt");
-    // Commits, working copies and files as before; the op log holds the trial and its revert.
+    // Commits, working copies, files and the operation log as before.
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),
         "from main\n"
     );
     assert!(!repo.join("new.txt").exists());
-    let after = op_ids(&env, &repo);
-    assert_eq!(after.len(), ops.len() + 2);
-    assert_eq!(after[2..], ops[..]);
+    assert_eq!(op_ids(&env, &repo), ops);
     assert!(env
         .metadata(&env.ws_path(&repo, "w1"))
         .get("land")
         .is_none());
+    // So `jj undo` right after undoes the user's own last operation, never lands the work.
+    env.jj_ok(&repo, ["undo"]);
+    assert!(!repo.join("new.txt").exists());
+}
+
+#[test]
+fn a_clean_dry_run_predicts_no_conflict_and_records_no_operation() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    snapshot(&env, &repo);
+    let ops = op_ids(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
+    out.assert_ok();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["outcome"], "landed", "{doc}");
+    assert_eq!(doc["conflicts"], serde_json::json!([]), "{doc}");
+    assert_eq!(op_ids(&env, &repo), ops);
+    // The prediction agrees with the land itself.
+    let real = env.aw(&repo, ["land", "w1", "--json"]);
+    real.assert_ok();
+    assert!(repo.join("new.txt").exists());
 }
 
 #[test]

@@ -94,7 +94,7 @@ impl Jj {
     }
 
     /// git on the repository backing this jj repository.
-    fn git(&self) -> Result<Call> {
+    pub(super) fn git(&self) -> Result<Call> {
         let dir = self.git_dir().ok_or(VcsError::NotGitBacked)?;
         Ok(Call::new(crate::process::find("git")?)
             .arg("--git-dir")

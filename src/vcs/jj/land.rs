@@ -55,8 +55,8 @@ impl Jj {
         landing.operation_before = Some(op.clone());
         let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
         if plan.dry_run {
-            let set = land_set(plan.id, plan.base, &place.revset, true);
-            self.trial(plan, &place, &set, &op, &changes, &mut landing)?;
+            landing.commits = preview.commits.iter().map(|c| c.commit.clone()).collect();
+            self.predict(&place, &preview.commits, &mut landing)?;
             return Ok(landing);
         }
         if work != "nothing" {

@@ -8,7 +8,7 @@ use super::land::Place;
 use super::land_preview::{parse_preview, Landed};
 use super::{workspace_revset, Jj};
 use crate::metadata::{Conflict, Land, Resolved, Side};
-use crate::vcs::land::{hex_ids, LandError, Landing, Plan, Result};
+use crate::vcs::land::{hex_ids, Landing, Result};
 
 /// The preview template's commit part, without files.
 const LANDED_TEMPLATE: &str = r#""C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0""#;
@@ -84,41 +84,6 @@ impl Jj {
             landing.commits.push(landed.commit);
         }
         Ok(())
-    }
-
-    /// A dry run: the rebase tried without touching any working copy, looked at, and
-    /// reverted by `jj op revert`, which leaves every commit and working copy as before and
-    /// keeps anything another process did meanwhile.
-    pub(super) fn trial(
-        &self,
-        plan: &Plan,
-        place: &Place,
-        set: &str,
-        before: &str,
-        changes: &[&str],
-        landing: &mut Landing,
-    ) -> Result<()> {
-        self.rebase(plan, place, set, true, false)?;
-        let filled = self.fill(changes, landing);
-        let trial = self.operation_after(before)?;
-        self.query()?.args(["op", "revert", &trial]).stdout()?;
-        filled
-    }
-
-    /// The operation whose parent is `before` (the one this process just made).
-    fn operation_after(&self, before: &str) -> Result<String> {
-        let out = self
-            .query()?
-            .args(["op", "log", "--no-graph", "--limit", "20", "-T"])
-            .arg(r#"id ++ "\t" ++ parents.map(|p| p.id()).join(",") ++ "\n""#)
-            .stdout()?;
-        out.lines()
-            .filter_map(|l| l.split_once('\t'))
-            .find(|(_, parents)| parents.split(',').any(|p| p == before))
-            .map(|(id, _)| id.to_string())
-            .ok_or_else(|| LandError::TrialLost {
-                before: before.to_string(),
-            })
     }
 
     /// Whether the work of workspace `id` at `ws` is all in the target of `land`: after a

@@ -4,6 +4,7 @@ mod checkpoint;
 mod diff;
 mod keep;
 mod land;
+mod land_predict;
 mod land_preview;
 mod land_result;
 mod stale;
