@@ -49,7 +49,7 @@ impl Vcs {
         scratch: &Path,
     ) -> Result<String> {
         match self {
-            Vcs::Jj(jj) => jj.fork_point(ws),
+            Vcs::Jj(jj) => jj.fork_point(parent, child, ws),
             Vcs::Git(git) => git.fork_point(parent, ws, child, scratch),
         }
     }

@@ -101,10 +101,17 @@ fn a_child_starts_from_its_parents_unrecorded_edits_and_the_parent_stays_as_it_w
     );
     assert_eq!(files_after, files_before);
     if let Some(mut expected) = changes_before {
-        // The only new commit is the child's working copy, on top of the parent's.
+        // The new commits are a copy of the parent's state and the child's working copy on
+        // it; the copy holds the parent's files, and is not the parent's commit.
         expected.insert(env.change_id(&repo, "c1@"));
+        expected.insert(env.change_id(&repo, "c1@-"));
         assert_eq!(visible_changes(&env, &repo), expected);
-        assert_eq!(env.commit_id(&repo, "c1@-"), env.commit_id(&repo, "p1@"));
+        assert_ne!(env.change_id(&repo, "c1@-"), env.change_id(&repo, "p1@"));
+        let differ = env.jj_ok(
+            &repo,
+            ["diff", "--from", "p1@", "--to", "c1@-", "--summary"],
+        );
+        assert_eq!(differ, "");
         // The parent's change now holds its edits, as they are on disk.
         let show = |file: &str| env.jj_ok(&repo, ["file", "show", "-r", "p1@", file]);
         assert_eq!((show("root:a.txt"), show("root:new.txt")), files_before);
@@ -334,3 +341,25 @@ crate::both_backends!(
     a_child_of_a_cleaned_parent_still_runs_and_shows_orphaned,
     bad_parents_are_refused_with_nothing_left_behind,
 );
+
+/// The parent's later edits never reach its child: the child started from a copy of the
+/// parent's state, not on the parent's working-copy commit (which jj would rebase it onto).
+#[test]
+fn a_jj_parents_later_edits_stay_out_of_its_child() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    parent_with_edits(Backend::Jj, &env, &repo, "p1");
+    env.aw(&repo, ["run", "c1", "--parent", "p1", "--", "true"])
+        .assert_ok();
+    let parent = env.ws_path(&repo, "p1");
+    fs::write(parent.join("a.txt"), "later parent edit\n").unwrap();
+    env.jj_ok(&parent, ["status"]);
+    let out = env.aw(&repo, ["run", "c1", "--", "cat", "a.txt"]);
+    out.assert_ok();
+    assert_eq!(out.stdout, "hello\nparent-edit\n", "{}", out.report());
+    // Nothing moved under the child: its working copy was not made stale, and it has
+    // changed nothing (a child rebased onto the parent's new state would now "undo" it).
+    assert!(!out.stderr.contains("stale"), "{}", out.report());
+    let diff = env.aw(&repo, ["diff", "c1", "--json"]).json();
+    assert_eq!(diff["files"], serde_json::json!([]), "{diff}");
+}

@@ -51,11 +51,36 @@ impl Jj {
         })
     }
 
-    /// The working-copy commit of the workspace at `ws` after a snapshot: a snapshot records
-    /// the edits in that same change (its commit id may change, its content does not).
-    pub fn fork_point(&self, ws: &Path) -> Result<String> {
+    /// Where a child of workspace `parent` (at `ws`) starts: a copy (`jj duplicate`) of the
+    /// parent's working-copy commit after a snapshot, so it holds the parent's exact state,
+    /// unrecorded edits included. A copy, not the commit itself: a child built on the
+    /// parent's working-copy commit would be rebased by jj whenever the parent's working copy
+    /// changes, and the parent's later edits would appear in the child.
+    pub fn fork_point(&self, parent: &str, child: &str, ws: &Path) -> Result<String> {
         let (out, _) = self.snapshot_query(ws, "commit_id")?;
-        Ok(out.trim().to_string())
+        let commit = out.trim().to_string();
+        // Ids hold only [A-Za-z0-9._-]: safe inside the template's string literal.
+        let description = format!("[workspace {child}] the state of {parent} it started from");
+        self.query()?
+            .arg(format!(
+                "--config=templates.duplicate_description='\"{description}\"'"
+            ))
+            .args(["duplicate", &commit])
+            .stdout()?;
+        let copy = self
+            .query()?
+            .args(["log", "--no-graph", "-T", "commit_id", "-r"])
+            .arg(format!(
+                "latest((children(parents({commit})) ~ {commit}) & description(substring:\"{description}\"))"
+            ))
+            .stdout()?;
+        match copy.trim() {
+            "" => Err(VcsError::NotOneCommit {
+                rev: format!("the copy of {commit}"),
+                many: false,
+            }),
+            id => Ok(id.to_string()),
+        }
     }
 
     /// Queries the working-copy commit of `ws` with `template`, which snapshots it first;
