@@ -59,7 +59,7 @@ impl Problem {
 pub struct Entry {
     pub id: String,
     pub path: PathBuf,
-    pub record: Option<Record>,
+    pub record: Option<Box<Record>>,
     /// The raw JSON of a record from a newer schema, shown as is.
     pub raw: Option<Value>,
     pub problem: Option<Problem>,
@@ -151,7 +151,7 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
             } else if record.origin == metadata::Origin::Tampered {
                 entry.problem = Some(Problem::TamperedRecord);
             }
-            entry.record = Some(*record);
+            entry.record = Some(record);
         }
         Loaded::Missing => entry.problem = Some(Problem::MissingMetadata),
         Loaded::Corrupt(why) => entry.problem = Some(Problem::CorruptMetadata(why)),
@@ -184,17 +184,20 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
         Ok(list) => list,
         Err(err) => return (entries.into_values().collect(), Some(err.into())),
     };
-    let mut found = reconcile(ctx, entries.clone(), registered);
-    let unknown = found
-        .iter()
-        .any(|e| e.problem == Some(Problem::Unregistered));
-    if unknown && !drifted {
-        match ctx.vcs.list() {
-            Ok(list) => found = reconcile(ctx, entries, list),
-            Err(err) => return (found, Some(err.into())),
-        }
-    }
-    (found, None)
+    // A directory jj does not know by its name may be a workspace renamed in jj: only the
+    // recorded paths can tell, so then the list with paths is read before reconciling.
+    let names: std::collections::HashSet<&str> =
+        registered.iter().map(|r| r.name.as_str()).collect();
+    let unknown = entries.keys().any(|id| !names.contains(id.as_str()));
+    drop(names);
+    let registered = match (unknown && !drifted, registered) {
+        (true, names) => match ctx.vcs.list() {
+            Ok(list) => list,
+            Err(err) => return (reconcile(ctx, entries, names), Some(err.into())),
+        },
+        (false, registered) => registered,
+    };
+    (reconcile(ctx, entries, registered), None)
 }
 
 /// Matches directories with registrations, then checks each against this command's settings.

@@ -21,7 +21,7 @@ pub struct Request<'a> {
 /// Lands workspace `req.id` and, unless a dry run or nothing landed, records the outcome.
 pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
     let entry = usable(ctx, req.id)?;
-    let mut record = entry
+    let mut record = *entry
         .record
         .clone()
         .ok_or_else(|| no_record(req.id, &entry.path))?;

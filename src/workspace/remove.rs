@@ -163,7 +163,7 @@ fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
     if !force {
         return Err(busy().hint("pass --force to stop its run first"));
     }
-    let holder = entry.record.as_ref().and_then(live_holder);
+    let holder = entry.record.as_deref().and_then(live_holder);
     for (signal, wait) in [(libc::SIGTERM, 10), (libc::SIGKILL, 5)] {
         if let Some(pid) = holder {
             // SAFETY: kill has no memory-safety preconditions; pid was checked to be the
