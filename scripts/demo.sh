@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end demo: a throw-away jj repository with two changes, the `consolidate` workflow from
-# agents.just run in its own agent-workspace, then status and clean. Everything happens in a
+# agents.just run in its own agent-workspace, then status, diff, checkpoint, land (dry run,
+# then for real) and clean --landed. Everything happens in a
 # scratch directory with its own HOME, XDG dirs, jj config and workspace root, so your jj
 # config, direnv trust database and cache are never touched.
 #
@@ -106,9 +107,22 @@ greeting=$("$aw" run demo-1 -- sh -c 'printf "%s\n" "${DEMO_GREETING:-unset}"')
 echo "DEMO_GREETING=$greeting"
 [ "$greeting" = "hello from direnv" ] || die "expected DEMO_GREETING from the workspace's .envrc"
 
-step "agent-workspace clean demo-1"
-show "$aw" clean demo-1
-[ ! -e "$workspace" ] || die "$workspace still exists after clean"
+step "What the workspace changed since it started: agent-workspace diff demo-1"
+show "$aw" diff demo-1
+
+step "Keep a known-good point: agent-workspace checkpoint demo-1"
+show "$aw" checkpoint demo-1 -m "consolidated"
+
+step "What landing it would do (changes nothing): agent-workspace land demo-1 --dry-run"
+show "$aw" land demo-1 --dry-run
+
+step "Land it: its commits go below the main working copy (one jj operation, jj undo reverts it)"
+show "$aw" land demo-1
+[ -f consolidation/summary.md ] || die "the landed summary is not in the main working copy"
+
+step "agent-workspace clean --landed"
+show "$aw" clean --landed
+[ ! -e "$workspace" ] || die "$workspace still exists after clean --landed"
 show jj log
 
 step "Done"
