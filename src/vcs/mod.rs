@@ -237,6 +237,26 @@ impl Vcs {
         }
     }
 
+    /// [`Vcs::work_commits`] and (when `ws` still exists) [`Vcs::tracked`]: for jj side by
+    /// side, as neither waits on the other.
+    pub fn work_commits_and_tracked(
+        &self,
+        id: &str,
+        ws: Option<&Path>,
+        base: &[String],
+        kept: &Kept,
+    ) -> (Result<Vec<Commit>>, Result<Vec<PathBuf>>) {
+        match (self, kept, ws) {
+            (Vcs::Jj(jj), Kept::Change { .. } | Kept::Nothing, Some(_)) => {
+                jj.work_commits_and_tracked(id, base)
+            }
+            _ => (
+                self.work_commits(id, base, kept),
+                ws.map_or(Ok(vec![]), |ws| self.tracked(id, ws)),
+            ),
+        }
+    }
+
     /// The commits of workspace `id` that hold work besides what `kept` names, given the
     /// commits it started on; call before it is forgotten.
     pub fn work_commits(&self, id: &str, base: &[String], kept: &Kept) -> Result<Vec<Commit>> {

@@ -86,16 +86,16 @@ pub fn remove(
         });
     }
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
+    let (commits, tracked) = ctx.vcs.work_commits_and_tracked(
+        name,
+        has_dir.then_some(entry.path.as_path()),
+        base.unwrap_or_default(),
+        &kept,
+    );
     // Naming them is a report only: the repository keeps them whether or not this works.
-    let commits = ctx
-        .vcs
-        .work_commits(name, base.unwrap_or_default(), &kept)
-        .unwrap_or_default();
+    let commits = commits.unwrap_or_default();
     let aside = match has_dir {
-        true => {
-            let tracked = ctx.vcs.tracked(name, &entry.path)?.into_iter().collect();
-            set_aside(ctx, entry, &tracked, args)?
-        }
+        true => set_aside(ctx, entry, &tracked?.into_iter().collect(), args)?,
         false => Aside::default(),
     };
     ctx.vcs

@@ -53,6 +53,26 @@ impl Jj {
     /// or described), newest first: those in `::<id>@` but not in `::base` (when no base was
     /// recorded, not in `::(trunk() | default@)`).
     pub fn work_commits(&self, id: &str, base: &[String]) -> Result<Vec<crate::vcs::Commit>> {
+        let out = self.work_commits_call(id, base)?.stdout()?;
+        Ok(crate::vcs::parse_commits(&out))
+    }
+
+    /// [`Jj::work_commits`] and [`Jj::tracked`] at once: two read-only jj processes side by
+    /// side, since neither needs the other's answer.
+    pub fn work_commits_and_tracked(
+        &self,
+        id: &str,
+        base: &[String],
+    ) -> (Result<Vec<crate::vcs::Commit>>, Result<Vec<PathBuf>>) {
+        let commits = self
+            .work_commits_call(id, base)
+            .and_then(|call| Ok(call.start()?));
+        let tracked = self.tracked(id);
+        let commits = commits.and_then(|started| Ok(started.wait()?));
+        (commits.map(|out| crate::vcs::parse_commits(&out)), tracked)
+    }
+
+    fn work_commits_call(&self, id: &str, base: &[String]) -> Result<crate::process::Call> {
         // Only commit ids reach the revset: the base comes from a file the workspace can write.
         let ids: Vec<String> = base
             .iter()
@@ -65,12 +85,10 @@ impl Jj {
         };
         let ws = workspace_revset(id);
         let revset = format!("(::{ws} ~ ::({base}) ~ {ws}) ~ (empty() & description(exact:\"\"))");
-        let out = self
+        Ok(self
             .query()?
             .args(["log", "--no-graph", "-T", COMMIT_TEMPLATE_JJ])
-            .arg(format!("--revisions={revset}"))
-            .stdout()?;
-        Ok(crate::vcs::parse_commits(&out))
+            .arg(format!("--revisions={revset}")))
     }
 }
 
