@@ -95,6 +95,7 @@ pub enum Command {
     Checkpoint(crate::commands::checkpoint::CheckpointArgs),
     Diff(crate::commands::diff::DiffArgs),
     Land(crate::commands::land::LandArgs),
+    SyncTools(crate::commands::sync_tools::SyncToolsArgs),
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -150,7 +151,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land> ..."
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools> ..."
                 .into(),
         ];
     }

@@ -33,6 +33,31 @@ struct FileContent {
     limits: LimitsSection,
     #[serde(default)]
     ports: PortsSection,
+    #[serde(default)]
+    tools: ToolsSection,
+    #[serde(default)]
+    setup: SetupSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsSection {
+    paths: Option<Vec<String>>,
+    dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupSection {
+    command: Option<CommandSpec>,
+}
+
+/// A command as a configuration file gives it: a string for `sh -c`, or an argv list.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum CommandSpec {
+    Shell(String),
+    Argv(Vec<String>),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +112,29 @@ pub struct Config {
     pub min_free_disk: Option<u64>,
     /// TCP ports per workspace (`ports.count`, default 1).
     pub ports: u16,
+    /// What the tools bundle copies, relative to the main workspace's root (`tools.paths`).
+    pub tools_paths: Vec<String>,
+    /// Whether `tools.paths` was set (else the default paths that exist are copied).
+    pub tools_paths_set: bool,
+    /// The tools bundle's directory inside each workspace (`tools.dir`).
+    pub tools_dir: String,
+    /// The command run once in a new workspace (`setup.command`), with the file naming it.
+    pub setup: Option<SetupCommand>,
+}
+
+/// The tools bundle's default paths (those that exist are copied).
+pub const DEFAULT_TOOLS_PATHS: [&str; 4] = ["agents.just", "rules", "scripts", "AGENTS.md"];
+/// The tools bundle's default directory.
+pub const DEFAULT_TOOLS_DIR: &str = ".agent-tools";
+
+/// `setup.command`: its argv and the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupCommand {
+    pub argv: Vec<String>,
+    pub file: PathBuf,
+    /// The repository file's path relative to the main workspace's root; `None` for the
+    /// user's file (whose commands are trusted).
+    pub repo_relative: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +185,8 @@ pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
     let mut config = Config {
         sandbox_network: true,
         ports: 1,
+        tools_paths: DEFAULT_TOOLS_PATHS.map(str::to_string).to_vec(),
+        tools_dir: DEFAULT_TOOLS_DIR.to_string(),
         ..Config::default()
     };
     if let Some(root) = repo_root {
@@ -159,7 +209,14 @@ pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                     key: "sandbox.writable",
                 });
             }
+            let relative = file
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.display().to_string());
             apply(&mut config, content, file)?;
+            if let Some(setup) = config.setup.as_mut() {
+                setup.repo_relative = relative;
+            }
         }
     }
     if let Some(file) = user_file().filter(|p| p.is_file()) {
@@ -230,7 +287,57 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     if let Some(paths) = content.sandbox.writable {
         config.sandbox_writable = paths;
     }
+    apply_tools(config, content.tools, &invalid)?;
+    if let Some(spec) = content.setup.command {
+        let argv = match spec {
+            CommandSpec::Shell(text) => vec!["sh".into(), "-c".into(), text],
+            CommandSpec::Argv(argv) => argv,
+        };
+        if argv.first().is_none_or(|a| a.trim().is_empty()) {
+            return Err(invalid("setup.command is empty".into()));
+        }
+        config.setup = Some(SetupCommand {
+            argv,
+            file: file.to_path_buf(),
+            repo_relative: None,
+        });
+    }
     Ok(())
+}
+
+fn apply_tools(
+    config: &mut Config,
+    tools: ToolsSection,
+    invalid: &dyn Fn(String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if let Some(paths) = tools.paths {
+        for path in &paths {
+            if !is_plain_relative(path) {
+                return Err(invalid(format!(
+                    "tools.paths entry {path:?} is not a relative path inside the repository"
+                )));
+            }
+        }
+        config.tools_paths = paths;
+        config.tools_paths_set = true;
+    }
+    if let Some(dir) = tools.dir {
+        if !is_plain_relative(&dir) || dir.starts_with(".jj") || dir.starts_with(".git") {
+            return Err(invalid(format!(
+                "tools.dir = {dir:?} is not a relative directory inside the workspace"
+            )));
+        }
+        config.tools_dir = dir.trim_end_matches('/').to_string();
+    }
+    Ok(())
+}
+
+/// A non-empty relative path of normal components (no `..`, `.`, or leading `/`).
+fn is_plain_relative(path: &str) -> bool {
+    let p = Path::new(path);
+    !path.is_empty()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// Parses a size such as `5GiB`, `500MB` or `1024` (bytes).

@@ -59,6 +59,11 @@ impl Launch {
             env.push((vars::PORT.into(), first.to_string().into()));
             env.push((vars::PORTS.into(), all.join(",").into()));
         }
+        if let Some(tools) = &record.tools {
+            env.push((vars::TOOL_COPY_ROOT.into(), ws.join(&tools.dir).into()));
+            env.push((vars::TOOLS_VERSION.into(), tools.version.clone().into()));
+            env.push((vars::TOOLS_SOURCE.into(), tools.source.clone().into()));
+        }
         let me = std::env::current_exe().map_err(|e| {
             CliError::failure("cannot locate the agent-workspace binary")
                 .cause(e.to_string())
@@ -95,6 +100,7 @@ impl Launch {
             env,
             lease,
             sandboxed: sandboxing.is_some(),
+            output: None,
         };
         Ok(Launch {
             child,
@@ -102,6 +108,12 @@ impl Launch {
             sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
         })
+    }
+
+    /// Sends the command's stdout and stderr to `log` (stdin empty) instead of ours.
+    pub fn output_to(mut self, log: std::fs::File) -> Launch {
+        self.child.output = Some(log);
+        self
     }
 
     /// Runs the command to completion; an error means it never started.

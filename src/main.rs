@@ -25,6 +25,7 @@ mod report;
 mod sandbox;
 mod signals;
 mod state;
+mod tools;
 mod tree;
 mod vars;
 mod vcs;
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
+        Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
     };
     match outcome {
         Ok(status) => code(status),

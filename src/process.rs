@@ -251,6 +251,8 @@ pub struct Child {
     /// Started inside a sandbox's own pid namespace: the guard's parent there is not the
     /// supervisor (the sandbox ends with the supervisor instead).
     pub sandboxed: bool,
+    /// Where stdout and stderr go instead of ours (stdin is then empty): the setup's log.
+    pub output: Option<std::fs::File>,
 }
 
 /// The hidden subcommand that runs the guard (`commands/exec.rs`).
@@ -291,6 +293,11 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
     cmd.args(&child.argv[1..]).current_dir(&child.dir);
     for (k, v) in &child.env {
         cmd.env(k, v);
+    }
+    if let Some(file) = &child.output {
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file.try_clone()?);
     }
     let (mut started, writer) = io::pipe()?;
     set_nonblocking(started.as_raw_fd());

@@ -219,6 +219,10 @@ pub fn note(note: &Note) -> String {
         Note::RecreatedOnBranch { id, branch } => format!(
             "Note: the directory of workspace {id:?} was deleted; re-created it on branch {branch}, which keeps its commits"
         ),
+        Note::ToolsLinksSkipped { paths } => format!(
+            "Warning: not copied into the tools bundle (symlinks leading out of the repository): {}",
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 

@@ -228,6 +228,8 @@ pub fn remove(workspace: &Path) -> Result<()> {
     check(workspace)?;
     forget(workspace);
     let file = path(workspace);
+    // The setup's log (see `workspace::setup`) goes with the state.
+    let _ = fs::remove_file(file.with_extension("setup.log"));
     match fs::remove_file(&file) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::io("remove", &file, e)),
         _ => Ok(()),

@@ -44,6 +44,13 @@ pub const NAMESPACE: &str = "AGENT_WORKSPACE_NAMESPACE";
 /// Set for the command: the workflow name, empty when none.
 pub const WORKFLOW: &str = "AGENT_WORKSPACE_WORKFLOW";
 
+/// Set for the command when the workspace has a tools bundle: its directory.
+pub const TOOL_COPY_ROOT: &str = "AGENT_TOOL_COPY_ROOT";
+/// Set for the command when the workspace has a tools bundle: the sha256 of its content.
+pub const TOOLS_VERSION: &str = "AGENT_TOOLS_VERSION";
+/// Set for the command when the workspace has a tools bundle: the root it was copied from.
+pub const TOOLS_SOURCE: &str = "AGENT_TOOLS_SOURCE";
+
 /// A variable that is set and not empty, as text.
 pub fn non_empty(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty())

@@ -8,3 +8,4 @@ pub mod land;
 pub mod run;
 pub mod shell;
 pub mod status;
+pub mod sync_tools;

@@ -46,6 +46,10 @@ pub struct RunArgs {
     /// Allow the workspace's .envrc even if it differs from its base revision's
     #[arg(long)]
     pub trust_envrc: bool,
+    /// Run the setup command of the repository's configuration file even if that file
+    /// differs from the one at the workspace's base revision
+    #[arg(long)]
+    pub trust_config: bool,
     /// Wait for a live run in this workspace to finish instead of failing
     #[arg(long)]
     pub wait: bool,
@@ -88,12 +92,36 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, trust).inspect_err(|_| {
             let _ = metadata::save(&record);
         })?;
+    let setup = workspace::setup::Env {
+        loader: &loader,
+        sandboxing: sandboxing.as_ref(),
+        lease: lease.fd(),
+        trust: args.trust_config,
+    };
+    prepare(&ctx, &mut record, opened.created, &setup)?;
     record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
     let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
     if args.cleanup && record.status == Status::Done {
         remove_after_run(&ctx, &args.id, lease)?;
     }
     Ok(code)
+}
+
+/// Brings the tools bundle up to date and runs the setup when it is due.
+fn prepare(
+    ctx: &Context,
+    record: &mut Record,
+    created: bool,
+    setup: &workspace::setup::Env,
+) -> Result<()> {
+    let mut notes = vec![];
+    let synced = workspace::tools::sync(ctx, record, false, &mut notes);
+    report::print_notes(&notes);
+    synced?;
+    if workspace::setup::due(ctx, record, created) {
+        workspace::setup::run(ctx, record, setup)?;
+    }
+    Ok(())
 }
 
 /// Opens (or creates) the workspace whose lease this run holds, printing what is worth

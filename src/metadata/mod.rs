@@ -2,9 +2,12 @@
 
 mod history;
 mod land;
+pub mod legacy;
+mod setup;
 
 pub use history::{Checkpoint, Run};
 pub use land::{Conflict, Land, Outcome as LandOutcome, Resolved, Side};
+pub use setup::{Setup, SetupStatus};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -120,6 +123,12 @@ pub struct Record {
     /// What the last `land` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub land: Option<Land>,
+    /// The tools bundle copied into the workspace (`tools.paths`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<crate::tools::Recorded>,
+    /// What the setup command (`setup.command`) did in this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.
@@ -177,7 +186,7 @@ pub fn load(workspace: &Path) -> Loaded {
     match state::read(workspace) {
         Found::Ok(sealed) => from_state(workspace, sealed, false),
         Found::Corrupt(why) => Loaded::Corrupt(why),
-        Found::Missing => match load_view(workspace) {
+        Found::Missing => match legacy_view(workspace) {
             Loaded::Ok(mut record) => {
                 record.envrc_sha256 = None;
                 record.direnv_allowed = false;
@@ -189,6 +198,21 @@ pub fn load(workspace: &Path) -> Loaded {
             }
             other => other,
         },
+    }
+}
+
+/// The view in the workspace alone, or a record the shell script agent-workspace replaces
+/// wrote (as the view, or at [`legacy::SCRIPT_RECORD`]).
+fn legacy_view(workspace: &Path) -> Loaded {
+    match load_view(workspace) {
+        Loaded::Missing => legacy::load(workspace),
+        Loaded::Corrupt(why) => match fs::read(path(workspace)) {
+            Ok(text) => {
+                legacy::convert(&text, workspace, FILE_NAME).unwrap_or(Loaded::Corrupt(why))
+            }
+            Err(_) => Loaded::Corrupt(why),
+        },
+        other => other,
     }
 }
 

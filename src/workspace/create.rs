@@ -190,6 +190,8 @@ pub(super) fn new_record(
         extra: Default::default(),
         sandbox: None,
         ports: vec![],
+        tools: None,
+        setup: None,
         origin: Default::default(),
     }
 }
@@ -200,16 +202,18 @@ const EXCLUDES: [&str; 3] = [
     "/.direnv/",
 ];
 
-/// Keeps the record and direnv's cache out of every workspace's history, through the
-/// repository's shared exclude file. Written before the first record exists.
-fn ensure_excluded(ctx: &Context) -> Result<()> {
+/// Keeps the record, direnv's cache and the tools bundle out of every workspace's history,
+/// through the repository's shared exclude file. Written before the first record exists.
+pub(super) fn ensure_excluded(ctx: &Context) -> Result<()> {
     let Some(file) = ctx.vcs.exclude_file() else {
         return Ok(());
     };
     let current = fs::read_to_string(&file).unwrap_or_default();
+    let tools = format!("/{}/", ctx.config.tools_dir);
     let missing: Vec<&str> = EXCLUDES
         .iter()
         .copied()
+        .chain([tools.as_str()])
         .filter(|line| !current.lines().any(|l| l.trim() == *line))
         .collect();
     if missing.is_empty() {
@@ -219,7 +223,9 @@ fn ensure_excluded(ctx: &Context) -> Result<()> {
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str("# agent-workspace: metadata and direnv cache of agent workspaces\n");
+    text.push_str(
+        "# agent-workspace: metadata, direnv cache and tools bundle of agent workspaces\n",
+    );
     for line in missing {
         text.push_str(line);
         text.push('\n');

@@ -13,6 +13,8 @@ pub mod hold;
 pub mod land;
 mod reattach;
 pub mod remove;
+pub mod setup;
+pub mod tools;
 
 pub use checkpoint::{checkpoint, run_message, Checkpointed};
 pub use children::{check_parent, fork};
@@ -67,6 +69,8 @@ pub enum Note {
     RecreatedOnChange { id: String, change_id: String },
     /// The directory had been deleted; re-created on the branch keeping its commits.
     RecreatedOnBranch { id: String, branch: String },
+    /// Symlinks in the tools bundle's sources that lead out of the repository: not copied.
+    ToolsLinksSkipped { paths: Vec<PathBuf> },
 }
 
 /// Opens workspace `req.id`, creating or repairing it as needed.

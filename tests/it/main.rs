@@ -35,5 +35,6 @@ mod sha256;
 mod shell;
 mod status;
 mod status_details;
+mod tools;
 mod usage;
 mod verdicts;

@@ -1,0 +1,150 @@
+//! The setup command (`setup.command`): run once in a new workspace before its first
+//! command, with the command's environment, its output kept in a log outside the workspace.
+//! A command named by the repository's file runs only when that file is the one at the
+//! workspace's base revision (or with `--trust-config`); the user's own file is trusted.
+
+use std::ffi::OsString;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::config::SetupCommand;
+use crate::context::Context;
+use crate::direnv::Loader;
+use crate::error::{CliError, Result};
+use crate::launch::{Launch, Sandboxing};
+use crate::metadata::{self, Record, Setup, SetupStatus};
+use crate::process::Ending;
+
+/// How a setup runs: the run's environment loader, sandbox and lease.
+pub struct Env<'a> {
+    pub loader: &'a Loader,
+    pub sandboxing: Option<&'a Sandboxing>,
+    pub lease: RawFd,
+    /// `--trust-config`: run a command of the repository's file even if it changed.
+    pub trust: bool,
+}
+
+/// Whether the setup is to run now: configured, and the workspace new or its last setup not
+/// done (a failed or refused setup is retried by the next run).
+pub fn due(ctx: &Context, record: &Record, created: bool) -> bool {
+    ctx.config.setup.is_some()
+        && (created
+            || record
+                .setup
+                .as_ref()
+                .is_some_and(|s| s.status != SetupStatus::Done))
+}
+
+/// The setup's log: `<namespace>/.state/<id>.setup.log`, beside the workspace's state.
+pub fn log_path(workspace: &Path) -> PathBuf {
+    let state = crate::state::path(workspace);
+    state.with_extension("setup.log")
+}
+
+/// Runs the setup in `record`'s workspace, recording its outcome (and saving the record).
+/// Its failure, or a refused command, is an error naming the log; the workspace is kept.
+pub fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
+    let Some(setup) = ctx.config.setup.clone() else {
+        return Ok(());
+    };
+    let mut outcome = Setup {
+        status: SetupStatus::Refused,
+        command: setup.argv.clone(),
+        config_file: setup.file.clone(),
+        exit_code: None,
+        signal: None,
+        started_at: metadata::now(),
+        finished_at: None,
+        duration_ms: None,
+        log: None,
+    };
+    if !env.trust && !trusted(ctx, record, &setup)? {
+        record.setup = Some(outcome);
+        metadata::save(record)?;
+        return Err(CliError::failure(format!(
+            "setup.command comes from {}, which differs from that file at workspace {:?}'s base revision; not running it",
+            setup.file.display(),
+            record.workspace_id
+        ))
+        .hint("review the file, then pass --trust-config to run its setup (a setup.command in your own configuration file is always trusted); the workspace is kept"));
+    }
+    let log = log_path(&record.workspace_path);
+    let file = open_log(&log)?;
+    outcome.log = Some(log.clone());
+    let started = Instant::now();
+    let argv: Vec<OsString> = setup.argv.iter().map(OsString::from).collect();
+    let launch = Launch::new(
+        ctx,
+        record,
+        env.loader.clone(),
+        &argv,
+        Some(env.lease),
+        env.sandboxing,
+    )?;
+    let ending = launch.output_to(file).run();
+    outcome.finished_at = Some(metadata::now());
+    outcome.duration_ms = Some(started.elapsed().as_millis() as u64);
+    let (status, code, signal) = match &ending {
+        Ok(Ending::Exited(0)) => (SetupStatus::Done, 0, None),
+        Ok(Ending::Signaled(sig)) => (SetupStatus::Failed, 128 + sig, Some(*sig)),
+        Ok(e) => (SetupStatus::Failed, e.code(), None),
+        Err(_) => (SetupStatus::Failed, 125, None),
+    };
+    outcome.status = status;
+    outcome.exit_code = Some(code);
+    outcome.signal = signal;
+    record.setup = Some(outcome);
+    metadata::save(record)?;
+    if let Some(sig) = crate::signals::received() {
+        return Err(CliError::interrupted(
+            sig,
+            format!("interrupted by signal {sig} during the setup; the command was not run"),
+        )
+        .hint(format!(
+            "its output is in {}; the next run retries the setup",
+            log.display()
+        )));
+    }
+    match (status, ending) {
+        (SetupStatus::Done, _) => Ok(()),
+        (_, Err(err)) => Err(err),
+        _ => Err(CliError::failure(format!(
+            "the setup command failed (exit code {code}); the command was not run. Its output is in {}",
+            log.display()
+        ))
+        .hint(format!(
+            "workspace {:?} is kept for inspection; the next run retries the setup",
+            record.workspace_id
+        ))),
+    }
+}
+
+/// Whether `setup` may run automatically: from the user's file, or from a repository file
+/// identical to the one at one of the workspace's base commits.
+fn trusted(ctx: &Context, record: &Record, setup: &SetupCommand) -> Result<bool> {
+    let Some(relative) = &setup.repo_relative else {
+        return Ok(true);
+    };
+    let current = std::fs::read(&setup.file).map_err(|e| CliError::io("read", &setup.file, &e))?;
+    let commits = match record.base_commits.is_empty() {
+        true => ctx.vcs.resolve_base(None)?,
+        false => record.base_commits.clone(),
+    };
+    for commit in &commits {
+        if ctx.vcs.file_at(commit, relative)?.as_deref() == Some(current.as_slice()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn open_log(log: &Path) -> Result<std::fs::File> {
+    if let Some(dir) = log.parent() {
+        crate::fsutil::create_dir_nofollow(dir)?;
+    }
+    let file = crate::fsutil::open_nofollow(log)?;
+    file.set_len(0)
+        .map_err(|e| CliError::io("truncate", log, &e))?;
+    Ok(file)
+}

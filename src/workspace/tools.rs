@@ -1,0 +1,84 @@
+//! Keeping a workspace's tools bundle (`tools.paths` copied into `tools.dir`) current: on
+//! creation, on every run when a source changed (told by a stamp, without reading files),
+//! and on demand (`sync-tools`).
+
+use std::path::PathBuf;
+
+use super::Note;
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::metadata::{self, Record};
+use crate::tools::{self, Recorded};
+
+/// What a sync copied.
+#[derive(Debug)]
+pub struct Synced {
+    pub version: String,
+    pub bundle: PathBuf,
+    pub paths: Vec<String>,
+}
+
+/// Brings the bundle of `record`'s workspace up to date, copying only when its content
+/// changed (or always, with `force`). `None` when there is nothing to bundle. Symlinks not
+/// followed are pushed to `notes`. The caller saves the record.
+pub fn sync(
+    ctx: &Context,
+    record: &mut Record,
+    force: bool,
+    notes: &mut Vec<Note>,
+) -> Result<Option<Synced>> {
+    let root = &ctx.repo.root;
+    let config = &ctx.config;
+    let paths = match config.tools_paths_set {
+        true => config.tools_paths.clone(),
+        false => tools::existing(root, &config.tools_paths),
+    };
+    let bundle = record.workspace_path.join(&config.tools_dir);
+    let stamp = tools::stamp(root, &paths);
+    let present = std::fs::symlink_metadata(&bundle).is_ok_and(|m| m.is_dir());
+    let previous = record.tools.as_ref().filter(|t| t.dir == config.tools_dir);
+    if let Some(known) = previous.filter(|t| !force && present && t.stamp == stamp) {
+        return Ok(Some(synced(known, &bundle)));
+    }
+    if paths.is_empty() && record.tools.is_none() {
+        return Ok(None);
+    }
+    let content = tools::read(root, &paths).map_err(|e| {
+        CliError::io("read the tools bundle's sources in", root, &e)
+            .hint("check tools.paths in the configuration")
+    })?;
+    if !content.skipped.is_empty() {
+        notes.push(Note::ToolsLinksSkipped {
+            paths: content.skipped.clone(),
+        });
+    }
+    let current = previous.is_some_and(|t| t.version == content.version && present);
+    if !force && current {
+        if let Some(tools) = record.tools.as_mut() {
+            tools.stamp = stamp;
+        }
+        return Ok(record.tools.as_ref().map(|t| synced(t, &bundle)));
+    }
+    super::create::ensure_excluded(ctx)?;
+    let old: Vec<String> = previous.map(|t| t.paths.clone()).unwrap_or_default();
+    tools::install(&record.workspace_path, &bundle, &content, &old)?;
+    let recorded = Recorded {
+        dir: config.tools_dir.clone(),
+        version: content.version,
+        source: root.clone(),
+        paths: content.paths,
+        stamp,
+        synced_at: metadata::now(),
+    };
+    let done = synced(&recorded, &bundle);
+    record.tools = Some(recorded);
+    Ok(Some(done))
+}
+
+fn synced(recorded: &Recorded, bundle: &std::path::Path) -> Synced {
+    Synced {
+        version: recorded.version.clone(),
+        bundle: bundle.to_path_buf(),
+        paths: recorded.paths.clone(),
+    }
+}
