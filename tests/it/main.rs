@@ -31,6 +31,7 @@ mod recovery;
 mod reliability;
 mod run;
 mod sandbox;
+mod setup;
 mod sha256;
 mod shell;
 mod status;
