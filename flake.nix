@@ -32,6 +32,16 @@
               ];
             };
             cargoLock.lockFile = ./Cargo.lock;
+            nativeBuildInputs = [ pkgs.installShellFiles ];
+            # Completion scripts and manual pages come from the built binary itself.
+            postInstall = pkgs.lib.optionalString (pkgs.stdenv.buildPlatform.canExecute pkgs.stdenv.hostPlatform) ''
+              installShellCompletion --cmd agent-workspace \
+                --bash <($out/bin/agent-workspace completions bash) \
+                --zsh <($out/bin/agent-workspace completions zsh) \
+                --fish <($out/bin/agent-workspace completions fish)
+              $out/bin/agent-workspace man --dir man >/dev/null
+              installManPage man/*.1
+            '';
             # The integration tests need real jj, direnv and just and an isolated HOME, which the
             # build sandbox lacks: run them with `cargo test` (as .ci/run does).
             doCheck = false;

@@ -96,6 +96,11 @@ pub enum Command {
     Diff(crate::commands::diff::DiffArgs),
     Land(crate::commands::land::LandArgs),
     SyncTools(crate::commands::sync_tools::SyncToolsArgs),
+    Completions(crate::commands::completions::CompletionsArgs),
+    Man(crate::commands::man::ManArgs),
+    /// List the workspace ids of the current repository, one a line (for completion scripts)
+    #[command(name = "__complete-ids", hide = true)]
+    CompleteIds,
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -151,8 +156,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools> ..."
-                .into(),
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools|completions|man> ...".into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

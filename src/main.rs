@@ -62,6 +62,9 @@ fn main() -> ExitCode {
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
+        Command::Completions(args) => commands::completions::cmd_completions(args),
+        Command::Man(args) => commands::man::cmd_man(args),
+        Command::CompleteIds => commands::complete_ids::cmd_complete_ids(&cli.global),
     };
     match outcome {
         Ok(status) => code(status),

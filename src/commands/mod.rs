@@ -2,9 +2,12 @@
 
 pub mod checkpoint;
 pub mod clean;
+pub mod complete_ids;
+pub mod completions;
 pub mod diff;
 pub mod exec;
 pub mod land;
+pub mod man;
 pub mod run;
 pub mod shell;
 pub mod status;
