@@ -96,6 +96,7 @@ pub enum Command {
     Diff(crate::commands::diff::DiffArgs),
     Land(crate::commands::land::LandArgs),
     SyncTools(crate::commands::sync_tools::SyncToolsArgs),
+    Doctor(crate::commands::doctor::DoctorArgs),
     Completions(crate::commands::completions::CompletionsArgs),
     Man(crate::commands::man::ManArgs),
     /// List the workspace ids of the current repository, one a line (for completion scripts)
@@ -156,7 +157,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools|completions|man> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

@@ -1,6 +1,7 @@
 //! agent-workspace: isolated, resumable jj (or git worktree) workspaces for agent workflows.
 
 mod aside;
+mod checkup;
 mod cli;
 mod commands;
 mod config;
@@ -62,6 +63,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
+        Command::Doctor(args) => commands::doctor::cmd_doctor(&cli.global, args),
         Command::Completions(args) => commands::completions::cmd_completions(args),
         Command::Man(args) => commands::man::cmd_man(args),
         Command::CompleteIds => commands::complete_ids::cmd_complete_ids(&cli.global),

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::aside::Aside;
 use crate::disk::Usage;
 use crate::error::CliError;
+use crate::inventory::{Entry, Problem};
 use crate::vcs::Kept;
 use crate::workspace::details::ChangeCounts;
 use crate::workspace::remove::Removal;
@@ -301,4 +302,24 @@ pub fn describe_details(
         crate::output::columns(rows, &mut out);
     }
     out
+}
+
+/// How to fix a workspace's problem, as `status` and `doctor` say it.
+pub fn problem_hint(problem: &Problem, entry: &Entry) -> String {
+    let id = entry.id.as_str();
+    match problem {
+        Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
+        Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
+        Problem::Unregistered => {
+            let err = crate::error::unregistered(id, &entry.path);
+            format!("{}; {}", err.message, err.hint.unwrap_or_default())
+        }
+        Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
+        Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
+        Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
+        Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+        Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
+        Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
+        Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", crate::metadata::FILE_NAME),
+    }
 }

@@ -17,6 +17,8 @@ pub const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
 pub const MAX_DEPTH: &str = "AGENT_WORKSPACE_MAX_DEPTH";
 /// The cache directory the default root lives in, when absolute.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// Where direnv keeps its trust database (`direnv/allow`), read by `doctor`.
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The shell `shell` starts.
 pub const SHELL: &str = "SHELL";
 /// Passed to direnv; unset means its status lines are silenced.

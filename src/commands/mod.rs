@@ -5,6 +5,7 @@ pub mod clean;
 pub mod complete_ids;
 pub mod completions;
 pub mod diff;
+pub mod doctor;
 pub mod exec;
 pub mod land;
 pub mod man;

@@ -12,8 +12,8 @@ use crate::disk;
 use crate::error::Result;
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
-use crate::metadata;
 use crate::output;
+use crate::report;
 use crate::workspace::details::{self, ChangeCounts, Extra};
 
 /// Show the workspaces of this repository, or one workspace's record and history.
@@ -87,7 +87,7 @@ fn print_hints(entries: &[Entry]) {
     let mut hints = String::new();
     for entry in entries {
         if let Some(problem) = &entry.problem {
-            hints += &format!("{}: {}\n", entry.id, hint(problem, entry));
+            hints += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
         }
     }
     let _ = std::io::stderr().write_all(hints.as_bytes());
@@ -170,7 +170,10 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             updated_at: get("updated_at"),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
-            hint: entry.problem.as_ref().map(|p| hint(p, entry)),
+            hint: entry
+                .problem
+                .as_ref()
+                .map(|p| report::problem_hint(p, entry)),
             parent: parent(entry).map(|(p, _)| p),
             orphaned: parent(entry).is_some_and(|(_, gone)| gone),
             record,
@@ -184,25 +187,6 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
 }
 
 /// What to do about a workspace's problem.
-fn hint(problem: &Problem, entry: &Entry) -> String {
-    let id = entry.id.as_str();
-    match problem {
-        Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
-        Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
-        Problem::Unregistered => {
-            let err = crate::error::unregistered(id, &entry.path);
-            format!("{}; {}", err.message, err.hint.unwrap_or_default())
-        }
-        Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
-        Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
-        Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
-        Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
-        Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
-        Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
-        Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", metadata::FILE_NAME),
-    }
-}
-
 /// The parent of a child workspace and whether it is gone (the child is then orphaned): one
 /// stat, no backend call.
 fn parent(entry: &Entry) -> Option<(&str, bool)> {

@@ -71,7 +71,7 @@ pub fn check(
 }
 
 /// Bytes an unprivileged user may still write on the file system holding `path`.
-fn free_bytes(path: &Path) -> Option<u64> {
+pub fn free_bytes(path: &Path) -> Option<u64> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
     unsafe {

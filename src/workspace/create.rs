@@ -196,7 +196,8 @@ pub(super) fn new_record(
     }
 }
 
-const EXCLUDES: [&str; 3] = [
+/// The lines every workspace needs in the repository's exclude file (added on creation).
+pub const EXCLUDES: [&str; 3] = [
     "/.agent-workflow.json",
     "/.agent-workflow.json.*",
     "/.direnv/",

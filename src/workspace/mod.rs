@@ -8,6 +8,7 @@ pub mod changes;
 mod checkpoint;
 mod children;
 mod create;
+pub use create::EXCLUDES;
 pub mod details;
 pub mod hold;
 pub mod land;

@@ -15,6 +15,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diff",
     "land",
     "sync-tools",
+    "doctor",
     "completions",
     "man",
 ];

@@ -13,6 +13,7 @@ mod clean;
 mod completions;
 mod config;
 mod diff;
+mod doctor;
 mod errors;
 mod git_backend;
 mod harness;

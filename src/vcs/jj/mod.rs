@@ -26,6 +26,9 @@ pub const MAIN_WORKSPACE: &str = "default";
 /// The oldest jj whose templates and workspace listing this tool relies on.
 pub const MIN_VERSION: (u32, u32) = (0, 38);
 
+/// The jj release the test suite runs against.
+pub const TESTED_VERSION: (u32, u32, u32) = (0, 45, 1);
+
 /// A jj repository, addressed through its main workspace.
 pub struct Jj {
     main: PathBuf,
@@ -246,7 +249,8 @@ pub fn workspace_revset(id: &str) -> String {
     format!("{id:?}@")
 }
 
-fn parse_version(text: &str) -> Option<(u32, u32)> {
+/// The major and minor version in `jj --version`'s output.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
     let version = text.split_whitespace().nth(1)?;
     let mut parts = version.split(['.', '-', '+']);
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))

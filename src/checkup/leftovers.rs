@@ -1,0 +1,99 @@
+//! What interrupted commands leave in a namespace: half-done recoveries, temporary files
+//! of dead processes, leases of workspaces that are gone, a child's temporary index.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::Check;
+use crate::layout::Layout;
+
+pub fn check(layout: &Layout) -> Vec<Check> {
+    let mut found: Vec<Check> = vec![];
+    for (name, path) in names(&layout.dir) {
+        if let Some(id) = name.strip_prefix(".recovering-") {
+            found.push(Check::warning(
+                "leftovers",
+                format!(
+                    "{} holds an interrupted recovery of workspace {id}'s working copy",
+                    path.display()
+                ),
+                format!("`agent-workspace run {id} -- true` finishes it (its files are kept)"),
+            ));
+        }
+    }
+    for dir in [
+        layout.dir.join(crate::state::DIR_NAME),
+        layout.cache(),
+        layout.locks(),
+    ] {
+        for (name, path) in names(&dir) {
+            if temp_of_dead_process(&name) {
+                found.push(scratch(&path, "a temporary file of a command that died"));
+            } else if name.starts_with(".fork-")
+                && name.ends_with(".index")
+                && !crate::lock::is_held(&layout.repo_lock())
+            {
+                found.push(scratch(
+                    &path,
+                    "the temporary index of an interrupted `run --parent`",
+                ));
+            } else if let Some(id) = name.strip_suffix(".lock").filter(|_| dir == layout.locks()) {
+                if !id.starts_with('.') && stale_lease(layout, id, &path) {
+                    found.push(scratch(
+                        &path,
+                        &format!("the lease of workspace {id}, which is gone"),
+                    ));
+                }
+            }
+        }
+    }
+    if found.is_empty() {
+        found.push(Check::ok("leftovers", "no stale lock or scratch file"));
+    }
+    found
+}
+
+fn scratch(path: &Path, what: &str) -> Check {
+    Check::warning(
+        "leftovers",
+        format!("{} is {what}", path.display()),
+        format!(
+            "remove it: rm {}",
+            crate::process::quote(&path.to_string_lossy())
+        ),
+    )
+}
+
+/// A lease nobody holds whose workspace has neither a directory nor a record.
+fn stale_lease(layout: &Layout, id: &str, lease: &Path) -> bool {
+    let gone = |p: PathBuf| fs::symlink_metadata(p).is_err();
+    gone(layout.workspace(id))
+        && gone(crate::state::path(&layout.workspace(id)))
+        && !crate::lock::is_held(lease)
+}
+
+/// `<name>.tmp.<pid>[.<n>]` whose process is gone.
+fn temp_of_dead_process(name: &str) -> bool {
+    let Some((_, rest)) = name.split_once(".tmp.") else {
+        return false;
+    };
+    let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
+    // SAFETY: kill with signal 0 only asks whether the process exists.
+    pid.is_some_and(|pid| {
+        pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    })
+}
+
+fn names(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut found: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    found.sort();
+    found
+}

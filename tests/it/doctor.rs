@@ -1,0 +1,302 @@
+//! `doctor`: each check ok, a warning or an error with its fix; exit 1 only on an error.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::Value;
+
+use crate::backends::Backend;
+use crate::harness::{Outcome, TestEnv};
+
+/// The checks of `doctor --json` named `name`, as (level, message, fix).
+fn named(doc: &Value, name: &str) -> Vec<(String, String, String)> {
+    doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["name"] == name)
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (text("level"), text("message"), text("fix"))
+        })
+        .collect()
+}
+
+fn parse(out: &Outcome) -> Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", out.report()))
+}
+
+fn a_healthy_setup_is_all_ok(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let out = env.aw(&repo, ["doctor", "--json"]);
+    out.assert_ok();
+    let doc = parse(&out);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["ok"], true);
+    for name in [
+        "jj",
+        "git",
+        "direnv",
+        "just",
+        "repository",
+        "root",
+        "free space",
+        "namespace",
+        "direnv trust",
+        "leftovers",
+        "workspaces",
+    ] {
+        let found = named(&doc, name);
+        assert_eq!(found.len(), 1, "{name}: {doc:#}");
+        assert_eq!(found[0].0, "ok", "{name}: {doc:#}");
+    }
+    let repository = &named(&doc, "repository")[0].1;
+    assert!(
+        repository.starts_with(&format!("{} repository at ", backend.name())),
+        "{repository}"
+    );
+    assert!(
+        repository.ends_with("lists the workspace files"),
+        "{repository}"
+    );
+    let text = env.aw(&repo, ["doctor"]);
+    text.assert_ok();
+    assert!(
+        text.stdout.starts_with("ok       jj: jj 0.45"),
+        "{}",
+        text.report()
+    );
+    assert!(
+        text.stdout.ends_with("0 error(s), 0 warning(s)\n"),
+        "{}",
+        text.report()
+    );
+}
+
+#[test]
+fn a_healthy_setup_is_all_ok_jj() {
+    a_healthy_setup_is_all_ok(Backend::Jj);
+}
+
+#[test]
+fn a_healthy_setup_is_all_ok_git() {
+    a_healthy_setup_is_all_ok(Backend::Git);
+}
+
+#[test]
+fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
+    let env = TestEnv::new();
+    let jj_repo = Backend::Jj.repo(&env);
+    let git_repo = Backend::Git.repo_named(&env, "git-repo");
+    let path = env.path_with_only(&["git", "direnv", "just"]);
+    let out = env
+        .aw_cmd(&jj_repo)
+        .env("PATH", &path)
+        .args(["doctor", "--json"])
+        .run();
+    out.assert_code(1);
+    let doc = parse(&out);
+    assert_eq!(doc["ok"], false);
+    let jj = &named(&doc, "jj")[0];
+    assert_eq!(
+        (jj.0.as_str(), jj.1.as_str()),
+        ("error", "jj is not on PATH"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        jj.2,
+        "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1` (0.38 or newer is supported)"
+    );
+    let bwrap = &named(&doc, "bubblewrap")[0];
+    assert_eq!(bwrap.0, "warning", "{doc:#}");
+    assert!(bwrap.2.contains("install bubblewrap"), "{doc:#}");
+    // Without jj the backend cannot say which workspaces it knows: said, not hidden.
+    let workspaces = &named(&doc, "workspaces")[0];
+    assert_eq!(workspaces.0, "warning", "{doc:#}");
+    assert!(
+        workspaces.1.starts_with("could not ask the backend"),
+        "{doc:#}"
+    );
+    let out = env
+        .aw_cmd(&git_repo)
+        .env("PATH", &path)
+        .args(["doctor", "--json"])
+        .run();
+    out.assert_ok();
+    assert_eq!(named(&parse(&out), "jj")[0].0, "warning");
+    let text = env
+        .aw_cmd(&jj_repo)
+        .env("PATH", &path)
+        .args(["doctor"])
+        .run();
+    text.assert_code(1);
+    assert!(
+        text.stdout
+            .contains("error    jj: jj is not on PATH\n         fix: install jj"),
+        "{}",
+        text.report()
+    );
+    assert!(
+        text.stdout.ends_with("1 error(s), 2 warning(s)\n"),
+        "{}",
+        text.report()
+    );
+}
+
+#[test]
+fn an_old_jj_is_an_error_naming_the_minimum() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let bin = env.path().join("old-jj");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("jj"), "#!/bin/sh\necho 'jj 0.30.0'\n").unwrap();
+    fs::set_permissions(bin.join("jj"), fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&bin))
+        .args(["doctor", "--json"])
+        .run();
+    out.assert_code(1);
+    let jj = &named(&parse(&out), "jj")[0];
+    assert_eq!(jj.0, "error");
+    assert!(
+        jj.1.starts_with("jj 0.30.0 at ")
+            && jj.1.ends_with("is older than 0.38, the oldest supported"),
+        "{jj:?}"
+    );
+}
+
+#[test]
+fn an_unwritable_root_is_an_error() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let root = env.path().join("read-only");
+    fs::create_dir_all(&root).unwrap();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
+    let out = env
+        .aw_cmd(&repo)
+        .args(["--root", root.to_str().unwrap(), "doctor", "--json"])
+        .run_unprivileged();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    out.assert_code(1);
+    let found = &named(&parse(&out), "root")[0];
+    assert_eq!(found.0, "error", "{}", out.report());
+    assert!(found.1.ends_with("read-only is not writable"), "{found:?}");
+    assert!(found.2.starts_with("pass --root DIR"), "{found:?}");
+    assert!(
+        !root.join(env.namespace(&repo)).exists(),
+        "{}",
+        env.listing()
+    );
+}
+
+#[test]
+fn stale_locks_scratch_files_and_troubled_workspaces_are_warnings() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ns = env.namespace_dir(&repo);
+    fs::write(ns.join(".locks/ghost.lock"), "").unwrap();
+    fs::write(ns.join(".state/.w1.json.tmp.999999999"), "{").unwrap();
+    fs::create_dir(ns.join(".recovering-w1")).unwrap();
+    fs::create_dir(ns.join("stray")).unwrap();
+    let out = env.aw(&repo, ["doctor", "--json"]);
+    out.assert_ok();
+    let doc = parse(&out);
+    assert_eq!(doc["ok"], true);
+    let leftovers = named(&doc, "leftovers");
+    let messages: Vec<&str> = leftovers.iter().map(|l| l.1.as_str()).collect();
+    assert_eq!(leftovers.len(), 3, "{doc:#}");
+    assert!(leftovers.iter().all(|l| l.0 == "warning"), "{doc:#}");
+    assert!(
+        messages[0].ends_with(
+            "/.recovering-w1 holds an interrupted recovery of workspace w1's working copy"
+        ),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1]
+            .ends_with("/.state/.w1.json.tmp.999999999 is a temporary file of a command that died"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[2].ends_with("/.locks/ghost.lock is the lease of workspace ghost, which is gone"),
+        "{messages:?}"
+    );
+    assert!(leftovers[2].2.starts_with("remove it: rm "), "{doc:#}");
+    let workspaces = named(&doc, "workspaces");
+    assert_eq!(workspaces.len(), 1, "{doc:#}");
+    assert_eq!(workspaces[0].0, "warning");
+    assert!(
+        workspaces[0]
+            .1
+            .starts_with("workspace stray has a problem: "),
+        "{doc:#}"
+    );
+    assert!(!workspaces[0].2.is_empty(), "{doc:#}");
+    // doctor changed nothing.
+    assert!(ns.join(".locks/ghost.lock").exists() && ns.join(".recovering-w1").exists());
+}
+
+#[test]
+fn outside_a_repository_the_repository_check_is_an_error() {
+    let env = TestEnv::new();
+    let out = env.aw(env.path(), ["doctor", "--json"]);
+    out.assert_code(1);
+    let doc = parse(&out);
+    let repository = &named(&doc, "repository")[0];
+    assert_eq!(repository.0, "error");
+    assert!(
+        repository
+            .1
+            .ends_with("is not inside a jj or git repository"),
+        "{repository:?}"
+    );
+    assert_eq!(named(&doc, "jj")[0].0, "ok", "{doc:#}");
+    assert_eq!(named(&doc, "root")[0].0, "ok", "{doc:#}");
+}
+
+#[test]
+fn free_space_below_the_configured_minimum_is_an_error() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[limits]\nmin_free_disk = \"999999TB\"\n",
+    )
+    .unwrap();
+    fs::create_dir_all(env.ws_root()).unwrap();
+    let out = env.aw(&repo, ["doctor", "--json"]);
+    out.assert_code(1);
+    let space = &named(&parse(&out), "free space")[0];
+    assert_eq!(space.0, "error", "{}", out.report());
+    assert!(space.1.contains("below limits.min_free_disk"), "{space:?}");
+}
+
+#[test]
+fn the_workspace_doctor_recipe_reports() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["justfile", "agents.just"] {
+        fs::copy(root.join(name), repo.join(name)).unwrap();
+    }
+    let out = env
+        .cmd("just", &repo)
+        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+        .args(["agents::workspace-doctor", "--json"])
+        .run();
+    assert_eq!(out.assert_ok().json()["ok"], true, "{}", out.report());
+    let list = env.cmd("just", &repo).args(["--list", "agents"]).run();
+    assert!(
+        list.assert_ok()
+            .stdout
+            .lines()
+            .any(|l| l.trim().starts_with("workspace-doctor format=\"\"")
+                && l.ends_with("# Check the tools, the workspace root, the repository and its workspaces (--json for JSON)")),
+        "{}",
+        list.report()
+    );
+}
