@@ -34,6 +34,7 @@ mod recovery;
 mod reliability;
 mod run;
 mod sandbox;
+mod schemas;
 mod setup;
 mod sha256;
 mod shell;

@@ -1,0 +1,197 @@
+//! The JSON Schemas under `schema/` validate the real `--json` outputs and records, so the
+//! two cannot drift apart: a field added to an output without its schema fails here.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::backends::Backend;
+use crate::harness::TestEnv;
+
+const SCHEMAS: &[&str] = &[
+    "checkpoint",
+    "clean",
+    "diff",
+    "doctor",
+    "error",
+    "record",
+    "status",
+    "status-workspace",
+];
+
+fn schema_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema")
+}
+
+fn load(name: &str) -> Value {
+    let file = schema_dir().join(format!("{name}.schema.json"));
+    let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The errors of `doc` against schema `name`, the other schemas available to its `$ref`s.
+fn errors(name: &str, doc: &Value) -> Vec<String> {
+    let all: Vec<(String, Value)> = SCHEMAS
+        .iter()
+        .map(|s| {
+            let schema = load(s);
+            (schema["$id"].as_str().unwrap().to_string(), schema)
+        })
+        .collect();
+    let registry = jsonschema::Registry::new()
+        .extend(
+            all.iter()
+                .map(|(id, s)| (id.as_str(), jsonschema::Resource::from_contents(s.clone()))),
+        )
+        .expect("schema ids are URIs")
+        .prepare()
+        .expect("schemas resolve");
+    let validator = jsonschema::options()
+        .with_registry(&registry)
+        .build(&load(name))
+        .unwrap_or_else(|e| panic!("schema {name} is invalid: {e}"));
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[track_caller]
+fn assert_valid(name: &str, doc: &Value) {
+    let found = errors(name, doc);
+    assert!(found.is_empty(), "{name}: {found:#?}\n{doc:#}");
+}
+
+#[test]
+fn every_schema_is_listed_versioned_and_valid() {
+    let mut files: Vec<String> = fs::read_dir(schema_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = SCHEMAS.iter().map(|s| format!("{s}.schema.json")).collect();
+    expected.sort();
+    assert_eq!(files, expected, "a new schema needs a test here");
+    for name in SCHEMAS {
+        let schema = load(name);
+        assert_eq!(
+            schema["$id"],
+            format!("urn:agent-workspace:schema:{name}:1")
+        );
+        assert!(
+            jsonschema::meta::is_valid(&schema),
+            "{name} is not a valid JSON Schema"
+        );
+        if !["error", "status-workspace"].contains(name) {
+            assert_eq!(schema["properties"]["schema_version"]["const"], 1, "{name}");
+        }
+    }
+}
+
+fn status_records_and_clean_match(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--workflow", "wf", "--", "true"])
+        .assert_ok();
+    env.aw(&repo, ["run", "w2", "--parent", "w1", "--", "false"]);
+    fs::write(env.ws_path(&repo, "w1").join("new.txt"), "new\n").unwrap();
+    fs::create_dir(env.namespace_dir(&repo).join("stray")).unwrap();
+    assert_valid("status", &env.aw(&repo, ["status", "--json"]).json());
+    assert_valid(
+        "status",
+        &env.aw(&repo, ["status", "--json", "--size"]).json(),
+    );
+    let one = env.aw(&repo, ["status", "w1", "--json", "--size"]).json();
+    assert!(one.get("changes").is_some(), "{one:#}");
+    assert_valid("status-workspace", &one);
+    for id in ["w1", "w2"] {
+        let ws = env.ws_path(&repo, id);
+        assert_valid("record", &env.metadata(&ws));
+        let state = env
+            .namespace_dir(&repo)
+            .join(".state")
+            .join(format!("{id}.json"));
+        let state: Value = serde_json::from_str(&fs::read_to_string(state).unwrap()).unwrap();
+        assert_valid("record", &state["record"]);
+    }
+    assert_valid(
+        "clean",
+        &env.aw(&repo, ["clean", "--json", "--dry-run", "--all"])
+            .json(),
+    );
+    let out = env.aw(&repo, ["clean", "--json", "w1", "nope"]);
+    assert_valid("clean", &serde_json::from_str(&out.stdout).unwrap());
+    let out = env.aw(&repo, ["clean", "--json", "--force", "--all"]);
+    assert_valid("clean", &serde_json::from_str(&out.stdout).unwrap());
+}
+
+#[test]
+fn status_records_and_clean_match_jj() {
+    status_records_and_clean_match(Backend::Jj);
+}
+
+#[test]
+fn status_records_and_clean_match_git() {
+    status_records_and_clean_match(Backend::Git);
+}
+
+fn diff_and_checkpoint_match(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    assert_valid(
+        "checkpoint",
+        &env.aw(&repo, ["checkpoint", "w1", "--json"]).json(),
+    );
+    fs::write(ws.join("new.txt"), "new\n").unwrap();
+    fs::write(ws.join("a.txt"), "changed\n").unwrap();
+    assert_valid("diff", &env.aw(&repo, ["diff", "w1", "--json"]).json());
+    let made = env
+        .aw(&repo, ["checkpoint", "w1", "--json", "-m", "first"])
+        .json();
+    assert_eq!(made["created"], true, "{made:#}");
+    assert_valid("checkpoint", &made);
+    assert_valid("diff", &env.aw(&repo, ["diff", "w1", "--json"]).json());
+    assert_valid("record", &env.metadata(&ws));
+}
+
+#[test]
+fn diff_and_checkpoint_match_jj() {
+    diff_and_checkpoint_match(Backend::Jj);
+}
+
+#[test]
+fn diff_and_checkpoint_match_git() {
+    diff_and_checkpoint_match(Backend::Git);
+}
+
+#[test]
+fn doctor_matches_healthy_and_not() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_valid("doctor", &env.aw(&repo, ["doctor", "--json"]).json());
+    fs::write(env.namespace_dir(&repo).join(".locks/ghost.lock"), "").unwrap();
+    let out = env
+        .aw_cmd(env.path())
+        .env("PATH", env.path_with_only(&["git"]))
+        .args(["doctor", "--json"])
+        .run();
+    out.assert_code(1);
+    assert_valid("doctor", &serde_json::from_str(&out.stdout).unwrap());
+}
+
+#[test]
+fn a_field_the_schema_does_not_know_is_caught() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let mut doc = env.aw(&repo, ["status", "--json"]).json();
+    doc["workspaces"][0]["surprise"] = Value::Bool(true);
+    assert_eq!(errors("status", &doc).len(), 1, "{doc:#}");
+    let mut record = env.metadata(&env.ws_path(&repo, "w1"));
+    record["status"] = Value::String("sleeping".into());
+    assert!(!errors("record", &record).is_empty());
+}
