@@ -15,9 +15,11 @@ const SCHEMAS: &[&str] = &[
     "diff",
     "doctor",
     "error",
+    "land",
     "record",
     "status",
     "status-workspace",
+    "sync-tools",
 ];
 
 fn schema_dir() -> PathBuf {
@@ -194,4 +196,43 @@ fn a_field_the_schema_does_not_know_is_caught() {
     let mut record = env.metadata(&env.ws_path(&repo, "w1"));
     record["status"] = Value::String("sleeping".into());
     assert!(!errors("record", &record).is_empty());
+}
+
+fn land_and_sync_tools_match(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    assert_valid("land", &env.aw(&repo, ["land", "w1", "--json"]).json());
+    fs::write(ws.join("new.txt"), "new\n").unwrap();
+    assert_valid(
+        "land",
+        &env.aw(&repo, ["land", "w1", "--json", "--dry-run"]).json(),
+    );
+    let landed = env.aw(&repo, ["land", "w1", "--json"]).json();
+    assert_eq!(landed["outcome"], "landed", "{landed:#}");
+    assert_valid("land", &landed);
+    let record = env.metadata(&ws);
+    assert!(record.get("land").is_some(), "{record:#}");
+    assert_valid("record", &record);
+    assert_valid(
+        "sync-tools",
+        &env.aw(&repo, ["sync-tools", "w1", "--json"]).json(),
+    );
+    fs::write(repo.join("agents.just"), "x:\n    true\n").unwrap();
+    assert_valid(
+        "sync-tools",
+        &env.aw(&repo, ["sync-tools", "w1", "--json"]).json(),
+    );
+    assert_valid("record", &env.metadata(&ws));
+}
+
+#[test]
+fn land_and_sync_tools_match_jj() {
+    land_and_sync_tools_match(Backend::Jj);
+}
+
+#[test]
+fn land_and_sync_tools_match_git() {
+    land_and_sync_tools_match(Backend::Git);
 }
