@@ -28,7 +28,6 @@
                 ./Cargo.toml
                 ./Cargo.lock
                 ./src
-                (pkgs.lib.fileset.maybeMissing ./tests)
               ];
             };
             cargoLock.lockFile = ./Cargo.lock;
@@ -42,8 +41,7 @@
               $out/bin/agent-workspace man --dir man >/dev/null
               installManPage man/*.1
             '';
-            # The integration tests need real jj, direnv and just and an isolated HOME, which the
-            # build sandbox lacks: run them with `cargo test` (as .ci/run does).
+            # The integration tests run in `checks.tests` (below), which has jj, direnv and just.
             doCheck = false;
             meta = {
               description = cargoToml.package.description;
@@ -54,6 +52,46 @@
               mainProgram = "agent-workspace";
             };
           };
+        }
+      );
+
+      # `nix flake check` runs the whole test suite in the build sandbox against real jj, git,
+      # direnv and just (no network needed: the tests make their repositories locally). The
+      # sandbox tests are skipped there: bubblewrap cannot create user namespaces inside the
+      # build sandbox; they run with `cargo test` (as .ci/run does).
+      checks = forAllSystems (
+        system: pkgs: {
+          tests = self.packages.${system}.default.overrideAttrs (old: {
+            pname = "agent-workspace-tests";
+            src = pkgs.lib.fileset.toSource {
+              root = ./.;
+              fileset = pkgs.lib.fileset.unions [
+                ./Cargo.toml
+                ./Cargo.lock
+                ./src
+                ./tests
+                ./schema
+                ./README.md
+                ./justfile
+                ./agents.just
+              ];
+            };
+            doCheck = true;
+            checkType = "debug";
+            nativeCheckInputs = with pkgs; [
+              jujutsu
+              git
+              direnv
+              just
+              groff
+              bashInteractive
+              python3
+            ];
+            checkFlags = [ "--skip=sandbox::" ];
+            preCheck = ''
+              export HOME=$TMPDIR
+            '';
+          });
         }
       );
 
