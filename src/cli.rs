@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::CliError;
+use crate::output::ColorChoice;
 
 use crate::repo::Backend;
 
@@ -34,6 +35,9 @@ pub struct GlobalArgs {
     /// repository has .jj, else git]
     #[arg(long, global = true, value_enum)]
     pub backend: Option<Backend>,
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 /// The sandbox flags of `run` and `shell`.

@@ -4,6 +4,50 @@ use std::io::Write;
 
 use crate::error::{CliError, Result};
 
+/// `--color`: whether output may hold colour escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Whether stdout gets colour: `--color always|never`, else none when `NO_COLOR` is set (to
+/// anything but the empty string), else only on a terminal. Asked only when printing.
+pub fn colour(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::IsTerminal::is_terminal(&std::io::stdout())
+        }
+    }
+}
+
+/// Styles the second column of every line but the header, in a table whose first two columns
+/// hold no spaces (ids and statuses), so the alignment computed without escapes stays.
+pub fn style_second_column(table: &str, style: impl Fn(&str) -> Option<anstyle::Style>) -> String {
+    let mut out = String::with_capacity(table.len() + 64);
+    for (n, line) in table.lines().enumerate() {
+        let first_end = line.find(' ').unwrap_or(line.len());
+        let gap = line[first_end..].len() - line[first_end..].trim_start().len();
+        let start = first_end + gap;
+        let end = line[start..].find(' ').map_or(line.len(), |i| start + i);
+        match style(&line[start..end]).filter(|_| n > 0 && start < end) {
+            Some(s) => out.push_str(&format!(
+                "{}{s}{}{s:#}{}",
+                &line[..start],
+                &line[start..end],
+                &line[end..]
+            )),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Appends rows as left-aligned columns separated by two spaces.
 pub fn columns<I: IntoIterator<Item = [String; N]>, const N: usize>(rows: I, out: &mut String) {
     let rows: Vec<[String; N]> = rows.into_iter().collect();

@@ -53,7 +53,11 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         }
     }
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
-    output::print(&render(&entries, &extra, args))?;
+    let mut text = render(&entries, &extra, args);
+    if args.id.is_none() && !args.json && output::colour(global.color) {
+        text = output::style_second_column(&text, status_style);
+    }
+    output::print(&text)?;
     if !args.json {
         print_hints(&entries);
     }
@@ -80,6 +84,25 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
         (None, false) => table(entries, extra, args.size, &mut out),
     }
     out
+}
+
+/// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
+/// error, a crash or a problem; idle plain.
+fn status_style(status: &str) -> Option<anstyle::Style> {
+    use anstyle::AnsiColor::{Cyan, Green, Red, Yellow};
+    let colour = match status {
+        "idle" => return None,
+        "done" => Green,
+        "running" => Cyan,
+        "interrupted" => Yellow,
+        _ => Red,
+    };
+    let style = anstyle::Style::new().fg_color(Some(colour.into()));
+    Some(if matches!(colour, Red) {
+        style.bold()
+    } else {
+        style
+    })
 }
 
 /// What to do about each workspace with a problem, on stderr.

@@ -10,6 +10,7 @@ mod capacity;
 mod checkpoint;
 mod children;
 mod clean;
+mod colour;
 mod completions;
 mod config;
 mod diff;
