@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the tools agent-workspace and its tests use, skipping those already present:
-# jj 0.45.1, direnv, bubblewrap (for --sandbox), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
 # needed to build jj. Safe to rerun; never prompts.
 #
@@ -174,6 +174,18 @@ ensure_bwrap() {
   report bubblewrap installed "$(bwrap --version)"
 }
 
+# groff renders the man pages in the tests (Debian: groff-base, usually present with man-db).
+ensure_groff() {
+  if command -v groff >/dev/null 2>&1; then
+    report groff present "$(groff --version | head -n 1)"
+    return
+  fi
+  if command -v apt-get >/dev/null 2>&1; then system_install groff-base; else system_install groff; fi
+  hash -r
+  command -v groff >/dev/null 2>&1 || die "groff is still missing after installing it"
+  report groff installed "$(groff --version | head -n 1)"
+}
+
 ensure_just() {
   if just_ok; then
     report just present "just $(version_of just --version)"
@@ -214,6 +226,7 @@ ensure_nix_instantiate() {
 ensure_git
 ensure_direnv
 ensure_bwrap
+ensure_groff
 ensure_just
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi

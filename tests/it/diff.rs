@@ -470,3 +470,26 @@ fn jj_diff_of_a_stale_working_copy_says_how_to_update_it() {
     assert_eq!(json["files"][0]["path"], "first.txt", "{json:#}");
     assert_eq!(json["files"][1]["path"], "second.txt", "{json:#}");
 }
+
+/// In a jj repository with no commit yet, a workspace starts on jj's root commit, which git
+/// does not have: its diff compares with the empty tree, and a land's dry run predicts from
+/// there too.
+#[test]
+fn a_workspace_on_jjs_root_commit_has_a_diff_and_a_dry_run() {
+    let env = TestEnv::new();
+    env.jj(env.path(), ["git", "init", "fresh"]).assert_ok();
+    let repo = fs::canonicalize(env.path().join("fresh")).unwrap();
+    env.aw(&repo, ["run", "w", "--", "sh", "-c", "echo hi > f.txt"])
+        .assert_ok();
+    let doc = diff_json(&env, &repo, "w");
+    assert_eq!(doc["files"][0]["path"], "f.txt", "{doc}");
+    assert_eq!(doc["files"][0]["kind"], "created", "{doc}");
+    let status = env.aw(&repo, ["status", "w"]);
+    status.assert_ok();
+    assert!(status.stdout.contains("1 changed"), "{}", status.stdout);
+    let dry = env.aw(&repo, ["land", "w", "--dry-run", "--json"]);
+    dry.assert_ok();
+    assert_eq!(dry.json()["conflicts"], serde_json::json!([]));
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("f.txt")).unwrap(), "hi\n");
+}

@@ -12,6 +12,9 @@ use crate::vcs::{Result, VcsError};
 /// Commit id (marked `@` for the working-copy commit), change id, description.
 const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
 
+/// git's empty tree, which every git repository knows without storing it.
+pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 impl Jj {
     /// The changes of workspace `id` at `ws` against `base` (its recorded base commits;
     /// when none were recorded, the newest commits it shares with the main working copy).
@@ -79,13 +82,21 @@ impl Jj {
     /// The one commit to compare with: the base, or for several base commits the tree git
     /// merges them into (the first base when they conflict).
     fn merged_base(&self, base: &[String]) -> Result<String> {
+        // jj's root commit (all zeros) has no git commit behind it: it is the empty tree.
+        let base: Vec<String> = base
+            .iter()
+            .map(|c| match c.bytes().all(|b| b == b'0') {
+                true => EMPTY_TREE.to_string(),
+                false => c.clone(),
+            })
+            .collect();
         if base.len() < 2 {
             return Ok(base.first().cloned().unwrap_or_default());
         }
         let merged = self
             .git()?
             .args(["merge-tree", "--write-tree", "--no-messages"])
-            .args(base)
+            .args(&base)
             .stdout();
         Ok(match merged {
             Ok(out) => out.lines().next().unwrap_or_default().to_string(),

@@ -20,6 +20,10 @@ impl Jj {
         landing: &mut Landing,
     ) -> Result<()> {
         let mut ours = self.new_parent(place)?;
+        if is_root(&ours) {
+            // jj's root commit has no git commit behind it: start from an empty one.
+            ours = self.scratch_commit(super::diff::EMPTY_TREE, None)?;
+        }
         let ids: Vec<&str> = commits.iter().map(|c| c.commit.id.as_str()).collect();
         let parents = self.first_parents(&ids)?;
         for (landed, base) in commits.iter().zip(parents) {
@@ -51,7 +55,7 @@ impl Jj {
                     })
                 }
             }
-            ours = self.scratch_commit(&tree, &ours)?;
+            ours = self.scratch_commit(&tree, Some(&ours))?;
         }
         landing.conflicts.dedup();
         Ok(())
@@ -83,7 +87,8 @@ impl Jj {
         }
     }
 
-    /// The first parent of each commit of `ids`, in the same order.
+    /// The first parent of each commit of `ids`, in the same order (the empty tree for a
+    /// commit on jj's root commit, which git lists without a parent).
     fn first_parents(&self, ids: &[&str]) -> Result<Vec<String>> {
         let out = self
             .git()?
@@ -92,29 +97,36 @@ impl Jj {
             .stdout()?;
         let mut parents = vec![];
         for id in ids {
-            let line = out.lines().find(|l| l.starts_with(id));
-            let parent = line.and_then(|l| l.split_whitespace().nth(1));
-            parents.push(
-                parent
+            let line =
+                out.lines()
+                    .find(|l| l.starts_with(id))
                     .ok_or_else(|| LandError::Predict {
                         why: format!("git does not know commit {id}"),
-                    })?
-                    .to_string(),
-            );
+                    })?;
+            let parent = line.split_whitespace().nth(1);
+            parents.push(parent.unwrap_or(super::diff::EMPTY_TREE).to_string());
         }
         Ok(parents)
     }
 
     /// An unreachable commit of `tree` on `parent`, for the next merge of the chain.
-    fn scratch_commit(&self, tree: &str, parent: &str) -> Result<String> {
+    fn scratch_commit(&self, tree: &str, parent: Option<&str>) -> Result<String> {
+        let parent: Vec<&str> = parent.map(|p| vec!["-p", p]).unwrap_or_default();
         let out = self
             .git()?
             .env("GIT_AUTHOR_NAME", "agent-workspace")
             .env("GIT_AUTHOR_EMAIL", "dry-run@agent-workspace.invalid")
             .env("GIT_COMMITTER_NAME", "agent-workspace")
             .env("GIT_COMMITTER_EMAIL", "dry-run@agent-workspace.invalid")
-            .args(["commit-tree", tree, "-p", parent, "-m", "land dry run"])
+            .args(["commit-tree", tree])
+            .args(parent)
+            .args(["-m", "land dry run"])
             .stdout()?;
         Ok(out.trim().to_string())
     }
+}
+
+/// Whether `commit` is jj's root commit (all zeros), which git does not have.
+fn is_root(commit: &str) -> bool {
+    commit.bytes().all(|b| b == b'0')
 }
