@@ -115,6 +115,21 @@ fn create_locked(
         // its parent was trusted with.
         super::children::inherit_trust(ctx, parent, &mut record);
     }
+    match super::copy::copy_included(ctx, path) {
+        Ok(Some((copied, elapsed))) => {
+            record.copied = Some(copied.clone());
+            notes.push(Note::Copied {
+                id: req.id.to_string(),
+                copied,
+                elapsed,
+            });
+        }
+        Ok(None) => {}
+        Err(err) => {
+            roll_back(ctx, req.id, path, &created);
+            return Err(err);
+        }
+    }
     let finished = match signals::received() {
         Some(sig) => Err(CliError::interrupted(
             sig,
@@ -192,6 +207,7 @@ pub(super) fn new_record(
         ports: vec![],
         tools: None,
         setup: None,
+        copied: None,
         origin: Default::default(),
     }
 }
