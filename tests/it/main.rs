@@ -11,6 +11,7 @@ mod checkpoint;
 mod children;
 mod clean;
 mod config;
+mod copy;
 mod diff;
 mod errors;
 mod git_backend;
