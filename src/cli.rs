@@ -96,6 +96,7 @@ pub enum Command {
     Diff(crate::commands::diff::DiffArgs),
     Land(crate::commands::land::LandArgs),
     SyncTools(crate::commands::sync_tools::SyncToolsArgs),
+    Gc(crate::commands::gc::GcArgs),
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
@@ -151,7 +152,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools> ..."
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|diff|checkpoint|land|sync-tools|gc> ..."
                 .into(),
         ];
     }

@@ -62,6 +62,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
+        Command::Gc(args) => commands::gc::cmd_gc(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
     };

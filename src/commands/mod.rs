@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod clean;
 pub mod diff;
 pub mod exec;
+pub mod gc;
 pub mod land;
 pub mod run;
 pub mod shell;

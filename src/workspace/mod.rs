@@ -10,6 +10,7 @@ mod children;
 mod copy;
 mod create;
 pub mod details;
+pub mod gc;
 pub mod hold;
 pub mod land;
 mod reattach;

@@ -14,6 +14,7 @@ mod config;
 mod copy;
 mod diff;
 mod errors;
+mod gc;
 mod git_backend;
 mod harness;
 mod hostile_fs;
