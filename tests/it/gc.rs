@@ -21,6 +21,9 @@ fn age(env: &TestEnv, repo: &Path, id: &str, ago: Duration) {
     for key in ["finished_at", "updated_at"] {
         record[key] = Value::String(then.clone());
     }
+    if record["land"].is_object() {
+        record["land"]["at"] = Value::String(then.clone());
+    }
     let text = serde_json::to_string_pretty(&record).unwrap();
     write_record(env, repo, id, &text);
 }
@@ -196,4 +199,59 @@ fn bad_durations_are_configuration_errors() {
         assert!(out.stderr.contains("Hint: "), "{}", out.report());
     }
     assert!(env.ws_path(&repo, "w1").exists());
+}
+
+#[test]
+fn landed_workspaces_go_after_retention_landed() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    configure(&repo, "landed = \"1h\"\n");
+    for id in ["landed", "done"] {
+        let script = format!("echo {id} > {id}.txt");
+        env.aw(&repo, ["run", id, "--", "sh", "-c", &script])
+            .assert_ok();
+        age(&env, &repo, id, DAY);
+    }
+    env.aw(&repo, ["land", "landed"]).assert_ok();
+    // Landed just now: not yet past its retention, whatever its last run's age.
+    let out = env.aw(&repo, ["gc", "--dry-run"]);
+    assert_eq!(out.assert_ok().stdout, "", "{}", out.report());
+    age(&env, &repo, "landed", 2 * HOUR);
+    let out = env.aw(&repo, ["gc", "--json"]);
+    let doc = out.assert_ok().json();
+    assert_eq!(doc["removed"][0]["workspace_id"], "landed", "{doc}");
+    assert_eq!(doc["removed"][0]["status"], "landed", "{doc}");
+    assert_eq!(doc["removed"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(!env.ws_path(&repo, "landed").exists());
+    assert!(env.ws_path(&repo, "done").exists());
+    assert_eq!(
+        fs::read_to_string(repo.join("landed.txt")).unwrap(),
+        "landed\n"
+    );
+}
+
+#[test]
+fn the_workspace_gc_recipe_runs_gc() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["justfile", "agents.just"] {
+        fs::copy(root.join(name), repo.join(name)).unwrap();
+    }
+    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+    configure(&repo, "done = \"1h\"\n");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    age(&env, &repo, "w1", DAY);
+    let recipe = |args: &[&str]| {
+        env.cmd("just", &repo)
+            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+            .arg("agents::workspace-gc")
+            .args(args)
+            .run()
+    };
+    let dry = recipe(&["--dry-run", "--json"]);
+    assert_eq!(dry.assert_ok().json()["removed"][0]["workspace_id"], "w1");
+    assert!(env.ws_path(&repo, "w1").exists());
+    recipe(&[]).assert_ok();
+    assert!(!env.ws_path(&repo, "w1").exists());
 }
