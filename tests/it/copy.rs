@@ -180,7 +180,48 @@ fn a_failed_copy_removes_the_new_workspace(backend: Backend) {
         .assert_ok();
 }
 
+fn copied_files_the_envrc_loads_are_trusted(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    fs::write(repo.join(".envrc"), "dotenv_if_exists\n").unwrap();
+    fs::write(repo.join(".gitignore"), ".env\nagent-workspace.toml\n").unwrap();
+    commit_base(backend, &env, &repo);
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[copy]\ninclude = [\".env\"]\n",
+    )
+    .unwrap();
+    fs::write(repo.join(".env"), "FROM_DOTENV=yes\n").unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo $FROM_DOTENV"]);
+    assert_eq!(out.assert_ok().stdout, "yes\n", "{}", out.report());
+}
+
+fn sizes_and_time_are_reported_on_a_terminal(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = repo_copying(backend, &env, r#"[".env"]"#);
+    fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
+    let run = format!("{} run w1 -- true", crate::harness::AW);
+    // script(1) gives the run a terminal; what it printed comes back on script's stdout.
+    let out = env
+        .cmd("script", &repo)
+        .args(["-qec", &run, "/dev/null"])
+        .run();
+    out.assert_ok();
+    let said = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Copied "))
+        .unwrap_or_else(|| panic!("{}", out.report()));
+    assert!(
+        said.starts_with("Copied 1 files (")
+            && said.contains(") and 0 symlinks into workspace \"w1\" in "),
+        "{said}"
+    );
+}
+
 crate::both_backends!(
+    copied_files_the_envrc_loads_are_trusted,
+    sizes_and_time_are_reported_on_a_terminal,
     target_and_env_are_copied_as_separate_files,
     checked_out_files_are_never_overwritten,
     symlinks_out_of_the_main_workspace_are_not_followed,
