@@ -83,27 +83,7 @@ fn entry(main: &Path, rel: &Path, to: &Path, copied: &mut Copied) -> Result<(), 
     };
     let kind = meta.file_type();
     if kind.is_dir() {
-        match existing {
-            // Merge into a checked-out directory, leaving its files as they are.
-            Some(m) if m.is_dir() && !m.file_type().is_symlink() => {}
-            Some(_) => {
-                copied.existing += 1;
-                return Ok(());
-            }
-            None => fs::create_dir(to).map_err(err("create", to))?,
-        }
-        let mut names: Vec<_> = fs::read_dir(&from)
-            .map_err(err("read", &from))?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect::<io::Result<_>>()
-            .map_err(err("read", &from))?;
-        names.sort();
-        for name in names {
-            entry(main, &rel.join(&name), &to.join(&name), copied)?;
-        }
-        let mode = meta.permissions().mode();
-        return fs::set_permissions(to, fs::Permissions::from_mode(mode))
-            .map_err(err("set permissions of", to));
+        return dir(main, rel, to, &meta, existing, copied);
     }
     if existing.is_some() {
         copied.existing += 1;
@@ -122,6 +102,44 @@ fn entry(main: &Path, rel: &Path, to: &Path, copied: &mut Copied) -> Result<(), 
     }
     // Sockets, fifos and devices are not copied.
     Ok(())
+}
+
+/// Copies the directory `main/rel` to `to`, merging into a real directory already there.
+fn dir(
+    main: &Path,
+    rel: &Path,
+    to: &Path,
+    meta: &fs::Metadata,
+    existing: Option<fs::Metadata>,
+    copied: &mut Copied,
+) -> Result<(), CopyError> {
+    let from = main.join(rel);
+    let created = match existing {
+        // Merge into a checked-out directory, leaving it and its files as they are.
+        Some(m) if m.is_dir() && !m.file_type().is_symlink() => false,
+        Some(_) => {
+            copied.existing += 1;
+            return Ok(());
+        }
+        None => {
+            fs::create_dir(to).map_err(err("create", to))?;
+            true
+        }
+    };
+    let mut names: Vec<_> = fs::read_dir(&from)
+        .map_err(err("read", &from))?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<io::Result<_>>()
+        .map_err(err("read", &from))?;
+    names.sort();
+    for name in names {
+        entry(main, &rel.join(&name), &to.join(&name), copied)?;
+    }
+    if !created {
+        return Ok(());
+    }
+    let mode = fs::Permissions::from_mode(meta.permissions().mode());
+    fs::set_permissions(to, mode).map_err(err("set permissions of", to))
 }
 
 /// Whether a symlink at `rel` (relative to the main workspace) with `target` points inside the
@@ -212,8 +230,18 @@ mod tests {
         fs::write(dest.join("target/kept"), "tracked").unwrap();
         std::os::unix::fs::symlink("/etc", main.join("target/out")).unwrap();
         std::os::unix::fs::symlink("debug/bin", main.join("target/in")).unwrap();
+        fs::set_permissions(dest.join("target"), fs::Permissions::from_mode(0o700)).unwrap();
         let mut copied = Copied::default();
         copy_into(&main, &dest, Path::new("target"), &mut copied).unwrap();
+        let mode = fs::metadata(dest.join("target"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o700,
+            "a checked-out directory's mode changed"
+        );
         assert_eq!(
             fs::read_to_string(dest.join("target/debug/bin")).unwrap(),
             "built"
