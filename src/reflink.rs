@@ -181,13 +181,24 @@ fn file(from: &Path, to: &Path, mode: u32, copied: &mut Copied) -> Result<(), Co
         .custom_flags(libc::O_NOFOLLOW)
         .open(to)
         .map_err(err("create", to))?;
-    let bytes = src.metadata().map_err(err("inspect", from))?.len();
+    let meta = src.metadata().map_err(err("inspect", from))?;
+    let bytes = meta.len();
     if clone(&src, &dst) {
         copied.reflinked += 1;
     } else {
         io::copy(&mut src, &mut dst).map_err(err("copy into", to))?;
         copied.copied += 1;
     }
+    // Build tools compare times (cargo: a unit against its dependencies' outputs): the
+    // copies keep the originals' so a copied cache stays as fresh as it was.
+    let mut times = fs::FileTimes::new();
+    if let Ok(t) = meta.modified() {
+        times = times.set_modified(t);
+    }
+    if let Ok(t) = meta.accessed() {
+        times = times.set_accessed(t);
+    }
+    dst.set_times(times).map_err(err("set the times of", to))?;
     copied.files += 1;
     copied.bytes += bytes;
     Ok(())
@@ -255,6 +266,7 @@ mod tests {
             fs::metadata(dest.join("target/debug/bin")).unwrap(),
         );
         assert_ne!(a.ino(), b.ino());
+        assert_eq!(a.modified().unwrap(), b.modified().unwrap());
         assert!(fs::symlink_metadata(dest.join("target/out")).is_err());
         assert_eq!(
             fs::read_link(dest.join("target/in")).unwrap(),
