@@ -255,3 +255,25 @@ fn the_workspace_gc_recipe_runs_gc() {
     recipe(&[]).assert_ok();
     assert!(!env.ws_path(&repo, "w1").exists());
 }
+
+#[test]
+fn workspaces_with_a_problem_are_left_to_clean() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let statuses = ["done", "landed", "error", "crashed", "interrupted", "idle"];
+    let all: String = statuses.iter().map(|s| format!("{s} = \"1s\"\n")).collect();
+    configure(&repo, &all);
+    for id in ["forgotten", "deleted"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+        age(&env, &repo, id, HOUR);
+    }
+    // Unregistered behind agent-workspace's back, and deleted by hand: their status is the
+    // problem, which no retention names.
+    env.jj_ok(&repo, ["workspace", "forget", "forgotten"]);
+    fs::remove_dir_all(env.ws_path(&repo, "deleted")).unwrap();
+    let out = env.aw(&repo, ["gc", "--json"]);
+    let doc = out.assert_ok().json();
+    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    assert!(env.ws_path(&repo, "forgotten").join("a.txt").exists());
+    assert_eq!(Backend::Jj.registered(&env, &repo), ["default", "deleted"]);
+}
