@@ -6,8 +6,10 @@
 //! Both files are read from outside every workspace (the main workspace's root and the user's
 //! configuration directory), never from a workspace an agent can write.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -37,6 +39,10 @@ struct FileContent {
     tools: ToolsSection,
     #[serde(default)]
     setup: SetupSection,
+    #[serde(default)]
+    copy: CopySection,
+    #[serde(default)]
+    retention: RetentionSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -44,6 +50,12 @@ struct FileContent {
 struct ToolsSection {
     paths: Option<Vec<String>>,
     dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CopySection {
+    include: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -58,6 +70,17 @@ struct SetupSection {
 enum CommandSpec {
     Shell(String),
     Argv(Vec<String>),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetentionSection {
+    done: Option<String>,
+    landed: Option<String>,
+    error: Option<String>,
+    crashed: Option<String>,
+    interrupted: Option<String>,
+    idle: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -120,6 +143,10 @@ pub struct Config {
     pub tools_dir: String,
     /// The command run once in a new workspace (`setup.command`), with the file naming it.
     pub setup: Option<SetupCommand>,
+    /// Ignored or untracked files of the main workspace copied into a new one (`copy.include`).
+    pub copy_include: Vec<crate::include::Pattern>,
+    /// How long `gc` keeps a workspace, per status (`retention.*`); absent: never removed.
+    pub retention: BTreeMap<String, Duration>,
 }
 
 /// The tools bundle's default paths (those that exist are copied).
@@ -136,6 +163,10 @@ pub struct SetupCommand {
     /// user's file (whose commands are trusted).
     pub repo_relative: Option<String>,
 }
+
+/// The statuses `retention.*` names, in the order `gc` reports them.
+pub const RETENTION_STATUSES: [&str; 6] =
+    ["done", "landed", "error", "crashed", "interrupted", "idle"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -254,6 +285,27 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
         file: file.to_path_buf(),
         message,
     };
+    if let Some(list) = content.copy.include {
+        config.copy_include = list
+            .iter()
+            .map(|text| crate::include::Pattern::parse(text))
+            .collect::<Result<_, _>>()
+            .map_err(|e| invalid(format!("copy.include: {e}")))?;
+    }
+    let r = content.retention;
+    let given = [r.done, r.landed, r.error, r.crashed, r.interrupted, r.idle];
+    for (status, text) in RETENTION_STATUSES.iter().zip(given) {
+        let Some(text) = text else { continue };
+        match parse_retention(&text) {
+            Some(Some(age)) => config.retention.insert(status.to_string(), age),
+            Some(None) => config.retention.remove(*status),
+            None => {
+                return Err(invalid(format!(
+                    "retention.{status} = {text:?} is not a duration (e.g. \"30m\", \"1h\", \"7d\") or \"never\""
+                )))
+            }
+        };
+    }
     if let Some(max) = content.limits.max_workspaces {
         config.max_workspaces = Some(max);
     }
@@ -340,6 +392,15 @@ fn is_plain_relative(path: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
+/// Parses a retention: `Some(None)` for `never`, `Some(Some(age))` for a duration such as
+/// `30m`, `1h` or `7d`, `None` for anything else.
+pub fn parse_retention(text: &str) -> Option<Option<Duration>> {
+    match text.trim() {
+        "never" => Some(None),
+        text => humantime::parse_duration(text).ok().map(Some),
+    }
+}
+
 /// Parses a size such as `5GiB`, `500MB` or `1024` (bytes).
 pub fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
@@ -375,5 +436,22 @@ mod tests {
         assert_eq!(parse_size("1.5 KiB"), Some(1536));
         assert_eq!(parse_size("5 parsecs"), None);
         assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn retentions_parse_as_durations_or_never() {
+        use super::parse_retention;
+        use std::time::Duration;
+        assert_eq!(parse_retention("never"), Some(None));
+        assert_eq!(
+            parse_retention("7d"),
+            Some(Some(Duration::from_secs(7 * 86400)))
+        );
+        assert_eq!(
+            parse_retention("30m"),
+            Some(Some(Duration::from_secs(1800)))
+        );
+        assert_eq!(parse_retention("soon"), None);
+        assert_eq!(parse_retention(""), None);
     }
 }

@@ -11,6 +11,7 @@ mod disk;
 mod envrc_loads;
 mod error;
 mod fsutil;
+mod include;
 mod inventory;
 mod launch;
 mod layout;
@@ -20,6 +21,7 @@ mod metadata;
 mod output;
 mod process;
 mod recovery;
+mod reflink;
 mod refname;
 mod repo;
 mod report;
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
+        Command::Gc(args) => commands::gc::cmd_gc(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
         Command::Doctor(args) => commands::doctor::cmd_doctor(&cli.global, args),

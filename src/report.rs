@@ -217,6 +217,19 @@ pub fn note(note: &Note) -> String {
         Note::RecreatedOnChange { id, change_id } => format!(
             "Note: the directory of workspace {id:?} was deleted; re-created it on top of change {change_id}, which keeps its edits"
         ),
+        Note::Copied { id, copied, elapsed } => format!(
+            "Copied {} files ({}; {} cloned copy-on-write, {} copied) and {} symlinks into workspace {id:?} in {:.1}s{}",
+            copied.files,
+            crate::disk::human(copied.bytes),
+            copied.reflinked,
+            copied.copied,
+            copied.symlinks,
+            elapsed.as_secs_f64(),
+            match copied.outside_symlinks {
+                0 => String::new(),
+                n => format!("; skipped {n} symlinks pointing outside the main workspace"),
+            }
+        ),
         Note::RecreatedOnBranch { id, branch } => format!(
             "Note: the directory of workspace {id:?} was deleted; re-created it on branch {branch}, which keeps its commits"
         ),
@@ -229,7 +242,13 @@ pub fn note(note: &Note) -> String {
 
 /// Prints the notes of opening a workspace on stderr.
 pub fn print_notes(notes: &[Note]) {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
     for n in notes {
+        // Sizes and times of copied files help a person at a terminal; scripts get quiet.
+        if matches!(n, Note::Copied { .. }) && !terminal {
+            continue;
+        }
         eprintln!("{}", note(n));
     }
 }

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod diff;
 pub mod doctor;
 pub mod exec;
+pub mod gc;
 pub mod land;
 pub mod man;
 pub mod run;

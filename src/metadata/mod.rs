@@ -111,6 +111,9 @@ pub struct Record {
     /// The workspace's TCP ports (`AGENT_WORKSPACE_PORT`), chosen free at creation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<u16>,
+    /// What `copy.include` copied into the workspace at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<crate::reflink::Copied>,
     /// How the current (or last) run was sandboxed; none when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Options>,

@@ -108,7 +108,10 @@ fn create_locked(
     record.branch = created.branch.clone();
     record.base_envrc_sha256 =
         Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
-    // The new working copy is the base revision's content: what its .envrc loads is trusted.
+    copy_included(ctx, req.id, path, &created, &mut record, notes)?;
+    // The new working copy is the base revision's content plus the main workspace's copied
+    // files (the user's own, chosen by copy.include): what its .envrc loads is trusted. The
+    // .envrc itself is the base revision's (digested above, before the copy).
     record.envrc_loads_base = Some(crate::envrc_loads::current(path));
     if let Some(parent) = req.parent {
         // A child's content is its parent's, unrecorded edits included: it trusts only what
@@ -134,6 +137,34 @@ fn create_locked(
         record,
         created: true,
     })
+}
+
+/// Copies `copy.include`'s files into the new workspace, recording what was copied; on a
+/// failure the workspace is rolled back.
+fn copy_included(
+    ctx: &Context,
+    id: &str,
+    path: &Path,
+    created: &Created,
+    record: &mut Record,
+    notes: &mut Vec<Note>,
+) -> Result<()> {
+    match super::copy::copy_included(ctx, path) {
+        Ok(Some((copied, elapsed))) => {
+            record.copied = Some(copied.clone());
+            notes.push(Note::Copied {
+                id: id.to_string(),
+                copied,
+                elapsed,
+            });
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(err) => {
+            roll_back(ctx, id, path, created);
+            Err(err)
+        }
+    }
 }
 
 /// Undoes a creation: remove the directory we made, unregister it, and delete the branch
@@ -192,6 +223,7 @@ pub(super) fn new_record(
         ports: vec![],
         tools: None,
         setup: None,
+        copied: None,
         origin: Default::default(),
     }
 }

@@ -7,9 +7,11 @@ pub mod capacity;
 pub mod changes;
 mod checkpoint;
 mod children;
+mod copy;
 mod create;
 pub use create::EXCLUDES;
 pub mod details;
+pub mod gc;
 pub mod hold;
 pub mod land;
 mod reattach;
@@ -72,6 +74,12 @@ pub enum Note {
     RecreatedOnBranch { id: String, branch: String },
     /// Symlinks in the tools bundle's sources that lead out of the repository: not copied.
     ToolsLinksSkipped { paths: Vec<PathBuf> },
+    /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
+    Copied {
+        id: String,
+        copied: crate::reflink::Copied,
+        elapsed: std::time::Duration,
+    },
 }
 
 /// Opens workspace `req.id`, creating or repairing it as needed.

@@ -15,6 +15,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diff",
     "land",
     "sync-tools",
+    "gc",
     "doctor",
     "completions",
     "man",

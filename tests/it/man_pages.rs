@@ -13,6 +13,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diff",
     "land",
     "sync-tools",
+    "gc",
     "doctor",
     "completions",
     "man",
