@@ -14,7 +14,7 @@ use crate::hostile_records::write_record;
 
 /// Moves workspace `id`'s record `ago` into the past (its last run's end and last update),
 /// editing the state agent-workspace keeps and the view sealed by it.
-fn age(env: &TestEnv, repo: &Path, id: &str, ago: Duration) {
+pub fn age(env: &TestEnv, repo: &Path, id: &str, ago: Duration) {
     let view = env.ws_path(repo, id).join(".agent-workflow.json");
     let mut record: Value = serde_json::from_slice(&fs::read(&view).unwrap()).unwrap();
     let then = humantime::format_rfc3339_seconds(SystemTime::now() - ago).to_string();

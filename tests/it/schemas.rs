@@ -15,6 +15,7 @@ const SCHEMAS: &[&str] = &[
     "diff",
     "doctor",
     "error",
+    "gc",
     "land",
     "record",
     "status",
@@ -235,4 +236,26 @@ fn land_and_sync_tools_match_jj() {
 #[test]
 fn land_and_sync_tools_match_git() {
     land_and_sync_tools_match(Backend::Git);
+}
+
+/// `gc --json`, a dry run and a real one, with a workspace the retention lets go and a live
+/// one skipped.
+#[test]
+fn gc_matches() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    std::fs::write(
+        repo.join("agent-workspace.toml"),
+        "[retention]\ndone = \"1h\"\n",
+    )
+    .unwrap();
+    env.aw(&repo, ["run", "old", "--", "true"]).assert_ok();
+    crate::gc::age(&env, &repo, "old", std::time::Duration::from_secs(7200));
+    for args in [vec!["gc", "--dry-run", "--json"], vec!["gc", "--json"]] {
+        let out = env.aw(&repo, args);
+        out.assert_ok();
+        let doc = out.json();
+        assert_eq!(doc["removed"][0]["workspace_id"], "old", "{doc}");
+        assert_valid("gc", &doc);
+    }
 }
