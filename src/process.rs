@@ -102,23 +102,6 @@ impl Call {
         self.start()?.wait_both()
     }
 
-    /// Runs the call and returns its exit code and stdout, whatever the code (for calls whose
-    /// non-zero codes are answers, such as `git merge-tree`'s 1 for conflicts).
-    pub fn output_any(self) -> Result<(Option<i32>, String), ProcessError> {
-        let started = self.start()?;
-        let output = started
-            .child
-            .wait_with_output()
-            .map_err(|source| ProcessError::Spawn {
-                cmdline: started.cmdline.clone(),
-                source,
-            })?;
-        Ok((
-            output.status.code(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-        ))
-    }
-
     /// Runs the call and returns its stdout, byte for byte, when it exits 0.
     pub fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
         self.start()?.wait_bytes()

@@ -8,9 +8,8 @@ use serde::Serialize;
 use crate::cli::GlobalArgs;
 use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::inventory::{self, Problem};
 use crate::layout::validate_id;
-use crate::metadata::{self, Loaded, Record};
+use crate::metadata;
 use crate::output;
 use crate::workspace::{self, Checkpointed};
 
@@ -35,10 +34,10 @@ pub fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32>
     }
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
-    let record = usable(&ctx, &args.id)?;
+    let record = workspace::usable(&ctx, &args.id, "checkpoint")?;
     let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
     // Read again under the lease: a run may have ended in between.
-    let mut record = usable(&ctx, &args.id)?;
+    let mut record = workspace::usable(&ctx, &args.id, "checkpoint")?;
     let done = workspace::checkpoint(&ctx, &mut record, args.message.as_deref())?;
     if done.recorded.commit.is_some() {
         metadata::save(&record).map_err(|e| {
@@ -62,26 +61,6 @@ pub fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32>
     };
     output::print(&text)?;
     Ok(0)
-}
-
-/// The workspace's record, refusing a workspace that cannot be checkpointed as it is.
-fn usable(ctx: &Context, id: &str) -> Result<Record> {
-    let path = ctx.layout.workspace(id);
-    let entry = inventory::local(ctx, id).ok_or_else(|| workspace::unknown(id, &path))?;
-    match &entry.problem {
-        None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
-        Some(problem) => {
-            return Err(CliError::failure(format!(
-                "workspace {id:?} cannot be checkpointed: {}",
-                problem.code()
-            ))
-            .hint(format!("see `agent-workspace status {id}`")))
-        }
-    }
-    match metadata::load(&path) {
-        Loaded::Ok(record) => Ok(*record),
-        _ => Err(workspace::unknown(id, &path)),
-    }
 }
 
 fn text(id: &str, done: &Checkpointed) -> String {

@@ -5,10 +5,9 @@ use serde::Serialize;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
-use crate::error::{CliError, Result};
-use crate::inventory::{self, Problem};
+use crate::error::Result;
 use crate::layout::validate_id;
-use crate::metadata::{self, Loaded, Record};
+use crate::metadata;
 use crate::output;
 use crate::report;
 use crate::workspace::{self, tools::Synced};
@@ -27,10 +26,10 @@ pub fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> 
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
-    let record = usable(&ctx, &args.id)?;
+    let record = workspace::usable(&ctx, &args.id, "copy tools into")?;
     let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
     // Read again under the lease: a run may have ended in between.
-    let mut record = usable(&ctx, &args.id)?;
+    let mut record = workspace::usable(&ctx, &args.id, "copy tools into")?;
     let mut notes = vec![];
     let synced = workspace::tools::sync(&ctx, &mut record, true, &mut notes);
     report::print_notes(&notes);
@@ -57,26 +56,6 @@ pub fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> 
     };
     output::print(&text)?;
     Ok(0)
-}
-
-/// The workspace's record, refusing one whose state is not its own.
-fn usable(ctx: &Context, id: &str) -> Result<Record> {
-    let path = ctx.layout.workspace(id);
-    let entry = inventory::local(ctx, id).ok_or_else(|| workspace::unknown(id, &path))?;
-    match &entry.problem {
-        None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
-        Some(problem) => {
-            return Err(CliError::failure(format!(
-                "cannot copy tools into workspace {id:?}: {}",
-                problem.code()
-            ))
-            .hint(format!("see `agent-workspace status {id}`")))
-        }
-    }
-    match metadata::load(&path) {
-        Loaded::Ok(record) => Ok(*record),
-        _ => Err(workspace::unknown(id, &path)),
-    }
 }
 
 /// `sync-tools --json`.

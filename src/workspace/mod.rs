@@ -150,3 +150,26 @@ fn foreign(id: &str, at: &Path) -> CliError {
     ))
     .hint("pick another id, or forget that workspace first")
 }
+
+/// The record of existing workspace `id`, for a command that acts on it (`doing`: what it
+/// does, as in "cannot <doing> workspace ..."), refusing one with a problem other than a
+/// crashed run or a changed view.
+pub fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
+    use crate::inventory::Problem;
+    let path = ctx.layout.workspace(id);
+    let entry = crate::inventory::local(ctx, id).ok_or_else(|| unknown(id, &path))?;
+    match &entry.problem {
+        None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
+        Some(problem) => {
+            return Err(CliError::failure(format!(
+                "cannot {doing} workspace {id:?}: {}",
+                problem.code()
+            ))
+            .hint(format!("see `agent-workspace status {id}`")))
+        }
+    }
+    match crate::metadata::load(&path) {
+        crate::metadata::Loaded::Ok(record) => Ok(*record),
+        _ => Err(unknown(id, &path)),
+    }
+}

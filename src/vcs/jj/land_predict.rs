@@ -38,22 +38,18 @@ impl Jj {
                 ])
                 .arg(format!("--merge-base={base}"))
                 .args([&ours, &landed.commit.id])
-                .output_any();
+                .stdout_allowing(&[1]);
             // Exit 0: merged cleanly; 1: conflicts; anything else failed.
-            let (code, stdout) = out.map_err(LandError::from)?;
+            let (code, stdout) = out.map_err(|e| LandError::Predict {
+                why: format!("git merge-tree failed: {}", e.stderr().trim()),
+            })?;
             let mut fields = stdout.split('\0').filter(|f| !f.is_empty());
             let tree = fields.next().unwrap_or_default().to_string();
-            match code {
-                Some(0) => {}
-                Some(1) => landing.conflicts.extend(fields.map(|file| Conflict {
+            if code == 1 {
+                landing.conflicts.extend(fields.map(|file| Conflict {
                     commit: landed.commit.id.clone(),
                     file: file.to_string(),
-                })),
-                _ => {
-                    return Err(LandError::Predict {
-                        why: format!("git merge-tree failed: {}", stdout.trim()),
-                    })
-                }
+                }));
             }
             ours = self.scratch_commit(&tree, Some(&ours))?;
         }
