@@ -2,13 +2,15 @@
 //! user's command, with its process group, inherited descriptors and exit status.
 
 use std::ffi::OsString;
-use std::io::{self, Read};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io;
+
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::signals;
+mod child;
+
+pub use child::*;
 
 /// A helper call that could not run or did not succeed.
 #[derive(Debug, thiserror::Error)]
@@ -220,193 +222,6 @@ fn describe_status(status: std::process::ExitStatus) -> String {
         (Some(code), _) => format!("exit status: {code}"),
         (None, Some(sig)) => format!("killed by signal {sig}"),
         _ => status.to_string(),
-    }
-}
-
-/// The user's command (always behind the guard, see `guard.rs`) and how to start it.
-pub struct Child {
-    pub argv: Vec<OsString>,
-    pub dir: PathBuf,
-    pub env: Vec<(OsString, OsString)>,
-    /// A descriptor the guard inherits and keeps open for as long as any process of the run
-    /// lives: the workspace's lease.
-    pub lease: Option<RawFd>,
-    /// Started inside a sandbox's own pid namespace: the guard's parent there is not the
-    /// supervisor (the sandbox ends with the supervisor instead).
-    pub sandboxed: bool,
-    /// Where stdout and stderr go instead of ours (stdin is then empty): the setup's log.
-    pub output: Option<std::fs::File>,
-}
-
-/// The hidden subcommand that runs the guard (`commands/exec.rs`).
-pub const TRAMPOLINE: &str = "__exec";
-
-/// The environment variable through which the guard learns where to report its start, its
-/// supervisor's pid and the lease descriptor: `<start fd>:<supervisor pid>:<lease fd or -1>`.
-pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
-
-/// How the user's command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    Exited(i32),
-    Signaled(i32),
-    /// The program could not be executed (126) or found (127).
-    NotStarted(i32),
-}
-
-impl Ending {
-    /// The exit code agent-workspace reports for this ending.
-    pub fn code(self) -> i32 {
-        match self {
-            Ending::Exited(code) | Ending::NotStarted(code) => code,
-            Ending::Signaled(sig) => 128 + sig,
-        }
-    }
-}
-
-/// Runs the user's command to completion with the caller's stdio, forwarding signals.
-///
-/// When stdin is a terminal the command shares our process group, so job control (Ctrl-C,
-/// Ctrl-Z, `fg` of a run started with `&`) works as for any shell command; otherwise it gets a
-/// group of its own so a signal sent to agent-workspace reaches the command's whole tree.
-/// Returns how it ended and whether the guard reported its start.
-pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
-    let own_group = !signals::stdin_is_terminal();
-    let mut cmd = Command::new(&child.argv[0]);
-    cmd.args(&child.argv[1..]).current_dir(&child.dir);
-    for (k, v) in &child.env {
-        cmd.env(k, v);
-    }
-    if let Some(file) = &child.output {
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file.try_clone()?);
-    }
-    let (mut started, writer) = io::pipe()?;
-    set_nonblocking(started.as_raw_fd());
-    let parent = std::process::id() as libc::pid_t;
-    let write_fd = writer.as_raw_fd();
-    let lease = child.lease.unwrap_or(-1);
-    let watched = if child.sandboxed { 0 } else { parent };
-    cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}"));
-    // SAFETY: the closure only calls async-signal-safe libc functions.
-    unsafe {
-        cmd.pre_exec(move || {
-            inherit(write_fd)?;
-            if lease >= 0 {
-                inherit(lease)?;
-            }
-            signals::prepare_child(own_group, parent)
-        });
-    }
-    let spawned = cmd.spawn();
-    drop(writer);
-    let mut proc = match spawned {
-        Ok(proc) => proc,
-        Err(err) => return not_started(err).map(|ending| (ending, false)),
-    };
-    let pid = proc.id() as libc::pid_t;
-    signals::set_target(if own_group { -pid } else { pid }, own_group);
-    let status = proc.wait();
-    signals::set_target(0, own_group);
-    let status = status?;
-    let ending = match (status.code(), status.signal()) {
-        (Some(code), _) => Ending::Exited(code),
-        (None, Some(sig)) => Ending::Signaled(sig),
-        _ => Ending::Exited(1),
-    };
-    let mut byte = [0u8];
-    Ok((ending, started.read(&mut byte).is_ok_and(|n| n == 1)))
-}
-
-/// Clears close-on-exec on `fd` in a forked child, so the program it execs inherits it.
-fn inherit(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
-    match unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } {
-        -1 => Err(io::Error::last_os_error()),
-        _ => Ok(()),
-    }
-}
-
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
-}
-
-/// Sets close-on-exec on `fd`, so programs this process starts do not inherit it.
-pub fn keep_private(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-}
-
-fn not_started(err: io::Error) -> io::Result<Ending> {
-    match err.kind() {
-        io::ErrorKind::NotFound => Ok(Ending::NotStarted(127)),
-        io::ErrorKind::PermissionDenied => Ok(Ending::NotStarted(126)),
-        _ if err.raw_os_error() == Some(libc::ENOEXEC) => Ok(Ending::NotStarted(126)),
-        _ => Err(err),
-    }
-}
-
-/// What a guard learns from its supervisor through [`GUARD_VAR`].
-pub struct GuardSetup {
-    /// The supervising agent-workspace, which the run must not outlive.
-    pub supervisor: Option<libc::pid_t>,
-}
-
-/// In the guard: report that it started (proving a wrapper such as direnv got as far as
-/// running it) and take what the supervisor handed down.
-pub fn report_started() -> GuardSetup {
-    let value = std::env::var(GUARD_VAR).unwrap_or_default();
-    std::env::remove_var(GUARD_VAR);
-    let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
-    let (fd, supervisor, lease) = (
-        fields.next().flatten(),
-        fields.next().flatten(),
-        fields.next().flatten(),
-    );
-    if let Some(fd) = fd.filter(|fd| *fd >= 0) {
-        // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it
-        // out of the command.
-        unsafe {
-            libc::write(fd, b"1".as_ptr().cast(), 1);
-            libc::close(fd);
-        }
-    }
-    // The lease stays open in the guard, which holds it for as long as it lives, but is not
-    // passed on to the command.
-    if let Some(fd) = lease.filter(|fd| *fd >= 0) {
-        keep_private(fd);
-    }
-    GuardSetup {
-        supervisor: supervisor.filter(|pid| *pid > 0),
-    }
-}
-
-/// Replaces this process with `argv` (nested runs). Returns only on failure, with the exit
-/// code env(1) uses (127 not found, 126 otherwise) and the error.
-pub fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    if let Some(dir) = dir {
-        cmd.current_dir(dir);
-    }
-    // SAFETY: only async-signal-safe calls: restore the default signal mask before exec.
-    unsafe {
-        cmd.pre_exec(move || signals::prepare_child(false, 0));
-    }
-    let err = cmd.exec();
-    (exec_failure_code(&err), err)
-}
-
-/// The exit code for a program that could not be started: 127 not found, 126 otherwise.
-pub fn exec_failure_code(err: &io::Error) -> i32 {
-    match err.kind() {
-        io::ErrorKind::NotFound => 127,
-        _ => 126,
     }
 }
 

@@ -1,0 +1,67 @@
+//! The record's parsing, history bound and timestamps.
+use super::*;
+
+fn sample() -> Record {
+    let text = r#"{"schema_version":1,"workspace_id":"w","workflow":null,"status":"done",
+        "command":["true"],"repo_root":"/r","workspace_path":"/w","backend":"jj",
+        "base_change":null,"created_at":"2026-01-01T00:00:00Z",
+        "updated_at":"2026-01-01T00:00:00Z","future_field":{"kept":true}}"#;
+    match parse(text.as_bytes()) {
+        Loaded::Ok(record) => *record,
+        other => panic!("sample did not parse: {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_fields_survive_a_round_trip() {
+    let record = sample();
+    let text = serde_json::to_string(&record).unwrap();
+    assert!(text.contains(r#""future_field":{"kept":true}"#), "{text}");
+    assert_eq!(record.status, Status::Done);
+}
+
+#[test]
+fn corrupt_and_newer_are_told_apart() {
+    assert!(matches!(
+        parse(b"{\"schema_version\":1,"),
+        Loaded::Corrupt(_)
+    ));
+    assert!(matches!(parse(b"[]"), Loaded::Corrupt(_)));
+    assert!(matches!(
+        parse(b"{\"schema_version\":1}"),
+        Loaded::Corrupt(_)
+    ));
+    assert!(matches!(
+        parse(b"{\"schema_version\":7,\"x\":1}"),
+        Loaded::Newer(7, _)
+    ));
+}
+
+#[test]
+fn history_is_bounded() {
+    let mut record = sample();
+    for i in 0..(MAX_RUNS + 5) {
+        record.push_run(Run {
+            started_at: format!("{i}"),
+            finished_at: None,
+            duration_ms: None,
+            status: Status::Done,
+            exit_code: Some(0),
+            signal: None,
+            command: vec![],
+            workflow: None,
+            pid: None,
+            sandbox: None,
+            checkpoint: None,
+        });
+    }
+    assert_eq!(record.runs.len(), MAX_RUNS);
+    assert_eq!(record.runs[0].started_at, "5");
+}
+
+#[test]
+fn timestamps_round_trip() {
+    let stamp = now();
+    assert!(stamp.ends_with('Z'), "{stamp}");
+    assert!(parse_time(&stamp).is_some());
+}
