@@ -4,22 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::harness::{which, TestEnv};
-
-const SUBCOMMANDS: &[&str] = &[
-    "run",
-    "status",
-    "shell",
-    "clean",
-    "checkpoint",
-    "diff",
-    "land",
-    "sync-tools",
-    "gc",
-    "doctor",
-    "completions",
-    "man",
-];
+use crate::harness::{which, TestEnv, SUBCOMMANDS};
 
 fn script(env: &TestEnv, shell: &str) -> String {
     let out = env.aw(env.path(), ["completions", shell]);

@@ -34,6 +34,21 @@ pub fn graph(env: &TestEnv, repo: &Path) -> String {
 
 /// A jj repo with workspace `w1` whose run committed `a.txt` = `text` and `new.txt` inside
 /// it (`jj commit`), so the land itself records nothing; every working copy snapshotted.
+/// The first lines of the descriptions of the commits `revset` names in `repo`.
+fn subjects(env: &TestEnv, repo: &Path, revset: &str) -> String {
+    env.jj_ok(
+        repo,
+        [
+            "log",
+            "--no-graph",
+            "-r",
+            revset,
+            "-T",
+            "description.first_line()",
+        ],
+    )
+}
+
 fn repo_with_work(env: &TestEnv, text: &str) -> std::path::PathBuf {
     let repo = env.jj_repo("repo");
     let script = format!("printf '{text}' > a.txt && echo new > new.txt && jj commit -m work");
@@ -87,19 +102,7 @@ fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
         fs::read_to_string(repo.join("mine.txt")).unwrap(),
         "main's own edit\n"
     );
-    let parent = |rev: &str| {
-        env.jj_ok(
-            &repo,
-            [
-                "log",
-                "--no-graph",
-                "-r",
-                rev,
-                "-T",
-                "description.first_line()",
-            ],
-        )
-    };
+    let parent = |rev: &str| subjects(&env, &repo, rev);
     assert_eq!(parent("@-"), "work");
     assert_eq!(parent("@--"), "initial");
     // The workspace goes on above its landed commit, its files current.
@@ -185,17 +188,7 @@ fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
         out.report()
     );
     assert!(out.stderr.contains("\nHint: "), "{}", out.report());
-    let conflicted = env.jj_ok(
-        &repo,
-        [
-            "log",
-            "--no-graph",
-            "-r",
-            "conflicts() & ::@-",
-            "-T",
-            "description.first_line()",
-        ],
-    );
+    let conflicted = subjects(&env, &repo, "conflicts() & ::@-");
     assert_eq!(conflicted, "work");
     let record = env.metadata(&env.ws_path(&repo, "w1"));
     assert_eq!(record["land"]["outcome"], "conflicted");
@@ -352,19 +345,7 @@ fn onto_lands_on_top_of_a_given_revision_and_the_workspace_follows() {
     env.jj_ok(&repo, ["bookmark", "create", "side", "-r", "@-"]);
     let out = env.aw(&repo, ["land", "w1", "--onto", "side"]);
     out.assert_ok();
-    let desc = |rev: &str| {
-        env.jj_ok(
-            &repo,
-            [
-                "log",
-                "--no-graph",
-                "-r",
-                rev,
-                "-T",
-                "description.first_line()",
-            ],
-        )
-    };
+    let desc = |rev: &str| subjects(&env, &repo, rev);
     assert_eq!(desc("w1@-"), "work");
     assert_eq!(desc("w1@--"), "main edit");
     // The main working copy was not the target: untouched.

@@ -2,22 +2,7 @@
 
 use std::fs;
 
-use crate::harness::{which, TestEnv};
-
-const SUBCOMMANDS: &[&str] = &[
-    "run",
-    "status",
-    "shell",
-    "clean",
-    "checkpoint",
-    "diff",
-    "land",
-    "sync-tools",
-    "gc",
-    "doctor",
-    "completions",
-    "man",
-];
+use crate::harness::{which, TestEnv, SUBCOMMANDS};
 
 #[test]
 fn man_writes_a_page_for_the_tool_and_each_subcommand() {

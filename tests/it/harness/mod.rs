@@ -22,3 +22,19 @@ pub use command::{wait_for_file, Cmd, Outcome, Running};
 pub use env::{TestEnv, AW, ENVRC};
 #[allow(unused_imports)]
 pub use system::{running_as_root, which, NOBODY};
+
+/// Every visible subcommand, as `--help` lists them (completions and man pages cover each).
+pub const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "status",
+    "shell",
+    "clean",
+    "checkpoint",
+    "diff",
+    "land",
+    "sync-tools",
+    "gc",
+    "doctor",
+    "completions",
+    "man",
+];
