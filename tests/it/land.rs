@@ -617,3 +617,39 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
         orphan.report()
     );
 }
+
+/// A dry run onto a working-copy commit that is a merge cannot be predicted without landing:
+/// it says so and changes nothing.
+#[test]
+fn a_dry_run_onto_a_merge_working_copy_says_it_cannot_predict() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    env.jj_ok(&repo, ["new", "root()", "-m", "side"]);
+    // The main working copy is itself a merge of the initial commit and a side branch.
+    env.jj_ok(
+        &repo,
+        [
+            "new",
+            "description(exact:\"initial\\n\")",
+            "@",
+            "-m",
+            "merged",
+        ],
+    );
+    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1", "--dry-run"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with(
+            "Error: cannot predict this land without doing it: the target working-copy commit is a merge"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("\nHint: land without --dry-run"),
+        "{}",
+        out.report()
+    );
+    assert_eq!((op_ids(&env, &repo), graph(&env, &repo)), (ops, before));
+}
