@@ -101,6 +101,7 @@ pub enum Command {
     Land(crate::commands::land::LandArgs),
     SyncTools(crate::commands::sync_tools::SyncToolsArgs),
     Gc(crate::commands::gc::GcArgs),
+    Pool(crate::commands::pool::PoolArgs),
     Doctor(crate::commands::doctor::DoctorArgs),
     Completions(crate::commands::completions::CompletionsArgs),
     Man(crate::commands::man::ManArgs),
@@ -162,7 +163,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|gc|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

@@ -207,7 +207,9 @@ fn reconcile(
     registered: Vec<Registered>,
 ) -> Vec<Entry> {
     let mut known = std::collections::BTreeSet::new();
-    for reg in registered {
+    // A prepared workspace a crashed take left registered under its new id is the pool's.
+    let taking = crate::pool_journal::taking(&ctx.layout.dir);
+    for reg in registered.into_iter().filter(|r| !taking.contains(&r.name)) {
         let ours = ctx.layout.workspace(&reg.name);
         if let Some(at) = reg.path.as_deref().filter(|p| *p != ours) {
             // Registered elsewhere; ours under another name if its root is one of our dirs.
@@ -331,11 +333,14 @@ pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::Fil
     let Ok(entries) = fs::read_dir(namespace_dir) else {
         return vec![];
     };
+    // A prepared workspace a crashed take left under its new id is the pool's, not a workspace.
+    let taking = crate::pool_journal::taking(namespace_dir);
     let mut found: Vec<_> = entries
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().into_string().ok()?;
             crate::layout::validate_id(&name).ok()?;
+            (!taking.contains(&name)).then_some(())?;
             Some((name, entry.path(), entry.file_type().ok()))
         })
         .collect();

@@ -11,6 +11,12 @@ use crate::fsutil;
 use crate::repo::Repo;
 use crate::vars;
 
+/// The pool's directory inside a namespace (ready files and take journals).
+pub const POOL_DIR: &str = ".pool";
+
+/// The name prefix of a prepared workspace's directory.
+pub const POOL_PREFIX: &str = ".pool-";
+
 /// The longest workspace id accepted.
 pub const MAX_ID_LEN: usize = 64;
 
@@ -150,6 +156,22 @@ impl Layout {
     /// starts with a dot, so no workspace's lease can take it).
     pub fn repo_lock(&self) -> PathBuf {
         self.locks().join(".repo.lock")
+    }
+
+    /// The pool's bookkeeping: a prepared workspace's ready file and a take's journal.
+    pub fn pool_dir(&self) -> PathBuf {
+        self.dir.join(POOL_DIR)
+    }
+
+    /// A prepared workspace: a dot-name (never a workspace id) at a workspace's depth, since
+    /// a jj workspace finds its repository by a relative path.
+    pub fn pool_entry(&self, token: &str) -> PathBuf {
+        self.dir.join(format!("{POOL_PREFIX}{token}"))
+    }
+
+    /// The lock one filler of the pool holds while it prepares workspaces.
+    pub fn pool_lock(&self) -> PathBuf {
+        self.locks().join(".pool.lock")
     }
 
     /// Checks that the namespace directory and its `.locks/` and `.cache/` are real

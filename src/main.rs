@@ -19,6 +19,7 @@ mod liveness;
 mod lock;
 mod metadata;
 mod output;
+mod pool_journal;
 mod process;
 mod recovery;
 mod reflink;
@@ -64,6 +65,7 @@ fn main() -> ExitCode {
         Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(&cli.global, args),
         Command::Diff(args) => commands::diff::cmd_diff(&cli.global, args),
         Command::Gc(args) => commands::gc::cmd_gc(&cli.global, args),
+        Command::Pool(args) => commands::pool::cmd_pool(&cli.global, args),
         Command::Land(args) => commands::land::cmd_land(&cli.global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(&cli.global, args),
         Command::Doctor(args) => commands::doctor::cmd_doctor(&cli.global, args),

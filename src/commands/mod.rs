@@ -10,6 +10,7 @@ pub mod exec;
 pub mod gc;
 pub mod land;
 pub mod man;
+pub mod pool;
 pub mod run;
 pub mod shell;
 pub mod status;

@@ -81,6 +81,10 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         return run_nested(args, &path);
     };
     let (opened, lease) = open(&ctx, args, known_before, lease)?;
+    if opened.created && ctx.config.pool_size > 0 {
+        // Never delays the run: a failure to start it only costs the next run a checkout.
+        let _ = workspace::pool::refill_in_background(&ctx);
+    }
     let mut record = opened.record;
     workspace::capacity::ensure_ports(&ctx, &mut record)?;
     // The record's workflow is that of its latest run.

@@ -48,6 +48,14 @@ struct FileContent {
     copy: CopySection,
     #[serde(default)]
     retention: RetentionSection,
+    #[serde(default)]
+    pool: PoolSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoolSection {
+    size: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -152,7 +160,12 @@ pub struct Config {
     pub copy_include: Vec<crate::include::Pattern>,
     /// How long `gc` keeps a workspace, per status (`retention.*`); absent: never removed.
     pub retention: BTreeMap<String, Duration>,
+    /// Prepared workspaces kept ready for new runs (`pool.size`, default 0: no pool).
+    pub pool_size: usize,
 }
+
+/// The most prepared workspaces `pool.size` may ask for.
+pub const MAX_POOL: usize = 64;
 
 /// The tools bundle's default paths (those that exist are copied).
 pub const DEFAULT_TOOLS_PATHS: [&str; 4] = ["agents.just", "rules", "scripts", "AGENTS.md"];
@@ -320,6 +333,14 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
                 "limits.min_free_disk = {text:?} is not a size (e.g. \"5GiB\", \"500MB\")"
             ))
         })?);
+    }
+    if let Some(size) = content.pool.size {
+        if size > MAX_POOL {
+            return Err(invalid(format!(
+                "pool.size = {size} is more than {MAX_POOL} prepared workspaces"
+            )));
+        }
+        config.pool_size = size;
     }
     match content.ports.count {
         Some(0) => return Err(invalid("ports.count must be at least 1".into())),

@@ -160,6 +160,44 @@ impl Call {
     }
 }
 
+impl Call {
+    /// Starts the call detached: in a session of its own, its parent the init process (it is
+    /// nobody's child, so stopping a run never reaches it), stdin and stdout on /dev/null,
+    /// stderr into `log`. Not waited for.
+    pub fn detach(self, log: std::fs::File) -> Result<(), ProcessError> {
+        use std::os::unix::process::CommandExt;
+        let cmdline = self.cmdline();
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        // SAFETY: between fork and exec only async-signal-safe calls: fork, _exit, setsid.
+        unsafe {
+            cmd.pre_exec(|| match libc::fork() {
+                -1 => Err(io::Error::last_os_error()),
+                0 => {
+                    libc::setsid();
+                    Ok(())
+                }
+                _ => libc::_exit(0),
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|source| ProcessError::Spawn { cmdline, source })?;
+        // The intermediate process exits at once; the detached one lives on.
+        let _ = child.wait();
+        Ok(())
+    }
+}
+
 /// A helper call running in the background.
 pub struct Started {
     child: std::process::Child,

@@ -6,6 +6,7 @@ pub mod error;
 pub mod git;
 pub mod jj;
 pub mod land;
+mod pool;
 
 pub use checkpoint::{Recorded, Unrecorded};
 

@@ -18,6 +18,7 @@ pub(super) fn create(
     notes: &mut Vec<Note>,
 ) -> Result<Opened> {
     let _repo_lock = lock::exclusive(&ctx.layout.repo_lock())?;
+    super::pool::recover(ctx)?;
     create_locked(ctx, req, path, req.known_before, notes)
 }
 
@@ -86,29 +87,45 @@ fn create_locked(
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
     record.ports = ports;
-    let created = match ctx
-        .vcs
-        .create(req.id, path, &base, req.base_change.is_some())
-    {
-        Ok(created) => created,
-        // The name may be taken (by a workspace whose directory went away, or one made
-        // elsewhere): ask the backend and go the way that knows about it.
-        Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
-            if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-                remove_workspace_dir(&ctx.layout.dir, path)?;
+    // A prepared workspace of the pool, when there is one (never for a child, whose start
+    // is its parent's state).
+    let taken = match req.parent {
+        None => super::pool::take(ctx, req.id, path, &base, req.base_change.is_some())?,
+        Some(_) => None,
+    };
+    let created = match &taken {
+        Some(taken) => {
+            record.tools = taken.prepared.tools.clone();
+            record.setup = taken.prepared.setup.clone();
+            record.copied = taken.prepared.copied.clone();
+            taken.created.clone()
+        }
+        None => match ctx
+            .vcs
+            .create(req.id, path, &base, req.base_change.is_some())
+        {
+            Ok(created) => created,
+            // The name may be taken (by a workspace whose directory went away, or one made
+            // elsewhere): ask the backend and go the way that knows about it.
+            Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+                if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                    remove_workspace_dir(&ctx.layout.dir, path)?;
+                }
+                return create_locked(ctx, req, path, true, notes);
             }
-            return create_locked(ctx, req, path, true, notes);
-        }
-        Err(err) => {
-            // A failed add can leave a registered name and a half-made directory.
-            roll_back(ctx, req.id, path, &Created::default());
-            return Err(err.into());
-        }
+            Err(err) => {
+                // A failed add can leave a registered name and a half-made directory.
+                roll_back(ctx, req.id, path, &Created::default());
+                return Err(err.into());
+            }
+        },
     };
     record.branch = created.branch.clone();
     record.base_envrc_sha256 =
         Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
-    copy_included(ctx, req.id, path, &created, &mut record, notes)?;
+    if taken.is_none() {
+        copy_included(ctx, req.id, path, &created, &mut record, notes)?;
+    }
     // The new working copy is the base revision's content plus the main workspace's copied
     // files (the user's own, chosen by copy.include): what its .envrc loads is trusted. The
     // .envrc itself is the base revision's (digested above, before the copy).
@@ -131,7 +148,13 @@ fn create_locked(
     };
     if let Err(err) = finished {
         roll_back(ctx, req.id, path, &created);
+        if let Some(taken) = &taken {
+            super::pool::finish(ctx, &taken.token);
+        }
         return Err(err);
+    }
+    if let Some(taken) = &taken {
+        super::pool::finish(ctx, &taken.token);
     }
     Ok(Opened {
         record,

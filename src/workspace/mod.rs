@@ -14,6 +14,7 @@ pub mod details;
 pub mod gc;
 pub mod hold;
 pub mod land;
+pub mod pool;
 mod reattach;
 pub mod remove;
 pub mod setup;

@@ -15,7 +15,17 @@ pub(super) fn reattach(
     path: &Path,
     notes: &mut Vec<Note>,
 ) -> Result<Opened> {
-    let record = match metadata::load(path) {
+    let loaded = metadata::load(path);
+    let stateless = match &loaded {
+        Loaded::Missing => true,
+        Loaded::Ok(record) => record.origin == Origin::Legacy,
+        _ => false,
+    };
+    // A take of a prepared workspace a crash interrupted: discarded, then created anew.
+    if stateless && req.create && super::pool::recover_taken(ctx, req.id)? {
+        return super::create::create(ctx, req, path, notes);
+    }
+    let record = match loaded {
         Loaded::Ok(record) => *record,
         Loaded::Newer(version, _) => {
             return Err(CliError::failure(format!(

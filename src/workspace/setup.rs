@@ -25,15 +25,15 @@ pub struct Env<'a> {
     pub trust: bool,
 }
 
-/// Whether the setup is to run now: configured, and the workspace new or its last setup not
-/// done (a failed or refused setup is retried by the next run).
+/// Whether the setup is to run now: configured, and the workspace new (unless its setup ran
+/// while it was prepared in the pool) or its last setup not done (a failed or refused setup
+/// is retried by the next run).
 pub fn due(ctx: &Context, record: &Record, created: bool) -> bool {
     ctx.config.setup.is_some()
-        && (created
-            || record
-                .setup
-                .as_ref()
-                .is_some_and(|s| s.status != SetupStatus::Done))
+        && match &record.setup {
+            None => created,
+            Some(setup) => setup.status != SetupStatus::Done,
+        }
 }
 
 /// The setup's log: `<namespace>/.state/<id>.setup.log`, beside the workspace's state.

@@ -17,6 +17,9 @@ const SCHEMAS: &[&str] = &[
     "error",
     "gc",
     "land",
+    "pool-drain",
+    "pool-fill",
+    "pool-status",
     "record",
     "status",
     "status-workspace",
@@ -258,4 +261,22 @@ fn gc_matches() {
         assert_eq!(doc["removed"][0]["workspace_id"], "old", "{doc}");
         assert_valid("gc", &doc);
     }
+}
+
+/// `pool fill|status|drain --json`, with ready and incomplete entries.
+#[test]
+fn pool_matches() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let fill = env.aw(&repo, ["pool", "fill", "2", "--json"]);
+    assert_valid("pool-fill", &fill.assert_ok().json());
+    fs::create_dir(env.namespace_dir(&repo).join(".pool-0incomplete")).unwrap();
+    let status = env
+        .aw(&repo, ["pool", "status", "--json"])
+        .assert_ok()
+        .json();
+    assert_eq!(status["entries"].as_array().unwrap().len(), 3, "{status:#}");
+    assert_valid("pool-status", &status);
+    let drain = env.aw(&repo, ["pool", "drain", "--json"]);
+    assert_valid("pool-drain", &drain.assert_ok().json());
 }

@@ -6,6 +6,8 @@ mod keep;
 mod land;
 mod land_edits;
 mod land_merge;
+mod pool;
+pub use pool::BranchPlan;
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ mod land;
 mod land_predict;
 mod land_preview;
 mod land_result;
+mod pool;
 mod stale;
 
 pub use stale::recovery_dir;
@@ -256,6 +257,15 @@ pub fn parse_version(text: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// A workspace name as jj's template prints it: quoted like a string literal when it is not a
+/// plain symbol (a name starting with a dot, such as a prepared workspace's).
+fn unquote(name: &str) -> String {
+    match name.starts_with('"') && name.ends_with('"') && name.len() >= 2 {
+        true => serde_json::from_str(name).unwrap_or_else(|_| name.to_string()),
+        false => name.to_string(),
+    }
+}
+
 /// Parses `name NUL root NUL` pairs (an empty root when jj recorded none).
 fn parse_list(text: &str) -> Vec<Registered> {
     let fields: Vec<&str> = text.split('\0').collect();
@@ -263,7 +273,7 @@ fn parse_list(text: &str) -> Vec<Registered> {
         .chunks_exact(2)
         .filter(|pair| !pair[0].is_empty())
         .map(|pair| Registered {
-            name: pair[0].to_string(),
+            name: unquote(pair[0]),
             path: (!pair[1].is_empty()).then(|| PathBuf::from(pair[1])),
         })
         .collect()

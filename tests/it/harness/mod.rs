@@ -29,6 +29,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "status",
     "shell",
     "clean",
+    "pool",
     "checkpoint",
     "diff",
     "land",

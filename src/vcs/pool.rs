@@ -1,0 +1,94 @@
+//! The backend's part in the pool of prepared workspaces: preparing one under a dot-name,
+//! handing it over under a workspace id, and forgetting one that is discarded.
+
+use std::path::Path;
+
+use super::error::Result;
+use super::git::BranchPlan;
+use super::{Created, Vcs};
+
+impl Vcs {
+    /// Registers and checks out a prepared workspace `name` at `path` on `base` (git: on a
+    /// detached HEAD, since a dot-name makes no branch).
+    pub fn prepare(&self, name: &str, path: &Path, base: &[String]) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.workspace_add(name, path, base),
+            Vcs::Git(git) => git.worktree_add_detached(name, path, base),
+        }
+    }
+
+    /// What a workspace `id` taken from the pool needs that can be refused, asked before
+    /// anything is taken: git's branch (see [`super::git::Git::branch_plan`]).
+    pub fn branch_plan(
+        &self,
+        id: &str,
+        base: &[String],
+        explicit: bool,
+    ) -> Result<Option<BranchPlan>> {
+        match self {
+            Vcs::Jj(_) => Ok(None),
+            Vcs::Git(git) => git.branch_plan(id, base, explicit).map(Some),
+        }
+    }
+
+    /// Gives the prepared workspace at `path` the name `id` (jj; git names worktrees by path).
+    pub fn rename_prepared(&self, path: &Path, id: &str) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.rename_workspace(path, id),
+            Vcs::Git(_) => Ok(()),
+        }
+    }
+
+    /// Tells the backend that the prepared workspace's directory is now `path` (git).
+    pub fn moved(&self, path: &Path) -> Result<()> {
+        match self {
+            Vcs::Jj(_) => Ok(()),
+            Vcs::Git(git) => git.repair(path),
+        }
+    }
+
+    /// Moves the taken workspace at `path` from `prepared_on` to `base` (jj: a new
+    /// working-copy commit there when they differ; git: its branch), rewriting only the files
+    /// that differ.
+    pub fn settle(
+        &self,
+        path: &Path,
+        base: &[String],
+        prepared_on: &[String],
+        plan: Option<&BranchPlan>,
+    ) -> Result<Created> {
+        match (self, plan) {
+            (Vcs::Jj(jj), _) => {
+                if base != prepared_on {
+                    jj.new_on(path, base)?;
+                }
+                Ok(Created::default())
+            }
+            (Vcs::Git(git), Some(plan)) => git.switch(path, plan, base),
+            (Vcs::Git(_), None) => Ok(Created::default()),
+        }
+    }
+
+    /// Unregisters a discarded prepared workspace, whose directory is gone: jj's registrations
+    /// named in `names` whose recorded root is one of `paths` (or unknown), git's worktrees at
+    /// `paths`.
+    pub fn forget_prepared(&self, names: &[&str], paths: &[&Path]) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => {
+                for reg in jj.list()? {
+                    let ours = reg.path.as_deref().is_none_or(|p| paths.contains(&p));
+                    if names.contains(&reg.name.as_str()) && ours {
+                        jj.workspace_forget(&reg.name)?;
+                    }
+                }
+                Ok(())
+            }
+            Vcs::Git(git) => {
+                for path in paths {
+                    git.worktree_forget(path)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

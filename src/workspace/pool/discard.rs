@@ -1,0 +1,118 @@
+//! Removing prepared workspaces: one a take left half done (recovery), one a fill left
+//! incomplete or prepared under another configuration, and all of them (`pool drain`).
+
+use std::fs;
+use std::path::PathBuf;
+
+use super::{journal, ready_file, Entry, State};
+use crate::context::Context;
+use crate::error::{CliError, Result};
+use crate::lock;
+
+/// Discards what a take of entry `token` as workspace `id` left, wherever it got to: the
+/// directory (under either name), the registration (under either name), a branch the take
+/// created, the entry's files. Only for an `id` whose state was never saved.
+pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> {
+    let layout = &ctx.layout;
+    let entry = layout.pool_entry(token);
+    let ws = layout.workspace(id);
+    let journal_file = journal(layout, token);
+    let new_branch =
+        fs::read_to_string(&journal_file).is_ok_and(|t| t.lines().nth(1) == Some("new-branch"));
+    for dir in [&ws, &entry] {
+        if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            super::super::remove_workspace_dir(&layout.dir, dir)?;
+        }
+    }
+    let name = format!("{}{token}", crate::layout::POOL_PREFIX);
+    ctx.vcs
+        .forget_prepared(&[id, &name], &[entry.as_path(), ws.as_path()])?;
+    if new_branch {
+        if let Some(branch) = ctx.vcs.branch_of(id) {
+            let _ = ctx.vcs.delete_branch(&branch, true);
+        }
+    }
+    let _ = crate::state::remove(&ws);
+    super::finish(ctx, token);
+    Ok(())
+}
+
+/// Settles every take a crash interrupted: finished when the workspace's state was saved,
+/// else discarded. The caller holds the repository lock (so no take is under way).
+pub fn recover(ctx: &Context) -> Result<()> {
+    let dir = ctx.layout.pool_dir();
+    let Ok(files) = fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for file in files.filter_map(|e| e.ok()) {
+        let name = file.file_name().into_string().unwrap_or_default();
+        let Some(token) = name.strip_suffix(".taking") else {
+            continue;
+        };
+        if !super::valid_token(token) {
+            continue;
+        }
+        let text = fs::read_to_string(file.path()).unwrap_or_default();
+        let id = text.lines().next().unwrap_or_default();
+        let saved = crate::layout::validate_id(id).is_ok()
+            && fs::symlink_metadata(crate::state::path(&ctx.layout.workspace(id))).is_ok();
+        match (saved, crate::layout::validate_id(id).is_ok()) {
+            (true, _) => super::finish(ctx, token),
+            (false, true) => discard_taken(ctx, token, id)?,
+            (false, false) => super::finish(ctx, token),
+        }
+    }
+    Ok(())
+}
+
+/// Settles a take of workspace `id` a crash interrupted, if there is one (taking the
+/// repository lock); true when one was found.
+pub fn recover_taken(ctx: &Context, id: &str) -> Result<bool> {
+    if !super::taking(&ctx.layout.dir).iter().any(|t| t == id) {
+        return Ok(false);
+    }
+    let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
+    recover(ctx)?;
+    Ok(true)
+}
+
+/// Removes an entry that no take can have: incomplete, or made unready first by
+/// [`unready`]. The caller holds the pool lock.
+pub(super) fn discard_entry(ctx: &Context, entry: &Entry) -> Result<()> {
+    if fs::symlink_metadata(&entry.path).is_ok_and(|m| m.is_dir()) {
+        super::super::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
+    }
+    ctx.vcs
+        .forget_prepared(&[&entry.name()], &[entry.path.as_path()])?;
+    super::finish(ctx, &entry.token);
+    Ok(())
+}
+
+/// Makes a complete entry untakeable (its ready file removed under the repository lock, so
+/// no take is choosing it meanwhile); false when a take got it first.
+pub(super) fn unready(ctx: &Context, entry: &Entry) -> Result<bool> {
+    let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
+    if fs::symlink_metadata(&entry.path).is_err() {
+        return Ok(false);
+    }
+    crate::fsutil::remove_file(&ready_file(&ctx.layout, &entry.token)).map_err(CliError::from)?;
+    Ok(true)
+}
+
+/// `pool drain`: removes every prepared workspace, waiting for a fill under way.
+pub fn drain(ctx: &Context) -> Result<Vec<PathBuf>> {
+    let _pool = lock::exclusive(&ctx.layout.pool_lock())?;
+    {
+        let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
+        recover(ctx)?;
+    }
+    let mut removed = vec![];
+    for entry in super::list(ctx, false) {
+        if matches!(entry.state, State::Ready | State::Stale) && !unready(ctx, &entry)? {
+            continue;
+        }
+        discard_entry(ctx, &entry)?;
+        removed.push(entry.path);
+    }
+    Ok(removed)
+}

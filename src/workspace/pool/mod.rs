@@ -1,0 +1,183 @@
+//! The pool of prepared workspaces (`pool.size`, `pool fill|status|drain`): workspaces
+//! registered and checked out ahead of time at `<namespace>/.pool-<token>`, each with its
+//! tools bundle, copied files and setup in place, handed out to a run that creates a
+//! workspace by a rename and a checkout of only the files that differ.
+//!
+//! Files, under `<namespace>/.pool/`: `<token>.json`, written last when an entry is complete
+//! (an entry without it is being prepared, or was left half done and is discarded by the next
+//! fill or drain); `<token>.taking`, a take's journal, written before the entry is touched and
+//! removed once the workspace's state is saved: a take a crash interrupted is discarded by the
+//! next creation, so a crash leaves a pool entry or a complete workspace, never a half.
+//! Takes hold the repository lock; fills hold the pool lock (never the repository lock
+//! while checking out), so a run never waits for a fill.
+
+mod discard;
+pub mod fill;
+mod take;
+
+pub use discard::{drain, recover, recover_taken};
+pub use take::{finish, take};
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::context::Context;
+use crate::layout::{Layout, POOL_PREFIX};
+use crate::metadata::Record;
+
+/// A prepared workspace's ready file: what it was prepared as.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ready {
+    pub schema_version: u32,
+    /// The configuration it was prepared under ([`fingerprint`]); another one makes it stale.
+    pub fingerprint: String,
+    pub prepared_at: String,
+    /// The commits it is checked out on.
+    pub base_commits: Vec<String>,
+    /// Its tools bundle, copied files and setup, as its record had them.
+    pub record: Record,
+}
+
+/// What a pool entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Complete, and prepared under the current configuration: a run may take it.
+    Ready,
+    /// Complete, but prepared under another configuration: the next fill replaces it.
+    Stale,
+    /// Being prepared by a fill that holds the pool lock.
+    Preparing,
+    /// Left half done by an interrupted fill: the next fill or drain removes it.
+    Incomplete,
+}
+
+/// One prepared workspace.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub token: String,
+    pub path: PathBuf,
+    pub state: State,
+    pub ready: Option<Ready>,
+}
+
+impl Entry {
+    /// Its name in the backend (jj's workspace name).
+    pub fn name(&self) -> String {
+        format!("{POOL_PREFIX}{}", self.token)
+    }
+}
+
+pub fn ready_file(layout: &Layout, token: &str) -> PathBuf {
+    layout.pool_dir().join(format!("{token}.json"))
+}
+
+use crate::pool_journal::journal;
+pub use crate::pool_journal::taking;
+
+/// A token is what follows `.pool-`: lowercase letters and digits only.
+fn valid_token(token: &str) -> bool {
+    !token.is_empty()
+        && token.len() <= 40
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+}
+
+/// A new token, unique in this namespace: the time in nanoseconds and the process id.
+fn new_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}{:x}", std::process::id())
+}
+
+/// What the configuration gives every new workspace; an entry prepared under other values
+/// is not what a creation now would make.
+pub fn fingerprint(ctx: &Context) -> String {
+    let c = &ctx.config;
+    let text = format!(
+        "{:?}|{:?}|{:?}|{}|{:?}|{:?}",
+        ctx.repo.backend,
+        c.setup.as_ref().map(|s| &s.argv),
+        c.copy_include,
+        c.tools_dir,
+        c.tools_paths,
+        c.tools_paths_set
+    );
+    crate::state::digest(text.as_bytes())
+}
+
+/// Every prepared workspace of the namespace, oldest first, except those a take's journal
+/// names (they are being taken, or are the recovery's to discard).
+pub fn entries(ctx: &Context) -> Vec<Entry> {
+    list(ctx, crate::lock::is_held(&ctx.layout.pool_lock()))
+}
+
+/// [`entries`], where `filling` says whether a fill is under way in another process.
+fn list(ctx: &Context, filling: bool) -> Vec<Entry> {
+    let layout = &ctx.layout;
+    let Ok(dir) = fs::read_dir(&layout.dir) else {
+        return vec![];
+    };
+    let current = fingerprint(ctx);
+    let mut found: Vec<Entry> = dir
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            let token = name.strip_prefix(POOL_PREFIX)?.to_string();
+            (valid_token(&token) && e.file_type().ok()?.is_dir()).then_some(token)
+        })
+        .filter(|token| fs::symlink_metadata(journal(layout, token)).is_err())
+        .map(|token| {
+            let ready = read_ready(layout, &token);
+            let state = match &ready {
+                Some(r) if r.fingerprint == current => State::Ready,
+                Some(_) => State::Stale,
+                None if filling => State::Preparing,
+                None => State::Incomplete,
+            };
+            Entry {
+                path: layout.pool_entry(&token),
+                token,
+                state,
+                ready,
+            }
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        let at = |e: &Entry| e.ready.as_ref().map(|r| r.prepared_at.clone());
+        at(a).cmp(&at(b)).then(a.token.cmp(&b.token))
+    });
+    found
+}
+
+fn read_ready(layout: &Layout, token: &str) -> Option<Ready> {
+    let file = crate::fsutil::open_existing_nofollow(&ready_file(layout, token)).ok()?;
+    let ready: Ready = serde_json::from_reader(std::io::BufReader::new(file)).ok()?;
+    (ready.schema_version == 1).then_some(ready)
+}
+
+/// Starts `pool refill` detached, to bring the pool back to `pool.size` without delaying
+/// anyone: it holds no lease, takes the pool lock only if free, and writes what it says to
+/// `<namespace>/.pool/refill.log`.
+pub fn refill_in_background(ctx: &Context) -> crate::error::Result<()> {
+    let exe = std::env::current_exe().map_err(|e| {
+        crate::error::CliError::io("find", std::path::Path::new("agent-workspace"), &e)
+    })?;
+    crate::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
+    let log_path = ctx.layout.pool_dir().join("refill.log");
+    let log = crate::fsutil::open_nofollow(&log_path)?;
+    let _ = log.set_len(0);
+    crate::process::Call::new(exe)
+        .arg("--root")
+        .arg(&ctx.layout.root)
+        .arg("--repo")
+        .arg(&ctx.repo.root)
+        .args(["--backend", ctx.repo.backend.as_str(), "pool", "refill"])
+        .dir(&ctx.repo.root)
+        .detach(log)?;
+    Ok(())
+}
