@@ -28,6 +28,7 @@ mod report;
 mod sandbox;
 mod signals;
 mod state;
+mod status_table;
 mod tools;
 mod tree;
 mod vars;
@@ -58,6 +59,9 @@ fn main() -> ExitCode {
     let wraps_command = matches!(cli.command, Command::Run(_) | Command::Shell(_));
     let outcome = match &cli.command {
         Command::Run(args) => commands::run::cmd_run(&cli.global, args),
+        Command::Status(args) if args.watch => {
+            commands::status_watch::cmd_status_watch(&cli.global, args.interval)
+        }
         Command::Status(args) => commands::status::cmd_status(&cli.global, args),
         Command::Shell(args) => commands::shell::cmd_shell(&cli.global, args),
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),

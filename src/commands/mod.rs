@@ -13,4 +13,5 @@ pub mod man;
 pub mod run;
 pub mod shell;
 pub mod status;
+pub mod status_watch;
 pub mod sync_tools;

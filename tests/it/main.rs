@@ -43,6 +43,7 @@ mod sha256;
 mod shell;
 mod status;
 mod status_details;
+mod status_watch;
 mod tools;
 mod usage;
 mod verdicts;
