@@ -20,6 +20,8 @@ mod lock;
 mod metadata;
 mod output;
 mod process;
+mod progress;
+mod progress_line;
 mod recovery;
 mod reflink;
 mod refname;

@@ -86,6 +86,7 @@ fn create_locked(
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
     record.ports = ports;
+    ctx.progress.report(crate::progress::Phase::CheckingOut);
     let created = match ctx
         .vcs
         .create(req.id, path, &base, req.base_change.is_some())

@@ -33,6 +33,7 @@ mod man_pages;
 mod messages;
 mod metadata;
 mod nested;
+mod progress;
 mod recovery;
 mod reliability;
 mod run;
