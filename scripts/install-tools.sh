@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the tools agent-workspace and its tests use, skipping those already present:
-# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
 # needed to build jj. Safe to rerun; never prompts.
 #
@@ -186,6 +186,24 @@ ensure_groff() {
   report groff installed "$(groff --version | head -n 1)"
 }
 
+# tmux drives `status --watch` in the tests; script (util-linux) gives a command a terminal.
+ensure_tmux() {
+  if command -v tmux >/dev/null 2>&1; then
+    report tmux present "$(tmux -V)"
+  else
+    system_install tmux
+    hash -r
+    command -v tmux >/dev/null 2>&1 || die "tmux is still missing after installing it"
+    report tmux installed "$(tmux -V)"
+  fi
+  if ! command -v script >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then system_install bsdutils; else system_install util-linux; fi
+    hash -r
+    command -v script >/dev/null 2>&1 || die "script is still missing after installing it"
+  fi
+  report script present "$(command -v script)"
+}
+
 ensure_just() {
   if just_ok; then
     report just present "just $(version_of just --version)"
@@ -227,6 +245,7 @@ ensure_git
 ensure_direnv
 ensure_bwrap
 ensure_groff
+ensure_tmux
 ensure_just
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{self, Config};
 use crate::error::{CliError, Result};
 use crate::layout::{self, Layout};
+use crate::progress::Progress;
 use crate::repo::{self, Backend, Repo};
 use crate::vars;
 use crate::vcs::Vcs;
@@ -16,6 +17,8 @@ pub struct Context {
     pub vcs: Vcs,
     /// What the configuration files set (flags and environment variables come first).
     pub config: Config,
+    /// Where the lifecycle reports the phases of a slow step (nowhere unless a command says).
+    pub progress: Progress,
 }
 
 /// Where a command was asked to act: the global flags, without their command-line form.
@@ -60,6 +63,7 @@ impl Context {
             layout,
             vcs,
             config,
+            progress: Progress::default(),
         })
     }
 }

@@ -168,6 +168,18 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
 /// name is not registered, to find it under another name; when the backend fails,
 /// registration is not checked.
 pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
+    all_with(ctx, &mut |with_paths| match with_paths {
+        true => ctx.vcs.list(),
+        false => ctx.vcs.names(),
+    })
+}
+
+/// [`all`], asking `ask` for the backend's workspaces (with their paths when passed
+/// `true`): a caller may answer from what it asked before (`status --watch`).
+pub fn all_with(
+    ctx: &Context,
+    ask: &mut dyn FnMut(bool) -> crate::vcs::Result<Vec<Registered>>,
+) -> (Vec<Entry>, Option<CliError>) {
     let entries: BTreeMap<String, Entry> = directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
@@ -176,11 +188,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     // lease with the workspace): only then are the recorded paths needed, to tell it from a
     // workspace of the same name elsewhere. Names alone are far cheaper to list.
     let drifted = leases(ctx).iter().any(|id| !entries.contains_key(id));
-    let registered = match if drifted {
-        ctx.vcs.list()
-    } else {
-        ctx.vcs.names()
-    } {
+    let registered = match ask(drifted) {
         Ok(list) => list,
         Err(err) => return (entries.into_values().collect(), Some(err.into())),
     };
@@ -191,7 +199,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     let unknown = entries.keys().any(|id| !names.contains(id.as_str()));
     drop(names);
     let registered = match (unknown && !drifted, registered) {
-        (true, names) => match ctx.vcs.list() {
+        (true, names) => match ask(true) {
             Ok(list) => list,
             Err(err) => return (reconcile(ctx, entries, names), Some(err.into())),
         },

@@ -21,6 +21,8 @@ mod metadata;
 mod output;
 mod pool_journal;
 mod process;
+mod progress;
+mod progress_line;
 mod recovery;
 mod reflink;
 mod refname;
@@ -29,6 +31,7 @@ mod report;
 mod sandbox;
 mod signals;
 mod state;
+mod status_table;
 mod tools;
 mod tree;
 mod vars;
@@ -59,6 +62,9 @@ fn main() -> ExitCode {
     let wraps_command = matches!(cli.command, Command::Run(_) | Command::Shell(_));
     let outcome = match &cli.command {
         Command::Run(args) => commands::run::cmd_run(&cli.global, args),
+        Command::Status(args) if args.watch => {
+            commands::status_watch::cmd_status_watch(&cli.global, args.interval)
+        }
         Command::Status(args) => commands::status::cmd_status(&cli.global, args),
         Command::Shell(args) => commands::shell::cmd_shell(&cli.global, args),
         Command::Clean(args) => commands::clean::cmd_clean(&cli.global, args),

@@ -48,19 +48,26 @@ pub fn style_second_column(table: &str, style: impl Fn(&str) -> Option<anstyle::
     out
 }
 
-/// Appends rows as left-aligned columns separated by two spaces.
-pub fn columns<I: IntoIterator<Item = [String; N]>, const N: usize>(rows: I, out: &mut String) {
-    let rows: Vec<[String; N]> = rows.into_iter().collect();
-    let mut widths = [0usize; N];
+/// Appends rows (arrays or vectors of cells, all of one length) as left-aligned columns
+/// separated by two spaces.
+pub fn columns<I, R>(rows: I, out: &mut String)
+where
+    I: IntoIterator<Item = R>,
+    R: AsRef<[String]>,
+{
+    let rows: Vec<R> = rows.into_iter().collect();
+    let mut widths: Vec<usize> = vec![];
     for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
+        widths.resize(widths.len().max(row.as_ref().len()), 0);
+        for (w, cell) in widths.iter_mut().zip(row.as_ref()) {
             *w = (*w).max(cell.chars().count());
         }
     }
     for row in &rows {
+        let row = row.as_ref();
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
+            if i + 1 == row.len() {
                 line.push_str(cell);
             } else {
                 line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
@@ -84,4 +91,12 @@ pub fn print(text: &str) -> Result<()> {
             .cause(e.to_string())
             .hint("check where stdout goes (a full disk or a closed file); the workspaces were not changed by the printing")),
     }
+}
+
+/// The height of the terminal on stdout, when it is one that says.
+pub fn terminal_rows() -> Option<u16> {
+    // SAFETY: TIOCGWINSZ fills a winsize; it is read only when the call succeeded.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_row > 0).then_some(size.ws_row)
 }

@@ -14,4 +14,5 @@ pub mod pool;
 pub mod run;
 pub mod shell;
 pub mod status;
+pub mod status_watch;
 pub mod sync_tools;

@@ -15,6 +15,7 @@ use crate::liveness;
 use crate::lock::{self, Lock};
 use crate::metadata::{self, Loaded, Record, Status};
 use crate::process::{self, Ending};
+use crate::progress_line::ProgressLine;
 use crate::report;
 use crate::signals;
 use crate::workspace::{self, remove, Request};
@@ -66,7 +67,9 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         validate_id(parent)?;
     }
     signals::install();
-    let ctx = Context::open(ctx_args)?;
+    let mut ctx = Context::open(ctx_args)?;
+    let progress = ProgressLine::on_stderr(&format!("workspace {}", args.id));
+    ctx.progress = progress.progress();
     ctx.vcs.check_id(&args.id)?;
     let path = ctx.layout.workspace(&args.id);
     if crate::sandbox::inside(&args.id, &path) {
@@ -103,6 +106,7 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         trust: args.trust_config,
     };
     prepare(&ctx, &mut record, opened.created, &setup)?;
+    drop(progress);
     record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
     let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
     if args.cleanup && record.status == Status::Done {
@@ -120,6 +124,7 @@ fn prepare(
 ) -> Result<()> {
     let mut notes = vec![];
     let synced = workspace::tools::sync(ctx, record, false, &mut notes);
+    ctx.progress.idle();
     report::print_notes(&notes);
     synced?;
     if workspace::setup::due(ctx, record, created) {
@@ -152,6 +157,7 @@ fn open(
         };
         workspace::open(ctx, &req, &mut notes)
     });
+    ctx.progress.idle();
     report::print_notes(&notes);
     match opened {
         Ok(opened) => Ok((opened, lease)),

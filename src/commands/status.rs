@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
-use crate::disk;
 use crate::error::Result;
 use crate::inventory::{self, Entry, Problem};
 use crate::layout::validate_id;
 use crate::output;
 use crate::report;
+use crate::status_table::{self, Columns};
 use crate::workspace::details::{self, ChangeCounts, Extra};
 
 /// Show the workspaces of this repository, or one workspace's record and history.
@@ -27,6 +27,25 @@ pub struct StatusArgs {
     /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
     #[arg(long)]
     pub size: bool,
+    /// Redraw the table on this terminal until interrupted (Ctrl-C), with each run's time
+    /// so far and last exit code
+    #[arg(long, conflicts_with_all = ["id", "json", "size"])]
+    pub watch: bool,
+    /// With --watch: seconds between redraws (a decimal number from 0.05 to 3600)
+    #[arg(long, value_name = "S", requires = "watch", allow_negative_numbers = true,
+          value_parser = parse_interval, default_value = "1")]
+    pub interval: std::time::Duration,
+}
+
+/// `--interval`: seconds, a decimal number from 0.05 to 3600.
+fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.05..=3600.0).contains(&s) => Ok(std::time::Duration::from_secs_f64(s)),
+        _ => Err(
+            "give the seconds between redraws, a number from 0.05 to 3600 (such as 0.5 or 2)"
+                .into(),
+        ),
+    }
 }
 
 pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
@@ -55,7 +74,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     let mut text = render(&entries, &extra, args);
     if args.id.is_none() && !args.json && output::colour(global.color) {
-        text = output::style_second_column(&text, status_style);
+        text = output::style_second_column(&text, status_table::status_style);
     }
     output::print(&text)?;
     if !args.json {
@@ -81,28 +100,15 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
             });
         }
         (Some(_), false) => describe(&entries[0], &extra[0], &mut out),
-        (None, false) => table(entries, extra, args.size, &mut out),
+        (None, false) => {
+            let columns = Columns {
+                size: args.size,
+                ..Columns::default()
+            };
+            status_table::table(entries, extra, columns, &mut out)
+        }
     }
     out
-}
-
-/// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
-/// error, a crash or a problem; idle plain.
-fn status_style(status: &str) -> Option<anstyle::Style> {
-    use anstyle::AnsiColor::{Cyan, Green, Red, Yellow};
-    let colour = match status {
-        "idle" => return None,
-        "done" => Green,
-        "running" => Cyan,
-        "interrupted" => Yellow,
-        _ => Red,
-    };
-    let style = anstyle::Style::new().fg_color(Some(colour.into()));
-    Some(if matches!(colour, Red) {
-        style.bold()
-    } else {
-        style
-    })
 }
 
 /// What to do about each workspace with a problem, on stderr.
@@ -197,8 +203,8 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
                 .problem
                 .as_ref()
                 .map(|p| report::problem_hint(p, entry)),
-            parent: parent(entry).map(|(p, _)| p),
-            orphaned: parent(entry).is_some_and(|(_, gone)| gone),
+            parent: status_table::parent(entry).map(|(p, _)| p),
+            orphaned: status_table::parent(entry).is_some_and(|(_, gone)| gone),
             record,
             size_bytes: None,
             newest_mtime: None,
@@ -209,80 +215,10 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
     }
 }
 
-/// What to do about a workspace's problem.
-/// The parent of a child workspace and whether it is gone (the child is then orphaned): one
-/// stat, no backend call.
-fn parent(entry: &Entry) -> Option<(&str, bool)> {
-    let parent = entry.record.as_ref()?.parent.as_deref()?;
-    let gone = entry
-        .path
-        .parent()
-        .is_none_or(|ns| std::fs::symlink_metadata(ns.join(parent)).is_err());
-    Some((parent, gone))
-}
-
-/// The parent as the table and the detail view show it.
-fn parent_text(entry: &Entry) -> String {
-    match parent(entry) {
-        Some((p, true)) => format!("{p} (orphaned)"),
-        Some((p, false)) => p.to_string(),
-        None => "-".into(),
-    }
-}
-
 fn pretty(value: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
-}
-
-/// The table: a PARENT column only when some workspace is a child (`run --parent`), a SIZE
-/// column with `--size`.
-fn table(entries: &[Entry], extra: &[Extra], size: bool, out: &mut String) {
-    let parents = entries
-        .iter()
-        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()));
-    let header = [
-        "WORKSPACE",
-        "STATUS",
-        "PARENT",
-        "WORKFLOW",
-        "UPDATED",
-        "BACKEND",
-        "SIZE",
-        "PATH",
-    ]
-    .map(String::from);
-    let rows = entries.iter().zip(extra).map(|(e, x)| {
-        let record = e.record.as_ref();
-        [
-            e.id.clone(),
-            e.status().to_string(),
-            parent_text(e),
-            record
-                .and_then(|r| r.workflow.clone())
-                .unwrap_or_else(|| "-".into()),
-            e.updated_at().unwrap_or("-").to_string(),
-            record.map_or("-", |r| r.backend.as_str()).to_string(),
-            x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
-            e.path.display().to_string(),
-        ]
-    });
-    let all = std::iter::once(header).chain(rows);
-    match (parents, size) {
-        (true, true) => output::columns(all, out),
-        (true, false) => output::columns(
-            all.map(|[a, b, c, d, e, f, _, h]| [a, b, c, d, e, f, h]),
-            out,
-        ),
-        (false, true) => output::columns(
-            all.map(|[a, b, _, d, e, f, g, h]| [a, b, d, e, f, g, h]),
-            out,
-        ),
-        (false, false) => {
-            output::columns(all.map(|[a, b, _, d, e, f, _, h]| [a, b, d, e, f, h]), out)
-        }
-    }
 }
 
 fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
@@ -306,7 +242,7 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         field("branch", branch);
     }
     if r.parent.is_some() {
-        field("parent", &parent_text(entry));
+        field("parent", &status_table::parent_text(entry));
     }
     field("repo", &r.repo_root.display().to_string());
     field("base", &opt(&r.base_change));

@@ -323,6 +323,16 @@ impl Vcs {
         }
     }
 
+    /// A stamp of what the backend knows about workspaces, read from files alone (jj: its
+    /// operation heads; git: the times of its worktree records and of the namespace
+    /// directory): while it is the same, so are [`Vcs::list`] and [`Vcs::names`].
+    pub fn registrations_stamp(&self) -> Option<String> {
+        match self {
+            Vcs::Jj(jj) => jj.op_heads_key(),
+            Vcs::Git(git) => git.worktrees_stamp(),
+        }
+    }
+
     /// The content of `file` at `commit`, if it exists there.
     pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         match self {

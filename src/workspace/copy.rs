@@ -16,6 +16,7 @@ pub(super) fn copy_included(ctx: &Context, path: &Path) -> Result<Option<(Copied
     if patterns.is_empty() {
         return Ok(None);
     }
+    ctx.progress.report(crate::progress::Phase::Copying);
     let started = Instant::now();
     let main = &ctx.repo.root;
     let failed = |message: String| {

@@ -87,6 +87,7 @@ fn create_locked(
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
     record.ports = ports;
+    ctx.progress.report(crate::progress::Phase::CheckingOut);
     // A prepared workspace of the pool, when there is one (never for a child, whose start
     // is its parent's state).
     let taken = match req.parent {

@@ -69,6 +69,7 @@ pub fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
         ))
         .hint("review the file, then pass --trust-config to run its setup (a setup.command in your own configuration file is always trusted); the workspace is kept"));
     }
+    ctx.progress.report(crate::progress::Phase::SettingUp);
     let log = log_path(&record.workspace_path);
     let file = open_log(&log)?;
     outcome.log = Some(log.clone());

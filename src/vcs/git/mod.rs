@@ -73,6 +73,28 @@ impl Git {
         Ok(found)
     }
 
+    /// The modification times of the worktree records (`<common>/worktrees` and each entry
+    /// in it) and of the namespace directory: a worktree added, removed, moved, switched to
+    /// another branch or deleted by hand changes one of them.
+    pub fn worktrees_stamp(&self) -> Option<String> {
+        let records = self.common.join("worktrees");
+        let mut dirs = vec![self.namespace.clone(), records.clone()];
+        if let Ok(entries) = std::fs::read_dir(&records) {
+            dirs.extend(entries.filter_map(|e| Some(e.ok()?.path())));
+        }
+        dirs.sort();
+        let mut stamp = String::new();
+        for dir in &dirs {
+            let time = std::fs::symlink_metadata(dir)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            stamp += &format!("{}={time};", dir.display());
+        }
+        Some(stamp)
+    }
+
     pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
         let rev = rev.unwrap_or("HEAD");
         let out = self

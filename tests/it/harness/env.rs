@@ -69,6 +69,11 @@ impl TestEnv {
         }
     }
 
+    /// The environment every command of the test starts with (and nothing else).
+    pub fn vars(&self) -> &BTreeMap<String, OsString> {
+        &self.vars
+    }
+
     /// The canonical temp dir.
     pub fn path(&self) -> &Path {
         &self.root
