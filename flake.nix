@@ -86,6 +86,8 @@
               groff
               bashInteractive
               python3
+              tmux
+              util-linux
             ];
             checkFlags = [ "--skip=sandbox::" ];
             preCheck = ''

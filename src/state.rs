@@ -204,7 +204,7 @@ pub fn write(workspace: &Path, record: &[u8], view_sha256: &str) -> Result<()> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .and_then(|mut f| f.write_all(&text));
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp, &file)) {
+    if let Err(e) = written.and_then(|()| crate::fsutil::replace(&tmp, &file)) {
         let _ = fs::remove_file(&tmp);
         return Err(FsError::io("write", &file, e));
     }

@@ -394,41 +394,83 @@ fn a_crash_at_each_step_of_a_take_leaves_a_consistent_state(backend: Backend) {
     }
 }
 
-/// SIGKILL while a fill prepares an entry: it is incomplete, never taken, and the next fill
-/// removes it.
+/// SIGKILL while a fill prepares an entry (right after the backend checked it out, and while
+/// its setup runs): it is incomplete, never taken, and the next fill removes it.
 fn a_crash_during_a_fill_leaves_no_takeable_half(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = prepared_repo(&env, backend, 1);
-    let (tool, trigger) = match backend {
-        Backend::Jj => ("jj", "workspace add"),
-        Backend::Git => ("git", "worktree add"),
-    };
-    let path = killing_wrapper(&env, tool, trigger, false);
-    let out = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .env("TRIGGER", trigger)
-        .args(["pool", "fill"])
-        .run();
-    assert_eq!(out.code(), None, "{}", out.report());
-    let status = pool(&env, &repo);
-    assert_eq!(status["entries"][0]["state"], "incomplete", "{status:#}");
-    let half = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());
-    user_config(
-        &env,
-        &fs::read_to_string(env.path().join("xdg/config/agent-workspace/config.toml"))
-            .unwrap()
-            .replace("size = 1", "size = 0"),
-    );
-    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
-    assert!(half.exists(), "an incomplete entry is never taken");
-    let filled = env
-        .aw(&repo, ["pool", "fill", "1", "--json"])
-        .assert_ok()
-        .json();
-    assert_eq!(filled["removed"], serde_json::json!([half]), "{filled:#}");
-    assert!(!half.exists());
-    assert_eq!(ready(&env, &repo).len(), 1);
+    for during_setup in [false, true] {
+        let env = TestEnv::new();
+        let repo = prepared_repo(&env, backend, 1);
+        let out = match during_setup {
+            false => {
+                let (tool, trigger) = match backend {
+                    Backend::Jj => ("jj", "workspace add"),
+                    Backend::Git => ("git", "worktree add"),
+                };
+                let path = killing_wrapper(&env, tool, trigger, false);
+                env.aw_cmd(&repo)
+                    .env("PATH", &path)
+                    .env("TRIGGER", trigger)
+                    .args(["pool", "fill"])
+                    .run()
+            }
+            true => {
+                let config = env.path().join("xdg/config/agent-workspace/config.toml");
+                let marker = env.path().join("setting-up");
+                let text = fs::read_to_string(&config).unwrap().replace(
+                    "command = \"",
+                    &format!("command = \"touch {}; sleep 30; ", marker.display()),
+                );
+                fs::write(&config, text).unwrap();
+                let fill = env.aw_cmd(&repo).args(["pool", "fill"]).spawn();
+                crate::harness::wait_for_file(&marker);
+                fill.signal("KILL");
+                fill.wait()
+            }
+        };
+        let how = format!("during the setup: {during_setup}");
+        assert_eq!(out.code(), None, "{how}: {}", out.report());
+        // The setup's guard holds the pool lock until it has ended the setup's processes.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            let status = pool(&env, &repo);
+            if status["filling"] == false || Instant::now() > deadline {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(
+            status["entries"][0]["state"], "incomplete",
+            "{how}: {status:#}"
+        );
+        let half = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());
+        user_config(
+            &env,
+            &fs::read_to_string(env.path().join("xdg/config/agent-workspace/config.toml"))
+                .unwrap()
+                .replace("size = 1", "size = 0")
+                .replace("sleep 30; ", ""),
+        );
+        env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+        assert!(half.exists(), "{how}: an incomplete entry is never taken");
+        let filled = env
+            .aw(&repo, ["pool", "fill", "1", "--json"])
+            .assert_ok()
+            .json();
+        assert_eq!(
+            filled["removed"],
+            serde_json::json!([half]),
+            "{how}: {filled:#}"
+        );
+        assert!(!half.exists(), "{how}");
+        assert_eq!(ready(&env, &repo).len(), 1, "{how}");
+        if backend == Backend::Jj {
+            assert_eq!(
+                env.workspace_names(&repo).len(),
+                3,
+                "{how}: default, w, one entry"
+            );
+        }
+    }
 }
 
 /// The run that takes an entry does not wait for the refill it starts.

@@ -1,0 +1,127 @@
+//! Symlink-safe opens, atomic writes and removals.
+use super::*;
+use std::os::unix::fs::symlink;
+
+#[test]
+fn symlinks_are_refused_and_not_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    let link = tmp.path().join("link");
+    symlink(&outside, &link).unwrap();
+    assert!(matches!(
+        create_dir_nofollow(&link),
+        Err(FsError::Symlink { .. })
+    ));
+    assert!(matches!(
+        open_nofollow(&link.join("f")),
+        Err(FsError::Symlink { .. })
+    ));
+    assert!(matches!(
+        write_atomic(&link.join("f"), b"x"),
+        Err(FsError::Symlink { .. })
+    ));
+    assert!(matches!(
+        remove_dir_checked(tmp.path(), "link"),
+        Err(FsError::Symlink { .. })
+    ));
+    let file_link = tmp.path().join("file-link");
+    symlink(outside.join("target"), &file_link).unwrap();
+    assert!(matches!(
+        open_nofollow(&file_link),
+        Err(FsError::Symlink { .. })
+    ));
+    // An atomic write replaces the symlink itself.
+    write_atomic(&file_link, b"x").unwrap();
+    assert!(!fs::symlink_metadata(&file_link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+#[test]
+fn a_symlink_anywhere_in_an_absolute_path_is_refused_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let outside = base.join("outside");
+    fs::create_dir_all(outside.join("deeper")).unwrap();
+    symlink(&outside, base.join("link")).unwrap();
+    let through = base.join("link/deeper/f");
+    match open_nofollow(&through) {
+        Err(FsError::Symlink { path }) => assert_eq!(path, base.join("link")),
+        other => panic!("{other:?}"),
+    }
+    match write_atomic(&through, b"x") {
+        Err(FsError::Symlink { path }) => assert_eq!(path, base.join("link")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fs::read_dir(outside.join("deeper")).unwrap().count(), 0);
+}
+
+#[test]
+fn real_directories_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    create_dir_nofollow(&dir).unwrap();
+    create_dir_nofollow(&dir).unwrap();
+    write_atomic(&dir.join("f"), b"1").unwrap();
+    write_atomic(&dir.join("f"), b"2").unwrap();
+    assert_eq!(fs::read(dir.join("f")).unwrap(), b"2");
+    open_nofollow(&dir.join("l")).unwrap();
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
+    remove_dir_checked(tmp.path(), "d").unwrap();
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_long_name_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = "x".repeat(300);
+    match create_dir_nofollow(&tmp.path().join(&long)) {
+        Err(FsError::NameTooLong { component, .. }) => assert_eq!(component, long),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn replace_swaps_in_the_new_file_and_leaves_no_temp() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("record.json");
+    fs::write(&path, "old").unwrap();
+    write_atomic(&path, b"new").unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "only the file itself: {names:?}");
+}
+
+#[test]
+fn replace_refuses_a_directory_and_moves_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("record.json");
+    fs::create_dir(&path).unwrap();
+    fs::write(path.join("kept"), "an agent's file").unwrap();
+    assert!(write_atomic(&path, b"new").is_err());
+    assert_eq!(
+        fs::read_to_string(path.join("kept")).unwrap(),
+        "an agent's file"
+    );
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temp file or moved directory: {names:?}");
+}
+
+#[test]
+fn replace_replaces_a_symlink_without_writing_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    fs::write(&outside, "theirs").unwrap();
+    let path = dir.path().join("record.json");
+    symlink(&outside, &path).unwrap();
+    write_atomic(&path, b"new").unwrap();
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "theirs");
+    assert!(!fs::symlink_metadata(&path)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+}
