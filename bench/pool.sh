@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The pool case of docs/benchmarks.md: a cold `run new -- true` that takes a prepared workspace,
 # against `jj workspace add` of the same repository and against a warm run, and 16 parallel
-# runs taking prepared workspaces while the background refill works.
+# runs taking prepared workspaces with and without the background refill.
 #
 #   bench/pool.sh
+#
+# Nothing is deleted between timed steps: on ext4 without a journal, creating files soon after
+# many were deleted is slowed by the inode allocator skipping recently deleted inodes (seen
+# here: `jj workspace add` of 50,000 files from 3 s to 50 s), which would distort both sides.
+# So each floor run adds a workspace under a new name, the pool is filled for all the pooled
+# runs at once (untimed), and everything is removed at the end.
 #
 # Environment (all optional):
 #   AGENT_WORKSPACE_BIN   binary to use; default: cargo build --release into a scratch target
 #   FILES                 files in the synthetic jj repository [50000]
-#   RUNS                  timed iterations per cold side [5]; warm runs are 10x that
+#   RUNS                  timed cold runs per side [5]; warm runs are 10x that
 #   PARALLEL              parallel runs of the refill case [16]
 #   KEEP_SCRATCH=1        keep the scratch directory
 set -euo pipefail
@@ -34,12 +40,21 @@ bin=$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")
 JJ=$(command -v jj)
 export HOME=$scratch/home XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
 export XDG_DATA_HOME=$scratch/data JJ_CONFIG=$scratch/jj.toml
+config=$XDG_CONFIG_HOME/agent-workspace/config.toml
 mkdir -p "$HOME" "$XDG_CONFIG_HOME/agent-workspace"
 printf '[user]\nname = "Bench"\nemail = "bench@example.com"\n' >"$JJ_CONFIG"
 say() { printf '==> %s\n' "$*" >&2; }
-median_ms() { # median_ms HYPERFINE_JSON -> the median in ms
-    awk '/"median"/ { gsub(/[",]/, ""); printf "%.1f", $2 * 1000; exit }' "$1"
+now_ms() { awk -v t="$EPOCHREALTIME" 'BEGIN { printf "%.1f", t * 1000 }'; }
+# time_ms CMD... -> prints the wall time of one run of CMD in ms (its output discarded)
+time_ms() {
+    local s e
+    s=$EPOCHREALTIME
+    "$@" >/dev/null 2>&1
+    e=$EPOCHREALTIME
+    awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f\n", (e - s) * 1000 }'
 }
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+settle() { sync; sleep 3; }
 
 repo=$scratch/repo
 say "making a jj repository of $FILES files"
@@ -58,62 +73,67 @@ mkdir -p "$repo"
 cd "$repo"
 direnv allow . >/dev/null 2>&1
 
-say "floor: jj workspace add ($RUNS runs)"
-floor=$scratch/floor
-hyperfine -N --style basic --runs "$RUNS" --export-json "$scratch/floor.json" \
-    --prepare "sh -c '$JJ -R $repo workspace forget floor >/dev/null 2>&1; rm -rf $floor'" \
-    "$JJ -R $repo --quiet workspace add --name floor $floor" >&2
-"$JJ" -R "$repo" workspace forget floor
-rm -rf "$floor"
+say "floor: jj workspace add ($RUNS runs, each under a new name)"
+settle
+for ((i = 1; i <= RUNS; i++)); do
+    time_ms "$JJ" -R "$repo" --quiet workspace add --name "floor$i" "$scratch/floor$i"
+done | tee "$scratch/floor.ms" >&2
 
-say "pooled cold runs ($RUNS runs; each prepare drains the last workspace and fills the pool)"
-printf '[pool]\nsize = 1\n' >"$XDG_CONFIG_HOME/agent-workspace/config.toml"
-"$bin" pool fill >/dev/null
-hyperfine -N --style basic --runs "$RUNS" --export-json "$scratch/pooled.json" \
-    --prepare "sh -c '$bin clean --all >/dev/null 2>&1; $bin pool fill >/dev/null'" \
-    "$bin run new -- true" >&2
-"$bin" clean --all >/dev/null 2>&1
-"$bin" pool fill >/dev/null
+say "pooled cold runs ($RUNS runs, each taking one of $RUNS prepared workspaces; no refill)"
+printf '[pool]\nsize = 0\n' >"$config"
+"$bin" pool fill "$RUNS" >/dev/null
+settle
+for ((i = 1; i <= RUNS; i++)); do
+    time_ms "$bin" run "new$i" -- true
+done | tee "$scratch/pooled.ms" >&2
+[[ $("$bin" pool status --json | awk '/"ready"/ { print $2 }' | tr -d ,) == 0 ]] ||
+    { echo "pool.sh: a pooled run did not take a prepared workspace" >&2; exit 1; }
 
 say "warm runs ($((RUNS * 10)) runs)"
-"$bin" run warm -- true
 hyperfine -N --style basic --warmup 3 --runs $((RUNS * 10)) \
-    --export-json "$scratch/warm.json" "$bin run warm -- true" >&2
-"$bin" clean --all >/dev/null 2>&1
+    --export-json "$scratch/warm.json" "$bin run new1 -- true" >&2
+warm=$(awk '/"median"/ { gsub(/[",]/, ""); printf "%.1f", $2 * 1000; exit }' "$scratch/warm.json")
 
-say "$PARALLEL parallel runs taking prepared workspaces, refill in the background"
-printf '[pool]\nsize = %d\n' "$PARALLEL" >"$XDG_CONFIG_HOME/agent-workspace/config.toml"
+# parallel TAG: PARALLEL runs at once, each taking a prepared workspace; their times in ms.
+parallel() {
+    local tag=$1 i
+    : >"$scratch/par-$tag.ms"
+    for ((i = 0; i < PARALLEL; i++)); do
+        (time_ms "$bin" run "$tag$i" -- true >>"$scratch/par-$tag.ms") &
+    done
+    wait
+}
+say "$PARALLEL parallel pooled runs without a refill (pool.size = 0)"
+"$bin" pool fill "$PARALLEL" >/dev/null
+settle
+parallel quiet
+say "$PARALLEL parallel pooled runs, each starting the background refill (pool.size = $PARALLEL)"
+printf '[pool]\nsize = %d\n' "$PARALLEL" >"$config"
 "$bin" pool fill >/dev/null
-times=$scratch/par-times
-: >"$times"
-for ((i = 0; i < PARALLEL; i++)); do
-    (
-        s=$(date +%s%N)
-        "$bin" run "p$i" -- true
-        e=$(date +%s%N)
-        echo $(((e - s) / 1000000)) >>"$times"
-    ) &
-done
-wait
+settle
+t0=$(now_ms)
+parallel refill
+t1=$(now_ms)
 filling=$("$bin" pool status --json | awk '/"filling"/ { print $2 }' | tr -d ,)
-taken=$("$JJ" -R "$repo" workspace list -T 'name ++ "\n"' | grep -c '^p' || true)
-sort -n "$times" >"$times.sorted"
-par_median=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' "$times.sorted")
-par_max=$(tail -1 "$times.sorted")
 say "waiting for the refill"
-t0=$(date +%s%N)
 while [[ $("$bin" pool status --json | awk '/"ready"/ { print $2 }' | tr -d ,) != "$PARALLEL" ]]; do
     sleep 1
 done
-refill_s=$(awk -v n=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.0f", n / 1e9 }')
+t2=$(now_ms)
 
-f=$(median_ms "$scratch/floor.json")
-p=$(median_ms "$scratch/pooled.json")
-w=$(median_ms "$scratch/warm.json")
+f=$(median <"$scratch/floor.ms")
+p=$(median <"$scratch/pooled.ms")
+qm=$(median <"$scratch/par-quiet.ms")
+qx=$(sort -n "$scratch/par-quiet.ms" | tail -1)
+rm_=$(median <"$scratch/par-refill.ms")
+rx=$(sort -n "$scratch/par-refill.ms" | tail -1)
+ratio() { awk -v a="$1" -v b="$2" "BEGIN { printf \"$3\", a / b }"; }
 echo
 echo "repository: $FILES files; $("$bin" --version); $("$JJ" --version)"
-echo "jj workspace add (floor of a cold run): ${f} ms"
-echo "pooled run new -- true: ${p} ms = $(awk -v a="$p" -v b="$f" 'BEGIN { printf "%.3f", a / b }')x the floor (target <= 0.05x)"
-echo "warm run w -- true: ${w} ms; pooled = $(awk -v a="$p" -v b="$w" 'BEGIN { printf "%.2f", a / b }')x warm (target <= 5x)"
-echo "$PARALLEL parallel pooled runs: median ${par_median} ms, slowest ${par_max} ms; $taken workspaces;" \
-    "refill under way when they ended: $filling; pool full again ${refill_s}s later"
+echo "jj workspace add (floor of a cold run): median ${f} ms of $(tr '\n' ' ' <"$scratch/floor.ms")"
+echo "pooled run newN -- true: median ${p} ms of $(tr '\n' ' ' <"$scratch/pooled.ms")= $(ratio "$p" "$f" %.3f)x the floor (target <= 0.05x)"
+echo "warm run -- true: ${warm} ms; pooled = $(ratio "$p" "$warm" %.2f)x warm (target <= 5x)"
+echo "$PARALLEL parallel pooled runs, no refill: median ${qm} ms, slowest ${qx} ms"
+echo "$PARALLEL parallel pooled runs, refill started: median ${rm_} ms, slowest ${rx} ms;" \
+    "all ended $(ratio "$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }')" 1 %.0f) ms after the first started;" \
+    "refill under way then: $filling; pool full again $(ratio "$(awk -v a="$t2" -v b="$t1" 'BEGIN { print a - b }')" 1000 %.0f) s later"

@@ -87,7 +87,11 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
 fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
     let mut out = String::new();
     match (&args.id, args.json) {
-        (Some(_), true) => out = pretty(&WorkspaceJson::with(&entries[0], &extra[0])),
+        (Some(_), true) => {
+            let mut one = WorkspaceJson::with(&entries[0], &extra[0]);
+            one.schema_version = Some(1);
+            out = pretty(&one);
+        }
         (None, true) => {
             let workspaces = entries
                 .iter()
@@ -132,6 +136,9 @@ struct StatusJson<'a> {
 /// One workspace in `status --json` (and `status ID --json` alone).
 #[derive(Serialize)]
 struct WorkspaceJson<'a> {
+    /// `status <ID> --json` alone: the version of this object's schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_version: Option<u64>,
     workspace_id: &'a str,
     status: &'a str,
     recorded_status: Value,
@@ -191,6 +198,7 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
         };
         let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
         WorkspaceJson {
+            schema_version: None,
             workspace_id: &entry.id,
             status: entry.status(),
             recorded_status: get("status"),

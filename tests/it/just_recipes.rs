@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::harness::{TestEnv, AW};
+use crate::harness::{TestEnv, AW, SUBCOMMANDS};
 
 /// The project's own justfile and agents module.
 fn project_file(name: &str) -> String {
@@ -64,4 +64,44 @@ fn consolidate_summarises_a_range_in_its_own_workspace() {
     assert_eq!(env.workspace_names(&repo), ["cons", "default"]);
     // The summary is an edit of the workspace, not of the user's working copy.
     assert!(!repo.join("consolidation").exists());
+}
+
+/// Every subcommand has a recipe in `agents.just` that calls it, and `just --list agents`
+/// lists every recipe with its comment.
+#[test]
+fn every_subcommand_has_a_listed_and_commented_recipe() {
+    let env = TestEnv::new();
+    let dir = env.path().join("project");
+    fs::create_dir_all(&dir).unwrap();
+    let agents = project_file("agents.just");
+    fs::write(dir.join("justfile"), project_file("justfile")).unwrap();
+    fs::write(dir.join("agents.just"), &agents).unwrap();
+    for sub in SUBCOMMANDS {
+        let call = format!("{{{{ quote(aw) }}}} {sub} ");
+        assert!(
+            agents.lines().any(|l| l.trim_start().starts_with(&call)),
+            "no recipe in agents.just calls `{sub}`"
+        );
+    }
+    let out = env.cmd("just", &dir).args(["--list", "agents"]).run();
+    out.assert_ok();
+    let listed: Vec<&str> = out.stdout.lines().collect();
+    let recipes = agents
+        .lines()
+        .filter(|l| !l.starts_with([' ', '#', '[']) && l.contains(':') && !l.contains(":="));
+    for line in recipes {
+        let name = line.split([' ', ':']).next().unwrap();
+        // just puts the comment after the recipe, or on the line above a long one.
+        let commented = listed.windows(2).any(|w| {
+            let at = w[1].trim_start();
+            at.starts_with(&format!("{name} "))
+                && (at.contains(" # ") || w[0].trim_start().starts_with("# "))
+        });
+        assert!(
+            commented,
+            "{name} is not listed with a comment:\n{}",
+            out.stdout
+        );
+    }
+    assert!(listed.len() >= SUBCOMMANDS.len(), "{}", out.stdout);
 }

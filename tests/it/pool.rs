@@ -203,6 +203,16 @@ fn a_pooled_creation_is_a_normal_one(backend: Backend) {
         !troubled("workspaces") && !troubled("leftovers"),
         "{doctor:#}"
     );
+    // jj keeps the root recorded when the entry was prepared (its `.pool-` directory, gone
+    // since the rename): the taken workspace is still matched as ours, and clean forgets it.
+    let one = env.aw(&repo, ["status", "w", "--json"]).assert_ok().json();
+    assert!(one["problem"].is_null(), "{one:#}");
+    env.aw(&repo, ["clean", "--force", "w"]).assert_ok();
+    assert!(!ws.exists());
+    if backend == Backend::Jj {
+        let names = env.workspace_names(&repo);
+        assert!(!names.contains(&"w".to_string()), "{names:?}");
+    }
 }
 
 fn pool_entries_are_never_workspaces(backend: Backend) {
@@ -481,8 +491,12 @@ fn the_refill_runs_in_the_background(backend: Backend) {
     let gate = env.path().join("gate");
     let config = env.path().join("xdg/config/agent-workspace/config.toml");
     let text = fs::read_to_string(&config).unwrap();
-    // From now on a setup waits for the gate: the refill cannot finish before it opens.
-    let waiting = format!("while ! test -e {}; do sleep 0.05; done; ", gate.display());
+    // From now on a prepared workspace's setup waits for the gate: the refill cannot finish
+    // before it opens.
+    let waiting = format!(
+        "case $AGENT_WORKSPACE_ID in .pool-*) while ! test -e {}; do sleep 0.05; done;; esac; ",
+        gate.display()
+    );
     fs::write(
         &config,
         text.replace("command = \"", &format!("command = \"{waiting}")),
@@ -500,8 +514,93 @@ fn the_refill_runs_in_the_background(backend: Backend) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(pool(&env, &repo)["ready"], 0);
+    // Runs meanwhile create their workspaces without waiting for it.
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    assert_eq!(pool(&env, &repo)["filling"], true);
+    // SIGKILL of the refill while its entry's setup runs leaves an incomplete entry, never
+    // taken; the next fill removes it and prepares a complete one.
+    // (w2's own refill found the pool busy and left the work to the first.)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let refills = loop {
+        let found = refill_pids(&env);
+        if found.len() == 1 || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(refills.len(), 1, "one refill at a time: {refills:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &refills[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pool(&env, &repo)["filling"] != false {
+        assert!(
+            Instant::now() < deadline,
+            "the killed refill still holds the pool"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = pool(&env, &repo);
+    assert_eq!(status["entries"][0]["state"], "incomplete", "{status:#}");
+    let half = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());
     fs::write(&gate, "").unwrap();
-    wait_filled(&env, &repo, 1);
+    let filled = env.aw(&repo, ["pool", "fill", "--json"]).assert_ok().json();
+    assert_eq!(filled["removed"], serde_json::json!([half]), "{filled:#}");
+    assert_eq!(ready(&env, &repo).len(), 1);
+    assert_eq!(workspace_ids(&env, &repo), ["w", "w2"]);
+}
+
+/// The detached `pool refill` processes started for this test's environment.
+fn refill_pids(env: &TestEnv) -> Vec<u32> {
+    let home = format!("HOME={}", env.path().join("home").display());
+    let mut found = vec![];
+    for entry in fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let refill = args.windows(2).any(|w| w == [&b"pool"[..], &b"refill"[..]]);
+        let environ = fs::read(entry.path().join("environ")).unwrap_or_default();
+        let ours = environ.split(|b| *b == 0).any(|v| v == home.as_bytes());
+        if refill && ours {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A crash after a take saved the new workspace's state and before it removed the take's
+/// journal: the workspace is complete and listed, a run in it works, and the next creation
+/// finishes the take (removes the journal) without touching the workspace.
+fn a_journal_of_a_saved_take_is_finished_not_discarded(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = prepared_repo(&env, backend, 0);
+    env.aw(&repo, ["pool", "fill", "1"]).assert_ok();
+    let entry = ready(&env, &repo).pop().unwrap();
+    let name = entry.file_name().unwrap().to_str().unwrap().to_string();
+    let token = name.strip_prefix(".pool-").unwrap();
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::write(ws.join("work.txt"), "the agent's work\n").unwrap();
+    let journal = env
+        .namespace_dir(&repo)
+        .join(".pool")
+        .join(format!("{token}.taking"));
+    fs::write(&journal, "w\n\n").unwrap();
+    let listed = env.aw(&repo, ["status", "--json"]).assert_ok().json();
+    assert_eq!(workspace_ids(&env, &repo), ["w"], "{listed:#}");
+    assert!(listed["workspaces"][0]["problem"].is_null(), "{listed:#}");
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    assert!(!journal.exists(), "the take is finished");
+    assert_eq!(
+        fs::read_to_string(ws.join("work.txt")).unwrap(),
+        "the agent's work\n"
+    );
+    assert_eq!(workspace_ids(&env, &repo), ["w", "w2"]);
 }
 
 crate::both_backends!(
@@ -512,6 +611,7 @@ crate::both_backends!(
     a_crash_at_each_step_of_a_take_leaves_a_consistent_state,
     a_crash_during_a_fill_leaves_no_takeable_half,
     the_refill_runs_in_the_background,
+    a_journal_of_a_saved_take_is_finished_not_discarded,
 );
 
 #[test]

@@ -12,6 +12,7 @@ use crate::harness::TestEnv;
 const SCHEMAS: &[&str] = &[
     "checkpoint",
     "clean",
+    "clean-purge",
     "diff",
     "doctor",
     "error",
@@ -110,6 +111,7 @@ fn status_records_and_clean_match(backend: Backend) {
     );
     let one = env.aw(&repo, ["status", "w1", "--json", "--size"]).json();
     assert!(one.get("changes").is_some(), "{one:#}");
+    assert_eq!(one["schema_version"], 1, "{one:#}");
     assert_valid("status-workspace", &one);
     for id in ["w1", "w2"] {
         let ws = env.ws_path(&repo, id);
@@ -128,8 +130,24 @@ fn status_records_and_clean_match(backend: Backend) {
     );
     let out = env.aw(&repo, ["clean", "--json", "w1", "nope"]);
     assert_valid("clean", &serde_json::from_str(&out.stdout).unwrap());
+    // An ignored file no commit keeps: clean keeps it aside, --purge-kept deletes it.
+    env.aw(&repo, ["run", "w3", "--", "true"]).assert_ok();
+    let w3 = env.ws_path(&repo, "w3");
+    fs::write(w3.join(".gitignore"), "*.log\n").unwrap();
+    fs::write(w3.join("debug.log"), "kept aside\n").unwrap();
     let out = env.aw(&repo, ["clean", "--json", "--force", "--all"]);
-    assert_valid("clean", &serde_json::from_str(&out.stdout).unwrap());
+    let doc = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.report()));
+    assert_valid("clean", &doc);
+    for dry in [true, false] {
+        let mut args = vec!["clean", "--purge-kept", "--all", "--json"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let purged = env.aw(&repo, args).assert_ok().json();
+        assert_eq!(purged["dry_run"], dry, "{purged:#}");
+        assert_eq!(purged["purged"].as_array().unwrap().len(), 1, "{purged:#}");
+        assert_valid("clean-purge", &purged);
+    }
 }
 
 #[test]

@@ -129,6 +129,7 @@ fn status_json_lists_every_workspace_with_its_record(backend: Backend) {
     let mut one = one.json();
     let object = one.as_object_mut().unwrap();
     assert!(object.remove("changes").is_some_and(|c| c["files"] == 0));
+    assert_eq!(object.remove("schema_version"), Some(1.into()));
     assert!(object
         .remove("last_activity")
         .is_some_and(|t| t.is_string()));
