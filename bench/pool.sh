@@ -86,7 +86,7 @@ settle
 for ((i = 1; i <= RUNS; i++)); do
     time_ms "$bin" run "new$i" -- true
 done | tee "$scratch/pooled.ms" >&2
-[[ $("$bin" pool status --json | awk '/"ready"/ { print $2 }' | tr -d ,) == 0 ]] ||
+[[ $("$bin" pool status --json | awk '/^  "ready"/ { print $2 }' | tr -d ,) == 0 ]] ||
     { echo "pool.sh: a pooled run did not take a prepared workspace" >&2; exit 1; }
 
 say "warm runs ($((RUNS * 10)) runs)"
@@ -114,9 +114,9 @@ settle
 t0=$(now_ms)
 parallel refill
 t1=$(now_ms)
-filling=$("$bin" pool status --json | awk '/"filling"/ { print $2 }' | tr -d ,)
+filling=$("$bin" pool status --json | awk '/^  "filling"/ { print $2 }' | tr -d ,)
 say "waiting for the refill"
-while [[ $("$bin" pool status --json | awk '/"ready"/ { print $2 }' | tr -d ,) != "$PARALLEL" ]]; do
+while [[ $("$bin" pool status --json | awk '/^  "ready"/ { print $2 }' | tr -d ,) != "$PARALLEL" ]]; do
     sleep 1
 done
 t2=$(now_ms)

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::error::Result;
 use super::git::BranchPlan;
 use super::{Created, Vcs};
+use crate::process::Started;
 
 impl Vcs {
     /// Registers and checks out a prepared workspace `name` at `path` on `base` (git: on a
@@ -31,11 +32,12 @@ impl Vcs {
         }
     }
 
-    /// Gives the prepared workspace at `path` the name `id` (jj; git names worktrees by path).
-    pub fn rename_prepared(&self, path: &Path, id: &str) -> Result<()> {
+    /// Starts giving the prepared workspace at `path` the name `id` in the background (jj);
+    /// `None` where there is nothing to start (git).
+    pub fn start_rename_prepared(&self, path: &Path, id: &str) -> Result<Option<Started>> {
         match self {
-            Vcs::Jj(jj) => jj.rename_workspace(path, id),
-            Vcs::Git(_) => Ok(()),
+            Vcs::Jj(jj) => jj.start_rename_workspace(path, id).map(Some),
+            Vcs::Git(_) => Ok(None),
         }
     }
 

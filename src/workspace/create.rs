@@ -43,45 +43,20 @@ fn create_locked(
         req.id,
         ctx.config.ports,
     )?;
-    let mut base_change = req.base_change.map(str::to_string);
-    let known = match ask_first {
-        true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
-        false => None,
+    // With jj and the default base, a prepared workspace's rename in jj (a snapshot of every
+    // file) runs while jj is asked for the base.
+    let begun = match (req.parent, req.base_change, ask_first) {
+        (None, None, false) => super::pool::begin(ctx, req.id, path)?,
+        _ => None,
     };
-    let base = match known {
-        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
-            return Err(foreign(req.id, &at))
-        }
-        // Registered but its directory was deleted by hand: keep its edits as the new base.
-        Some(_) => {
-            let kept = ctx.vcs.keep_edits(req.id, None)?;
-            ctx.vcs.forget(req.id, path)?;
-            match kept {
-                Kept::Change {
-                    change_id,
-                    commit_id,
-                } => {
-                    notes.push(Note::RecreatedOnChange {
-                        id: req.id.to_string(),
-                        change_id: change_id.clone(),
-                    });
-                    base_change.get_or_insert(change_id);
-                    vec![commit_id]
-                }
-                Kept::Branch { branch, .. } => {
-                    notes.push(Note::RecreatedOnBranch {
-                        id: req.id.to_string(),
-                        branch,
-                    });
-                    ctx.vcs.resolve_base(req.base_change)?
-                }
-                Kept::Nothing | Kept::Unregistered => ctx.vcs.resolve_base(req.base_change)?,
+    let (base, base_change) = match resolve_base(ctx, req, path, ask_first, notes) {
+        Ok(resolved) => resolved,
+        Err(err) => {
+            if let Some(begun) = begun {
+                super::pool::abandon(ctx, begun, req.id);
             }
+            return Err(err);
         }
-        // jj's default too (the parents of the main workspace's working copy) is resolved
-        // to commit ids and passed on, so the record says exactly what the workspace started
-        // on (what `diff` compares with).
-        None => ctx.vcs.resolve_base(req.base_change)?,
     };
     ensure_excluded(ctx)?;
     let mut record = new_record(ctx, req, path, base.clone());
@@ -90,9 +65,10 @@ fn create_locked(
     ctx.progress.report(crate::progress::Phase::CheckingOut);
     // A prepared workspace of the pool, when there is one (never for a child, whose start
     // is its parent's state).
-    let taken = match req.parent {
-        None => super::pool::take(ctx, req.id, path, &base, req.base_change.is_some())?,
-        Some(_) => None,
+    let taken = match (begun, req.parent) {
+        (Some(begun), _) => super::pool::complete(ctx, begun, req.id, path, &base)?,
+        (None, None) => super::pool::take(ctx, req.id, path, &base, req.base_change.is_some())?,
+        (None, Some(_)) => None,
     };
     let created = match &taken {
         Some(taken) => {
@@ -161,6 +137,59 @@ fn create_locked(
         record,
         created: true,
     })
+}
+
+/// The commits the new workspace starts on, and the change it was asked to start on. With
+/// `ask_first`, a registration of the id whose directory was deleted by hand is forgotten
+/// first, its edits kept as the new base.
+fn resolve_base(
+    ctx: &Context,
+    req: &Request,
+    path: &Path,
+    ask_first: bool,
+    notes: &mut Vec<Note>,
+) -> Result<(Vec<String>, Option<String>)> {
+    let mut base_change = req.base_change.map(str::to_string);
+    let known = match ask_first {
+        true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
+        false => None,
+    };
+    let base = match known {
+        Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
+            return Err(foreign(req.id, &at))
+        }
+        // Registered but its directory was deleted by hand: keep its edits as the new base.
+        Some(_) => {
+            let kept = ctx.vcs.keep_edits(req.id, None)?;
+            ctx.vcs.forget(req.id, path)?;
+            match kept {
+                Kept::Change {
+                    change_id,
+                    commit_id,
+                } => {
+                    notes.push(Note::RecreatedOnChange {
+                        id: req.id.to_string(),
+                        change_id: change_id.clone(),
+                    });
+                    base_change.get_or_insert(change_id);
+                    vec![commit_id]
+                }
+                Kept::Branch { branch, .. } => {
+                    notes.push(Note::RecreatedOnBranch {
+                        id: req.id.to_string(),
+                        branch,
+                    });
+                    ctx.vcs.resolve_base(req.base_change)?
+                }
+                Kept::Nothing | Kept::Unregistered => ctx.vcs.resolve_base(req.base_change)?,
+            }
+        }
+        // jj's default too (the parents of the main workspace's working copy) is resolved
+        // to commit ids and passed on, so the record says exactly what the workspace started
+        // on (what `diff` compares with).
+        None => ctx.vcs.resolve_base(req.base_change)?,
+    };
+    Ok((base, base_change))
 }
 
 /// Copies `copy.include`'s files into the new workspace, recording what was copied; on a

@@ -336,38 +336,47 @@ fn killing_wrapper(env: &TestEnv, tool: &str, trigger: &str, before: bool) -> st
 /// SIGKILL at each step of a take: afterwards the id is no workspace and no entry is half
 /// taken; the next run of the id creates it properly.
 fn a_crash_at_each_step_of_a_take_leaves_a_consistent_state(backend: Backend) {
-    let steps: &[(&str, &str, bool)] = match backend {
+    // On the default base (jj: the rename runs while the base is asked for), and on another
+    // base than the entry's, so the checkout step runs too.
+    let other = match backend {
+        Backend::Jj => Some("root()"),
+        Backend::Git => Some("HEAD"),
+    };
+    let steps: &[(&str, &str, bool, Option<&str>)] = match backend {
         Backend::Jj => &[
-            ("jj", "workspace rename", true),
-            ("jj", "workspace rename", false),
-            ("jj", " new ", true),
-            ("jj", " new ", false),
+            ("jj", "workspace rename", true, None),
+            ("jj", "workspace rename", false, None),
+            ("jj", "--revisions=@-", false, None),
+            ("jj", "workspace rename", true, other),
+            ("jj", "workspace rename", false, other),
+            ("jj", " new ", true, other),
+            ("jj", " new ", false, other),
         ],
         Backend::Git => &[
-            ("git", "worktree repair", true),
-            ("git", "worktree repair", false),
-            ("git", " switch ", false),
+            ("git", "worktree repair", true, other),
+            ("git", "worktree repair", false, other),
+            ("git", " switch ", false, other),
         ],
     };
-    // On another base than the entry's, so the checkout step runs too.
-    let base = match backend {
-        Backend::Jj => "root()",
-        Backend::Git => "HEAD",
-    };
-    for (n, (tool, trigger, before)) in steps.iter().enumerate() {
+    for (n, (tool, trigger, before, base)) in steps.iter().enumerate() {
         let env = TestEnv::new();
         let repo = prepared_repo(&env, backend, 1);
         env.aw(&repo, ["pool", "fill"]).assert_ok();
         let entry = ready(&env, &repo).pop().unwrap();
         let id = format!("w{n}");
         let path = killing_wrapper(&env, tool, trigger, *before);
+        let mut args = vec!["run", id.as_str()];
+        if let Some(base) = base {
+            args.extend(["--base-change", base]);
+        }
+        args.extend(["--", "true"]);
         let out = env
             .aw_cmd(&repo)
             .env("PATH", &path)
             .env("TRIGGER", trigger)
-            .args(["run", &id, "--base-change", base, "--", "true"])
+            .args(args)
             .run();
-        let step = format!("{tool} {trigger} (before: {before})");
+        let step = format!("{tool} {trigger} (before: {before}, base: {base:?})");
         assert_eq!(out.code(), None, "{step}: killed\n{}", out.report());
         // Neither a workspace nor a takeable entry now.
         let listed = env.aw(&repo, ["status", "--json"]).stdout.clone();

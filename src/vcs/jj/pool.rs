@@ -4,16 +4,18 @@
 use std::path::Path;
 
 use super::Jj;
+use crate::process::Started;
 use crate::vcs::error::Result;
 
 impl Jj {
-    /// Renames the workspace at `path` (the current name is jj's own record) to `name`.
-    /// jj needs to snapshot it first, which finds nothing in a prepared workspace.
-    pub fn rename_workspace(&self, path: &Path, name: &str) -> Result<()> {
-        self.call(path)?
+    /// Starts renaming the workspace at `path` (the current name is jj's own record) to
+    /// `name`, in the background: jj snapshots it first (finding nothing in a prepared
+    /// workspace), most of a take's time, so the caller asks its other questions meanwhile.
+    pub fn start_rename_workspace(&self, path: &Path, name: &str) -> Result<Started> {
+        Ok(self
+            .call(path)?
             .args(["workspace", "rename", "--", name])
-            .stdout()?;
-        Ok(())
+            .start()?)
     }
 
     /// Starts a new working-copy commit on `base` in the workspace at `path`: jj rewrites only

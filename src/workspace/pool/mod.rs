@@ -16,7 +16,7 @@ pub mod fill;
 mod take;
 
 pub use discard::{drain, recover, recover_taken};
-pub use take::{finish, take};
+pub use take::{abandon, begin, complete, finish, take};
 
 use std::fs;
 use std::path::PathBuf;

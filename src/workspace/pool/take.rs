@@ -1,13 +1,18 @@
-//! Taking a prepared workspace for a new one, under the repository lock: journal, rename in
-//! the backend, rename on disk, checkout of only the files that differ.
+//! Taking a prepared workspace for a new one, under the repository lock: journal, rename on
+//! disk, rename in the backend, checkout of only the files that differ.
+//!
+//! With jj and the default base, a take is begun before the base is known ([`begin`]): the
+//! rename in jj (whose snapshot of every file is most of a take's time) then runs while the
+//! caller asks jj for the base, and [`complete`] finishes it.
 
 use std::fs;
 use std::path::Path;
 
-use super::{journal, ready_file, Entry, State};
+use super::{journal, ready_file, Entry, Ready, State};
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::metadata::Record;
+use crate::process::Started;
 use crate::vcs::git::BranchPlan;
 use crate::vcs::Created;
 
@@ -20,6 +25,13 @@ pub struct Taken {
     pub prepared: Record,
 }
 
+/// A take begun by [`begin`]: the entry is at the workspace's path and jj is renaming it.
+pub struct Begun {
+    entry: Entry,
+    ready: Ready,
+    rename: Started,
+}
+
 /// Takes the oldest ready entry as workspace `id` at `path` on `base`; `None` when there is
 /// none. The caller holds the repository lock and, once the new record is saved, calls
 /// [`finish`]; on a failure after this returned, its roll-back removes the workspace.
@@ -30,72 +42,135 @@ pub fn take(
     base: &[String],
     explicit: bool,
 ) -> Result<Option<Taken>> {
-    if fs::symlink_metadata(ctx.layout.pool_dir()).is_err() {
-        return Ok(None);
-    }
-    let Some((entry, ready)) = super::entries(ctx)
-        .into_iter()
-        .filter(|e| e.state == State::Ready)
-        .find_map(|e| Some((e.clone(), e.ready?)))
-    else {
+    let Some((entry, ready)) = oldest_ready(ctx) else {
         return Ok(None);
     };
     let plan = ctx.vcs.branch_plan(id, base, explicit)?;
     let new_branch = matches!(plan, Some(BranchPlan::New(_)));
-    let journal = journal(&ctx.layout, &entry.token);
-    crate::fsutil::write_atomic(
-        &journal,
-        format!("{id}\n{}\n", if new_branch { "new-branch" } else { "" }).as_bytes(),
-    )?;
-    match hand_over(
-        ctx,
-        &entry,
-        id,
-        path,
-        base,
-        &ready.base_commits,
-        plan.as_ref(),
-    ) {
-        Ok(created) => {
-            let mut prepared = ready.record;
-            move_setup_log(&entry, path, &mut prepared);
-            if ready.base_commits != base {
-                // Prepared on another base: its setup's output may not fit this one.
-                prepared.setup = None;
-            }
-            Ok(Some(Taken {
-                token: entry.token,
-                created,
-                prepared,
-            }))
+    write_journal(ctx, &entry, id, new_branch)?;
+    let handed = move_dir(&entry, path).and_then(|()| {
+        if let Some(rename) = ctx.vcs.start_rename_prepared(path, id)? {
+            rename.wait().map_err(crate::vcs::VcsError::from)?;
         }
-        Err(_) => {
-            // Nothing of it is anyone's yet: discard it and create the usual way.
+        ctx.vcs.moved(path)?;
+        Ok(ctx
+            .vcs
+            .settle(path, base, &ready.base_commits, plan.as_ref())?)
+    });
+    conclude(ctx, entry, ready, id, path, base, handed)
+}
+
+/// Begins a take of the oldest ready entry as jj workspace `id` at `path` on the default
+/// base, not yet known: `None` when there is none (or with git, whose take needs the base
+/// first). The caller holds the repository lock and then calls [`complete`] with the base,
+/// or [`abandon`].
+pub fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
+    if !matches!(ctx.vcs, crate::vcs::Vcs::Jj(_)) {
+        return Ok(None);
+    }
+    let Some((entry, ready)) = oldest_ready(ctx) else {
+        return Ok(None);
+    };
+    write_journal(ctx, &entry, id, false)?;
+    let started =
+        move_dir(&entry, path).and_then(|()| Ok(ctx.vcs.start_rename_prepared(path, id)?));
+    match started {
+        Ok(Some(rename)) => Ok(Some(Begun {
+            entry,
+            ready,
+            rename,
+        })),
+        Ok(None) | Err(_) => {
             super::discard::discard_taken(ctx, &entry.token, id)?;
             Ok(None)
         }
     }
 }
 
-/// The backend's rename, the directory's rename, the checkout of the base asked for.
-fn hand_over(
+/// Completes a take [`begin`] started, now that the base is known.
+pub fn complete(
     ctx: &Context,
-    entry: &Entry,
+    begun: Begun,
     id: &str,
     path: &Path,
     base: &[String],
-    prepared_on: &[String],
-    plan: Option<&BranchPlan>,
-) -> Result<Created> {
+) -> Result<Option<Taken>> {
+    let Begun {
+        entry,
+        ready,
+        rename,
+    } = begun;
+    let handed = rename
+        .wait()
+        .map_err(crate::vcs::VcsError::from)
+        .and_then(|_| ctx.vcs.settle(path, base, &ready.base_commits, None))
+        .map_err(CliError::from);
+    conclude(ctx, entry, ready, id, path, base, handed)
+}
+
+/// Gives up a take [`begin`] started (the caller failed before completing it): the entry is
+/// discarded as a crash's would be.
+pub fn abandon(ctx: &Context, begun: Begun, id: &str) {
+    let _ = begun.rename.wait();
+    let _ = super::discard::discard_taken(ctx, &begun.entry.token, id);
+}
+
+/// The oldest entry a run may take, with its ready file.
+fn oldest_ready(ctx: &Context) -> Option<(Entry, Ready)> {
+    if fs::symlink_metadata(ctx.layout.pool_dir()).is_err() {
+        return None;
+    }
+    super::entries(ctx)
+        .into_iter()
+        .filter(|e| e.state == State::Ready)
+        .find_map(|e| Some((e.clone(), e.ready?)))
+}
+
+/// The take's journal, written before the entry is touched.
+fn write_journal(ctx: &Context, entry: &Entry, id: &str, new_branch: bool) -> Result<()> {
+    let text = format!("{id}\n{}\n", if new_branch { "new-branch" } else { "" });
+    crate::fsutil::write_atomic(&journal(&ctx.layout, &entry.token), text.as_bytes())?;
+    Ok(())
+}
+
+/// The entry's directory renamed to the workspace's path (jj finds its repository through a
+/// relative path, the same from both: they are at the same depth).
+fn move_dir(entry: &Entry, path: &Path) -> Result<()> {
     let meta =
         fs::symlink_metadata(&entry.path).map_err(|e| CliError::io("read", &entry.path, &e))?;
     if meta.file_type().is_symlink() || !meta.is_dir() {
         return Err(super::super::not_a_workspace(&entry.path));
     }
-    ctx.vcs.rename_prepared(&entry.path, id)?;
-    fs::rename(&entry.path, path).map_err(|e| CliError::io("rename", &entry.path, &e))?;
-    ctx.vcs.moved(path)?;
-    Ok(ctx.vcs.settle(path, base, prepared_on, plan)?)
+    fs::rename(&entry.path, path).map_err(|e| CliError::io("rename", &entry.path, &e))
+}
+
+/// The take's outcome: the workspace with what its preparation gave it, or, when handing it
+/// over failed, nothing (it is discarded and the workspace is created the usual way).
+fn conclude(
+    ctx: &Context,
+    entry: Entry,
+    ready: Ready,
+    id: &str,
+    path: &Path,
+    base: &[String],
+    handed: Result<Created>,
+) -> Result<Option<Taken>> {
+    let Ok(created) = handed else {
+        // Nothing of it is anyone's yet: discard it and create the usual way.
+        super::discard::discard_taken(ctx, &entry.token, id)?;
+        return Ok(None);
+    };
+    let mut prepared = ready.record;
+    move_setup_log(&entry, path, &mut prepared);
+    if ready.base_commits != base {
+        // Prepared on another base: its setup's output may not fit this one.
+        prepared.setup = None;
+    }
+    Ok(Some(Taken {
+        token: entry.token,
+        created,
+        prepared,
+    }))
 }
 
 /// The setup's log goes with the workspace: `<id>.setup.log` beside its state.
