@@ -162,8 +162,9 @@ impl Call {
 
 impl Call {
     /// Starts the call detached: in a session of its own, its parent the init process (it is
-    /// nobody's child, so stopping a run never reaches it), stdin and stdout on /dev/null,
-    /// stderr into `log`. Not waited for.
+    /// nobody's child, so stopping a run never reaches it), at the lowest CPU and (on Linux)
+    /// I/O priority (background work yields to the runs it prepares for), stdin and stdout
+    /// on /dev/null, stderr into `log`. Not waited for.
     pub fn detach(self, log: std::fs::File) -> Result<(), ProcessError> {
         use std::os::unix::process::CommandExt;
         let cmdline = self.cmdline();
@@ -178,12 +179,19 @@ impl Call {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        // SAFETY: between fork and exec only async-signal-safe calls: fork, _exit, setsid.
+        // SAFETY: between fork and exec only async-signal-safe calls: fork, _exit, setsid,
+        // setpriority and the ioprio_set system call.
         unsafe {
             cmd.pre_exec(|| match libc::fork() {
                 -1 => Err(io::Error::last_os_error()),
                 0 => {
                     libc::setsid();
+                    libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                    #[cfg(target_os = "linux")]
+                    {
+                        // IOPRIO_WHO_PROCESS (1), this process, IOPRIO_CLASS_IDLE (3) << 13.
+                        libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
+                    }
                     Ok(())
                 }
                 _ => libc::_exit(0),

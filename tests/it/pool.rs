@@ -538,6 +538,21 @@ fn the_refill_runs_in_the_background(backend: Backend) {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(refills.len(), 1, "one refill at a time: {refills:?}");
+    // It yields to the runs: the lowest CPU priority and the idle I/O class.
+    let stat = fs::read_to_string(format!("/proc/{}/stat", refills[0])).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let nice = after_name.split(' ').nth(16).unwrap();
+    assert_eq!(nice, "19", "{stat}");
+    let ionice = env
+        .cmd("ionice", env.path())
+        .args(["-p", &refills[0].to_string()])
+        .run();
+    assert_eq!(
+        ionice.assert_ok().stdout.trim(),
+        "idle",
+        "{}",
+        ionice.report()
+    );
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &refills[0].to_string()])
         .status()
