@@ -119,15 +119,23 @@ ensure_jj() {
   report jj installed "jj $have"
 }
 
-ensure_direnv() {
-  if command -v direnv >/dev/null 2>&1; then
-    report direnv present "direnv $(direnv version)"
+# ensure_command CMD PACKAGE LABEL VERSION-COMMAND...: installs PACKAGE (apt or brew) when CMD is
+# missing, then reports CMD's version under LABEL.
+ensure_command() {
+  local cmd=$1 package=$2 label=$3
+  shift 3
+  if command -v "$cmd" >/dev/null 2>&1; then
+    report "$label" present "$("$@" 2>&1 | head -n 1)"
     return
   fi
-  system_install direnv
+  system_install "$package"
   hash -r
-  command -v direnv >/dev/null 2>&1 || die "direnv is still missing after installing it"
-  report direnv installed "direnv $(direnv version)"
+  command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after installing $package"
+  report "$label" installed "$("$@" 2>&1 | head -n 1)"
+}
+
+ensure_direnv() {
+  ensure_command direnv direnv direnv sh -c 'echo "direnv $(direnv version)"'
 }
 
 just_ok() {
@@ -164,44 +172,22 @@ install_just() {
 }
 
 ensure_bwrap() {
-  if command -v bwrap >/dev/null 2>&1; then
-    report bubblewrap present "$(bwrap --version)"
-    return
-  fi
-  system_install bubblewrap
-  hash -r
-  command -v bwrap >/dev/null 2>&1 || die "bwrap is still missing after installing bubblewrap"
-  report bubblewrap installed "$(bwrap --version)"
+  ensure_command bwrap bubblewrap bubblewrap bwrap --version
 }
 
 # groff renders the man pages in the tests (Debian: groff-base, usually present with man-db).
 ensure_groff() {
-  if command -v groff >/dev/null 2>&1; then
-    report groff present "$(groff --version | head -n 1)"
-    return
-  fi
-  if command -v apt-get >/dev/null 2>&1; then system_install groff-base; else system_install groff; fi
-  hash -r
-  command -v groff >/dev/null 2>&1 || die "groff is still missing after installing it"
-  report groff installed "$(groff --version | head -n 1)"
+  local package=groff
+  command -v apt-get >/dev/null 2>&1 && package=groff-base
+  ensure_command groff "$package" groff groff --version
 }
 
 # tmux drives `status --watch` in the tests; script (util-linux) gives a command a terminal.
 ensure_tmux() {
-  if command -v tmux >/dev/null 2>&1; then
-    report tmux present "$(tmux -V)"
-  else
-    system_install tmux
-    hash -r
-    command -v tmux >/dev/null 2>&1 || die "tmux is still missing after installing it"
-    report tmux installed "$(tmux -V)"
-  fi
-  if ! command -v script >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then system_install bsdutils; else system_install util-linux; fi
-    hash -r
-    command -v script >/dev/null 2>&1 || die "script is still missing after installing it"
-  fi
-  report script present "$(command -v script)"
+  ensure_command tmux tmux tmux tmux -V
+  local package=util-linux
+  command -v apt-get >/dev/null 2>&1 && package=bsdutils
+  ensure_command script "$package" script sh -c 'command -v script'
 }
 
 ensure_just() {

@@ -378,22 +378,11 @@ fn a_commit_that_cannot_be_signed_fails_the_checkpoint_cleanly_and_not_the_run()
 #[test]
 fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    for name in ["justfile", "agents.just"] {
-        let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
-        fs::write(repo.join(name), text).unwrap();
-    }
-    env.jj(&repo, ["commit", "-m", "add the justfiles"])
-        .assert_ok();
+    let repo = env.recipes_repo();
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo 1 > one.txt"])
         .assert_ok();
-    let just = |args: &[&str]| {
-        env.cmd("just", &repo)
-            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-            .args(args)
-            .run()
-    };
-    let first = just(&["agents::workspace-checkpoint", "w1"]);
+    let just = |args: &[&str]| env.recipe(&repo, args[0], &args[1..]);
+    let first = just(&["workspace-checkpoint", "w1"]);
     first.assert_ok();
     assert!(
         first.stdout.starts_with("checkpoint 1 of workspace w1: "),
@@ -402,7 +391,7 @@ fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
     );
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join("two.txt"), "2\n").unwrap();
-    just(&["agents::workspace-checkpoint", "w1", "it's two"]).assert_ok();
+    just(&["workspace-checkpoint", "w1", "it's two"]).assert_ok();
     assert_eq!(
         description(Backend::Jj, &env, &repo, &env.commit_id(&ws, "@-")),
         "[workspace w1] it's two"

@@ -379,19 +379,10 @@ crate::both_backends!(
 #[test]
 fn the_workspace_diff_recipe_prints_the_patch() {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["justfile", "agents.just"] {
-        fs::copy(root.join(name), repo.join(name)).unwrap();
-    }
-    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+    let repo = env.recipes_repo();
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     fs::write(env.ws_path(&repo, "w1").join("c.txt"), "new\n").unwrap();
-    let out = env
-        .cmd("just", &repo)
-        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-        .args(["agents::workspace-diff", "w1", "--patch"])
-        .run();
+    let out = env.recipe(&repo, "workspace-diff", &["w1", "--patch"]);
     assert!(
         out.assert_ok()
             .stdout

@@ -278,16 +278,8 @@ fn free_space_below_the_configured_minimum_is_an_error() {
 #[test]
 fn the_workspace_doctor_recipe_reports() {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["justfile", "agents.just"] {
-        fs::copy(root.join(name), repo.join(name)).unwrap();
-    }
-    let out = env
-        .cmd("just", &repo)
-        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-        .args(["agents::workspace-doctor", "--json"])
-        .run();
+    let repo = env.recipes_repo();
+    let out = env.recipe(&repo, "workspace-doctor", &["--json"]);
     assert_eq!(out.assert_ok().json()["ok"], true, "{}", out.report());
     let list = env.cmd("just", &repo).args(["--list", "agents"]).run();
     assert!(

@@ -233,22 +233,11 @@ fn landed_workspaces_go_after_retention_landed() {
 #[test]
 fn the_workspace_gc_recipe_runs_gc() {
     let env = TestEnv::new();
-    let repo = Backend::Jj.repo(&env);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["justfile", "agents.just"] {
-        fs::copy(root.join(name), repo.join(name)).unwrap();
-    }
-    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+    let repo = env.recipes_repo();
     configure(&repo, "done = \"1h\"\n");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     age(&env, &repo, "w1", DAY);
-    let recipe = |args: &[&str]| {
-        env.cmd("just", &repo)
-            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-            .arg("agents::workspace-gc")
-            .args(args)
-            .run()
-    };
+    let recipe = |args: &[&str]| env.recipe(&repo, "workspace-gc", args);
     let dry = recipe(&["--dry-run", "--json"]);
     assert_eq!(dry.assert_ok().json()["removed"][0]["workspace_id"], "w1");
     assert!(env.ws_path(&repo, "w1").exists());

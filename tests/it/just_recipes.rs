@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::harness::{TestEnv, AW, SUBCOMMANDS};
+use crate::harness::{TestEnv, SUBCOMMANDS};
 
 /// The project's own justfile and agents module.
 fn project_file(name: &str) -> String {
@@ -14,11 +14,7 @@ fn project_file(name: &str) -> String {
 #[test]
 fn consolidate_summarises_a_range_in_its_own_workspace() {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    fs::write(repo.join("justfile"), project_file("justfile")).unwrap();
-    fs::write(repo.join("agents.just"), project_file("agents.just")).unwrap();
-    env.jj(&repo, ["commit", "-m", "add the justfiles"])
-        .assert_ok();
+    let repo = env.recipes_repo();
     let start = env.change_id(&repo, "@-");
     fs::write(repo.join("c.txt"), "new file\n").unwrap();
     env.jj(&repo, ["commit", "-m", "add c"]).assert_ok();
@@ -26,11 +22,7 @@ fn consolidate_summarises_a_range_in_its_own_workspace() {
     env.jj(&repo, ["commit", "-m", "extend a"]).assert_ok();
     let end = env.change_id(&repo, "@-");
 
-    let out = env
-        .cmd("just", &repo)
-        .env("AGENT_WORKSPACE_BIN", AW)
-        .args(["agents::consolidate", "cons", &start, &end])
-        .run();
+    let out = env.recipe(&repo, "consolidate", &["cons", &start, &end]);
     out.assert_ok();
 
     let ws = env.ws_path(&repo, "cons");
@@ -71,11 +63,8 @@ fn consolidate_summarises_a_range_in_its_own_workspace() {
 #[test]
 fn every_subcommand_has_a_listed_and_commented_recipe() {
     let env = TestEnv::new();
-    let dir = env.path().join("project");
-    fs::create_dir_all(&dir).unwrap();
+    let dir = env.recipes_repo();
     let agents = project_file("agents.just");
-    fs::write(dir.join("justfile"), project_file("justfile")).unwrap();
-    fs::write(dir.join("agents.just"), &agents).unwrap();
     for sub in SUBCOMMANDS {
         let call = format!("{{{{ quote(aw) }}}} {sub} ");
         assert!(

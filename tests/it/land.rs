@@ -501,21 +501,10 @@ crate::both_backends!(
 #[test]
 fn the_workspace_land_recipe_passes_the_id_and_flags() {
     let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["justfile", "agents.just"] {
-        fs::copy(root.join(name), repo.join(name)).unwrap();
-    }
-    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+    let repo = env.recipes_repo();
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
         .assert_ok();
-    let recipe = |args: &[&str]| {
-        env.cmd("just", &repo)
-            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-            .arg("agents::workspace-land")
-            .args(args)
-            .run()
-    };
+    let recipe = |args: &[&str]| env.recipe(&repo, "workspace-land", args);
     let dry = recipe(&["w1", "--dry-run", "--json"]);
     assert_eq!(dry.json()["dry_run"], true);
     assert!(!repo.join("x.txt").exists());

@@ -737,19 +737,9 @@ fn git_refuses_a_branch_elsewhere_and_leaves_the_entry() {
 #[test]
 fn the_pool_recipes_fill_list_and_drain() {
     let env = TestEnv::new();
-    let repo = Backend::Jj.repo(&env);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["justfile", "agents.just"] {
-        fs::copy(root.join(name), repo.join(name)).unwrap();
-    }
-    env.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
-    let recipe = |name: &str, args: &[&str]| {
-        env.cmd("just", &repo)
-            .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
-            .arg(format!("agents::workspace-pool-{name}"))
-            .args(args)
-            .run()
-    };
+    let repo = env.recipes_repo();
+    let recipe =
+        |name: &str, args: &[&str]| env.recipe(&repo, &format!("workspace-pool-{name}"), args);
     let filled = recipe("fill", &["1", "--json"]);
     assert_eq!(filled.assert_ok().json()["ready"], 1);
     let status = recipe("status", &["--json"]);

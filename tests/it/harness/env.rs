@@ -171,6 +171,27 @@ impl TestEnv {
         fs::canonicalize(repo).unwrap()
     }
 
+    /// [`TestEnv::jj_repo`] `repo` with the project's `justfile` and `agents.just` committed
+    /// (its `agents::` recipes).
+    pub fn recipes_repo(&self) -> PathBuf {
+        let repo = self.jj_repo("repo");
+        for name in ["justfile", "agents.just"] {
+            let project = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+            fs::copy(project, repo.join(name)).unwrap();
+        }
+        self.jj_ok(&repo, ["commit", "-m", "add the justfiles"]);
+        repo
+    }
+
+    /// `just agents::<recipe> ARGS...` in `repo`, calling the binary under test.
+    pub fn recipe(&self, repo: &Path, recipe: &str, args: &[&str]) -> Outcome {
+        self.cmd("just", repo)
+            .env("AGENT_WORKSPACE_BIN", AW)
+            .arg(format!("agents::{recipe}"))
+            .args(args)
+            .run()
+    }
+
     /// The commit id `rev` names in `repo`.
     pub fn commit_id(&self, repo: &Path, rev: &str) -> String {
         self.jj_ok(repo, ["log", "--no-graph", "-r", rev, "-T", "commit_id"])
