@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the tools agent-workspace and its tests use, skipping those already present:
-# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), zsh and fish (completion tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
 # needed to build jj. Safe to rerun; never prompts.
 #
@@ -183,6 +183,12 @@ ensure_groff() {
 }
 
 # tmux drives `status --watch` in the tests; script (util-linux) gives a command a terminal.
+# zsh and fish check their completion scripts in the tests (fish also completes through it).
+ensure_shells() {
+  ensure_command zsh zsh zsh zsh --version
+  ensure_command fish fish fish fish --version
+}
+
 ensure_tmux() {
   ensure_command tmux tmux tmux tmux -V
   local package=util-linux
@@ -232,6 +238,7 @@ ensure_direnv
 ensure_bwrap
 ensure_groff
 ensure_tmux
+ensure_shells
 ensure_just
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi

@@ -58,6 +58,50 @@ fn zsh_and_fish_complete_ids_through_the_hidden_command() {
     );
 }
 
+/// zsh and fish parse their scripts without an error.
+#[test]
+fn zsh_and_fish_parse_their_scripts() {
+    let env = TestEnv::new();
+    for (shell, check) in [("zsh", "-n"), ("fish", "--no-execute")] {
+        let file = env.path().join(format!("completion.{shell}"));
+        fs::write(&file, script(&env, shell)).unwrap();
+        let program = which(shell).unwrap_or_else(|| panic!("{shell} on PATH"));
+        let out = env.cmd(program, env.path()).arg(check).arg(&file).run();
+        out.assert_ok();
+        assert_eq!(out.stderr, "", "{shell}: {}", out.report());
+    }
+}
+
+/// A real fish, with the script loaded, completes subcommands and the ids of the repository
+/// it is in (`complete -C` prints what fish would offer).
+#[test]
+fn fish_completes_subcommands_and_workspace_ids() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let file = env.path().join("completion.fish");
+    fs::write(&file, script(&env, "fish")).unwrap();
+    let fish = which("fish").expect("fish on PATH");
+    let bin_dir = Path::new(crate::harness::AW).parent().unwrap();
+    let complete = |line: &str| {
+        let driver = format!("source '{}'; complete -C '{line}'", file.display());
+        let out = env
+            .cmd(&fish, &repo)
+            .env("PATH", env.path_with_first(bin_dir))
+            .args(["--no-config", "-c", &driver])
+            .run();
+        out.assert_ok();
+        out.stdout
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let subs = complete("agent-workspace sta");
+    assert!(subs.contains(&"status".to_string()), "{subs:?}");
+    let ids = complete("agent-workspace status ");
+    assert!(ids.contains(&"w1".to_string()), "{ids:?}");
+}
+
 /// Loads the bash script in a real bash and runs its completion function for `words` (the
 /// last one being completed), in `dir`; returns the sorted candidates.
 fn complete_in_bash(env: &TestEnv, dir: &Path, words: &[&str]) -> Vec<String> {
