@@ -54,10 +54,14 @@ pub struct JsonArg {
 
 pub fn cmd_pool(global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
     crate::signals::install();
-    let ctx = Context::open(global)?;
+    let mut ctx = Context::open(global)?;
     ctx.layout.ensure(&ctx.repo)?;
     match &args.action {
-        PoolAction::Fill(fill) => cmd_fill(&ctx, fill),
+        PoolAction::Fill(fill) => {
+            let progress = crate::progress_line::ProgressLine::on_stderr("pool");
+            ctx.progress = progress.progress();
+            cmd_fill(&ctx, fill)
+        }
         PoolAction::Status(json) => cmd_status(&ctx, json.json),
         PoolAction::Drain(json) => cmd_drain(&ctx, json.json),
         PoolAction::Refill => cmd_refill(&ctx),
@@ -86,6 +90,7 @@ fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
     };
     let mut notes = vec![];
     let filled = fill::fill(ctx, &opts, &mut notes);
+    ctx.progress.idle();
     report::print_notes(&notes);
     let filled = filled?;
     let text = match args.json.json {

@@ -61,3 +61,35 @@ fn off_a_terminal_no_progress_line_and_no_escapes_reach_stderr() {
     assert!(!out.stderr.contains('\x1b'), "{}", out.report());
     assert!(!out.stderr.contains('\r'), "{}", out.report());
 }
+
+/// `pool fill` prepares workspaces (checkout, copies, setup): on a terminal the same line says
+/// so and is erased before the fill's report; off a terminal nothing of it is written.
+#[test]
+fn pool_fill_shows_the_line_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    slow_setup(&env);
+    let command = format!("{AW} pool fill 1");
+    let out = env
+        .cmd("script", &repo)
+        .args(["-qec", &command, "/dev/null"])
+        .run();
+    out.assert_ok();
+    let text = &out.stdout;
+    let last = text
+        .rfind("pool: running the setup command...")
+        .unwrap_or_else(|| panic!("no progress line:\n{text:?}"));
+    let report = text
+        .find("1 prepared workspaces ready")
+        .unwrap_or_else(|| panic!("no report:\n{text:?}"));
+    let erased = text[last..]
+        .find(ERASE)
+        .map(|i| last + i)
+        .unwrap_or_else(|| panic!("never erased:\n{text:?}"));
+    assert!(erased < report, "{text:?}");
+    env.aw(&repo, ["pool", "drain"]).assert_ok();
+    let out = env.aw(&repo, ["pool", "fill", "1"]);
+    out.assert_ok();
+    assert!(!out.stderr.contains("setup command"), "{}", out.report());
+    assert!(!out.stderr.contains('\x1b'), "{}", out.report());
+}

@@ -119,6 +119,7 @@ fn prepare(
     let name = format!("{}{token}", crate::layout::POOL_PREFIX);
     super::super::create::ensure_excluded(ctx)?;
     let base = ctx.vcs.resolve_base(None)?;
+    ctx.progress.report(crate::progress::Phase::CheckingOut);
     ctx.vcs.prepare(&name, &path, &base)?;
     let req = super::super::Request {
         id: &name,
