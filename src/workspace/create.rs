@@ -43,6 +43,7 @@ fn create_locked(
         req.id,
         ctx.config.ports,
     )?;
+    ensure_excluded(ctx)?;
     // With jj and the default base, a prepared workspace's rename in jj (a snapshot of every
     // file) runs while jj is asked for the base.
     let begun = match (req.parent, req.base_change, ask_first) {
@@ -58,7 +59,6 @@ fn create_locked(
             return Err(err);
         }
     };
-    ensure_excluded(ctx)?;
     let mut record = new_record(ctx, req, path, base.clone());
     record.base_change = base_change;
     record.ports = ports;
