@@ -222,15 +222,10 @@ ensure_rust_components() {
 }
 
 ensure_nix_instantiate() {
-  if command -v nix-instantiate >/dev/null 2>&1; then
-    report nix-instantiate present "$(nix-instantiate --version)"
-    return
+  if ! command -v nix-instantiate >/dev/null 2>&1 && [ "$(uname -s)" = Darwin ]; then
+    die "install Nix (https://nixos.org/download) for nix-instantiate"
   fi
-  [ "$(uname -s)" != Darwin ] || die "install Nix (https://nixos.org/download) for nix-instantiate"
-  system_install nix-bin
-  hash -r
-  command -v nix-instantiate >/dev/null 2>&1 || die "nix-instantiate is still missing after installing nix-bin"
-  report nix-instantiate installed "$(nix-instantiate --version)"
+  ensure_command nix-instantiate nix-bin nix-instantiate nix-instantiate --version
 }
 
 ensure_git

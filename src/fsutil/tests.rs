@@ -91,8 +91,7 @@ fn replace_swaps_in_the_new_file_and_leaves_no_temp() {
     fs::write(&path, "old").unwrap();
     write_atomic(&path, b"new").unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), "new");
-    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-    assert_eq!(names.len(), 1, "only the file itself: {names:?}");
+    assert_eq!(names(dir.path()), ["record.json"], "only the file itself");
 }
 
 #[test]
@@ -106,8 +105,11 @@ fn replace_refuses_a_directory_and_moves_nothing_of_it() {
         fs::read_to_string(path.join("kept")).unwrap(),
         "an agent's file"
     );
-    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-    assert_eq!(names.len(), 1, "no temp file or moved directory: {names:?}");
+    assert_eq!(
+        names(dir.path()),
+        ["record.json"],
+        "no temp file or moved directory"
+    );
 }
 
 #[test]
@@ -124,4 +126,14 @@ fn replace_replaces_a_symlink_without_writing_through_it() {
         .file_type()
         .is_symlink());
     assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }

@@ -92,5 +92,4 @@ fn every_subcommand_has_a_listed_and_commented_recipe() {
             out.stdout
         );
     }
-    assert!(listed.len() >= SUBCOMMANDS.len(), "{}", out.stdout);
 }

@@ -21,22 +21,55 @@ fn on_a_terminal_a_slow_setup_shows_a_progress_line_erased_before_the_command_s_
     let env = TestEnv::new();
     let repo = env.jj_repo("repo");
     slow_setup(&env);
-    let command = format!("{AW} run w -- echo from-the-command");
-    // `script` runs the command on a terminal of its own and copies what it showed to stdout.
+    let text = on_a_terminal(&env, &repo, "run w -- echo from-the-command");
+    assert_erased_before(&text, SETTING_UP, "from-the-command");
+}
+
+#[test]
+fn off_a_terminal_no_progress_line_and_no_escapes_reach_stderr() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    slow_setup(&env);
+    let out = env.aw(&repo, ["run", "w", "--", "echo", "from-the-command"]);
+    assert_no_line(&out);
+    assert_eq!(out.stdout, "from-the-command\n", "{}", out.report());
+}
+
+/// `pool fill` prepares workspaces (checkout, copies, setup): on a terminal the same line says
+/// so and is erased before the fill's report; off a terminal nothing of it is written.
+#[test]
+fn pool_fill_shows_the_line_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    slow_setup(&env);
+    let text = on_a_terminal(&env, &repo, "pool fill 1");
+    assert_erased_before(&text, "pool: running the setup command...", "prepared /");
+    env.aw(&repo, ["pool", "drain"]).assert_ok();
+    assert_no_line(&env.aw(&repo, ["pool", "fill", "1"]));
+}
+
+/// What agent-workspace `args` showed on a terminal of its own (`script` runs it on one and
+/// copies the terminal's output to stdout).
+fn on_a_terminal(env: &TestEnv, repo: &std::path::Path, args: &str) -> String {
     let out = env
-        .cmd("script", &repo)
-        .args(["-qec", &command, "/dev/null"])
+        .cmd("script", repo)
+        .args(["-qec", &format!("{AW} {args}"), "/dev/null"])
         .run();
     out.assert_ok();
-    let text = &out.stdout;
+    out.stdout.clone()
+}
+
+/// `line` was drawn, then erased after its last drawing, with nothing but erasing between
+/// that and `output`, the first thing printed after it.
+#[track_caller]
+fn assert_erased_before(text: &str, line: &str, output: &str) {
     let last = text
-        .rfind(SETTING_UP)
+        .rfind(line)
         .unwrap_or_else(|| panic!("no progress line:\n{text:?}"));
     let output = text
-        .find("from-the-command")
+        .find(output)
         .unwrap_or_else(|| panic!("no output:\n{text:?}"));
     assert!(last < output, "{text:?}");
-    // Erased after its last drawing, before the command printed anything.
     let erased = text[last..]
         .find(ERASE)
         .map(|i| last + i)
@@ -49,47 +82,11 @@ fn on_a_terminal_a_slow_setup_shows_a_progress_line_erased_before_the_command_s_
     );
 }
 
-#[test]
-fn off_a_terminal_no_progress_line_and_no_escapes_reach_stderr() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    slow_setup(&env);
-    let out = env.aw(&repo, ["run", "w", "--", "echo", "from-the-command"]);
+/// Off a terminal: no trace of the line on stderr, and no escape sequence.
+#[track_caller]
+fn assert_no_line(out: &crate::harness::Outcome) {
     out.assert_ok();
-    assert_eq!(out.stdout, "from-the-command\n", "{}", out.report());
     assert!(!out.stderr.contains("setup command"), "{}", out.report());
     assert!(!out.stderr.contains('\x1b'), "{}", out.report());
     assert!(!out.stderr.contains('\r'), "{}", out.report());
-}
-
-/// `pool fill` prepares workspaces (checkout, copies, setup): on a terminal the same line says
-/// so and is erased before the fill's report; off a terminal nothing of it is written.
-#[test]
-fn pool_fill_shows_the_line_on_a_terminal_only() {
-    let env = TestEnv::new();
-    let repo = env.jj_repo("repo");
-    slow_setup(&env);
-    let command = format!("{AW} pool fill 1");
-    let out = env
-        .cmd("script", &repo)
-        .args(["-qec", &command, "/dev/null"])
-        .run();
-    out.assert_ok();
-    let text = &out.stdout;
-    let last = text
-        .rfind("pool: running the setup command...")
-        .unwrap_or_else(|| panic!("no progress line:\n{text:?}"));
-    let report = text
-        .find("1 prepared workspaces ready")
-        .unwrap_or_else(|| panic!("no report:\n{text:?}"));
-    let erased = text[last..]
-        .find(ERASE)
-        .map(|i| last + i)
-        .unwrap_or_else(|| panic!("never erased:\n{text:?}"));
-    assert!(erased < report, "{text:?}");
-    env.aw(&repo, ["pool", "drain"]).assert_ok();
-    let out = env.aw(&repo, ["pool", "fill", "1"]);
-    out.assert_ok();
-    assert!(!out.stderr.contains("setup command"), "{}", out.report());
-    assert!(!out.stderr.contains('\x1b'), "{}", out.report());
 }

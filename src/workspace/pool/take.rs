@@ -25,11 +25,13 @@ pub struct Taken {
     pub prepared: Record,
 }
 
-/// A take begun by [`begin`]: the entry is at the workspace's path and jj is renaming it.
+/// A take begun: the journal is written, the entry is at the workspace's path and (jj) the
+/// backend is renaming it.
 pub struct Begun {
     entry: Entry,
     ready: Ready,
-    rename: Started,
+    /// jj's rename, running; none for git, which names worktrees by path.
+    rename: Option<Started>,
 }
 
 /// Takes the oldest ready entry as workspace `id` at `path` on `base`; `None` when there is
@@ -47,17 +49,10 @@ pub fn take(
     };
     let plan = ctx.vcs.branch_plan(id, base, explicit)?;
     let new_branch = matches!(plan, Some(BranchPlan::New(_)));
-    write_journal(ctx, &entry, id, new_branch)?;
-    let handed = move_dir(&entry, path).and_then(|()| {
-        if let Some(rename) = ctx.vcs.start_rename_prepared(path, id)? {
-            rename.wait().map_err(crate::vcs::VcsError::from)?;
-        }
-        ctx.vcs.moved(path)?;
-        Ok(ctx
-            .vcs
-            .settle(path, base, &ready.base_commits, plan.as_ref())?)
-    });
-    conclude(ctx, entry, ready, id, path, base, handed)
+    match start(ctx, entry, ready, id, path, new_branch)? {
+        Some(begun) => hand_over(ctx, begun, id, path, base, plan.as_ref()),
+        None => Ok(None),
+    }
 }
 
 /// Begins a take of the oldest ready entry as jj workspace `id` at `path` on the default
@@ -68,22 +63,9 @@ pub fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
     if !matches!(ctx.vcs, crate::vcs::Vcs::Jj(_)) {
         return Ok(None);
     }
-    let Some((entry, ready)) = oldest_ready(ctx) else {
-        return Ok(None);
-    };
-    write_journal(ctx, &entry, id, false)?;
-    let started =
-        move_dir(&entry, path).and_then(|()| Ok(ctx.vcs.start_rename_prepared(path, id)?));
-    match started {
-        Ok(Some(rename)) => Ok(Some(Begun {
-            entry,
-            ready,
-            rename,
-        })),
-        Ok(None) | Err(_) => {
-            super::discard::discard_taken(ctx, &entry.token, id)?;
-            Ok(None)
-        }
+    match oldest_ready(ctx) {
+        Some((entry, ready)) => start(ctx, entry, ready, id, path, false),
+        None => Ok(None),
     }
 }
 
@@ -95,24 +77,84 @@ pub fn complete(
     path: &Path,
     base: &[String],
 ) -> Result<Option<Taken>> {
-    let Begun {
-        entry,
-        ready,
-        rename,
-    } = begun;
-    let handed = rename
-        .wait()
-        .map_err(crate::vcs::VcsError::from)
-        .and_then(|_| ctx.vcs.settle(path, base, &ready.base_commits, None))
-        .map_err(CliError::from);
-    conclude(ctx, entry, ready, id, path, base, handed)
+    hand_over(ctx, begun, id, path, base, None)
 }
 
 /// Gives up a take [`begin`] started (the caller failed before completing it): the entry is
 /// discarded as a crash's would be.
 pub fn abandon(ctx: &Context, begun: Begun, id: &str) {
-    let _ = begun.rename.wait();
+    if let Some(rename) = begun.rename {
+        let _ = rename.wait();
+    }
     let _ = super::discard::discard_taken(ctx, &begun.entry.token, id);
+}
+
+/// The first half of a take: the journal, the directory's rename, and the backend's rename
+/// started. `None` (the entry discarded) when the directory could not be moved or the
+/// rename not started.
+fn start(
+    ctx: &Context,
+    entry: Entry,
+    ready: Ready,
+    id: &str,
+    path: &Path,
+    new_branch: bool,
+) -> Result<Option<Begun>> {
+    write_journal(ctx, &entry, id, new_branch)?;
+    let started =
+        move_dir(&entry, path).and_then(|()| Ok(ctx.vcs.start_rename_prepared(path, id)?));
+    match started {
+        Ok(rename) => Ok(Some(Begun {
+            entry,
+            ready,
+            rename,
+        })),
+        Err(_) => {
+            super::discard::discard_taken(ctx, &entry.token, id)?;
+            Ok(None)
+        }
+    }
+}
+
+/// The second half: the backend's rename waited for, the move recorded (git), the base
+/// asked for checked out; the workspace with what its preparation gave it, or, when this
+/// failed, nothing (the entry is discarded and the workspace is created the usual way).
+fn hand_over(
+    ctx: &Context,
+    begun: Begun,
+    id: &str,
+    path: &Path,
+    base: &[String],
+    plan: Option<&BranchPlan>,
+) -> Result<Option<Taken>> {
+    let Begun {
+        entry,
+        ready,
+        rename,
+    } = begun;
+    let handed = (|| -> crate::vcs::error::Result<Created> {
+        if let Some(rename) = rename {
+            rename.wait()?;
+        }
+        ctx.vcs.moved(path)?;
+        ctx.vcs.settle(path, base, &ready.base_commits, plan)
+    })();
+    let Ok(created) = handed else {
+        // Nothing of it is anyone's yet: discard it and create the usual way.
+        super::discard::discard_taken(ctx, &entry.token, id)?;
+        return Ok(None);
+    };
+    let mut prepared = ready.record;
+    move_setup_log(&entry, path, &mut prepared);
+    if ready.base_commits != base {
+        // Prepared on another base: its setup's output may not fit this one.
+        prepared.setup = None;
+    }
+    Ok(Some(Taken {
+        token: entry.token,
+        created,
+        prepared,
+    }))
 }
 
 /// The oldest entry a run may take, with its ready file.
@@ -142,35 +184,6 @@ fn move_dir(entry: &Entry, path: &Path) -> Result<()> {
         return Err(super::super::not_a_workspace(&entry.path));
     }
     fs::rename(&entry.path, path).map_err(|e| CliError::io("rename", &entry.path, &e))
-}
-
-/// The take's outcome: the workspace with what its preparation gave it, or, when handing it
-/// over failed, nothing (it is discarded and the workspace is created the usual way).
-fn conclude(
-    ctx: &Context,
-    entry: Entry,
-    ready: Ready,
-    id: &str,
-    path: &Path,
-    base: &[String],
-    handed: Result<Created>,
-) -> Result<Option<Taken>> {
-    let Ok(created) = handed else {
-        // Nothing of it is anyone's yet: discard it and create the usual way.
-        super::discard::discard_taken(ctx, &entry.token, id)?;
-        return Ok(None);
-    };
-    let mut prepared = ready.record;
-    move_setup_log(&entry, path, &mut prepared);
-    if ready.base_commits != base {
-        // Prepared on another base: its setup's output may not fit this one.
-        prepared.setup = None;
-    }
-    Ok(Some(Taken {
-        token: entry.token,
-        created,
-        prepared,
-    }))
 }
 
 /// The setup's log goes with the workspace: `<id>.setup.log` beside its state.
