@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stress agent-workspace beyond what `cargo test` runs: many concurrent runs on one repository,
 # many runs queued on one workspace, kill storms against running supervisors, and a hostile
-# round of agents that write what no commit keeps, tamper and leave daemons (section 4). Prints what
+# round of agents that write what no commit keeps, tamper and leave daemons (section 4), and the
+# pool of prepared workspaces under concurrent takes and a kill storm (section 5). Prints what
 # held as a markdown table. Usage: bench/stress.sh [ROUNDS]
 # (env: N=64 parallel runs; BACKEND=jj or git, the backend of the scratch repository)
 set -euo pipefail
@@ -211,11 +212,64 @@ total=$((m * ${#kinds[@]}))
 record "hostile: $m agents SIGKILLed, then clean --all --force" "$((found + kept))/$total files accounted for ($found in commits, $kept kept aside: $kept_files files, $kept_bytes bytes), $lost lost${lost_list:+ (${lost_list[*]})}, $survivors daemons survived, outside dir $canary, $left workspaces left" ""
 [[ "$lost" -eq 0 && "$survivors" -eq 0 && "$canary" == untouched ]] || hostile_failed=1
 
+# 5. Pool: N concurrent runs taking prepared workspaces while the background refill works,
+# then a kill storm on runs that are taking them; afterwards every id runs, no take is left
+# half done and no prepared workspace is incomplete.
+"$aw" clean --all --force >/dev/null 2>&1 || true
+mkdir -p "$XDG_CONFIG_HOME/agent-workspace"
+printf '[pool]\nsize = 8\n' >"$XDG_CONFIG_HOME/agent-workspace/config.toml"
+"$aw" pool fill >/dev/null
+pool_json() { "$aw" pool status --json; }
+settle_pool() { # waits for the background refill, at most a minute
+    local i
+    for i in $(seq 1 600); do
+        [[ $(pool_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["filling"])') == False ]] && return
+        sleep 0.1
+    done
+}
+start=$(date +%s%N)
+pids=()
+for i in $(seq 1 "$n"); do
+    "$aw" run "q$i" -- sh -c 'test "$STRESS" = 1' >/dev/null 2>"$scratch/qerr.$i" & pids+=($!)
+done
+ok=0
+for pid in "${pids[@]}"; do wait "$pid" && ok=$((ok + 1)); done
+ms=$((($(date +%s%N) - start) / 1000000))
+settle_pool
+q_done=$("$aw" status --json | python3 -c 'import json,sys; print(sum(w["status"]=="done" and w["workspace_id"].startswith("q") for w in json.load(sys.stdin)["workspaces"]))')
+record "pool: $n concurrent runs taking prepared workspaces, refill in the background" "$ok/$n exit 0, $q_done done" "${ms} ms wall"
+pids=()
+for i in $(seq 1 "$n"); do
+    "$aw" run "t$i" -- sleep 30 >/dev/null 2>&1 & pids+=($!)
+done
+sleep 0.5
+for pid in "${pids[@]::$half}"; do kill -KILL "$pid" 2>/dev/null || true; done
+for pid in "${pids[@]:$half}"; do kill -TERM "$pid" 2>/dev/null || true; done
+for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+again=0
+for i in $(seq 1 "$n"); do "$aw" run "t$i" -- true >/dev/null 2>&1 && again=$((again + 1)); done
+settle_pool
+takings=$( (ls "$AI_WORKSPACES_ROOT"/*/.pool/*.taking 2>/dev/null || true) | wc -l)
+incomplete=$(pool_json | python3 -c 'import json,sys; print(sum(e["state"]=="incomplete" for e in json.load(sys.stdin)["entries"]))')
+problems=$("$aw" status --json | python3 -c 'import json,sys; print(sum(w["problem"] is not None for w in json.load(sys.stdin)["workspaces"]))')
+record "pool: $n runs taking prepared workspaces, half SIGKILLed and half SIGTERMed" "$again/$n ids run afterwards, $takings takes left half done, $incomplete incomplete prepared workspaces after the next fill, $problems workspaces with a problem" ""
+"$aw" pool fill >/dev/null 2>&1 || true
+incomplete=$(pool_json | python3 -c 'import json,sys; print(sum(e["state"]=="incomplete" for e in json.load(sys.stdin)["entries"]))')
+"$aw" clean --all --force >/dev/null 2>&1 || true
+"$aw" pool drain >/dev/null
+left=$(registered)
+record "pool: pool fill, clean --all --force, pool drain" "$incomplete incomplete after the fill, $left workspaces left registered" ""
+[[ "$ok" -eq "$n" && "$again" -eq "$n" && "$takings" -eq 0 && "$incomplete" -eq 0 && "$left" -eq 0 ]] || pool_failed=1
+
 echo "Backend: $backend"
 echo
 echo "| case | what held | time |"
 echo "|---|---|---|"
 printf '%s\n' "${results[@]}"
+if [[ -n "${pool_failed:-}" ]]; then
+    echo "stress: a pooled run failed, a take was left half done or a prepared workspace incomplete" >&2
+    exit 1
+fi
 if [[ -n "${hostile_failed:-}" ]]; then
     echo "stress: the hostile round lost files, left survivors or touched the outside dir" >&2
     exit 1
