@@ -160,6 +160,10 @@ fn io_hint(err: &std::io::Error, path: &Path) -> String {
             "{} (or a directory above it) is missing; check that nothing else removed it",
             path.display()
         ),
+        ErrorKind::IsADirectory => format!(
+            "a directory stands where agent-workspace writes a file: move {} away (nothing in it was touched) and try again",
+            path.display()
+        ),
         _ => "check that the path is accessible and try again".into(),
     }
 }

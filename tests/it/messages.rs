@@ -118,6 +118,38 @@ fn an_unusable_lock_file_has_a_hint() {
     ");
 }
 
+/// A directory where the record view goes (an agent made it) is refused, not moved: the run
+/// stops with a clear error, the directory and what it holds stay, and no temp file is left.
+#[test]
+fn a_directory_at_the_record_view_is_refused_and_kept() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let view = ws.join(".agent-workflow.json");
+    fs::remove_file(&view).unwrap();
+    fs::create_dir(&view).unwrap();
+    fs::write(view.join("kept"), "an agent's file\n").unwrap();
+    let out = env.aw(&repo, ["run", "w1", "--", "true"]);
+    out.assert_code(125);
+    assert_form(&out.stderr);
+    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    Error: could not write [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.agent-workflow.json
+    Caused by: Is a directory (os error 21)
+    Hint: a directory stands where agent-workspace writes a file: move [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.agent-workflow.json away (nothing in it was touched) and try again
+    ");
+    assert_eq!(
+        fs::read_to_string(view.join("kept")).unwrap(),
+        "an agent's file\n"
+    );
+    let temps: Vec<_> = fs::read_dir(&ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+}
+
 #[test]
 fn delete_branch_names_the_deleted_branch_and_how_to_restore_it() {
     let env = TestEnv::new();
