@@ -576,6 +576,63 @@ fn the_refill_runs_in_the_background(backend: Backend) {
     assert_eq!(workspace_ids(&env, &repo), ["w", "w2"]);
 }
 
+/// With jj and the default base, a take begins before jj is asked for the base: when that
+/// question fails, the run fails with jj's error, the begun take is discarded (no workspace,
+/// no half-taken entry) and the next run creates the workspace.
+#[test]
+fn a_failed_base_query_during_a_begun_take_discards_it() {
+    let env = TestEnv::new();
+    let repo = prepared_repo(&env, Backend::Jj, 0);
+    env.aw(&repo, ["pool", "fill", "1"]).assert_ok();
+    let entry = ready(&env, &repo).pop().unwrap();
+    let dir = env.path().join("failing-jj");
+    fs::create_dir_all(&dir).unwrap();
+    let real = crate::harness::which("jj").unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *--revisions=@-*) echo 'jj: cannot load the repository' >&2; exit 1;; esac\nexec {} \"$@\"\n",
+        real.display()
+    );
+    fs::write(dir.join("jj"), script).unwrap();
+    fs::set_permissions(
+        dir.join("jj"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&dir))
+        .args(["run", "w", "--", "true"])
+        .run();
+    assert_ne!(out.code(), Some(0), "{}", out.report());
+    assert!(out.stderr.starts_with("Error: "), "{}", out.report());
+    assert!(
+        out.stderr.contains("cannot load the repository"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert!(workspace_ids(&env, &repo).is_empty());
+    assert!(
+        !entry.exists() && !env.ws_path(&repo, "w").exists(),
+        "{}",
+        env.listing()
+    );
+    assert!(ready(&env, &repo).is_empty());
+    let journals = fs::read_dir(env.namespace_dir(&repo).join(".pool"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".taking")
+        })
+        .count();
+    assert_eq!(journals, 0, "{}", env.listing());
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    assert_eq!(env.workspace_names(&repo).len(), 2, "default and w");
+}
+
 /// The detached `pool refill` processes started for this test's environment.
 fn refill_pids(env: &TestEnv) -> Vec<u32> {
     let home = format!("HOME={}", env.path().join("home").display());
