@@ -193,24 +193,6 @@ impl From<crate::fsutil::FsError> for CliError {
     }
 }
 
-impl From<crate::lock::LockError> for CliError {
-    fn from(err: crate::lock::LockError) -> Self {
-        use crate::lock::LockError;
-        match err {
-            LockError::Open(crate::fsutil::FsError::Io { source, path, .. }) => {
-                CliError::io("open the lock file", &path, &source).hint(format!(
-                    "agent-workspace keeps its locks in {}; make it writable by this user",
-                    path.parent().unwrap_or(&path).display()
-                ))
-            }
-            LockError::Open(other) => other.into(),
-            LockError::Lock { path, source } => CliError::io("lock", &path, &source).hint(
-                "the file system must support flock(2); pass --root DIR on a local file system",
-            ),
-        }
-    }
-}
-
 impl From<crate::process::ProcessError> for CliError {
     fn from(err: crate::process::ProcessError) -> Self {
         let hint = process_hint(&err);

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use crate::context::Context;
 use crate::error::CliError;
 use crate::metadata::Record;
-use crate::vcs::Registered;
+use crate::repo::Backend;
+use crate::vcs::{Registered, Vcs};
 
 /// How a workspace's state disagrees with this command's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,15 +46,16 @@ impl Mismatch {
     }
 }
 
-/// How `record`'s backend and branch disagree with this command's, if they do.
-pub fn mismatch(ctx: &Context, record: &Record) -> Option<Mismatch> {
-    if record.backend != ctx.repo.backend {
+/// How `record`'s backend and branch disagree with this command's (its `backend` and `vcs`),
+/// if they do.
+pub fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch> {
+    if record.backend != backend {
         return Some(Mismatch::Backend {
             recorded: record.backend.as_str().into(),
-            asked: ctx.repo.backend.as_str().into(),
+            asked: backend.as_str().into(),
         });
     }
-    match (&record.branch, ctx.vcs.branch_of(&record.workspace_id)) {
+    match (&record.branch, vcs.branch_of(&record.workspace_id)) {
         (Some(recorded), Some(expected)) if *recorded != expected => Some(Mismatch::Branch {
             recorded: recorded.clone(),
             expected,

@@ -69,22 +69,8 @@ pub fn cmd_pool(global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
 }
 
 fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
-    let target = match (args.count, ctx.config.pool_size) {
-        (Some(n), _) if n > MAX_POOL => {
-            return Err(CliError::usage(format!(
-                "cannot prepare {n} workspaces: the pool holds at most {MAX_POOL}"
-            ))
-            .hint(format!("pass a count of 1 to {MAX_POOL}")))
-        }
-        (Some(n), _) => n,
-        (None, 0) => {
-            return Err(CliError::usage("no pool size: pool.size is not configured")
-                .hint("pass a count (`agent-workspace pool fill 2`), or set pool.size in agent-workspace.toml"))
-        }
-        (None, size) => size,
-    };
     let opts = fill::Options {
-        target,
+        target: fill_target(args.count, ctx.config.pool_size)?,
         wait: true,
         trust: args.trust_config,
     };
@@ -100,20 +86,37 @@ fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
             removed: &filled.removed,
             ready: filled.ready,
         })?,
-        false => {
-            let mut text = String::new();
-            for path in &filled.removed {
-                text.push_str(&format!("removed {}\n", path.display()));
-            }
-            for path in &filled.prepared {
-                text.push_str(&format!("prepared {}\n", path.display()));
-            }
-            text.push_str(&format!("{} prepared workspaces ready\n", filled.ready));
-            text
-        }
+        false => fill_text(&filled),
     };
     output::print(&text)?;
     Ok(0)
+}
+
+/// How many prepared workspaces `pool fill [COUNT]` aims for: the count, else pool.size.
+fn fill_target(count: Option<usize>, size: usize) -> Result<usize> {
+    match (count, size) {
+        (Some(n), _) if n > MAX_POOL => Err(CliError::usage(format!(
+            "cannot prepare {n} workspaces: the pool holds at most {MAX_POOL}"
+        ))
+        .hint(format!("pass a count of 1 to {MAX_POOL}"))),
+        (Some(n), _) => Ok(n),
+        (None, 0) => Err(CliError::usage("no pool size: pool.size is not configured").hint(
+            "pass a count (`agent-workspace pool fill 2`), or set pool.size in agent-workspace.toml",
+        )),
+        (None, size) => Ok(size),
+    }
+}
+
+fn fill_text(filled: &fill::Filled) -> String {
+    let mut text = String::new();
+    for path in &filled.removed {
+        text.push_str(&format!("removed {}\n", path.display()));
+    }
+    for path in &filled.prepared {
+        text.push_str(&format!("prepared {}\n", path.display()));
+    }
+    text.push_str(&format!("{} prepared workspaces ready\n", filled.ready));
+    text
 }
 
 fn cmd_status(ctx: &Context, json_out: bool) -> Result<i32> {
@@ -136,29 +139,31 @@ fn cmd_status(ctx: &Context, json_out: bool) -> Result<i32> {
                 })
                 .collect(),
         })?,
-        false => {
-            let mut text = format!(
-                "{ready} of pool.size {} prepared workspaces ready{}\n",
-                ctx.config.pool_size,
-                if filling { "; a fill is under way" } else { "" }
-            );
-            let rows = entries.iter().map(|e| {
-                let ready = e.ready.as_ref();
-                [
-                    state_word(e.state).to_string(),
-                    e.path.display().to_string(),
-                    ready
-                        .and_then(|r| r.base_commits.first())
-                        .map_or("-".into(), |c| c.chars().take(12).collect()),
-                    ready.map_or("-".into(), |r| r.prepared_at.clone()),
-                ]
-            });
-            output::columns(rows, &mut text);
-            text
-        }
+        false => status_text(&entries, ready, ctx.config.pool_size, filling),
     };
     output::print(&text)?;
     Ok(0)
+}
+
+/// `pool status`'s text: a summary line, then one row per entry.
+fn status_text(entries: &[pool::Entry], ready: usize, size: usize, filling: bool) -> String {
+    let mut text = format!(
+        "{ready} of pool.size {size} prepared workspaces ready{}\n",
+        if filling { "; a fill is under way" } else { "" }
+    );
+    let rows = entries.iter().map(|e| {
+        let ready = e.ready.as_ref();
+        [
+            state_word(e.state).to_string(),
+            e.path.display().to_string(),
+            ready
+                .and_then(|r| r.base_commits.first())
+                .map_or("-".into(), |c| c.chars().take(12).collect()),
+            ready.map_or("-".into(), |r| r.prepared_at.clone()),
+        ]
+    });
+    output::columns(rows, &mut text);
+    text
 }
 
 fn cmd_drain(ctx: &Context, json_out: bool) -> Result<i32> {

@@ -77,19 +77,39 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         return run_nested(args, &path);
     }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
-    ctx.layout.ensure(&ctx.repo)?;
-    workspace::check_parent(&args.id, &path, args.parent.as_deref())?;
-    let known_before = ctx.layout.lease(&args.id).exists();
-    let Some(lease) = take_lease(&ctx, args, &path)? else {
+    let Some((mut record, lease, loader)) = enter(&ctx, args, &path, sandboxing.as_ref())? else {
         return run_nested(args, &path);
     };
-    let (opened, lease) = open(&ctx, args, known_before, lease)?;
+    drop(progress);
+    record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
+    let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
+    if args.cleanup && record.status == Status::Done {
+        remove_after_run(&ctx, &args.id, lease)?;
+    }
+    Ok(code)
+}
+
+/// Takes the workspace's lease (none: a nested run of the run holding it), creates or
+/// reattaches it, and readies its record, environment, tools and setup for the command.
+fn enter(
+    ctx: &Context,
+    args: &RunArgs,
+    path: &Path,
+    sandboxing: Option<&crate::launch::Sandboxing>,
+) -> Result<Option<(Record, Lock, Loader)>> {
+    ctx.layout.ensure(&ctx.repo)?;
+    workspace::check_parent(&args.id, path, args.parent.as_deref())?;
+    let known_before = ctx.layout.lease(&args.id).exists();
+    let Some(lease) = take_lease(ctx, args, path)? else {
+        return Ok(None);
+    };
+    let (opened, lease) = open(ctx, args, known_before, lease)?;
     if opened.created && ctx.config.pool_size > 0 {
         // Never delays the run: a failure to start it only costs the next run a checkout.
-        let _ = workspace::pool::refill_in_background(&ctx);
+        let _ = workspace::pool::refill_in_background(ctx);
     }
     let mut record = opened.record;
-    workspace::capacity::ensure_ports(&ctx, &mut record)?;
+    workspace::capacity::ensure_ports(ctx, &mut record)?;
     // The record's workflow is that of its latest run.
     record.workflow = args.workflow.clone();
     // A new workspace holds its base revision's files; a child holds its parent's, whose
@@ -101,18 +121,12 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         })?;
     let setup = workspace::setup::Env {
         loader: &loader,
-        sandboxing: sandboxing.as_ref(),
+        sandboxing,
         lease: lease.fd(),
         trust: args.trust_config,
     };
-    prepare(&ctx, &mut record, opened.created, &setup)?;
-    drop(progress);
-    record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
-    let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
-    if args.cleanup && record.status == Status::Done {
-        remove_after_run(&ctx, &args.id, lease)?;
-    }
-    Ok(code)
+    prepare(ctx, &mut record, opened.created, &setup)?;
+    Ok(Some((record, lease, loader)))
 }
 
 /// Brings the tools bundle up to date and runs the setup when it is due.

@@ -6,17 +6,17 @@
 //! Both files are read from outside every workspace (the main workspace's root and the user's
 //! configuration directory), never from a workspace an agent can write.
 
-use std::collections::BTreeMap;
+mod file;
 mod values;
 
-use values::is_plain_relative;
-pub use values::{parse_retention, parse_size};
-
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use file::{CommandSpec, FileContent, ToolsSection};
+use values::is_plain_relative;
+pub use values::{parse_retention, parse_size};
 
 use crate::error::CliError;
 use crate::repo::Backend;
@@ -24,110 +24,6 @@ use crate::vars;
 
 /// The repository file's names, relative to the main workspace's root.
 pub const REPO_FILES: [&str; 2] = ["agent-workspace.toml", ".config/agent-workspace.toml"];
-
-/// One configuration file's content. Unknown keys are errors, so a typo never goes unnoticed.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileContent {
-    backend: Option<Backend>,
-    #[serde(default)]
-    git: GitSection,
-    #[serde(default)]
-    clean: CleanSection,
-    #[serde(default)]
-    sandbox: SandboxSection,
-    #[serde(default)]
-    limits: LimitsSection,
-    #[serde(default)]
-    ports: PortsSection,
-    #[serde(default)]
-    tools: ToolsSection,
-    #[serde(default)]
-    setup: SetupSection,
-    #[serde(default)]
-    copy: CopySection,
-    #[serde(default)]
-    retention: RetentionSection,
-    #[serde(default)]
-    pool: PoolSection,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PoolSection {
-    size: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolsSection {
-    paths: Option<Vec<String>>,
-    dir: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CopySection {
-    include: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SetupSection {
-    command: Option<CommandSpec>,
-}
-
-/// A command as a configuration file gives it: a string for `sh -c`, or an argv list.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum CommandSpec {
-    Shell(String),
-    Argv(Vec<String>),
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RetentionSection {
-    done: Option<String>,
-    landed: Option<String>,
-    error: Option<String>,
-    crashed: Option<String>,
-    interrupted: Option<String>,
-    idle: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LimitsSection {
-    max_workspaces: Option<usize>,
-    min_free_disk: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PortsSection {
-    count: Option<u16>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GitSection {
-    branch_prefix: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CleanSection {
-    disposable: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SandboxSection {
-    enabled: Option<bool>,
-    network: Option<bool>,
-    writable: Option<Vec<PathBuf>>,
-}
 
 /// The settings the files give (flags and environment variables are applied by their users,
 /// before these).

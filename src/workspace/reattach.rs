@@ -56,7 +56,7 @@ pub(super) fn reattach(
         }
     }
     let mut record = record;
-    if let Some(m) = crate::verdict::mismatch(ctx, &record) {
+    if let Some(m) = crate::verdict::mismatch(ctx.repo.backend, &ctx.vcs, &record) {
         return Err(m.error(req.id));
     }
     restore_view(&mut record, notes)?;

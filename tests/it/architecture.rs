@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::path::Path;
 
-type Graph = BTreeMap<String, BTreeSet<String>>;
+pub(crate) type Graph = BTreeMap<String, BTreeSet<String>>;
 
 #[test]
 fn the_module_graph_has_no_cycles() {
@@ -28,7 +28,7 @@ fn the_module_graph_has_no_cycles() {
 }
 
 /// The module each `.rs` file under `src` belongs to, and the modules it names.
-fn module_graph(src: &Path) -> Graph {
+pub(crate) fn module_graph(src: &Path) -> Graph {
     let mut graph = Graph::new();
     for file in rust_files(src) {
         let rel = file.strip_prefix(src).unwrap();
@@ -62,7 +62,7 @@ fn layer(module: &str) -> &str {
     }
 }
 
-fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files = vec![];
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

@@ -29,6 +29,7 @@ mod ids;
 mod just_recipes;
 mod land;
 mod land_git;
+mod layers;
 mod man_pages;
 mod messages;
 mod metadata;
