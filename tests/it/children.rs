@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
-use crate::reliability::start_long_run;
+use crate::reliability_support::start_long_run;
 
 /// Modifies a.txt and creates new.txt in a new workspace `id`, recording nothing; with git,
 /// a.txt's change is also staged, so the parent's index holds something of its own.

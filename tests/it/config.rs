@@ -105,7 +105,7 @@ fn walk(dir: &Path) -> Vec<String> {
 
 #[test]
 fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
-    if !crate::sandbox::sandbox_available() {
+    if !crate::sandbox_support::sandbox_available() {
         return;
     }
     let env = TestEnv::new();

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::backends::Backend;
 use crate::harness::TestEnv;
 use crate::hostile_records::write_record;
-use crate::reliability::{start_long_run, status_of};
+use crate::reliability_support::{start_long_run, status_of};
 
 #[test]
 fn a_deleted_directory_is_named_by_status_and_recreated_with_its_edits() {

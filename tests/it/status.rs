@@ -289,7 +289,7 @@ fn a_run_whose_supervisor_died_shows_as_crashed(backend: Backend) {
     run.signal("KILL");
     let killed = run.wait();
     assert_eq!(killed.code(), None, "{}", killed.report());
-    crate::reliability::wait_until_released(&env, &repo, "w1");
+    crate::reliability_support::wait_until_released(&env, &repo, "w1");
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
     let table = env.normalize(&out.stdout);

@@ -1,10 +1,10 @@
-//! `run`: where the command runs, with which environment, and how its exit status comes back.
+//! `run`: where the command runs (the workspace it creates or reattaches to, the root it
+//! picks) and with which environment (exported variables, direnv, stdin, the caller's).
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 
-use crate::backends::{hide_short_commits, Backend};
-use crate::harness::{wait_for_file, TestEnv};
+use crate::backends::Backend;
+use crate::harness::TestEnv;
 
 /// A shell script printing the variables a run exports, one `NAME=value` per line.
 const PRINT_ENV: &str = r#"
@@ -99,55 +99,6 @@ fn no_direnv_runs_the_command_without_the_envrc(backend: Backend) {
     assert_eq!(out.assert_ok().stdout, "from-envrc\n");
 }
 
-fn the_command_s_exit_status_is_passed_through(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let mut said = String::new();
-    for (id, loader) in [("via-direnv", None), ("direct", Some("--no-direnv"))] {
-        let run = |command: &[&str]| {
-            env.aw_cmd(&repo)
-                .args(["run", id])
-                .args(loader)
-                .arg("--")
-                .args(command)
-                .run()
-        };
-        run(&["true"]).assert_code(0);
-        run(&["sh", "-c", "exit 3"]).assert_code(3);
-        run(&["sh", "-c", "exit 255"]).assert_code(255);
-        // Died of a signal: 128 + N.
-        run(&["sh", "-c", "kill -SEGV $$"]).assert_code(139);
-        let record = env.metadata(&env.ws_path(&repo, id));
-        assert_eq!(record["status"], "error", "{id}: {record:#}");
-        assert_eq!(record["exit_code"], 139, "{id}: {record:#}");
-        assert_eq!(record["signal"], 11, "{id}: {record:#}");
-        // Death by a signal that stops programs (KILL, TERM, INT, ...) is recorded as
-        // interrupted, even when the command sent it to itself.
-        run(&["sh", "-c", "kill -KILL $$"]).assert_code(137);
-        let record = env.metadata(&env.ws_path(&repo, id));
-        assert_eq!(record["status"], "interrupted", "{id}: {record:#}");
-        assert_eq!(record["exit_code"], 137, "{id}: {record:#}");
-        assert_eq!(record["signal"], 9, "{id}: {record:#}");
-        run(&["sh", "-c", "kill -TERM $$"]).assert_code(143);
-        // Not found: 127; found but not executable: 126.
-        let out = run(&["no-such-command-for-agent-workspace"]);
-        out.assert_code(127);
-        assert!(
-            out.stderr.contains("no-such-command-for-agent-workspace"),
-            "{}",
-            out.report()
-        );
-        let not_executable = run(&["./a.txt"]);
-        not_executable.assert_code(126);
-        said.push_str(&env.transcript(&[&out, &not_executable]));
-        let record = env.metadata(&env.ws_path(&repo, id));
-        assert_eq!(record["status"], "error", "{id}: {record:#}");
-        assert_eq!(record["exit_code"], 126, "{id}: {record:#}");
-    }
-    // Said before the command could run: one snapshot serves both backends.
-    insta::assert_snapshot!(said);
-}
-
 fn a_second_run_reattaches_to_the_same_working_copy(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
@@ -227,107 +178,6 @@ fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home(backend: Backe
         );
         assert!(ws.join("a.txt").is_file(), "{}", out.report());
     }
-}
-
-fn cleanup_removes_the_workspace_after_a_success(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let out = env.aw(&repo, ["run", "w1", "--cleanup", "--", "true"]);
-    out.assert_ok();
-    let ws = env.ws_path(&repo, "w1");
-    assert!(!ws.exists(), "{}", out.report());
-    assert_eq!(backend.registered(&env, &repo), ["default"]);
-    let said = hide_short_commits(&env.normalize(&out.stderr));
-    match backend {
-        Backend::Jj => {
-            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); it had no edits to keep")
-        }
-        // The branch is kept, so its commits stay reachable.
-        Backend::Git => {
-            insta::assert_snapshot!(said, @"Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits")
-        }
-    }
-}
-
-fn cleanup_keeps_edits_of_a_successful_run(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let out = env.aw(
-        &repo,
-        [
-            "run",
-            "w1",
-            "--cleanup",
-            "--",
-            "sh",
-            "-c",
-            "echo result > out.txt",
-        ],
-    );
-    out.assert_ok();
-    assert!(!env.ws_path(&repo, "w1").exists());
-    // In a change (jj) or committed to the workspace's branch (git).
-    let (keeper, _) = backend.kept(&env, &repo, "w1", &out.stderr);
-    assert_eq!(
-        backend.kept_file(&env, &repo, &keeper, "out.txt"),
-        "result\n"
-    );
-}
-
-fn cleanup_keeps_the_workspace_after_a_failure(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let out = env.aw(
-        &repo,
-        ["run", "w1", "--cleanup", "--", "sh", "-c", "exit 4"],
-    );
-    out.assert_code(4);
-    let ws = env.ws_path(&repo, "w1");
-    assert!(ws.join("a.txt").is_file(), "{}", out.report());
-    assert_eq!(backend.registered(&env, &repo), ["default", "w1"]);
-    let record = env.metadata(&ws);
-    assert_eq!(record["status"], "error");
-    assert_eq!(record["exit_code"], 4);
-    let status = env.aw(&repo, ["status"]);
-    assert!(
-        status.assert_ok().stdout.contains("w1         error"),
-        "{}",
-        status.report()
-    );
-}
-
-fn a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    let started = env.path().join("started");
-    let script = format!("touch '{}'; exec sleep 30", started.display());
-    let run = env
-        .aw_cmd(&repo)
-        .args(["run", "w1", "--", "sh", "-c", &script])
-        .spawn();
-    wait_for_file(&started);
-    run.signal("TERM");
-    let out = run.wait();
-    out.assert_code(143);
-    let record = env.metadata(&env.ws_path(&repo, "w1"));
-    assert_eq!(record["status"], "interrupted", "{record:#}");
-    assert_eq!(record["signal"], 15, "{record:#}");
-    assert_eq!(record["exit_code"], 143, "{record:#}");
-}
-
-fn a_non_executable_file_in_the_workspace_gives_126(backend: Backend) {
-    let env = TestEnv::new();
-    let repo = backend.repo(&env);
-    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    let script = env.ws_path(&repo, "w1").join("tool.sh");
-    fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o644)).unwrap();
-    let out = env.aw(&repo, ["run", "w1", "--", "./tool.sh"]);
-    out.assert_code(126);
-    insta::assert_snapshot!(env.transcript(&[&out]));
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    env.aw(&repo, ["run", "w1", "--", "./tool.sh"])
-        .assert_code(0);
 }
 
 fn stdin_and_the_caller_s_environment_reach_the_command(backend: Backend) {
@@ -426,15 +276,9 @@ fn a_nested_run_finds_the_root_the_outer_run_was_given(backend: Backend) {
 crate::both_backends!(
     run_creates_a_workspace_and_gives_the_command_its_environment,
     no_direnv_runs_the_command_without_the_envrc,
-    the_command_s_exit_status_is_passed_through,
     a_second_run_reattaches_to_the_same_working_copy,
     workflow_name_is_exported_and_recorded,
     the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home,
-    cleanup_removes_the_workspace_after_a_success,
-    cleanup_keeps_edits_of_a_successful_run,
-    cleanup_keeps_the_workspace_after_a_failure,
-    a_terminated_run_forwards_the_signal_and_is_recorded_as_interrupted,
-    a_non_executable_file_in_the_workspace_gives_126,
     stdin_and_the_caller_s_environment_reach_the_command,
     empty_environment_variables_count_as_unset,
     a_nested_run_finds_the_root_the_outer_run_was_given,

@@ -1,0 +1,157 @@
+//! What `diff` leaves alone (git's index and refs, jj's commits) and what it refuses: bad
+//! input, a workspace a live run holds (unless asked from inside it), a stale working copy.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::backends::{git_ok, Backend};
+use crate::diff_support::{diff_json, more_base_files, workspace_with_every_change};
+use crate::harness::{wait_for_file, TestEnv};
+
+/// What git says about the worktree at `ws` and the repository's refs.
+fn git_state(env: &TestEnv, repo: &Path, ws: &Path) -> String {
+    [
+        git_ok(env, ws, &["status", "--porcelain", "--untracked-files=all"]),
+        git_ok(env, ws, &["ls-files", "--stage"]),
+        git_ok(env, ws, &["rev-parse", "HEAD"]),
+        git_ok(env, repo, &["for-each-ref"]),
+        git_ok(env, repo, &["stash", "list"]),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn git_diff_leaves_the_index_and_every_branch_alone() {
+    let env = TestEnv::new();
+    let backend = Backend::Git;
+    let repo = backend.repo(&env);
+    more_base_files(backend, &env, &repo);
+    let ws = workspace_with_every_change(backend, &env, &repo, "w1");
+    git_ok(&env, &ws, &["add", "sub/b.txt"]);
+    let before = git_state(&env, &repo, &ws);
+    assert!(before.contains("?? new.txt"), "{before}");
+    for flags in [&[][..], &["--json"], &["--patch"]] {
+        env.aw(&repo, ["diff", "w1"].iter().chain(flags))
+            .assert_ok();
+    }
+    assert_eq!(git_state(&env, &repo, &ws), before);
+}
+
+#[test]
+fn jj_diff_makes_no_commit_beyond_the_snapshot() {
+    let env = TestEnv::new();
+    let backend = Backend::Jj;
+    let repo = backend.repo(&env);
+    more_base_files(backend, &env, &repo);
+    let ws = workspace_with_every_change(backend, &env, &repo, "w1");
+    let all = [
+        "log",
+        "--no-graph",
+        "-r",
+        "all()",
+        "-T",
+        "commit_id ++ \"\\n\"",
+    ];
+    env.jj_ok(&ws, ["status"]);
+    let before = env.jj_ok(&repo, all);
+    env.aw(&repo, ["diff", "w1", "--json"]).assert_ok();
+    env.aw(&repo, ["diff", "w1", "--patch"]).assert_ok();
+    assert_eq!(env.jj_ok(&repo, all), before);
+}
+
+fn bad_input_is_refused_with_a_hint(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let unknown = env.aw(&repo, ["diff", "nope"]);
+    unknown.assert_code(1);
+    assert!(
+        unknown.stderr.starts_with("Error: no workspace \"nope\""),
+        "{}",
+        unknown.stderr
+    );
+    assert!(unknown.stderr.contains("\nHint: "), "{}", unknown.stderr);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    for args in [
+        &["diff", "w1", "--patch", "--json"][..],
+        &["diff", "w1", "--stat", "--patch"],
+        &["diff", "w1", "--stat", "--json"],
+        &["diff"],
+        &["diff", "../w1"],
+    ] {
+        let out = env.aw(&repo, args);
+        out.assert_code(2);
+        assert!(
+            out.stderr.starts_with("Error: "),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("\nHint: "), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "");
+    }
+}
+
+fn a_live_run_is_busy_unless_diff_runs_inside_it(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let started = env.path().join("started");
+    let release = env.path().join("release");
+    let inner = env.path().join("inner.json");
+    let script = format!(
+        "echo edit > new.txt; agent-workspace diff w1 --json > '{}' || exit 9; touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        inner.display(),
+        started.display(),
+        release.display()
+    );
+    let run = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&started);
+    let out = env.aw(&repo, ["diff", "w1"]);
+    fs::write(&release, "").unwrap();
+    run.wait().assert_ok();
+    out.assert_code(1);
+    assert!(
+        env.normalize(&out.stderr)
+            .starts_with("Error: workspace \"w1\" is busy: a run holds it (pid [PID], workflow -)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
+    let inner: Value = serde_json::from_slice(&fs::read(&inner).unwrap()).unwrap();
+    assert_eq!(inner["files"][0]["path"], "new.txt", "{inner:#}");
+}
+
+crate::both_backends!(
+    bad_input_is_refused_with_a_hint,
+    a_live_run_is_busy_unless_diff_runs_inside_it,
+);
+
+#[test]
+fn jj_diff_of_a_stale_working_copy_says_how_to_update_it() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    fs::write(ws.join("first.txt"), "first\n").unwrap();
+    env.jj(&ws, ["status"]).assert_ok();
+    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    fs::write(ws.join("second.txt"), "second\n").unwrap();
+    let out = env.aw(&repo, ["diff", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .starts_with("Error: the working copy of workspace \"w1\" is stale\nHint: `agent-workspace run w1 -- true` updates it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "");
+    // The hint works: after it, the edit shows.
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let json = diff_json(&env, &repo, "w1");
+    assert_eq!(json["files"][0]["path"], "first.txt", "{json:#}");
+    assert_eq!(json["files"][1]["path"], "second.txt", "{json:#}");
+}

@@ -1,0 +1,238 @@
+//! `land` on jj: the work rebased below the main working copy in one operation `jj undo`
+//! reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
+
+use std::fs;
+
+use crate::harness::TestEnv;
+use crate::land_support::{
+    graph, main_commits, main_commits_a, op_ids, repo_with_work, snapshot, subjects,
+};
+
+#[test]
+fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    fs::write(repo.join("mine.txt"), "main's own edit\n").unwrap();
+    snapshot(&env, &repo);
+    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_ok();
+    assert!(
+        out.stdout
+            .starts_with("Landed 1 commit of w1 onto default@\n"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains(" work\n2 files changed\n"),
+        "{}",
+        out.report()
+    );
+    // The main working copy has the work, and keeps its own edit on top.
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "from w1\n");
+    assert_eq!(fs::read_to_string(repo.join("new.txt")).unwrap(), "new\n");
+    assert_eq!(
+        fs::read_to_string(repo.join("mine.txt")).unwrap(),
+        "main's own edit\n"
+    );
+    let parent = |rev: &str| subjects(&env, &repo, rev);
+    assert_eq!(parent("@-"), "work");
+    assert_eq!(parent("@--"), "initial");
+    // The workspace goes on above its landed commit, its files current.
+    assert_eq!(parent("w1@-"), "work");
+    let ws = env.ws_path(&repo, "w1");
+    // Not stale: jj works there without `workspace update-stale`.
+    env.jj_ok(&ws, ["status"]);
+    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "from w1\n");
+    // One operation, which `jj undo` reverts to the commit graph as it was.
+    let after = op_ids(&env, &repo);
+    assert_eq!(
+        after.len(),
+        ops.len() + 1,
+        "{}",
+        env.jj_ok(&repo, ["op", "log"])
+    );
+    assert_eq!(after[1..], ops[..]);
+    env.jj_ok(&repo, ["undo"]);
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+    let record = env.metadata(&ws);
+    assert_eq!(record["land"]["outcome"], "landed");
+    assert_eq!(record["land"]["target"], "default@");
+    assert_eq!(record["land"]["operation_before"], ops[0].as_str());
+}
+
+#[test]
+fn unrecorded_edits_are_recorded_first_and_land_too() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(
+        &repo,
+        ["run", "w1", "--", "sh", "-c", "echo edited > a.txt"],
+    )
+    .assert_ok();
+    let out = env.aw(&repo, ["land", "w1", "--json"]);
+    let doc = out.json();
+    assert_eq!(doc["outcome"], "landed");
+    assert_eq!(doc["recorded_edits"], true);
+    assert_eq!(
+        doc["commits"][0]["subject"],
+        "[workspace w1] edits recorded by land"
+    );
+    assert_eq!(doc["files"], serde_json::json!(["a.txt"]));
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "edited\n");
+    // The workspace's working copy is a new empty commit on top of the landed one.
+    let ws = env.ws_path(&repo, "w1");
+    let empty = env.jj_ok(&ws, ["log", "--no-graph", "-r", "@", "-T", "empty"]);
+    assert_eq!(empty, "true");
+    // Landing again finds nothing left.
+    let again = env.aw(&repo, ["land", "w1"]);
+    again.assert_ok();
+    assert_eq!(
+        again.stdout,
+        "Nothing to land: workspace w1 has no commits outside default@\n"
+    );
+}
+
+#[test]
+fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stdout
+            .starts_with("Landed with conflicts 1 commit of w1 onto default@\n"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains("Conflict in a.txt ("),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr
+            .starts_with("Error: the land left 1 conflicted file"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    let conflicted = subjects(&env, &repo, "conflicts() & ::@-");
+    assert_eq!(conflicted, "work");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["land"]["outcome"], "conflicted");
+    assert_eq!(record["land"]["conflicts"][0]["file"], "a.txt");
+    let landed = record["land"]["commits"][0].as_str().unwrap();
+    assert_eq!(record["land"]["conflicts"][0]["commit"], landed);
+    let status = env.aw(&repo, ["status"]);
+    assert!(
+        status.stdout.contains("w1         conflicted"),
+        "{}",
+        status.report()
+    );
+    assert_eq!(op_ids(&env, &repo).len(), ops.len() + 1);
+    env.jj_ok(&repo, ["undo"]);
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "from main\n"
+    );
+}
+
+fn prefer(side: &str, expected: &str) {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", side]);
+    out.assert_ok();
+    assert!(
+        out.stdout
+            .contains(&format!("Resolved a.txt by taking the {side} side\n")),
+        "{}",
+        out.report()
+    );
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), expected);
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
+        ),
+        ""
+    );
+    let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
+    assert_eq!(land["outcome"], "landed");
+    assert_eq!(
+        land["resolved"],
+        serde_json::json!([{"file": "a.txt", "side": side}])
+    );
+    // The rebase and each resolution are operations of their own: restoring the operation
+    // before the land reverts them all.
+    let op = land["operation_before"].as_str().unwrap().to_string();
+    env.jj_ok(&repo, ["op", "restore", &op]);
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "from main\n"
+    );
+}
+
+#[test]
+fn prefer_workspace_takes_the_workspace_s_side() {
+    prefer("workspace", "from w1\n");
+}
+
+#[test]
+fn prefer_target_takes_the_target_s_side() {
+    prefer("target", "from main\n");
+}
+
+#[test]
+fn a_main_working_copy_with_edits_to_the_same_file_is_refused() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
+    snapshot(&env, &repo);
+    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("has edits in files the land would change: a.txt; nothing was landed"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "main's unfinished edit\n"
+    );
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(op_ids(&env, &repo), ops);
+    assert!(env
+        .metadata(&env.ws_path(&repo, "w1"))
+        .get("land")
+        .is_none());
+}
+
+#[test]
+fn onto_lands_on_top_of_a_given_revision_and_the_workspace_follows() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    main_commits(&env, &repo, "sub/b.txt", "from main\n");
+    env.jj_ok(&repo, ["bookmark", "create", "side", "-r", "@-"]);
+    let out = env.aw(&repo, ["land", "w1", "--onto", "side"]);
+    out.assert_ok();
+    let desc = |rev: &str| subjects(&env, &repo, rev);
+    assert_eq!(desc("w1@-"), "work");
+    assert_eq!(desc("w1@--"), "main edit");
+    // The main working copy was not the target: untouched.
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+    let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
+    assert_eq!(land["target"], env.commit_id(&repo, "side").as_str());
+}

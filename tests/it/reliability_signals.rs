@@ -1,0 +1,111 @@
+//! Signals to a run: SIGINT, SIGTERM and SIGHUP reach the command's whole process group and
+//! are recorded as interrupted; a signal while the workspace is created rolls it back.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use crate::backends::Backend;
+use crate::harness::{wait_for_file, TestEnv};
+use crate::reliability_support::wait_until_dead;
+
+/// Sends `signal` to a supervisor whose command runs a background child, and checks the
+/// record, the exit code and that the command's whole process group is gone. (A
+/// non-interactive shell starts background jobs with SIGINT ignored, so for SIGINT the
+/// child is a foreground one.)
+fn signal_reaches_the_command(backend: Backend, signal: &str, number: i32) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let tmp = env.path().display().to_string();
+    let script = if signal == "INT" {
+        format!("echo $$ > {tmp}/child; touch {tmp}/started; exec sleep 60")
+    } else {
+        format!("sleep 60 & echo $! > {tmp}/child; touch {tmp}/started; wait")
+    };
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "w1", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&env.path().join("started"));
+    let child = fs::read_to_string(env.path().join("child"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // Signal only once the child runs `sleep`: a shell that receives SIGINT between forking
+    // and exec'ing its foreground command defers it until that command ends.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fs::read_to_string(format!("/proc/{child}/comm"))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(Instant::now() < deadline, "the command never started sleep");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    running.signal(signal);
+    let out = running.wait();
+    out.assert_code(128 + number);
+    wait_until_dead(&child);
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["status"], "interrupted", "{record}");
+    assert_eq!(record["signal"], number);
+    assert_eq!(record["exit_code"], 128 + number);
+    assert_eq!(record["runs"][0]["status"], "interrupted");
+}
+
+fn sigint_reaches_the_command_group(backend: Backend) {
+    signal_reaches_the_command(backend, "INT", 2);
+}
+
+fn sigterm_reaches_the_command_group(backend: Backend) {
+    signal_reaches_the_command(backend, "TERM", 15);
+}
+
+fn sighup_reaches_the_command_group(backend: Backend) {
+    signal_reaches_the_command(backend, "HUP", 1);
+}
+
+crate::both_backends!(
+    sigint_reaches_the_command_group,
+    sigterm_reaches_the_command_group,
+    sighup_reaches_the_command_group,
+);
+
+#[test]
+fn a_signal_while_the_workspace_is_created_rolls_the_creation_back() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    // The real jj, reached through a wrapper that says when `workspace add` starts and gives
+    // the test time to signal the supervisor meanwhile.
+    let bin = env.path().join("slow-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let real = crate::harness::which("jj").unwrap();
+    let marker = env.path().join("adding");
+    let wrapper = bin.join("jj");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" workspace add \"*) touch '{}'; sleep 1;; esac\nexec '{}' \"$@\"\n",
+            marker.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, PermissionsExt::from_mode(0o755)).unwrap();
+    let running = env
+        .aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&bin))
+        .args(["run", "w1", "--", "touch", "ran"])
+        .spawn();
+    wait_for_file(&marker);
+    running.signal("TERM");
+    let out = running.wait();
+    out.assert_code(143);
+    assert!(
+        out.stderr.contains("interrupted by signal 15"),
+        "{}",
+        out.report()
+    );
+    assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+}
