@@ -118,35 +118,70 @@ impl Launch {
 
     /// Runs the command to completion; an error means it never started.
     pub fn run(self) -> Result<Ending> {
-        let (through_direnv, workspace) = (self.through_direnv, self.workspace);
-        let sandboxed = self.sandboxed;
-        let (ending, started) = process::run_child(self.child).map_err(|e| {
-            CliError::failure("could not start the command")
-                .cause(e.to_string())
-                .hint("check that the command exists and is executable; the workspace is kept")
-        })?;
-        if started || matches!(ending, Ending::Signaled(_)) {
-            return Ok(ending);
-        }
-        let how = match ending {
-            Ending::Exited(code) | Ending::NotStarted(code) => format!("exit status: {code}"),
-            Ending::Signaled(sig) => format!("signal {sig}"),
-        };
-        Err(match through_direnv {
-            _ if sandboxed => CliError::failure(format!(
-                "the sandbox (bubblewrap) or what runs in it failed before the command started ({how})"
-            ))
-            .hint("see bubblewrap's or direnv's message above; the command was not run, confined or not"),
-            true => CliError::failure(format!(
-                "`direnv exec {workspace}` failed before the command started ({how})"
-            ))
-            .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"),
-            false => CliError::failure(format!(
-                "agent-workspace's guard process failed before the command started ({how})"
-            ))
-            .hint("run agent-workspace by a path that still exists and is executable"),
-        })
+        self.run_after(|| Ok(()))?
     }
+
+    /// Starts the chain in front of the command (direnv, the sandbox, the guard), does
+    /// `first` meanwhile, and only then lets the guard start the command, which then runs to
+    /// completion. `first` always runs; its error (the outer one) ends the chain before the
+    /// command starts. The inner result is [`Launch::run`]'s.
+    pub fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Result<Ending>> {
+        let running = process::start_child(self.child);
+        if let Err(err) = first() {
+            // The guard sees no go-ahead and ends; wait for the chain so nothing of it
+            // (the lease the guard holds among it) outlives this error.
+            if let Ok(running) = running {
+                let _ = running.wait();
+            }
+            return Err(err);
+        }
+        Ok(finish(
+            running.and_then(|mut running| {
+                running.go();
+                running.wait()
+            }),
+            self.through_direnv,
+            self.sandboxed,
+            &self.workspace,
+        ))
+    }
+}
+
+/// How a started chain ended, or why it failed before the command started.
+fn finish(
+    waited: std::io::Result<(Ending, bool)>,
+    through_direnv: bool,
+    sandboxed: bool,
+    workspace: &str,
+) -> Result<Ending> {
+    let (ending, started) = waited.map_err(|e| {
+        CliError::failure("could not start the command")
+            .cause(e.to_string())
+            .hint("check that the command exists and is executable; the workspace is kept")
+    })?;
+    if started || matches!(ending, Ending::Signaled(_)) {
+        return Ok(ending);
+    }
+    let how = match ending {
+        Ending::Exited(code) | Ending::NotStarted(code) => format!("exit status: {code}"),
+        Ending::Signaled(sig) => format!("signal {sig}"),
+    };
+    Err(match through_direnv {
+        _ if sandboxed => CliError::failure(format!(
+            "the sandbox (bubblewrap) or what runs in it failed before the command started ({how})"
+        ))
+        .hint(
+            "see bubblewrap's or direnv's message above; the command was not run, confined or not",
+        ),
+        true => CliError::failure(format!(
+            "`direnv exec {workspace}` failed before the command started ({how})"
+        ))
+        .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"),
+        false => CliError::failure(format!(
+            "agent-workspace's guard process failed before the command started ({how})"
+        ))
+        .hint("run agent-workspace by a path that still exists and is executable"),
+    })
 }
 
 /// bubblewrap's arguments for a run in `ws`: what must stay readable although it lives under

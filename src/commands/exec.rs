@@ -2,11 +2,13 @@
 //! supervisor and its command (started directly or behind `direnv exec`).
 //!
 //! It reports that it started, keeps the workspace's lease descriptor open, becomes a child
-//! subreaper (so every orphaned descendant, double-forked daemons included, becomes its child)
-//! and starts the command. When the command ends, or when the supervisor dies, it ends every
-//! process left below it (SIGTERM, then SIGKILL after a grace period) before exiting with the
-//! command's status. So no process of a run outlives its supervisor, and the lease, shared with
-//! the guard, stays held until the last of them is gone.
+//! subreaper (so every orphaned descendant, double-forked daemons included, becomes its child),
+//! waits for the supervisor's go-ahead (the run recorded as running) and starts the command.
+//! When the command ends, or when the supervisor dies, it ends every process left below it
+//! (SIGTERM, then SIGKILL after a grace period) before exiting with the command's status. So no
+//! process of a run outlives its supervisor, and the lease, shared with the guard, stays held
+//! until the last of them is gone. Without the go-ahead (the supervisor could not record the
+//! run, or died first) it ends without starting the command.
 
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -16,6 +18,10 @@ use std::time::{Duration, Instant};
 use crate::liveness;
 use crate::process::{self, GuardSetup, TRAMPOLINE};
 use crate::signals;
+
+/// The guard's exit code when its supervisor ended the run before the command started (it
+/// could not record the run, or it died); the supervisor reports why, or nobody is left to.
+const NO_GO: i32 = 125;
 
 /// How long the processes left behind get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -34,6 +40,9 @@ pub fn cmd_exec(args: &[OsString]) -> i32 {
     }
     #[cfg(not(target_os = "linux"))]
     {
+        if !setup.wait_for_go() {
+            return NO_GO;
+        }
         // No subreaper or parent-death signal here: become the command, as before.
         let (code, err) = process::exec(command, None);
         eprintln!("Error: {}: {err}", command[0].to_string_lossy());
@@ -50,6 +59,9 @@ fn guard(command: &[OsString], setup: &GuardSetup) -> i32 {
     // SAFETY: prctl with constant arguments on this process.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
     let supervisor_gone = watch_supervisor(setup);
+    if !setup.wait_for_go() {
+        return NO_GO;
+    }
     let me = std::process::id() as libc::pid_t;
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);

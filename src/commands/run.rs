@@ -273,12 +273,6 @@ fn supervise(
     sandboxing: Option<crate::launch::Sandboxing>,
 ) -> Result<i32> {
     let command = &args.command;
-    let started = Instant::now();
-    let pid = std::process::id();
-    let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
-    record.start_run(argv.collect(), pid, liveness::start_time(pid));
-    metadata::save(record)?;
-    let saved = metadata::saved_stamp(&record.workspace_path);
     let launch = crate::launch::Launch::new(
         ctx,
         record,
@@ -287,7 +281,17 @@ fn supervise(
         Some(lease.fd()),
         sandboxing.as_ref(),
     )?;
-    let outcome = launch.run();
+    let started = Instant::now();
+    let mut saved = None;
+    // The run is recorded while direnv loads the environment; the command starts after.
+    let outcome = launch.run_after(|| {
+        let pid = std::process::id();
+        let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
+        record.start_run(argv.collect(), pid, liveness::start_time(pid));
+        metadata::save(record)?;
+        saved = metadata::saved_stamp(&record.workspace_path);
+        Ok(())
+    })?;
     let (status, code, signal) = match &outcome {
         Ok(ending) => judge(*ending),
         Err(_) => (Status::Error, 125, None),

@@ -2,7 +2,7 @@
 //! inherits, how it ended, and the guard's side of the start report; nested runs' `exec`.
 
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,8 @@ pub struct Child {
 pub const TRAMPOLINE: &str = "__exec";
 
 /// The environment variable through which the guard learns where to report its start, its
-/// supervisor's pid and the lease descriptor: `<start fd>:<supervisor pid>:<lease fd or -1>`.
+/// supervisor's pid, the lease descriptor and where its go-ahead comes from:
+/// `<start fd>:<supervisor pid>:<lease fd or -1>:<go fd>`.
 pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
 
 /// How the user's command ended.
@@ -51,13 +52,25 @@ impl Ending {
     }
 }
 
-/// Runs the user's command to completion with the caller's stdio, forwarding signals.
+/// A command's chain (the guard, behind direnv or a sandbox when asked) started, its guard
+/// held back from starting the command until [`Running::go`].
+pub struct Running {
+    proc: Option<std::process::Child>,
+    /// How it ended when the chain's first program could not be started at all.
+    not_started: Option<Ending>,
+    started: io::PipeReader,
+    go: Option<io::PipeWriter>,
+    own_group: bool,
+}
+
+/// Starts the user's command's chain: everything up to the guard, which reports its start and
+/// then waits for [`Running::go`] before it starts the command (so what the supervisor still
+/// has to do overlaps with direnv loading the environment).
 ///
 /// When stdin is a terminal the command shares our process group, so job control (Ctrl-C,
 /// Ctrl-Z, `fg` of a run started with `&`) works as for any shell command; otherwise it gets a
 /// group of its own so a signal sent to agent-workspace reaches the command's whole tree.
-/// Returns how it ended and whether the guard reported its start.
-pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
+pub fn start_child(child: Child) -> io::Result<Running> {
     let own_group = !signals::stdin_is_terminal();
     let mut cmd = Command::new(&child.argv[0]);
     cmd.args(&child.argv[1..]).current_dir(&child.dir);
@@ -69,17 +82,20 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
             .stdout(file.try_clone()?)
             .stderr(file.try_clone()?);
     }
-    let (mut started, writer) = io::pipe()?;
+    let (started, writer) = io::pipe()?;
     set_nonblocking(started.as_raw_fd());
+    let (go_reader, go) = io::pipe()?;
     let parent = std::process::id() as libc::pid_t;
     let write_fd = writer.as_raw_fd();
+    let go_fd = go_reader.as_raw_fd();
     let lease = child.lease.unwrap_or(-1);
     let watched = if child.sandboxed { 0 } else { parent };
-    cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}"));
+    cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}:{go_fd}"));
     // SAFETY: the closure only calls async-signal-safe libc functions.
     unsafe {
         cmd.pre_exec(move || {
             inherit(write_fd)?;
+            inherit(go_fd)?;
             if lease >= 0 {
                 inherit(lease)?;
             }
@@ -87,23 +103,54 @@ pub fn run_child(child: Child) -> io::Result<(Ending, bool)> {
         });
     }
     let spawned = cmd.spawn();
-    drop(writer);
-    let mut proc = match spawned {
-        Ok(proc) => proc,
-        Err(err) => return not_started(err).map(|ending| (ending, false)),
+    drop((writer, go_reader));
+    let (proc, not_started) = match spawned {
+        Ok(proc) => {
+            let pid = proc.id() as libc::pid_t;
+            signals::set_target(if own_group { -pid } else { pid }, own_group);
+            (Some(proc), None)
+        }
+        Err(err) => (None, Some(not_started(err)?)),
     };
-    let pid = proc.id() as libc::pid_t;
-    signals::set_target(if own_group { -pid } else { pid }, own_group);
-    let status = proc.wait();
-    signals::set_target(0, own_group);
-    let status = status?;
-    let ending = match (status.code(), status.signal()) {
-        (Some(code), _) => Ending::Exited(code),
-        (None, Some(sig)) => Ending::Signaled(sig),
-        _ => Ending::Exited(1),
-    };
-    let mut byte = [0u8];
-    Ok((ending, started.read(&mut byte).is_ok_and(|n| n == 1)))
+    Ok(Running {
+        proc,
+        not_started,
+        started,
+        go: Some(go),
+        own_group,
+    })
+}
+
+impl Running {
+    /// Lets the guard start the command.
+    pub fn go(&mut self) {
+        if let Some(mut go) = self.go.take() {
+            // A guard already gone reads nothing either way: its ending says why.
+            let _ = go.write_all(b"1");
+        }
+    }
+
+    /// Waits for the chain to end. Without [`Running::go`] first, the guard ends without
+    /// starting the command. Returns how it ended and whether the guard reported its start.
+    pub fn wait(mut self) -> io::Result<(Ending, bool)> {
+        drop(self.go.take());
+        if let Some(ending) = self.not_started {
+            return Ok((ending, false));
+        }
+        let Some(mut proc) = self.proc.take() else {
+            return Ok((Ending::NotStarted(126), false));
+        };
+        let status = proc.wait();
+        signals::set_target(0, self.own_group);
+        let status = status?;
+        let ending = match (status.code(), status.signal()) {
+            (Some(code), _) => Ending::Exited(code),
+            (None, Some(sig)) => Ending::Signaled(sig),
+            _ => Ending::Exited(1),
+        };
+        let mut byte = [0u8];
+        Ok((ending, self.started.read(&mut byte).is_ok_and(|n| n == 1)))
+    }
 }
 
 /// Clears close-on-exec on `fd` in a forked child, so the program it execs inherits it.
@@ -142,6 +189,30 @@ fn not_started(err: io::Error) -> io::Result<Ending> {
 pub struct GuardSetup {
     /// The supervising agent-workspace, which the run must not outlive.
     pub supervisor: Option<libc::pid_t>,
+    /// Where the supervisor's go-ahead comes from (none: go at once).
+    go: Option<RawFd>,
+}
+
+impl GuardSetup {
+    /// Waits for the supervisor's go-ahead to start the command: false when the supervisor
+    /// ended the run first (it could not record it, or it died), so the command never starts.
+    pub fn wait_for_go(&self) -> bool {
+        let Some(fd) = self.go else {
+            return true;
+        };
+        let mut byte = 0u8;
+        let n = loop {
+            // SAFETY: reads one byte into a local from a descriptor inherited for this.
+            let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
+            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break n;
+            }
+        };
+        // SAFETY: the descriptor was inherited for exactly this read; closing it keeps it
+        // out of the command.
+        unsafe { libc::close(fd) };
+        n == 1 && byte == b'1'
+    }
 }
 
 /// In the guard: report that it started (proving a wrapper such as direnv got as far as
@@ -150,11 +221,8 @@ pub fn report_started() -> GuardSetup {
     let value = std::env::var(GUARD_VAR).unwrap_or_default();
     std::env::remove_var(GUARD_VAR);
     let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
-    let (fd, supervisor, lease) = (
-        fields.next().flatten(),
-        fields.next().flatten(),
-        fields.next().flatten(),
-    );
+    let mut next = || fields.next().flatten();
+    let (fd, supervisor, lease, go) = (next(), next(), next(), next());
     if let Some(fd) = fd.filter(|fd| *fd >= 0) {
         // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it
         // out of the command.
@@ -170,6 +238,7 @@ pub fn report_started() -> GuardSetup {
     }
     GuardSetup {
         supervisor: supervisor.filter(|pid| *pid > 0),
+        go: go.filter(|fd| *fd >= 0),
     }
 }
 

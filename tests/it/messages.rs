@@ -2,6 +2,7 @@
 //! too long, failed commits, failed creations, lock files, deleted branches.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 
 use crate::backends::{git_ok, git_repo, hide_short_commits};
 use crate::harness::TestEnv;
@@ -166,4 +167,36 @@ fn delete_branch_names_the_deleted_branch_and_how_to_restore_it() {
     let restore = format!("`git branch agent-workspace/merged {}`", tip.trim());
     assert!(out.stdout.contains(&restore), "{}", out.report());
     insta::assert_snapshot!(hide_short_commits(&env.normalize(&out.stdout)), @"Removed merged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/merged); deleted branch agent-workspace/merged ([SHORT]) as --delete-branch asked; `git branch agent-workspace/merged [COMMIT]` restores it");
+}
+
+/// When a run cannot be recorded as running, its command never starts, although direnv (or
+/// the guard) was already on its way meanwhile; the chain ends with the error, so the next
+/// run finds the workspace free. (`.state` read-only, as a user file permissions apply to.)
+#[test]
+fn a_run_that_cannot_be_recorded_never_starts_its_command() {
+    let env = TestEnv::new();
+    let repos = [
+        (env.jj_repo("jj"), "through direnv"),
+        (git_repo(&env, "git"), "directly"),
+    ];
+    for (repo, how) in repos {
+        env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+        let state = env.namespace_dir(&repo).join(".state");
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o555)).unwrap();
+        let marker = env.path().join("ran");
+        let out = env
+            .aw_cmd(&repo)
+            .args(["run", "w1", "--", "touch"])
+            .arg(&marker)
+            .run_unprivileged();
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o755)).unwrap();
+        out.assert_code(125);
+        assert!(
+            out.stderr.starts_with("Error: could not write"),
+            "{how}: {}",
+            out.report()
+        );
+        assert!(!marker.exists(), "{how}: the command ran: {}", out.report());
+        env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    }
 }
