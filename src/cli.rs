@@ -90,7 +90,10 @@ impl SandboxArgs {
     }
 }
 
+/// Each subcommand's arguments are built only when it is the one called (or for help,
+/// completions and the man page), which keeps a `run` from building every other's.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     Run(crate::commands::run::RunArgs),
     Status(crate::commands::status::StatusArgs),
@@ -168,4 +171,16 @@ fn usage_error(err: &clap::Error) -> CliError {
     }
     hints.push(format!("see `{command} --help`"));
     CliError::usage(message).hint(hints.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of every subcommand's definition, which a deferred subcommand
+    /// would otherwise meet only when called.
+    #[test]
+    fn every_subcommand_is_well_defined() {
+        super::Cli::command().debug_assert();
+    }
 }

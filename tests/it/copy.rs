@@ -207,9 +207,17 @@ fn sizes_and_time_are_reported_on_a_terminal(backend: Backend) {
         .args(["-qec", &run, "/dev/null"])
         .run();
     out.assert_ok();
+    // On a slow machine the progress line shows first, erased (`\r`, clear to the end of
+    // the line) before the report, which then starts where the erased line began.
     let said = out
         .stdout
         .lines()
+        .map(|l| {
+            l.rsplit('\r')
+                .next()
+                .unwrap_or(l)
+                .trim_start_matches("\x1b[K")
+        })
         .find(|l| l.starts_with("Copied "))
         .unwrap_or_else(|| panic!("{}", out.report()));
     assert!(
