@@ -118,33 +118,43 @@ impl Launch {
 
     /// Runs the command to completion; an error means it never started.
     pub fn run(self) -> Result<Ending> {
-        self.run_after(|| Ok(()))?
+        self.run_after(|| Ok(()))?.outcome
     }
 
     /// Starts the chain in front of the command (direnv, the sandbox, the guard), does
     /// `first` meanwhile, and only then lets the guard start the command, which then runs to
-    /// completion. `first` always runs; its error (the outer one) ends the chain before the
-    /// command starts. The inner result is [`Launch::run`]'s.
-    pub fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Result<Ending>> {
+    /// completion. `first` always runs; its error ends the chain before the command starts.
+    pub fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Ran> {
         let running = process::start_child(self.child);
         if let Err(err) = first() {
             // The guard sees no go-ahead and ends; wait for the chain so nothing of it
             // (the lease the guard holds among it) outlives this error.
             if let Ok(running) = running {
-                let _ = running.wait();
+                drop(running.wait());
             }
             return Err(err);
         }
-        Ok(finish(
-            running.and_then(|mut running| {
-                running.go();
-                running.wait()
-            }),
-            self.through_direnv,
-            self.sandboxed,
-            &self.workspace,
-        ))
+        let ended = running.and_then(|mut running| {
+            running.go();
+            running.wait()
+        });
+        let (result, guard) = match ended {
+            Ok(ended) => (Ok((ended.ending, ended.started)), Some(ended)),
+            Err(err) => (Err(err), None),
+        };
+        let outcome = finish(result, self.through_direnv, self.sandboxed, &self.workspace);
+        Ok(Ran {
+            outcome,
+            _guard: guard,
+        })
     }
+}
+
+/// A command that ran: how it ended (an error: it never started), and its guard, which may
+/// still be ending as this is read and is waited for when this is dropped.
+pub struct Ran {
+    pub outcome: Result<Ending>,
+    _guard: Option<process::Ended>,
 }
 
 /// How a started chain ended, or why it failed before the command started.

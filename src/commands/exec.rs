@@ -33,7 +33,7 @@ pub fn cmd_exec(args: &[OsString]) -> i32 {
         Some(sep) if sep == "--" => &args[1..],
         _ => args,
     };
-    let setup = process::report_started();
+    let mut setup = process::report_started();
     if command.is_empty() {
         eprintln!("Error: {TRAMPOLINE} needs a command\nHint: it is run by agent-workspace itself");
         return 125;
@@ -49,11 +49,11 @@ pub fn cmd_exec(args: &[OsString]) -> i32 {
         return code;
     }
     #[cfg(target_os = "linux")]
-    guard(command, &setup)
+    guard(command, &mut setup)
 }
 
 #[cfg(target_os = "linux")]
-fn guard(command: &[OsString], setup: &GuardSetup) -> i32 {
+fn guard(command: &[OsString], setup: &mut GuardSetup) -> i32 {
     let set = signals::guard_set();
     signals::block(&set);
     // SAFETY: prctl with constant arguments on this process.
@@ -91,7 +91,12 @@ fn guard(command: &[OsString], setup: &GuardSetup) -> i32 {
     // The command is reaped below with waitpid; std's handle is not used again.
     std::mem::forget(child);
     let status = supervise(&set, setup, pid, supervisor_gone);
+    // Nothing left (the common case): the supervisor records the outcome while this exits.
+    if !has_children() {
+        setup.report_ended(status);
+    }
     end_descendants(me);
+    setup.report_ended(status);
     finish(status)
 }
 

@@ -284,7 +284,7 @@ fn supervise(
     let started = Instant::now();
     let mut saved = None;
     // The run is recorded while direnv loads the environment; the command starts after.
-    let outcome = launch.run_after(|| {
+    let ran = launch.run_after(|| {
         let pid = std::process::id();
         let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
         record.start_run(argv.collect(), pid, liveness::start_time(pid));
@@ -292,7 +292,9 @@ fn supervise(
         saved = metadata::saved_stamp(&record.workspace_path);
         Ok(())
     })?;
-    let (status, code, signal) = match &outcome {
+    // The guard may still be exiting: it is waited for when `ran` goes, after the record.
+    let outcome = &ran.outcome;
+    let (status, code, signal) = match outcome {
         Ok(ending) => judge(*ending),
         Err(_) => (Status::Error, 125, None),
     };
@@ -316,7 +318,7 @@ fn supervise(
     }
     // The command ran: its exit code is the answer even if the record cannot be written
     // (a full disk, a command that deleted its workspace), which is said on stderr.
-    if let (Ok(_), Err(err)) = (&outcome, metadata::save(record)) {
+    if let (Ok(_), Err(err)) = (outcome, metadata::save(record)) {
         let err = CliError::from(err);
         eprintln!(
             "Warning: the run ended (exit code {code}) but its outcome could not be recorded: {}\nHint: {}",
@@ -324,7 +326,7 @@ fn supervise(
             err.hint.as_deref().unwrap_or("check the workspace and its state directory")
         );
     }
-    outcome.map(|_| code)
+    ran.outcome.map(|_| code)
 }
 
 /// `--checkpoint`: records the run's work in a checkpoint and keeps it in the run's history

@@ -1,16 +1,17 @@
-//! The user's command: started behind the guard in its process group with the descriptors it
-//! inherits, how it ended, and the guard's side of the start report; nested runs' `exec`.
+//! The user's command: its chain (direnv, a sandbox, the guard) started in its process group
+//! with the descriptors it inherits, the go-ahead, and how the command ended.
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
+use super::guard::GUARD_VAR;
 use crate::signals;
 
-/// The user's command (always behind the guard, see `guard.rs`) and how to start it.
+/// The user's command (always behind the guard, see `commands/exec.rs`) and how to start it.
 pub struct Child {
     pub argv: Vec<OsString>,
     pub dir: PathBuf,
@@ -24,14 +25,6 @@ pub struct Child {
     /// Where stdout and stderr go instead of ours (stdin is then empty): the setup's log.
     pub output: Option<std::fs::File>,
 }
-
-/// The hidden subcommand that runs the guard (`commands/exec.rs`).
-pub const TRAMPOLINE: &str = "__exec";
-
-/// The environment variable through which the guard learns where to report its start, its
-/// supervisor's pid, the lease descriptor and where its go-ahead comes from:
-/// `<start fd>:<supervisor pid>:<lease fd or -1>:<go fd>`.
-pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
 
 /// How the user's command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,26 +123,157 @@ impl Running {
         }
     }
 
-    /// Waits for the chain to end. Without [`Running::go`] first, the guard ends without
-    /// starting the command. Returns how it ended and whether the guard reported its start.
-    pub fn wait(mut self) -> io::Result<(Ending, bool)> {
+    /// Waits until the command has ended. Without [`Running::go`] first, the guard ends
+    /// without starting it. The guard reports the command's status as soon as it is known
+    /// and nothing else of the run is left, then exits: the returned [`Ended`] waits for
+    /// that exit when dropped, so what the caller does with the status in between overlaps
+    /// with it.
+    pub fn wait(mut self) -> io::Result<Ended> {
         drop(self.go.take());
         if let Some(ending) = self.not_started {
-            return Ok((ending, false));
+            return Ok(Ended::now(ending, false));
         }
-        let Some(mut proc) = self.proc.take() else {
-            return Ok((Ending::NotStarted(126), false));
+        let Some(proc) = self.proc.take() else {
+            return Ok(Ended::now(Ending::NotStarted(126), false));
         };
+        let mut report = Report::default();
+        if report.read_until_exit(&self.started, proc.id()) {
+            let ending = ending_of(std::process::ExitStatus::from_raw(report.status()));
+            return Ok(Ended {
+                ending,
+                started: true,
+                guard: Some((proc, self.own_group)),
+            });
+        }
+        let mut proc = proc;
         let status = proc.wait();
         signals::set_target(0, self.own_group);
         let status = status?;
-        let ending = match (status.code(), status.signal()) {
-            (Some(code), _) => Ending::Exited(code),
-            (None, Some(sig)) => Ending::Signaled(sig),
-            _ => Ending::Exited(1),
-        };
-        let mut byte = [0u8];
-        Ok((ending, self.started.read(&mut byte).is_ok_and(|n| n == 1)))
+        report.read_rest(&self.started);
+        Ok(Ended::now(ending_of(status), report.started()))
+    }
+}
+
+/// How a command ended, and the guard still to be waited for (when dropped).
+pub struct Ended {
+    pub ending: Ending,
+    /// Whether the guard reported its start (proving direnv or a sandbox got that far).
+    pub started: bool,
+    guard: Option<(std::process::Child, bool)>,
+}
+
+impl Ended {
+    fn now(ending: Ending, started: bool) -> Ended {
+        Ended {
+            ending,
+            started,
+            guard: None,
+        }
+    }
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if let Some((mut guard, own_group)) = self.guard.take() {
+            let _ = guard.wait();
+            signals::set_target(0, own_group);
+        }
+    }
+}
+
+fn ending_of(status: std::process::ExitStatus) -> Ending {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(sig)) => Ending::Signaled(sig),
+        _ => Ending::Exited(1),
+    }
+}
+
+/// What the guard wrote to its report pipe: `1` when it started, then the command's wait
+/// status (4 bytes, native order) once the command ended and nothing of the run is left.
+#[derive(Default)]
+struct Report {
+    bytes: Vec<u8>,
+}
+
+impl Report {
+    fn started(&self) -> bool {
+        self.bytes.first() == Some(&b'1')
+    }
+
+    fn status(&self) -> i32 {
+        let mut raw = [0u8; 4];
+        raw.copy_from_slice(&self.bytes[1..5]);
+        i32::from_ne_bytes(raw)
+    }
+
+    /// Reads the report until it holds the status (true), or until the guard's pid `pid`
+    /// exits or the pipe ends without it (false). A descriptor direnv's or the command's
+    /// leftovers inherited cannot hold this up: the guard's exit ends the wait.
+    fn read_until_exit(&mut self, pipe: &io::PipeReader, pid: u32) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: pidfd_open on our own child; the descriptor is owned below.
+            let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+            if raw < 0 {
+                return false;
+            }
+            // SAFETY: a fresh descriptor nothing else owns.
+            let pidfd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as RawFd) };
+            loop {
+                if self.bytes.len() >= 5 {
+                    return self.started();
+                }
+                let mut fds = [
+                    libc::pollfd {
+                        fd: pipe.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                    libc::pollfd {
+                        fd: pidfd.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
+                // SAFETY: fds is a valid array of two pollfd.
+                let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+                if n < 0 {
+                    if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return false;
+                }
+                if fds[0].revents != 0 && !self.read_some(pipe) {
+                    return false;
+                }
+                if fds[0].revents == 0 && fds[1].revents != 0 {
+                    return false;
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (pipe, pid);
+            false
+        }
+    }
+
+    /// Reads what is there without blocking; false at the pipe's end or on an error.
+    fn read_some(&mut self, mut pipe: &io::PipeReader) -> bool {
+        let mut buf = [0u8; 8];
+        match pipe.read(&mut buf) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.bytes.extend_from_slice(&buf[..n]);
+                true
+            }
+        }
+    }
+
+    /// Reads what the guard wrote before it ended.
+    fn read_rest(&mut self, pipe: &io::PipeReader) {
+        while self.bytes.len() < 5 && self.read_some(pipe) {}
     }
 }
 
@@ -182,86 +306,5 @@ fn not_started(err: io::Error) -> io::Result<Ending> {
         io::ErrorKind::PermissionDenied => Ok(Ending::NotStarted(126)),
         _ if err.raw_os_error() == Some(libc::ENOEXEC) => Ok(Ending::NotStarted(126)),
         _ => Err(err),
-    }
-}
-
-/// What a guard learns from its supervisor through [`GUARD_VAR`].
-pub struct GuardSetup {
-    /// The supervising agent-workspace, which the run must not outlive.
-    pub supervisor: Option<libc::pid_t>,
-    /// Where the supervisor's go-ahead comes from (none: go at once).
-    go: Option<RawFd>,
-}
-
-impl GuardSetup {
-    /// Waits for the supervisor's go-ahead to start the command: false when the supervisor
-    /// ended the run first (it could not record it, or it died), so the command never starts.
-    pub fn wait_for_go(&self) -> bool {
-        let Some(fd) = self.go else {
-            return true;
-        };
-        let mut byte = 0u8;
-        let n = loop {
-            // SAFETY: reads one byte into a local from a descriptor inherited for this.
-            let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
-            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                break n;
-            }
-        };
-        // SAFETY: the descriptor was inherited for exactly this read; closing it keeps it
-        // out of the command.
-        unsafe { libc::close(fd) };
-        n == 1 && byte == b'1'
-    }
-}
-
-/// In the guard: report that it started (proving a wrapper such as direnv got as far as
-/// running it) and take what the supervisor handed down.
-pub fn report_started() -> GuardSetup {
-    let value = std::env::var(GUARD_VAR).unwrap_or_default();
-    std::env::remove_var(GUARD_VAR);
-    let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
-    let mut next = || fields.next().flatten();
-    let (fd, supervisor, lease, go) = (next(), next(), next(), next());
-    if let Some(fd) = fd.filter(|fd| *fd >= 0) {
-        // SAFETY: the descriptor was inherited for exactly this write; closing it keeps it
-        // out of the command.
-        unsafe {
-            libc::write(fd, b"1".as_ptr().cast(), 1);
-            libc::close(fd);
-        }
-    }
-    // The lease stays open in the guard, which holds it for as long as it lives, but is not
-    // passed on to the command.
-    if let Some(fd) = lease.filter(|fd| *fd >= 0) {
-        keep_private(fd);
-    }
-    GuardSetup {
-        supervisor: supervisor.filter(|pid| *pid > 0),
-        go: go.filter(|fd| *fd >= 0),
-    }
-}
-
-/// Replaces this process with `argv` (nested runs). Returns only on failure, with the exit
-/// code env(1) uses (127 not found, 126 otherwise) and the error.
-pub fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    if let Some(dir) = dir {
-        cmd.current_dir(dir);
-    }
-    // SAFETY: only async-signal-safe calls: restore the default signal mask before exec.
-    unsafe {
-        cmd.pre_exec(move || signals::prepare_child(false, 0));
-    }
-    let err = cmd.exec();
-    (exec_failure_code(&err), err)
-}
-
-/// The exit code for a program that could not be started: 127 not found, 126 otherwise.
-pub fn exec_failure_code(err: &io::Error) -> i32 {
-    match err.kind() {
-        io::ErrorKind::NotFound => 127,
-        _ => 126,
     }
 }

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod child;
+mod guard;
 
 pub use child::*;
+pub use guard::*;
 
 /// A helper call that could not run or did not succeed.
 #[derive(Debug, thiserror::Error)]
