@@ -124,11 +124,6 @@ pub enum LandError {
     /// A jj dry run cannot predict this land (see `vcs/jj/land_predict.rs`).
     #[error("cannot predict this land without doing it: {why}")]
     Predict { why: String },
-    #[error("could not copy the index {}", path.display())]
-    Index {
-        path: PathBuf,
-        source: std::io::Error,
-    },
 }
 
 impl From<ProcessError> for LandError {
@@ -166,9 +161,6 @@ impl From<LandError> for CliError {
             LandError::Predict { .. } => CliError::failure(message).hint(
                 "land without --dry-run: a jj land is one operation, which `jj undo` reverts",
             ),
-            LandError::Index { path, source } => {
-                CliError::io("copy the index", &path, &source)
-            }
         }
     }
 }

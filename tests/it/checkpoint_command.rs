@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::backends::{git_ok, Backend};
 use crate::checkpoint_support::{below_working_copy, checkpoint, description, files_of};
+use crate::diff_support::{more_base_files, racily_clean_rewrite};
 use crate::harness::TestEnv;
 
 fn a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top(backend: Backend) {
@@ -227,6 +228,32 @@ fn a_commit_that_cannot_be_signed_fails_the_checkpoint_cleanly_and_not_the_run()
     assert_eq!(record["runs"][1].get("checkpoint"), None, "{record:#}");
     assert_eq!(record["status"], "error");
     assert_eq!(git_ok(&env, &ws, &["rev-parse", "HEAD"]), head);
+}
+
+/// A same-size rewrite that only git's racy-git rule tells (see [`racily_clean_rewrite`]) is
+/// in a child's fork point (built from a temporary index with no cached file stats) and in a
+/// checkpoint (the worktree's own index, which git reads right), also when no git call may
+/// write that index (`GIT_OPTIONAL_LOCKS=0`).
+#[test]
+fn git_fork_points_and_checkpoints_take_a_same_size_rewrite_that_only_the_racy_rule_tells() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    more_base_files(Backend::Git, &env, &repo);
+    env.aw(&repo, ["run", "p1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "p1");
+    racily_clean_rewrite(&env, &ws, "bin.dat", b"\0\x02binary");
+    let aw = |args: &[&str]| {
+        let cmd = env.aw_cmd(&repo).env("GIT_OPTIONAL_LOCKS", "0");
+        cmd.args(args).run()
+    };
+    aw(&["run", "c1", "--parent", "p1", "--", "true"]).assert_ok();
+    let child = env.ws_path(&repo, "c1").join("bin.dat");
+    assert_eq!(fs::read(child).unwrap(), b"\0\x02binary");
+    let out = aw(&["checkpoint", "p1", "--json"]);
+    assert_eq!(
+        out.assert_ok().json()["files"],
+        serde_json::json!(["bin.dat"])
+    );
 }
 
 #[test]

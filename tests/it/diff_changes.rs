@@ -7,7 +7,9 @@ use std::fs;
 use serde_json::Value;
 
 use crate::backends::Backend;
-use crate::diff_support::{diff_json, more_base_files, workspace_with_every_change};
+use crate::diff_support::{
+    diff_json, more_base_files, racily_clean_rewrite, workspace_with_every_change,
+};
 use crate::harness::TestEnv;
 
 fn every_kind_of_change_is_listed(backend: Backend) {
@@ -126,6 +128,27 @@ crate::both_backends!(
     the_summary_gives_commits_files_and_totals,
     a_workspace_without_changes_has_an_empty_diff,
 );
+
+/// A same-size rewrite in the second git last wrote the worktree's index (a racily clean
+/// entry) is in the diff: the temporary index the diff builds on keeps the real one's mtime,
+/// so git still compares that file's contents instead of trusting its stat data.
+#[test]
+fn git_diff_lists_a_same_size_rewrite_that_only_the_racy_git_rule_tells() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    more_base_files(Backend::Git, &env, &repo);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    racily_clean_rewrite(&env, &ws, "bin.dat", b"\0\x02binary");
+    let json = diff_json(&env, &repo, "w1");
+    let files: Vec<(&str, &str)> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("bin.dat", "modified")], "{json:#}");
+}
 
 #[test]
 fn jj_diff_of_a_workspace_on_a_merge_compares_with_the_merged_parents() {

@@ -57,3 +57,35 @@ pub(crate) fn diff_json(env: &TestEnv, repo: &Path, id: &str) -> Value {
     out.assert_ok();
     out.json()
 }
+
+/// Rewrites the file `name` of the git worktree `ws` with `bytes` (the same size as before)
+/// so that only git's "racy git" rule tells the change: the file keeps the inode, size and
+/// mtime its index entry records, and the index file gets that same mtime, which makes the
+/// entry racily clean (git compares such an entry's contents instead of trusting its stat
+/// data). That is what a same-size rewrite in the second the index was written leaves; the
+/// times are set here so it happens every time. A write always moves a file's ctime, which
+/// nothing can set back: the repository stops comparing ctimes (`core.trustctime=false`).
+pub(crate) fn racily_clean_rewrite(env: &TestEnv, ws: &Path, name: &str, bytes: &[u8]) {
+    let then = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    let set_mtime = |path: &Path| {
+        let file = fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(then).unwrap();
+    };
+    git_ok(env, ws, &["config", "core.trustctime", "false"]);
+    let file = ws.join(name);
+    assert_eq!(fs::read(&file).unwrap().len(), bytes.len());
+    set_mtime(&file);
+    // The entry records `then`; the index, written now, holds it as clean.
+    git_ok(env, ws, &["update-index", "--refresh"]);
+    fs::write(&file, bytes).unwrap();
+    set_mtime(&file);
+    let index = git_ok(
+        env,
+        ws,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    set_mtime(Path::new(index.trim_end()));
+    // git itself, reading the worktree's index, sees the change.
+    let status = git_ok(env, ws, &["--no-optional-locks", "status", "--porcelain"]);
+    assert_eq!(status, format!(" M {name}\n"));
+}

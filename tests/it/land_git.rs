@@ -5,7 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::backends::{git_ok, git_repo};
+use crate::backends::{git_ok, git_repo, Backend};
+use crate::diff_support::{more_base_files, racily_clean_rewrite};
 use crate::harness::TestEnv;
 
 /// Everything a land must leave as it was when it changes nothing: every ref, the main
@@ -84,6 +85,36 @@ fn a_land_fast_forwards_the_main_branch_and_its_worktree() {
         subject,
         "agent-workspace: uncommitted changes of workspace w1\n"
     );
+}
+
+/// A same-size rewrite that only git's racy-git rule tells (see [`racily_clean_rewrite`]) is
+/// landed, and the workspace's index is left telling the truth, even when git may not write
+/// that index (with `GIT_OPTIONAL_LOCKS=0`, which a user or a tool may export, no `status`
+/// records what it found): the copy of the index the land commits through keeps the real
+/// one's mtime.
+#[test]
+fn a_land_takes_a_same_size_rewrite_that_only_the_racy_git_rule_tells() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    more_base_files(Backend::Git, &env, &repo);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    racily_clean_rewrite(&env, &ws, "bin.dat", b"\0\x02binary");
+    let out = env
+        .aw_cmd(&repo)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .args(["land", "w1", "--json"])
+        .run();
+    assert_eq!(
+        out.json()["files"],
+        serde_json::json!(["bin.dat"]),
+        "{}",
+        out.report()
+    );
+    assert_eq!(fs::read(repo.join("bin.dat")).unwrap(), b"\0\x02binary");
+    let landed = env.cmd("git", &repo).args(["show", "main:bin.dat"]).run();
+    assert_eq!(landed.assert_ok().stdout.as_bytes(), b"\0\x02binary");
+    assert_eq!(git_ok(&env, &ws, &["diff", "HEAD", "--stat"]), "");
 }
 
 #[test]

@@ -21,17 +21,9 @@ impl Git {
             .arg(format!("{base}..HEAD"))
             .arg("--")
             .start()?;
-        let index = self.index_of(ws)?;
-        let copied = match fs::read(&index) {
-            Ok(bytes) => crate::fsutil::write_atomic(scratch, &bytes).map_err(VcsError::from),
-            // A worktree without an index: `add -A` builds one from scratch.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(VcsError::Io {
-                action: "read",
-                path: index.clone(),
-                source,
-            }),
-        };
+        // A copy of the index keeps its cached file stats (`add` rehashes only what changed)
+        // and its mtime (see `index.rs`); without an index, `add -A` builds one from scratch.
+        let copied = super::index::copy_index(&self.index_of(ws)?, scratch);
         let _cleanup = Scratch(scratch.to_path_buf());
         copied?;
         let with_index = |c: Call| c.env("GIT_INDEX_FILE", scratch);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Git;
 use crate::vcs::land::Plan;
-use crate::vcs::land::{LandError, Result};
+use crate::vcs::land::Result;
 use crate::vcs::Kept;
 use crate::vcs::VcsError;
 
@@ -50,18 +50,9 @@ impl Git {
             path: git_dir.join("agent-workspace-land.index"),
             real: git_dir.join("index"),
         };
-        // A copy of the real index keeps its cached file stats: `add` then rehashes only what
-        // changed.
-        match std::fs::copy(&index.real, &index.path) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(LandError::Index {
-                    path: index.real.clone(),
-                    source,
-                })
-            }
-        }
+        // A copy of the real index keeps its cached file stats (`add` then rehashes only what
+        // changed) and its mtime (see `index.rs`).
+        super::index::copy_index(&index.real, &index.path)?;
         let with_index = |args: &[&str]| -> Result<String> {
             Ok(self
                 .call(ws)?

@@ -2,6 +2,7 @@
 
 mod checkpoint;
 mod diff;
+mod index;
 mod keep;
 mod land;
 mod land_edits;
