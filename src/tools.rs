@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -61,33 +62,62 @@ pub fn existing(root: &Path, paths: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// A digest of the (inode, size, mtime, mode) of every entry of `paths` under `root`: cheap
-/// to take (no file is read), and changed by any edit.
+/// How long after its last change an entry's timestamps are not trusted to show its next
+/// one: a file system stamps writes with a coarse clock (a write in the same tick leaves
+/// mtime and ctime as they were), so a stamp taken that soon is made never to match (it is
+/// "racy", as git calls it) and the content is read again next time.
+const RACY: Duration = Duration::from_secs(1);
+
+/// A digest of the (inode, size, mtime, ctime, mode) of every entry of `paths` under `root`:
+/// cheap to take (no file is read), and changed by any edit (the ctime even when the mtime
+/// was put back). Never the same twice while an entry changed less than [`RACY`] ago.
 pub fn stamp(root: &Path, paths: &[String]) -> String {
+    stamp_at(root, paths, SystemTime::now())
+}
+
+fn stamp_at(root: &Path, paths: &[String], now: SystemTime) -> String {
     let mut hasher = Sha256::new();
+    let mut newest = Duration::ZERO;
     for path in paths {
-        stamp_entry(&root.join(path), path.as_ref(), 0, &mut hasher);
+        stamp_entry(&root.join(path), path.as_ref(), 0, &mut hasher, &mut newest);
+    }
+    let now = now.duration_since(UNIX_EPOCH).unwrap_or_default();
+    if newest + RACY > now {
+        hasher.update(format!(
+            "racy\0{}\0{}\0",
+            now.as_nanos(),
+            std::process::id()
+        ));
     }
     format!("{:x}", hasher.finalize())
 }
 
-fn stamp_entry(at: &Path, rel: &Path, depth: usize, hasher: &mut Sha256) {
+fn stamp_entry(at: &Path, rel: &Path, depth: usize, hasher: &mut Sha256, newest: &mut Duration) {
     let Ok(meta) = fs::metadata(at) else {
         hasher.update(format!("{}\0missing\0", rel.display()));
         return;
     };
     hasher.update(format!(
-        "{}\0{}\0{}\0{}\0{}\0{}\0",
+        "{}\0{}\0{}\0{}\0{}\0{}\0{}\0{}\0",
         rel.display(),
         meta.ino(),
         meta.size(),
         meta.mtime(),
         meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
         meta.mode()
     ));
+    for (secs, nanos) in [
+        (meta.mtime(), meta.mtime_nsec()),
+        (meta.ctime(), meta.ctime_nsec()),
+    ] {
+        let at = Duration::new(secs.max(0) as u64, nanos.clamp(0, 999_999_999) as u32);
+        *newest = (*newest).max(at);
+    }
     if meta.is_dir() && depth < MAX_DEPTH {
         for (name, path) in sorted_entries(at) {
-            stamp_entry(&path, &rel.join(name), depth + 1, hasher);
+            stamp_entry(&path, &rel.join(name), depth + 1, hasher, newest);
         }
     }
 }
@@ -292,9 +322,29 @@ mod tests {
             "echo a"
         );
         assert!(!ws.join(".tools/scripts/out").exists());
-        let before = stamp(&root, &paths);
+        let later = SystemTime::now() + Duration::from_secs(60);
+        let before = stamp_at(&root, &paths, later);
         fs::write(root.join("scripts/deep/a.sh"), "echo b").unwrap();
-        assert_ne!(stamp(&root, &paths), before);
+        assert_ne!(stamp_at(&root, &paths, later), before);
         assert_ne!(read(&root, &paths).unwrap().version, content.version);
+    }
+
+    /// Sources that changed within [`RACY`] give a stamp that never matches (their next
+    /// change may keep their timestamps); once older, the same sources give the same stamp.
+    #[test]
+    fn a_stamp_of_fresh_sources_never_matches() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("agents.just"), "a:\n").unwrap();
+        let paths = vec!["agents.just".to_string()];
+        let now = SystemTime::now();
+        assert_ne!(
+            stamp_at(tmp.path(), &paths, now),
+            stamp_at(tmp.path(), &paths, now + Duration::from_nanos(1))
+        );
+        let later = now + RACY + Duration::from_millis(10);
+        assert_eq!(
+            stamp_at(tmp.path(), &paths, later),
+            stamp_at(tmp.path(), &paths, later)
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! `sync-tools`, records of the shell script read and migrated, and the script's recipe shape.
 
 use std::fs;
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -324,4 +325,31 @@ crate::both_backends!(
     sync_tools_refreshes_the_bundle_on_demand,
     a_record_of_the_shell_script_is_read_and_migrated,
     the_script_s_recipe_shape_works_on_an_old_change_without_agents_just,
+    a_same_size_rewrite_with_its_old_mtime_is_copied_again,
 );
+
+/// A source rewritten in place with the same size and its old mtime put back (as `rsync
+/// --inplace -t` does, or a write within the file system's timestamp step leaves it) is seen
+/// as changed: the stamp holds the ctime, which no one can set back. Both stamps are taken
+/// once the sources are over a second old, so neither is racy.
+fn a_same_size_rewrite_with_its_old_mtime_is_copied_again(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    write_tools(&repo);
+    let source = repo.join("rules/style.md");
+    let mtime = fs::metadata(&source).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let mut file = fs::OpenOptions::new().write(true).open(&source).unwrap();
+    file.write_all(b"be BRIEF\n").unwrap();
+    file.set_modified(mtime).unwrap();
+    drop(file);
+    assert_eq!(fs::metadata(&source).unwrap().modified().unwrap(), mtime);
+    // Old enough again that only the stamp's ctime can tell.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    assert_eq!(
+        fs::read_to_string(bundle(&env, &repo, "w").join("rules/style.md")).unwrap(),
+        "be BRIEF\n"
+    );
+}
