@@ -91,11 +91,8 @@ fn guard(command: &[OsString], setup: &mut GuardSetup) -> i32 {
     // The command is reaped below with waitpid; std's handle is not used again.
     std::mem::forget(child);
     let status = supervise(&set, setup, pid, supervisor_gone);
-    // Nothing left (the common case): the supervisor records the outcome while this exits.
-    if !has_children() {
-        setup.report_ended(status);
-    }
     end_descendants(me);
+    // Nothing of the run is left: the supervisor records the outcome while this exits.
     setup.report_ended(status);
     finish(status)
 }

@@ -48,9 +48,8 @@ impl Ending {
 /// A command's chain (the guard, behind direnv or a sandbox when asked) started, its guard
 /// held back from starting the command until [`Running::go`].
 pub struct Running {
-    proc: Option<std::process::Child>,
-    /// How it ended when the chain's first program could not be started at all.
-    not_started: Option<Ending>,
+    /// The chain's first process, or how it ended when it could not be started at all.
+    chain: Result<std::process::Child, Ending>,
     started: io::PipeReader,
     go: Option<io::PipeWriter>,
     own_group: bool,
@@ -97,17 +96,16 @@ pub fn start_child(child: Child) -> io::Result<Running> {
     }
     let spawned = cmd.spawn();
     drop((writer, go_reader));
-    let (proc, not_started) = match spawned {
+    let chain = match spawned {
         Ok(proc) => {
             let pid = proc.id() as libc::pid_t;
             signals::set_target(if own_group { -pid } else { pid }, own_group);
-            (Some(proc), None)
+            Ok(proc)
         }
-        Err(err) => (None, Some(not_started(err)?)),
+        Err(err) => Err(not_started(err)?),
     };
     Ok(Running {
-        proc,
-        not_started,
+        chain,
         started,
         go: Some(go),
         own_group,
@@ -130,11 +128,9 @@ impl Running {
     /// with it.
     pub fn wait(mut self) -> io::Result<Ended> {
         drop(self.go.take());
-        if let Some(ending) = self.not_started {
-            return Ok(Ended::now(ending, false));
-        }
-        let Some(proc) = self.proc.take() else {
-            return Ok(Ended::now(Ending::NotStarted(126), false));
+        let mut proc = match self.chain {
+            Ok(proc) => proc,
+            Err(ending) => return Ok(Ended::now(ending, false)),
         };
         let mut report = Report::default();
         if report.read_until_exit(&self.started, proc.id()) {
@@ -145,7 +141,6 @@ impl Running {
                 guard: Some((proc, self.own_group)),
             });
         }
-        let mut proc = proc;
         let status = proc.wait();
         signals::set_target(0, self.own_group);
         let status = status?;

@@ -212,12 +212,7 @@ fn sizes_and_time_are_reported_on_a_terminal(backend: Backend) {
     let said = out
         .stdout
         .lines()
-        .map(|l| {
-            l.rsplit('\r')
-                .next()
-                .unwrap_or(l)
-                .trim_start_matches("\x1b[K")
-        })
+        .filter_map(|l| l.rsplit(crate::progress::ERASE).next())
         .find(|l| l.starts_with("Copied "))
         .unwrap_or_else(|| panic!("{}", out.report()));
     assert!(

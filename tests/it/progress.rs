@@ -13,7 +13,7 @@ fn slow_setup(env: &TestEnv) {
     fs::write(dir.join("config.toml"), "[setup]\ncommand = \"sleep 1\"\n").unwrap();
 }
 
-const ERASE: &str = "\r\x1b[K";
+pub(crate) const ERASE: &str = "\r\x1b[K";
 const SETTING_UP: &str = "workspace w: running the setup command...";
 
 #[test]
