@@ -107,10 +107,11 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
 /// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
 fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Option<Entry>)>> {
     if bulk {
-        let (entries, warning) = inventory::all(ctx);
+        let (mut entries, warning) = inventory::all(ctx);
         if let Some(err) = warning {
             return Err(err);
         }
+        workspace::land::follow(ctx, &mut entries);
         return Ok(entries
             .into_iter()
             .filter(|e| matches(e, args) && (!args.landed || workspace::land::is_landed(ctx, e)))

@@ -42,12 +42,16 @@ pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
             "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"
         );
     }
-    let (entries, warning) = inventory::all(&ctx);
+    let (mut entries, warning) = inventory::all(&ctx);
     if let Some(err) = warning {
         return Err(err);
     }
+    crate::workspace::land::follow(&ctx, &mut entries);
     let lease = |id: &str| ctx.layout.lease(id);
-    let candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
+    let mut candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
+    gc::verify_landed(&mut candidates, |e| {
+        crate::workspace::land::is_landed(&ctx, e)
+    });
     let results: Vec<(Candidate, Outcome)> = candidates
         .into_iter()
         .map(|c| {

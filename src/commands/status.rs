@@ -53,7 +53,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         validate_id(id)?;
     }
     let ctx = Context::open(global)?;
-    let (entries, warning) = match &args.id {
+    let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);
             let entry =
@@ -71,6 +71,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
+    crate::workspace::land::follow(&ctx, &mut entries);
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     let mut text = render(&entries, &extra, args);
     if args.id.is_none() && !args.json && output::colour(global.color) {
@@ -148,6 +149,9 @@ struct WorkspaceJson<'a> {
     path: &'a std::path::Path,
     problem: Option<&'static str>,
     hint: Option<String>,
+    /// Whether the land the status shows was checked against its target now: `verified`,
+    /// `undone` (the status is then the run's), `unchecked`; null when no land is shown.
+    land_state: Option<&'static str>,
     /// The workspace this one was started from (`run --parent`).
     parent: Option<&'a str>,
     /// Whether that parent is gone.
@@ -207,6 +211,10 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             updated_at: get("updated_at"),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
+            land_state: entry
+                .record
+                .as_ref()
+                .and_then(|r| r.shown_land().map(|_| r.land_check.as_str())),
             hint: entry
                 .problem
                 .as_ref()

@@ -384,6 +384,81 @@ impl Vcs {
         }
     }
 
+    /// Of the `lands` (workspace id, its last land), the workspaces whose work is in the
+    /// land's target now, read from the repository alone (no working copy snapshotted): an
+    /// undone land is not. One query per target, for any number of workspaces.
+    pub fn lands_held(&self, lands: &[(&str, &crate::metadata::Land)]) -> Result<Vec<String>> {
+        match self {
+            Vcs::Jj(jj) => jj.lands_held(lands),
+            Vcs::Git(git) => git.lands_held(lands),
+        }
+    }
+
+    /// The target a land to `target` will be recorded under ([`crate::metadata::Land::target`]),
+    /// and the state it is in before the land (jj: the operation heads; git: the branch's
+    /// commit), for the record's land intent.
+    pub fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
+        match (self, target) {
+            (Vcs::Jj(jj), land::Target::Main) => Ok((jj::Jj::main_target(), jj.op_heads_key())),
+            (Vcs::Jj(jj), land::Target::Workspace { id, .. }) => {
+                Ok((format!("{id}@"), jj.op_heads_key()))
+            }
+            (Vcs::Jj(jj), land::Target::Rev(rev)) => {
+                let key = jj.op_heads_key();
+                let commit = jj.resolve_base(Some(rev))?;
+                Ok((commit.join(","), key))
+            }
+            (Vcs::Git(git), target) => {
+                let branch = match target {
+                    land::Target::Main => git.main_branch()?.unwrap_or_default(),
+                    land::Target::Workspace { id, .. } => git.branch(id),
+                    land::Target::Rev(rev) => rev.clone(),
+                };
+                let tip = git.tip(&branch)?;
+                Ok((branch, tip))
+            }
+        }
+    }
+
+    /// The state of a land's target now, comparable with [`Vcs::land_target`]'s.
+    pub fn land_target_state(&self, target: &str) -> Result<Option<String>> {
+        match self {
+            Vcs::Jj(jj) => Ok(jj.op_heads_key()),
+            Vcs::Git(git) => git.tip(target),
+        }
+    }
+
+    /// What a land of workspace `id` (based on `base`) onto `target` that was killed did:
+    /// `None` when its work is not in the target; else the commits it landed (empty where
+    /// they cannot be told) and whether any is conflicted.
+    pub fn landed_since(
+        &self,
+        id: &str,
+        target: &str,
+        base: &[String],
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        match self {
+            Vcs::Jj(jj) => jj.landed_since(id, target, base),
+            Vcs::Git(git) => {
+                let probe = crate::metadata::Land {
+                    at: String::new(),
+                    target: target.to_string(),
+                    commits: vec![],
+                    outcome: crate::metadata::LandOutcome::Landed,
+                    resolved: vec![],
+                    conflicts: vec![],
+                    operation_before: None,
+                    after_run_started_at: None,
+                    after_run_pid: None,
+                    merge_commit: None,
+                    recovered: true,
+                };
+                let held = git.lands_held(&[(id, &probe)])?;
+                Ok((!held.is_empty()).then(|| (vec![], false)))
+            }
+        }
+    }
+
     /// Whether the work of workspace `id` at `ws` is all in the target its last land went to.
     pub fn is_landed(&self, id: &str, ws: &Path, land: &crate::metadata::Land) -> Result<bool> {
         match self {

@@ -2,6 +2,7 @@
 
 mod checkpoint;
 mod diff;
+mod held;
 mod index;
 mod keep;
 mod land;

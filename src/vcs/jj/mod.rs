@@ -2,6 +2,7 @@
 
 mod checkpoint;
 mod diff;
+mod held;
 mod keep;
 mod land;
 mod land_predict;

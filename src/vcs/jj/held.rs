@@ -1,0 +1,145 @@
+//! Whether lands still hold, read from the repository's view alone (no working copy is
+//! snapshotted): the work of each landed workspace is in its target, for many workspaces in
+//! one query per target; and what a land that was killed did.
+
+use std::collections::BTreeMap;
+
+use super::{workspace_revset, Jj, MAIN_WORKSPACE};
+use crate::metadata::Land;
+use crate::vcs::error::Result;
+use crate::vcs::land::hex_ids;
+
+impl Jj {
+    /// Of the `lands` (workspace id, its last land), the workspaces whose every non-empty
+    /// commit up to their working-copy commit (as last snapshotted) is in the land's target:
+    /// an undone land (`jj undo`, `jj op revert`, `jj op restore`) leaves them outside it.
+    pub fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
+        let mut by_stop: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for (id, land) in lands {
+            if let Some(stop) = stop(land) {
+                by_stop.entry(stop).or_default().push(id);
+            }
+        }
+        let mut held = vec![];
+        for (stop, ids) in by_stop {
+            held.extend(self.held_in(&ids, &stop)?);
+        }
+        Ok(held)
+    }
+
+    /// Of workspaces `ids`, those whose working-copy commit has no non-empty ancestor
+    /// outside `::stop`: one query, whose answer names their working copies.
+    fn held_in(&self, ids: &[&str], stop: &str) -> Result<Vec<String>> {
+        let wcs: Vec<String> = ids
+            .iter()
+            .map(|id| format!("present({})", workspace_revset(id)))
+            .collect();
+        let wcs = wcs.join(" | ");
+        // The non-empty commits of any of them outside the target, and all built on those.
+        let outside = format!("((::({wcs}) ~ ::({stop})) ~ empty())::");
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"working_copies ++ "\n""#])
+            .arg(format!("--revisions=({wcs}) ~ ({outside})"))
+            .stdout()?;
+        Ok(out
+            .split_whitespace()
+            .filter_map(|name| name.strip_suffix('@'))
+            .filter(|name| ids.contains(name))
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// What a killed land of workspace `id` onto `target` (as [`Land::target`] names it)
+    /// did: `None` when its work is not all in the target; else the commits it landed (only
+    /// known for a commit target; empty for a working copy) and whether any is conflicted.
+    pub fn landed_since(
+        &self,
+        id: &str,
+        target: &str,
+        base: &[String],
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        let ws = workspace_revset(id);
+        let (commits, landed) = match target.strip_suffix('@') {
+            Some(name) => {
+                let probe = Land {
+                    target: format!("{name}@"),
+                    ..blank()
+                };
+                (vec![], !self.lands_held(&[(id, &probe)])?.is_empty())
+            }
+            None => {
+                let asked = [target.to_string()];
+                let Some(&onto) = hex_ids(&asked).first() else {
+                    return Ok(None);
+                };
+                // Onto a commit: the work is rebased onto it, so it lies above it.
+                let work = format!("(::{ws} ~ ::{onto}) ~ empty()");
+                let list = self.ids(&work)?;
+                let astray = self.ids(&format!("({work}) ~ {onto}::"))?;
+                let landed = !list.is_empty() && astray.is_empty();
+                (list, landed)
+            }
+        };
+        if !landed {
+            return Ok(None);
+        }
+        let base = hex_ids(base);
+        let since = match base.is_empty() {
+            true => format!("::{ws}"),
+            false => format!("::{ws} ~ ::({})", base.join(" | ")),
+        };
+        let conflicted = !self.ids(&format!("({since}) & conflicts()"))?.is_empty();
+        Ok(Some((commits, conflicted)))
+    }
+
+    /// The commit ids `revset` names, oldest first.
+    fn ids(&self, revset: &str) -> Result<Vec<String>> {
+        let out = self
+            .query()?
+            .args([
+                "log",
+                "--no-graph",
+                "--reversed",
+                "-T",
+                r#"commit_id ++ "\n""#,
+            ])
+            .arg(format!("--revisions={revset}"))
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// The target a land to the main working copy is recorded under before it is made.
+    pub fn main_target() -> String {
+        format!("{MAIN_WORKSPACE}@")
+    }
+}
+
+/// The revset a land's work must be below: the target working copy, else the last landed
+/// commit (a land onto a commit).
+fn stop(land: &Land) -> Option<String> {
+    match land.target.strip_suffix('@') {
+        Some(name) => Some(workspace_revset(name)),
+        None => {
+            let last = land.commits.last()?;
+            let ids = hex_ids(std::slice::from_ref(last));
+            ids.first().map(|id| format!("present({id})"))
+        }
+    }
+}
+
+fn blank() -> Land {
+    Land {
+        at: String::new(),
+        target: String::new(),
+        commits: vec![],
+        outcome: crate::metadata::LandOutcome::Landed,
+        resolved: vec![],
+        conflicts: vec![],
+        operation_before: None,
+        after_run_started_at: None,
+        after_run_pid: None,
+        merge_commit: None,
+        recovered: false,
+    }
+}
