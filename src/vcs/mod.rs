@@ -394,6 +394,15 @@ impl Vcs {
         }
     }
 
+    /// A stamp of what [`Vcs::lands_held`] reads, from files alone (jj: the operation
+    /// heads; git: the times of the branch files): while it is the same, so is its answer.
+    pub fn lands_stamp(&self) -> Option<String> {
+        match self {
+            Vcs::Jj(jj) => jj.op_heads_key(),
+            Vcs::Git(git) => git.refs_stamp(),
+        }
+    }
+
     /// The target a land to `target` will be recorded under ([`crate::metadata::Land::target`]),
     /// and the state it is in before the land (jj: the operation heads; git: the branch's
     /// commit), for the record's land intent.

@@ -36,8 +36,9 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
     if let metadata::Loaded::Ok(now) = metadata::load(&entry.path) {
         record = *now;
     }
-    // A land killed before it could record what it did is finished first.
-    finish(ctx, &mut record)?;
+    // A land killed before it could record what it did is finished first; should that
+    // fail, this land journals itself afresh and records what it does.
+    let _ = finish(ctx, &mut record);
     let target = target(ctx, req.onto, record.parent.as_deref())?;
     let _parent_hold = hold_parent(ctx, &target)?;
     if !req.dry_run {
@@ -157,8 +158,9 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
 /// Makes the records of `entries` follow what happened to their lands: finishes the lands
 /// killed before they could record what they did (for the workspaces nobody holds), then
 /// checks each land the status would show against its target ([`LandCheck`]), in one
-/// query per target. jj: the answer is kept under the repository's operation heads, so
-/// while nothing happened in the repository it costs no process.
+/// query per target. The answer is kept under a stamp of the repository's state (jj: its
+/// operation heads; git: its branch files' times), so while that stays the same it costs
+/// no process.
 pub fn follow(ctx: &Context, entries: &mut [Entry]) {
     for entry in entries.iter_mut() {
         finish_killed(ctx, entry);
@@ -218,7 +220,7 @@ fn check(ctx: &Context, entries: &mut [Entry]) {
 }
 
 /// [`crate::vcs::Vcs::lands_held`], answered from the cache while the repository's state
-/// (jj's operation heads) and the lands asked about are the same.
+/// ([`crate::vcs::Vcs::lands_stamp`]) and the lands asked about are the same.
 fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
     let asked: String = lands
         .iter()
@@ -229,7 +231,7 @@ fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
         .collect();
     let cache = ctx.layout.cache().join("lands-held.v1");
     // Read the key before asking, so an answer is never filed under a newer key.
-    let key = ctx.vcs.freshness_stamp();
+    let key = ctx.vcs.lands_stamp();
     if let (Some(key), Ok(text)) = (&key, std::fs::read_to_string(&cache)) {
         let head = format!("{key}\n{asked}\n");
         if let Some(body) = text.strip_prefix(&head) {

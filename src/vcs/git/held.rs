@@ -49,6 +49,39 @@ impl Git {
         Ok(out.ok().map(|b| b.trim().to_string()))
     }
 
+    /// A stamp of the branches, read from files alone: the modification times of
+    /// `packed-refs` and of `refs/heads` and every directory below it (a ref created,
+    /// updated or deleted is a file renamed into, or removed from, one of them). None for a
+    /// reftable repository, whose files say nothing this way.
+    pub fn refs_stamp(&self) -> Option<String> {
+        if self.common.join("reftable").exists() {
+            return None;
+        }
+        let mut paths = vec![self.common.join("packed-refs")];
+        let mut dirs = vec![self.common.join("refs").join("heads")];
+        while let Some(dir) = dirs.pop() {
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                for entry in entries.flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        dirs.push(entry.path());
+                    }
+                }
+            }
+            paths.push(dir);
+        }
+        paths.sort();
+        let mut stamp = String::new();
+        for path in &paths {
+            let time = std::fs::symlink_metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            stamp += &format!("{}={time};", path.display());
+        }
+        Some(stamp)
+    }
+
     /// The commit `branch` points to, if it exists.
     pub fn tip(&self, branch: &str) -> Result<Option<String>> {
         self.branch_tip(branch)

@@ -39,12 +39,12 @@ impl Jj {
         let outside = format!("((::({wcs}) ~ ::({stop})) ~ empty())::");
         let out = self
             .query()?
-            .args(["log", "--no-graph", "-T", r#"working_copies ++ "\n""#])
+            .args(["log", "--no-graph", "-T"])
+            .arg(r#"working_copies.map(|w| w.name() ++ "\n").join("")"#)
             .arg(format!("--revisions=({wcs}) ~ ({outside})"))
             .stdout()?;
         Ok(out
-            .split_whitespace()
-            .filter_map(|name| name.strip_suffix('@'))
+            .lines()
             .filter(|name| ids.contains(name))
             .map(str::to_string)
             .collect())
