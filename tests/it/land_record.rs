@@ -112,6 +112,51 @@ fn an_undone_conflicted_land_is_not_conflicted() {
     assert_eq!(dry.stdout, "", "{}", dry.report());
 }
 
+/// The operation jj's `undo` reverts and `op revert` names: the land's rebase, found by
+/// its description in the operation log (newest first).
+fn rebase_op(env: &TestEnv, repo: &Path) -> String {
+    let out = env.jj_ok(
+        repo,
+        [
+            "op",
+            "log",
+            "--no-graph",
+            "-T",
+            r#"id ++ " " ++ description ++ "\n""#,
+        ],
+    );
+    out.lines()
+        .find_map(|l| {
+            let (id, what) = l.split_once(' ')?;
+            what.starts_with("rebase").then(|| id.to_string())
+        })
+        .unwrap_or_else(|| panic!("no rebase operation in\n{out}"))
+}
+
+/// `jj undo` right after a land, and `jj op revert` of the land's operation: each time the
+/// status follows (`done`), and the next land is recorded again.
+#[test]
+fn jj_undo_and_op_revert_of_a_land_are_followed() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    assert_eq!(shown(&env, &repo, "w1"), "landed");
+    env.jj_ok(&repo, ["undo"]);
+    assert!(!repo.join("x.txt").exists());
+    assert_eq!(shown(&env, &repo, "w1"), "done");
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    assert_eq!(shown(&env, &repo, "w1"), "landed");
+    // The land's operation alone reverted (`jj op revert`, as a later operation would).
+    let op = rebase_op(&env, &repo);
+    env.jj_ok(&repo, ["op", "revert", &op]);
+    assert!(!repo.join("x.txt").exists());
+    assert_eq!(shown(&env, &repo, "w1"), "done");
+    let dry = env.aw(&repo, ["clean", "--landed", "--dry-run"]);
+    assert_eq!(dry.stdout, "", "{}", dry.report());
+}
+
 /// A wrapper of `tool` first on PATH that runs the real one and then, when its arguments
 /// contain `trigger`, kills agent-workspace (its parent) with SIGKILL; with `before`, it
 /// kills before running it instead.
@@ -233,6 +278,34 @@ fn a_land_killed_before_the_target_moved_leaves_it_done(backend: Backend) {
     assert_eq!(shown(&env, &repo, "w1"), "landed");
 }
 
+/// A land killed after the target moved, following an earlier land and a run since: the
+/// next `land` has nothing to land and records the killed land, never the stale one before.
+fn a_land_after_a_killed_one_records_it_not_the_stale_one(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    let stale: Value = env.metadata(&env.ws_path(&repo, "w1"))["land"].clone();
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo y > y.txt"])
+        .assert_ok();
+    assert_eq!(shown(&env, &repo, "w1"), "done");
+    std::thread::sleep(Duration::from_millis(1100));
+    killed_land(&env, backend, &repo, false);
+    assert_eq!(fs::read_to_string(repo.join("y.txt")).unwrap(), "y\n");
+    let again = env.aw(&repo, ["land", "w1"]);
+    again.assert_ok();
+    assert!(
+        again.stdout.starts_with("Nothing to land"),
+        "{}",
+        again.report()
+    );
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_ne!(record["land"]["at"], stale["at"], "{record}");
+    assert_eq!(record["land"]["recovered"], true, "{record}");
+    assert_eq!(shown(&env, &repo, "w1"), "landed");
+}
+
 /// A second `land` with nothing to land says so and keeps the land recorded before,
 /// unchanged.
 fn a_second_land_keeps_the_first(backend: Backend) {
@@ -263,4 +336,5 @@ crate::both_backends!(
     a_land_killed_after_the_target_moved_is_finished_by_the_next_command,
     a_land_killed_before_the_target_moved_leaves_it_done,
     a_second_land_keeps_the_first,
+    a_land_after_a_killed_one_records_it_not_the_stale_one,
 );

@@ -10,19 +10,89 @@ use crate::vcs::error::Result;
 use crate::vcs::land::hex_ids;
 
 impl Jj {
-    /// Of the `lands` (workspace id, its last land), the workspaces whose every non-empty
-    /// commit up to their working-copy commit (as last snapshotted) is in the land's target:
-    /// an undone land (`jj undo`, `jj op revert`, `jj op restore`) leaves them outside it.
+    /// Of the `lands` (workspace id, its last land), the workspaces whose land is still in
+    /// its target: an undone land (`jj undo`, `jj op revert`, `jj op restore`) is not.
+    /// A land onto a working copy is judged by the changes it landed (their visible commits
+    /// all in `::<name>@`), whatever the workspace did since and however the target's user
+    /// rewrote them; a land onto a commit, or one recorded without its commits (recovered),
+    /// by the workspace's commits: none non-empty up to its working-copy commit outside
+    /// the target.
     pub fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
+        let (by_changes, by_shape): (Vec<_>, Vec<_>) = lands.iter().partition(|(_, land)| {
+            land.target.ends_with('@') && !hex_ids(&land.commits).is_empty()
+        });
+        let mut held = self.held_by_changes(&by_changes)?;
         let mut by_stop: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-        for (id, land) in lands {
+        for (id, land) in by_shape {
             if let Some(stop) = stop(land) {
                 by_stop.entry(stop).or_default().push(id);
             }
         }
-        let mut held = vec![];
         for (stop, ids) in by_stop {
             held.extend(self.held_in(&ids, &stop)?);
+        }
+        Ok(held)
+    }
+
+    /// [`Jj::lands_held`] for lands onto a working copy: one query for the change ids of
+    /// every landed commit (hidden ones too, after an undo), then one per target for the
+    /// changes with a visible commit outside it.
+    fn held_by_changes(&self, lands: &[&(&str, &Land)]) -> Result<Vec<String>> {
+        if lands.is_empty() {
+            return Ok(vec![]);
+        }
+        let commits: Vec<&str> = lands
+            .iter()
+            .flat_map(|(_, l)| hex_ids(&l.commits))
+            .collect();
+        let revset: Vec<String> = commits.iter().map(|c| format!("present({c})")).collect();
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T"])
+            .arg(r#"commit_id ++ " " ++ change_id ++ "\n""#)
+            .arg(format!("--revisions={}", revset.join(" | ")))
+            .stdout()?;
+        let change_of: BTreeMap<&str, &str> =
+            out.lines().filter_map(|l| l.split_once(' ')).collect();
+        let mut by_target: BTreeMap<&str, Vec<(&str, Vec<&str>)>> = BTreeMap::new();
+        for (id, land) in lands {
+            // A landed commit jj cannot name is taken as not held: never removed as landed.
+            let changes: Option<Vec<&str>> = hex_ids(&land.commits)
+                .into_iter()
+                .map(|c| change_of.get(c).copied())
+                .collect();
+            if let Some(changes) = changes {
+                by_target
+                    .entry(land.target.as_str())
+                    .or_default()
+                    .push((id, changes));
+            }
+        }
+        let mut held = vec![];
+        for (target, lands) in by_target {
+            let name = target.trim_end_matches('@');
+            let changes: Vec<String> = lands
+                .iter()
+                .flat_map(|(_, c)| c.iter())
+                .filter(|c| c.bytes().all(|b| b.is_ascii_lowercase()))
+                .map(|c| format!("present(change_id({c}))"))
+                .collect();
+            let out = self
+                .query()?
+                .args(["log", "--no-graph", "-T", r#"change_id ++ "\n""#])
+                .arg(format!(
+                    "--revisions=({}) ~ ::present({})",
+                    changes.join(" | "),
+                    workspace_revset(name)
+                ))
+                .stdout()?;
+            let outside: Vec<&str> = out.lines().collect();
+            held.extend(
+                lands
+                    .iter()
+                    .filter(|(_, c)| c.iter().all(|c| !outside.contains(c)))
+                    .map(|(id, _)| id.to_string()),
+            );
         }
         Ok(held)
     }
