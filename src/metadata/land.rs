@@ -81,7 +81,8 @@ pub struct Land {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge_commit: Option<String>,
     /// Recorded by the command after a `land` that was interrupted once the target had
-    /// moved (see [`Intent`]): `commits` may then be empty (jj, onto a working copy).
+    /// moved (see [`Intent`]): `commits` are then the workspace's commits found in the
+    /// target, empty when the state before the land could not be read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
 }

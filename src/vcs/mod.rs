@@ -439,15 +439,17 @@ impl Vcs {
 
     /// What a land of workspace `id` (based on `base`) onto `target` that was killed did:
     /// `None` when its work is not in the target; else the commits it landed (empty where
-    /// they cannot be told) and whether any is conflicted.
+    /// they cannot be told) and whether any is conflicted. `before` is the state at the land's
+    /// start: jj's operation, git's target commit.
     pub fn landed_since(
         &self,
         id: &str,
         target: &str,
         base: &[String],
+        before: Option<&str>,
     ) -> Result<Option<(Vec<String>, bool)>> {
         match self {
-            Vcs::Jj(jj) => jj.landed_since(id, target, base),
+            Vcs::Jj(jj) => jj.landed_since(id, target, base, before),
             Vcs::Git(git) => {
                 let probe = crate::metadata::Land {
                     at: String::new(),
@@ -462,8 +464,14 @@ impl Vcs {
                     merge_commit: None,
                     recovered: true,
                 };
-                let held = git.lands_held(&[(id, &probe)])?;
-                Ok((!held.is_empty()).then(|| (vec![], false)))
+                if git.lands_held(&[(id, &probe)])?.is_empty() {
+                    return Ok(None);
+                }
+                let commits = match before {
+                    Some(before) => git.commits_since(id, before).unwrap_or_default(),
+                    None => vec![],
+                };
+                Ok(Some((commits, false)))
             }
         }
     }

@@ -108,9 +108,12 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
     let moved = before.is_none() || now.as_ref() != before;
     let id = record.workspace_id.clone();
     let landed = match moved {
-        true => ctx
-            .vcs
-            .landed_since(&id, &intent.target, &record.base_commits)?,
+        true => ctx.vcs.landed_since(
+            &id,
+            &intent.target,
+            &record.base_commits,
+            before.map(String::as_str),
+        )?,
         false => None,
     };
     let earlier_holds = record

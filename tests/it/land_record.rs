@@ -208,6 +208,7 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
         let repo = backend.repo(&env);
         env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
             .assert_ok();
+        let head = main_head(&env, backend, &repo);
         killed_land(&env, backend, &repo, false);
         assert_eq!(fs::read_to_string(repo.join("x.txt")).unwrap(), "x\n");
         match next {
@@ -221,6 +222,12 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
                     again.report()
                 );
                 assert_eq!(shown(&env, &repo, "w1"), "landed");
+                let record = env.metadata(&env.ws_path(&repo, "w1"));
+                assert_eq!(record["land"]["recovered"], true, "{record}");
+                // The recovered land is followed as any: undone, it is no longer shown.
+                undo_land(&env, backend, &repo, "w1", &head);
+                assert_eq!(shown(&env, &repo, "w1"), "done");
+                env.aw(&repo, ["land", "w1"]).assert_ok();
             }
             "land" => {
                 let again = env.aw(&repo, ["land", "w1"]);
@@ -245,9 +252,13 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
                 assert!(!env.ws_path(&repo, "w1").exists(), "{}", out.report());
             }
         }
-        if next != "clean" && next != "gc" {
+        if next == "land" {
             let record = env.metadata(&env.ws_path(&repo, "w1"));
             assert_eq!(record["land"]["outcome"], "landed", "{record}");
+            assert_eq!(record["land"]["recovered"], true, "{record}");
+            // The commits it landed, as they are in the target now.
+            let commits = record["land"]["commits"].as_array().unwrap();
+            assert_eq!(commits.len(), 1, "{record}");
             assert!(record.get("land_intent").is_none(), "{record}");
         }
     }

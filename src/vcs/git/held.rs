@@ -40,6 +40,21 @@ impl Git {
         Ok(held)
     }
 
+    /// The commits of workspace `id`'s branch that `before` (a commit) did not hold,
+    /// oldest first.
+    pub fn commits_since(&self, id: &str, before: &str) -> Result<Vec<String>> {
+        if before.is_empty() || !before.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(vec![]);
+        }
+        let out = self
+            .call(&self.main)?
+            .args(["rev-list", "--reverse"])
+            .arg(format!("{before}..refs/heads/{}", self.branch(id)))
+            .arg("--")
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
     /// The branch the main worktree is on, if any.
     pub fn main_branch(&self) -> Result<Option<String>> {
         let out = self

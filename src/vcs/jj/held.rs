@@ -121,13 +121,16 @@ impl Jj {
     }
 
     /// What a killed land of workspace `id` onto `target` (as [`Land::target`] names it)
-    /// did: `None` when its work is not all in the target; else the commits it landed (only
-    /// known for a commit target; empty for a working copy) and whether any is conflicted.
+    /// did: `None` when its work is not all in the target; else the commits it landed and
+    /// whether any is conflicted. Onto a working copy, the landed commits are those of the
+    /// workspace's changes at operation `before` (the land's start) now in the target;
+    /// empty when that operation cannot be read.
     pub fn landed_since(
         &self,
         id: &str,
         target: &str,
         base: &[String],
+        before: Option<&str>,
     ) -> Result<Option<(Vec<String>, bool)>> {
         let ws = workspace_revset(id);
         let (commits, landed) = match target.strip_suffix('@') {
@@ -136,7 +139,12 @@ impl Jj {
                     target: format!("{name}@"),
                     ..blank()
                 };
-                (vec![], !self.lands_held(&[(id, &probe)])?.is_empty())
+                let landed = !self.lands_held(&[(id, &probe)])?.is_empty();
+                let commits = match (landed, before) {
+                    (true, Some(op)) => self.landed_changes(&ws, name, op).unwrap_or_default(),
+                    _ => vec![],
+                };
+                (commits, landed)
             }
             None => {
                 let asked = [target.to_string()];
@@ -161,6 +169,33 @@ impl Jj {
         };
         let conflicted = !self.ids(&format!("({since}) & conflicts()"))?.is_empty();
         Ok(Some((commits, conflicted)))
+    }
+
+    /// The non-empty commits in `::<name>@` now of the changes workspace `ws` (a revset) had
+    /// outside it at operation `op`, oldest first.
+    fn landed_changes(&self, ws: &str, name: &str, op: &str) -> Result<Vec<String>> {
+        if !op.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(vec![]);
+        }
+        let target = workspace_revset(name);
+        let out = self
+            .query()?
+            .arg(format!("--at-operation={op}"))
+            .args(["log", "--no-graph", "-T", r#"change_id ++ "\n""#])
+            .arg(format!("--revisions=::{ws} ~ ::present({target})"))
+            .stdout()?;
+        let changes: Vec<String> = out
+            .lines()
+            .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase()))
+            .map(|c| format!("present(change_id({c}))"))
+            .collect();
+        if changes.is_empty() {
+            return Ok(vec![]);
+        }
+        self.ids(&format!(
+            "(({}) & ::{target}) ~ empty()",
+            changes.join(" | ")
+        ))
     }
 
     /// The commit ids `revset` names, oldest first.
