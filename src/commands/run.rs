@@ -306,8 +306,10 @@ fn supervise(
     if metadata::saved_stamp(&record.workspace_path) != saved {
         if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
             record.checkpoints = record.checkpoints.max(saved.checkpoints);
-            // So did a land: keep what it recorded.
+            // So did a land: keep what it recorded, and the journal of one killed meanwhile
+            // (the next command finishes it).
             record.land = saved.land.clone().or(record.land.take());
+            record.land_intent = saved.land_intent.clone();
         }
     }
     if metadata::view_changed(&record.workspace_path) {

@@ -100,6 +100,12 @@ pub struct Intent {
     /// git: the commit the target branch was at before the land.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_before: Option<String>,
+    /// The last run when the land started ([`Land::after_run_started_at`]), so a land
+    /// finished after another run is not taken for newer than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_pid: Option<u32>,
 }
 
 /// Whether the last land was checked against the repository by this command.

@@ -92,6 +92,8 @@ fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
         target: "main".into(),
         operation_before: None,
         target_before: Some("cd".into()),
+        after_run_started_at: None,
+        after_run_pid: None,
     });
     let text = serde_json::to_string(&record).unwrap();
     assert!(!text.contains("land_check"), "{text}");

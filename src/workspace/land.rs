@@ -86,6 +86,8 @@ fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
         target,
         operation_before: before.clone().filter(|_| jj),
         target_before: before.filter(|_| !jj),
+        after_run_started_at: record.started_at.clone(),
+        after_run_pid: record.pid,
     });
     record.updated_at = metadata::now();
     metadata::save(record)?;
@@ -141,8 +143,8 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
                 crate::vcs::Vcs::Git(_) => now,
                 crate::vcs::Vcs::Jj(_) => None,
             },
-            after_run_started_at: record.started_at.clone(),
-            after_run_pid: record.pid,
+            after_run_started_at: intent.after_run_started_at.clone(),
+            after_run_pid: intent.after_run_pid,
             recovered: true,
         });
     }

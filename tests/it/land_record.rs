@@ -317,6 +317,25 @@ fn a_land_after_a_killed_one_records_it_not_the_stale_one(backend: Backend) {
     assert_eq!(shown(&env, &repo, "w1"), "landed");
 }
 
+/// A run between a killed land and the command that finishes it is newer than the land:
+/// the land is recorded, the status is the run's.
+fn a_run_after_a_killed_land_stays_newer_than_it(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    killed_land(&env, backend, &repo, false);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_eq!(shown(&env, &repo, "w1"), "done");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["land"]["recovered"], true, "{record}");
+    assert!(record.get("land_intent").is_none(), "{record}");
+    assert_eq!(
+        fs::read_to_string(env.ws_path(&repo, "w1").join("x.txt")).unwrap(),
+        "x\n"
+    );
+}
+
 /// A second `land` with nothing to land says so and keeps the land recorded before,
 /// unchanged.
 fn a_second_land_keeps_the_first(backend: Backend) {
@@ -348,4 +367,5 @@ crate::both_backends!(
     a_land_killed_before_the_target_moved_leaves_it_done,
     a_second_land_keeps_the_first,
     a_land_after_a_killed_one_records_it_not_the_stale_one,
+    a_run_after_a_killed_land_stays_newer_than_it,
 );
