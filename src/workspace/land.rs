@@ -77,7 +77,12 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
 /// and that target's state now. A target that cannot be named is left for the land to
 /// refuse.
 fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
-    let Ok((target, before)) = ctx.vcs.land_target(target) else {
+    let Some((target, before)) = ctx
+        .vcs
+        .land_target(target)
+        .ok()
+        .filter(|(name, _)| !name.is_empty())
+    else {
         return Ok(());
     };
     let jj = matches!(ctx.vcs, crate::vcs::Vcs::Jj(_));
