@@ -336,6 +336,42 @@ fn a_run_after_a_killed_land_stays_newer_than_it(backend: Backend) {
     );
 }
 
+/// gc's `retention.landed` removes a landed workspace only when all its work is in the
+/// target now: edits made after the land keep it (skipped, with the reason).
+fn gc_landed_retention_skips_work_made_after_the_land(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    for id in ["w1", "w2"] {
+        let script = format!("echo {id} > {id}.txt");
+        env.aw(&repo, ["run", id, "--", "sh", "-c", &script])
+            .assert_ok();
+        env.aw(&repo, ["land", id]).assert_ok();
+    }
+    fs::write(env.ws_path(&repo, "w2").join("later.txt"), "later\n").unwrap();
+    configure_retention(&repo, "landed = \"1h\"\n");
+    for id in ["w1", "w2"] {
+        crate::gc::age(&env, &repo, id, 2 * HOUR);
+    }
+    let gc = env.aw(&repo, ["gc", "--json"]);
+    gc.assert_ok();
+    let doc = gc.json();
+    assert_eq!(doc["removed"][0]["workspace_id"], "w1", "{doc}");
+    assert_eq!(doc["removed"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["skipped"][0]["workspace_id"], "w2", "{doc}");
+    assert!(
+        doc["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not all in its land's target"),
+        "{doc}"
+    );
+    assert!(!env.ws_path(&repo, "w1").exists());
+    assert_eq!(
+        fs::read_to_string(env.ws_path(&repo, "w2").join("later.txt")).unwrap(),
+        "later\n"
+    );
+}
+
 /// A second `land` with nothing to land says so and keeps the land recorded before,
 /// unchanged.
 fn a_second_land_keeps_the_first(backend: Backend) {
@@ -368,4 +404,5 @@ crate::both_backends!(
     a_second_land_keeps_the_first,
     a_land_after_a_killed_one_records_it_not_the_stale_one,
     a_run_after_a_killed_land_stays_newer_than_it,
+    gc_landed_retention_skips_work_made_after_the_land,
 );
