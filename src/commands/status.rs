@@ -278,6 +278,9 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         },
     );
     field("sandbox", &crate::report::sandbox(r.sandbox.as_ref()));
+    if let Some(land) = &r.land {
+        field("last land", &land_text(r, land));
+    }
     out.push_str(&crate::report::describe_details(
         extra.changes.as_ref(),
         extra.last_activity.as_deref(),
@@ -317,6 +320,26 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         true => output::columns(all, out),
         false => output::columns(all.map(|[a, b, c, d, e, _, g]| [a, b, c, d, e, g]), out),
     }
+}
+
+/// `landed onto default@ at <time>`, and whether that land is what the status shows:
+/// `verified` (still in its target), `undone`, or `before the last run`.
+fn land_text(record: &crate::metadata::Record, land: &crate::metadata::Land) -> String {
+    let state = match record.shown_land() {
+        Some(_) => record.land_check.as_str(),
+        None => "before the last run",
+    };
+    let recovered = if land.recovered {
+        ", recorded after the land was interrupted"
+    } else {
+        ""
+    };
+    format!(
+        "{} onto {} at {} ({state}{recovered})",
+        land.outcome.as_str(),
+        land.target,
+        land.at
+    )
 }
 
 fn shell_words(argv: &[String]) -> String {

@@ -80,6 +80,12 @@ fn an_undone_land_is_not_landed_anywhere(backend: Backend) {
     );
     let json = env.aw(&repo, ["status", "w1", "--json"]).json();
     assert_eq!(json["land_state"], "undone", "{json}");
+    let view = env.aw(&repo, ["status", "w1"]);
+    assert!(
+        view.stdout.contains("last land     landed onto ") && view.stdout.contains(" (undone)"),
+        "{}",
+        view.report()
+    );
     // Neither `clean --landed` nor gc's landed retention take the workspace whose work is
     // now nowhere else.
     let dry = env.aw(&repo, ["clean", "--landed", "--dry-run"]);
