@@ -53,6 +53,14 @@ fn undo_land(env: &TestEnv, backend: Backend, repo: &Path, id: &str, head_before
     }
 }
 
+/// Waits past the current second before landing again what was undone: jj rewrites the
+/// same commits onto the same parents, and within the second a commit's timestamps are the
+/// same too, so the rebase would make a commit that already exists (hidden) and jj fails
+/// ("Newly-created commit ... already exists", exit 255).
+fn next_second() {
+    std::thread::sleep(Duration::from_millis(1100));
+}
+
 fn configure_retention(repo: &Path, retention: &str) {
     fs::write(
         repo.join("agent-workspace.toml"),
@@ -98,6 +106,7 @@ fn an_undone_land_is_not_landed_anywhere(backend: Backend) {
     assert!(!gc.stdout.contains("w1"), "{}", gc.report());
     assert!(env.ws_path(&repo, "w1").join("x.txt").exists());
     // Landed again, the record follows again.
+    next_second();
     env.aw(&repo, ["land", "w1"]).assert_ok();
     assert_eq!(fs::read_to_string(repo.join("x.txt")).unwrap(), "x\n");
     assert_eq!(shown(&env, &repo, "w1"), "landed");
@@ -152,6 +161,7 @@ fn jj_undo_and_op_revert_of_a_land_are_followed() {
     env.jj_ok(&repo, ["undo"]);
     assert!(!repo.join("x.txt").exists());
     assert_eq!(shown(&env, &repo, "w1"), "done");
+    next_second();
     env.aw(&repo, ["land", "w1"]).assert_ok();
     assert_eq!(shown(&env, &repo, "w1"), "landed");
     // The land's operation alone reverted (`jj op revert`, as a later operation would).
@@ -233,6 +243,7 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
                 // The recovered land is followed as any: undone, it is no longer shown.
                 undo_land(&env, backend, &repo, "w1", &head);
                 assert_eq!(shown(&env, &repo, "w1"), "done");
+                next_second();
                 env.aw(&repo, ["land", "w1"]).assert_ok();
             }
             "land" => {
