@@ -27,6 +27,9 @@ pub struct Plan<'a> {
     pub base: &'a [String],
     pub target: Target,
     pub prefer: Option<Side>,
+    /// jj: keep a conflicted land as jj conflicts in the target instead of leaving
+    /// everything as it was.
+    pub allow_conflicts: bool,
     pub dry_run: bool,
 }
 
@@ -52,6 +55,10 @@ pub struct Landing {
     pub operation_before: Option<String>,
     /// git: the commit the target branch now points to.
     pub merge_commit: Option<String>,
+    /// jj: the operations the land made, oldest first (empty when nothing was applied).
+    pub operations: Vec<String>,
+    /// The command that reverts this land and nothing made after it.
+    pub undo: Option<String>,
 }
 
 /// Keeps the ids that are plain hexadecimal object ids: the base comes from a file the
@@ -121,9 +128,19 @@ pub enum LandError {
         id: String,
         source: Box<ProcessError>,
     },
-    /// A jj dry run cannot predict this land (see `vcs/jj/land_predict.rs`).
-    #[error("cannot predict this land without doing it: {why}")]
-    Predict { why: String },
+    /// The target working copy has unresolved conflicts of its own.
+    #[error("the {} at {} has unresolved conflicts in {}; nothing was landed",
+        if *.jj { "working copy" } else { "worktree" }, path.display(), files.join(", "))]
+    TargetConflicted {
+        path: PathBuf,
+        files: Vec<String>,
+        jj: bool,
+    },
+    /// Other workspaces are built on the commits that would land: moving them would change
+    /// those workspaces without their lease.
+    #[error("landing workspace {id:?} would move the commits of workspace{} {} built on its commits; nothing was landed",
+        if others.len() == 1 { "" } else { "s" }, others.join(", "))]
+    MovesOthers { id: String, others: Vec<String> },
 }
 
 impl From<ProcessError> for LandError {
@@ -151,6 +168,16 @@ impl From<LandError> for CliError {
                 .hint("commit them there first (`jj commit`), or land elsewhere with --onto REV"),
             LandError::Dirty { jj: false, .. } => CliError::failure(message)
                 .hint("commit or stash them there first, or land elsewhere with --onto BRANCH"),
+            LandError::TargetConflicted { jj: true, .. } => CliError::failure(message)
+                .hint("resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again"),
+            LandError::TargetConflicted { jj: false, .. } => CliError::failure(message)
+                .hint("finish or abort the merge there first (`git merge --continue` or `git merge --abort`), then land again"),
+            LandError::MovesOthers { others, .. } => CliError::failure(message).hint(format!(
+                "land {} first, or clean {} (`agent-workspace clean {}` keeps its edits), then land this one",
+                others.join(", "),
+                if others.len() == 1 { "it" } else { "them" },
+                others[0]
+            )),
             LandError::Preview { source, .. } => CliError::failure(message)
                 .cause(source.stderr().to_string())
                 .hint("check that the target workspace still exists (`agent-workspace status`), or pass --onto REV"),
@@ -158,9 +185,6 @@ impl From<LandError> for CliError {
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
                 .hint("nothing was landed; fix what jj reports above and try again"),
-            LandError::Predict { .. } => CliError::failure(message).hint(
-                "land without --dry-run: a jj land is one operation, which `jj undo` reverts",
-            ),
         }
     }
 }

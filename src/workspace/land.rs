@@ -15,6 +15,7 @@ pub struct Request<'a> {
     pub id: &'a str,
     pub onto: Option<&'a str>,
     pub prefer: Option<Side>,
+    pub allow_conflicts: bool,
     pub dry_run: bool,
 }
 
@@ -38,6 +39,7 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         base: &record.base_commits,
         target,
         prefer: req.prefer,
+        allow_conflicts: req.allow_conflicts,
         dry_run: req.dry_run,
     };
     let landing = ctx.vcs.land(&plan)?;

@@ -1,5 +1,5 @@
-//! `land` on jj: the work rebased below the main working copy in one operation `jj undo`
-//! reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
+//! `land` on jj: the work rebased below the main working copy, in operations the printed
+//! undo reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
 
 use std::fs;
 
@@ -9,7 +9,7 @@ use crate::land_support::{
 };
 
 #[test]
-fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
+fn a_land_puts_the_work_below_the_main_working_copy_and_its_undo_reverts_it() {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     fs::write(repo.join("mine.txt"), "main's own edit\n").unwrap();
@@ -44,16 +44,27 @@ fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
     // Not stale: jj works there without `workspace update-stale`.
     env.jj_ok(&ws, ["status"]);
     assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "from w1\n");
-    // One operation, which `jj undo` reverts to the commit graph as it was.
+    // Two operations (the rebase, the workspace's working copy put on top), which the
+    // printed undo reverts to the commit graph as it was.
     let after = op_ids(&env, &repo);
     assert_eq!(
         after.len(),
-        ops.len() + 1,
+        ops.len() + 2,
         "{}",
         env.jj_ok(&repo, ["op", "log"])
     );
-    assert_eq!(after[1..], ops[..]);
-    env.jj_ok(&repo, ["undo"]);
+    assert_eq!(after[2..], ops[..]);
+    let undo = format!(
+        "jj op revert {} && jj op revert {}",
+        &after[0][..12],
+        &after[1][..12]
+    );
+    assert!(
+        out.stdout.ends_with(&format!("Undo: {undo}\n")),
+        "{}",
+        out.report()
+    );
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
     let record = env.metadata(&ws);
@@ -95,13 +106,13 @@ fn unrecorded_edits_are_recorded_first_and_land_too() {
 }
 
 #[test]
-fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
+fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it() {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     main_commits_a(&env, &repo, "from main\n");
     snapshot(&env, &repo);
     let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
-    let out = env.aw(&repo, ["land", "w1"]);
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
     out.assert_code(1);
     assert!(
         out.stdout
@@ -134,13 +145,23 @@ fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
         "{}",
         status.report()
     );
-    assert_eq!(op_ids(&env, &repo).len(), ops.len() + 1);
-    env.jj_ok(&repo, ["undo"]);
+    assert_eq!(op_ids(&env, &repo).len(), ops.len() + 2);
+    let undo = undo_of(&out);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),
         "from main\n"
     );
+}
+
+/// The command after `Undo: ` in a land's output.
+fn undo_of(out: &crate::harness::Outcome) -> String {
+    out.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo: "))
+        .unwrap_or_else(|| panic!("{}", out.report()))
+        .to_string()
 }
 
 fn prefer(side: &str, expected: &str) {
@@ -171,10 +192,11 @@ fn prefer(side: &str, expected: &str) {
         land["resolved"],
         serde_json::json!([{"file": "a.txt", "side": side}])
     );
-    // The rebase and each resolution are operations of their own: restoring the operation
-    // before the land reverts them all.
-    let op = land["operation_before"].as_str().unwrap().to_string();
-    env.jj_ok(&repo, ["op", "restore", &op]);
+    // The rebase and each resolution are operations of their own: the printed undo
+    // reverts them all.
+    let undo = undo_of(&out);
+    assert_eq!(undo.matches("jj op revert ").count(), 3, "{undo}");
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),

@@ -4,7 +4,6 @@ mod checkpoint;
 mod diff;
 mod keep;
 mod land;
-mod land_predict;
 mod land_preview;
 mod land_result;
 mod pool;
