@@ -156,7 +156,11 @@ fn plural(n: usize) -> &'static str {
 
 /// The error line and hint for conflicts, after the report.
 fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
-    let n = landing.conflicts.len();
+    // A file is counted once, however many landed commits hold its conflict.
+    let mut files: Vec<&str> = landing.conflicts.iter().map(|c| c.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let n = files.len();
     match &ctx.vcs {
         crate::vcs::Vcs::Jj(_) if landing.applied => CliError::failure(format!(
             "the land left {n} conflicted file{} in the landed commits",

@@ -14,7 +14,7 @@ use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::metadata::Conflict;
 use crate::process::{Call, ProcessError};
-use crate::vcs::land::{overlap, LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::vcs::land::{hex_ids, overlap, LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
 
 /// What the workspace's working-copy commit holds: `nothing`, or work with or without a
@@ -58,8 +58,10 @@ impl Jj {
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
         }
         self.refuse_moving_others(plan, &place, &before)?;
+        let origin = self.origin(plan, &place, &before)?;
         let mut trial = Trial {
             ops: vec![],
+            resolutions: vec![],
             at: before,
         };
         let landed = self.trial(plan, &place, &preview, &work, &mut trial, &mut landing)?;
@@ -73,7 +75,14 @@ impl Jj {
             .stdout()?;
         landing.applied = true;
         landing.recorded_edits = work != "nothing";
-        landing.undo = Some(undo_line(&trial.ops));
+        let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
+        // A workspace built on the target working-copy commit follows that commit: only
+        // the landed commits go back.
+        let chain = match preview.target_in_workspace {
+            true => None,
+            false => Some(plan.id),
+        };
+        landing.undo = Some(undo_line(chain, &changes, &origin, &trial.resolutions));
         landing.operations = trial.ops;
         // Both working copies follow the result: jj snapshots each first (an edit made since
         // the preview is kept), then updates it to its rewritten commit.
@@ -256,6 +265,19 @@ impl Jj {
         }
     }
 
+    /// The commits the land's commits came from: the parents of the roots of what lands,
+    /// outside it, as they are before the land.
+    fn origin(&self, plan: &Plan, place: &Place, at: &str) -> Result<Vec<String>> {
+        let set = land_set(plan.id, plan.base, &place.revset, true);
+        let out = self
+            .call(&place.dir)?
+            .arg(format!("--at-op={at}"))
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#])
+            .arg(format!("--revisions=parents(roots({set})) ~ ({set})"))
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
     /// Refuses a land onto a working copy that has unresolved conflicts itself, naming them:
     /// the land would add to them, and they are not the workspace's.
     fn refuse_conflicted_target(&self, place: &Place, preview: &Preview, at: &str) -> Result<()> {
@@ -302,7 +324,8 @@ impl Jj {
         })
     }
 
-    /// Adds the conflicts the land left in the target working-copy commit itself.
+    /// Adds the conflicts the land left in the target working-copy commit itself (its own
+    /// edits against the landed commits), beyond those it inherits from them.
     fn target_conflicts(&self, place: &Place, at: &str, landing: &mut Landing) -> Result<()> {
         let out = self
             .call(&place.dir)?
@@ -314,6 +337,10 @@ impl Jj {
         let commit = out.trim();
         if !commit.is_empty() {
             for file in self.conflicted_files(at, commit)? {
+                // A conflict the landed commits hold is the target's too: listed once.
+                if landing.conflicts.iter().any(|c| c.file == file) {
+                    continue;
+                }
                 landing.conflicts.push(Conflict {
                     commit: commit.to_string(),
                     file,
@@ -327,6 +354,8 @@ impl Jj {
 /// A trial's operations so far (oldest first) and the one the next step starts at.
 pub(super) struct Trial {
     pub(super) ops: Vec<String>,
+    /// The operations of `--prefer`'s resolutions, oldest first.
+    pub(super) resolutions: Vec<String>,
     pub(super) at: String,
 }
 
@@ -390,15 +419,36 @@ fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
     landing.applied = false;
 }
 
-/// The command that reverts the land's operations `ops` (oldest first) and nothing else:
-/// each `jj op revert`, newest first, on one line.
-fn undo_line(ops: &[String]) -> String {
-    let reverts: Vec<String> = ops
+/// The command that takes the land back out of the target and nothing else, whatever was
+/// done after it: `--prefer`'s resolutions reverted (`jj op revert`, newest first: the
+/// workspace's side of each hunk comes back), then the landed commits and the workspace's
+/// commits above them up to its working copy moved back onto the commits they came from
+/// (`jj rebase -r`). What was built on them in the target since (its working copy, the
+/// user's later commits) stays, without the land's changes. `jj op restore` is never
+/// printed: it would drop every later operation too, and reverting the rebase operations
+/// keeps the landed changes under anything committed on them since.
+fn undo_line(
+    chain: Option<&str>,
+    changes: &[&str],
+    origin: &[String],
+    resolutions: &[String],
+) -> String {
+    let mut steps: Vec<String> = resolutions
         .iter()
         .rev()
         .map(|op| format!("jj op revert {}", &op[..op.len().min(12)]))
         .collect();
-    reverts.join(" && ")
+    // Ids hold no single quote (layout's id rules), change ids only letters.
+    let onto: Vec<String> = hex_ids(origin)
+        .iter()
+        .map(|c| format!("-o {}", &c[..c.len().min(12)]))
+        .collect();
+    let moved = match chain {
+        Some(id) => format!("({})::{}", by_change(changes), workspace_revset(id)),
+        None => by_change(changes),
+    };
+    steps.push(format!("jj rebase -r '{moved}' {}", onto.join(" ")));
+    steps.join(" && ")
 }
 
 /// The recorded target: as asked, else the main working copy's workspace name (`default`

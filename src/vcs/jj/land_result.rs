@@ -70,8 +70,12 @@ impl Jj {
                 .arg(format!(
                     r#"--config=merge-tools.{PREFER_TOOL}.merge-args=["-c", '{script}', "sh", "$left", "$base", "$right", "$output"]"#
                 ));
+            let op = trial.at.clone();
             if trial.run(call).is_err() {
                 break;
+            }
+            if trial.at != op {
+                trial.resolutions.push(trial.at.clone());
             }
             let now = self.commit_of(&trial.at, &first.change)?;
             let left = self.conflicted_files(&trial.at, &now)?;
