@@ -476,3 +476,22 @@ fn refuse_dirty(wc: &Path, files: &[String], dirty: &[String]) -> Result<()> {
         jj: true,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_lines() {
+        let origin = ["0123456789abcdef".to_string(), "x;rm".to_string()];
+        let resolutions = ["aaaaaaaaaaaa".to_string(), "bbbbbbbbbbbb".to_string()];
+        assert_eq!(
+            undo_line(Some("w1"), &["kx", "zz"], &origin, &resolutions),
+            "jj op revert bbbbbbbbbbbb && jj op revert aaaaaaaaaaaa && jj rebase -r '(change_id(kx) | change_id(zz))::\"w1\"@' -o 0123456789ab"
+        );
+        assert_eq!(
+            undo_line(None, &["kx"], &origin[..1], &[]),
+            "jj rebase -r 'change_id(kx)' -o 0123456789ab"
+        );
+    }
+}
