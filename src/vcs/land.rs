@@ -136,6 +136,9 @@ pub enum LandError {
         files: Vec<String>,
         jj: bool,
     },
+    /// The target working copy kept changing while the land was made.
+    #[error("the working copy at {} kept changing during the land; nothing was landed", path.display())]
+    TargetChanging { path: PathBuf },
     /// Other workspaces are built on the commits that would land: moving them would change
     /// those workspaces without their lease.
     #[error("landing workspace {id:?} would move the commits of workspace{} {} built on its commits; nothing was landed",
@@ -172,6 +175,8 @@ impl From<LandError> for CliError {
                 .hint("resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again"),
             LandError::TargetConflicted { jj: false, .. } => CliError::failure(message)
                 .hint("finish or abort the merge there first (`git merge --continue` or `git merge --abort`), then land again"),
+            LandError::TargetChanging { .. } => CliError::failure(message)
+                .hint("land again once nothing is writing there"),
             LandError::MovesOthers { others, .. } => CliError::failure(message).hint(format!(
                 "land {} first, or clean {} (`agent-workspace clean {}` keeps its edits), then land this one",
                 others.join(", "),

@@ -39,36 +39,56 @@ impl Jj {
     /// process sees it, and jj's own result decides. A dry run, or a conflict the land may
     /// not leave, ends there with nothing changed; otherwise the last operation is
     /// integrated and both working copies are brought up to date with it.
+    ///
+    /// The trial is integrated only while the target working copy is as the preview saw
+    /// it: it is snapshotted again first, and an edit made there meanwhile makes the land
+    /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
     pub fn land(&self, plan: &Plan) -> Result<Landing> {
         let place = self.land_place(&plan.target)?;
         let work = self.snapshot_for_land(plan)?;
-        let preview = self.preview(plan, &place)?;
+        for _ in 0..ATTEMPTS {
+            if let Some(landing) = self.land_once(plan, &place, &work)? {
+                return Ok(landing);
+            }
+        }
+        Err(LandError::TargetChanging {
+            path: place.dir.clone(),
+        })
+    }
+
+    /// One attempt of [`Jj::land`]; `None` when the target working copy changed before the
+    /// trial could be integrated (nothing was changed).
+    fn land_once(&self, plan: &Plan, place: &Place, work: &str) -> Result<Option<Landing>> {
+        let preview = self.preview(plan, place)?;
         let mut landing = Landing {
             target: target_name(&place, &preview),
             ..Landing::default()
         };
         if preview.commits.is_empty() {
-            return Ok(landing);
+            return Ok(Some(landing));
         }
         landing.files = files_of(&preview.commits);
         let before = self.operation_now()?;
         landing.operation_before = Some(before.clone());
         if place.working_copy {
-            self.refuse_conflicted_target(&place, &preview, &before)?;
+            self.refuse_conflicted_target(place, &preview, &before)?;
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
         }
-        self.refuse_moving_others(plan, &place, &before)?;
-        let origin = self.origin(plan, &place, &before)?;
+        self.refuse_moving_others(plan, place, &before)?;
+        let origin = self.origin(plan, place, &before)?;
         let mut trial = Trial {
             ops: vec![],
             resolutions: vec![],
             at: before,
         };
-        let landed = self.trial(plan, &place, &preview, &work, &mut trial, &mut landing)?;
+        let landed = self.trial(plan, place, &preview, work, &mut trial, &mut landing)?;
         let keep = !plan.dry_run && (landing.conflicts.is_empty() || plan.allow_conflicts);
         if !keep || trial.ops.is_empty() {
             as_previewed(&preview, &landed, &mut landing);
-            return Ok(landing);
+            return Ok(Some(landing));
+        }
+        if place.working_copy && self.target_moved(place, &preview)? {
+            return Ok(None);
         }
         self.query()?
             .args(["op", "integrate", &trial.at])
@@ -94,7 +114,17 @@ impl Jj {
         self.call(plan.ws)?
             .args(["workspace", "update-stale"])
             .stdout()?;
-        Ok(landing)
+        Ok(Some(landing))
+    }
+
+    /// Whether the target working-copy commit is no longer the one the preview saw, once
+    /// its working copy is snapshotted again (an edit made there since the preview).
+    fn target_moved(&self, place: &Place, preview: &Preview) -> Result<bool> {
+        let out = self
+            .call(&place.dir)?
+            .args(["log", "--no-graph", "-r", &place.revset, "-T", "commit_id"])
+            .stdout()?;
+        Ok(out.trim() != preview.target_commit)
     }
 
     /// The land itself as unintegrated operations: the workspace's edits recorded, its
@@ -358,6 +388,9 @@ pub(super) struct Trial {
     pub(super) resolutions: Vec<String>,
     pub(super) at: String,
 }
+
+/// How many times a land starts over when the target working copy changes under it.
+const ATTEMPTS: usize = 3;
 
 /// What jj says after an operation it did not integrate, before the operation's id.
 const UNINTEGRATED: &str = "--no-integrate-operation was requested: ";
