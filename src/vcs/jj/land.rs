@@ -61,7 +61,7 @@ impl Jj {
     fn land_once(&self, plan: &Plan, place: &Place, work: &str) -> Result<Option<Landing>> {
         let preview = self.preview(plan, place)?;
         let mut landing = Landing {
-            target: target_name(&place, &preview),
+            target: target_name(place, &preview),
             ..Landing::default()
         };
         if preview.commits.is_empty() {
