@@ -375,3 +375,39 @@ fn allow_conflicts_is_a_usage_error_on_git() {
     );
     assert!(out.stderr.contains("\nHint: "), "{}", out.report());
 }
+
+/// A conflict `--prefer` cannot settle (the workspace's own merge of two of its commits that
+/// changed the same line, which becomes more than two-sided once rebased) is reported, and
+/// nothing changes.
+#[test]
+fn a_conflict_prefer_cannot_settle_is_reported_and_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let script = concat!(
+        "echo A > a.txt && jj commit -m A",
+        " && jj new 'description(exact:\"initial\\n\")' -m B && echo B > a.txt",
+        " && jj new 'description(exact:\"A\\n\")' 'description(exact:\"B\\n\")' -m M",
+        " && jj new"
+    );
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(doc["applied"], false, "{doc:#}");
+    let m = env.commit_id(&repo, "description(exact:\"M\\n\")");
+    let conflicts = doc["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c["commit"] == m.as_str() && c["file"] == "a.txt"),
+        "{doc:#}"
+    );
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(read(repo.join("a.txt")), "from main\n");
+    assert_no_markers(&repo);
+}

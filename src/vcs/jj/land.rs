@@ -175,7 +175,13 @@ impl Jj {
             trial.run(call).map_err(|e| rebase_failed(plan, e))?;
         }
         if let Some(side) = plan.prefer {
-            landing.resolved = self.prefer(&changes, side, trial)?;
+            let own: Vec<&str> = preview
+                .commits
+                .iter()
+                .filter(|c| c.conflicted)
+                .map(|c| c.change.as_str())
+                .collect();
+            landing.resolved = self.prefer(&changes, &own, side, trial)?;
         }
         let landed = self.fill(&trial.at, &changes, landing)?;
         if place.working_copy {

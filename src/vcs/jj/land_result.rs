@@ -39,9 +39,12 @@ impl Jj {
     /// commit). A conflict jj cannot give a tool (more than two sides, a file deleted on one
     /// side) or one git cannot merge (binary) stays a conflict. Each resolution is an
     /// operation of the trial.
+    /// A commit that was conflicted before the land holds the workspace's own conflict, not
+    /// one between the workspace and the target: it is left alone (`own`).
     pub(super) fn prefer(
         &self,
         changes: &[&str],
+        own: &[&str],
         side: Side,
         trial: &mut Trial,
     ) -> Result<Vec<Resolved>> {
@@ -58,7 +61,7 @@ impl Jj {
             let Some(first) = self
                 .landed(&trial.at, changes)?
                 .into_iter()
-                .find(|l| l.conflicted)
+                .find(|l| l.conflicted && !own.contains(&l.change.as_str()))
             else {
                 break;
             };
