@@ -268,6 +268,19 @@ fn a_land_never_moves_another_workspace() {
         "echo o > o.txt",
     ];
     env.aw(&repo, other).assert_ok();
+    // Another one on w1's working-copy commit itself, which the land puts on top.
+    let wc = env.commit_id(&repo, "w1@");
+    let on_wc = [
+        "run",
+        "o2",
+        "--base-change",
+        &wc,
+        "--",
+        "sh",
+        "-c",
+        "echo o2 > o2.txt",
+    ];
+    env.aw(&repo, on_wc).assert_ok();
     snapshot(&env, &repo);
     let o = env.ws_path(&repo, "o");
     env.jj_ok(&o, ["status"]);
@@ -276,20 +289,21 @@ fn a_land_never_moves_another_workspace() {
     out.assert_code(1);
     assert!(
         out.stderr.starts_with(
-            "Error: landing workspace \"w1\" would move the commits of workspace o built on its commits; nothing was landed"
+            "Error: landing workspace \"w1\" would move the commits of workspaces o, o2 built on its commits; nothing was landed"
         ),
         "{}",
         out.report()
     );
     assert!(
-        out.stderr.contains("\nHint: land o first"),
+        out.stderr.contains("\nHint: land o, o2 first"),
         "{}",
         out.report()
     );
     assert_eq!(graph(&env, &repo), before);
     assert!(!repo.join("w.txt").exists());
-    // Once the other workspace is cleaned, the land goes through.
+    // Once the other workspaces are cleaned, the land goes through.
     env.aw(&repo, ["clean", "o"]).assert_ok();
+    env.aw(&repo, ["clean", "o2"]).assert_ok();
     env.aw(&repo, ["land", "w1"]).assert_ok();
     assert_eq!(read(repo.join("w.txt")), "w\n");
 }

@@ -331,7 +331,13 @@ impl Jj {
     /// commits that would land, e.g. started with `--base-change` on a checkpoint): that
     /// workspace's lease is not held, and its working copy would change under it.
     fn refuse_moving_others(&self, plan: &Plan, place: &Place, at: &str) -> Result<()> {
-        let set = land_set(plan.id, plan.base, &place.revset, true);
+        // The workspace's working copy moves too (it is put on top of the landed commits),
+        // and whatever is built on it with it.
+        let set = format!(
+            "{} | {}",
+            land_set(plan.id, plan.base, &place.revset, true),
+            workspace_revset(plan.id)
+        );
         let mut mine = vec![workspace_revset(plan.id)];
         if place.working_copy {
             mine.push(place.revset.clone());
