@@ -425,3 +425,37 @@ fn a_conflict_prefer_cannot_settle_is_reported_and_changes_nothing() {
     assert_eq!(read(repo.join("a.txt")), "from main\n");
     assert_no_markers(&repo);
 }
+
+/// The undo of a `--prefer` land, after the user committed on top of it: the user's commit
+/// stays, the land's changes go, and the workspace has its own side of every hunk back.
+#[test]
+fn the_undo_of_a_prefer_land_keeps_later_work_and_gives_the_workspace_its_side_back() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "target", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nm3\n4\nw5\n");
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nm3\n4\n5\n");
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
+        ),
+        ""
+    );
+    let shown = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, shown), "w1\n2\n3\n4\nw5\n");
+}
