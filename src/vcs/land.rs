@@ -42,12 +42,12 @@ pub struct Landing {
     pub commits: Vec<Commit>,
     /// The files those commits change.
     pub files: Vec<String>,
-    /// Files left conflicted, by commit.
+    /// Files left conflicted (or, when the land was not applied, that would be), by commit.
     pub conflicts: Vec<Conflict>,
     /// Files `--prefer` resolved, with the side taken.
     pub resolved: Vec<Resolved>,
-    /// Whether the target changed (jj: also when conflicts were recorded; git: only a
-    /// clean or resolved merge moves the branch).
+    /// Whether the target changed (jj: a land without conflicts, or one with conflicts
+    /// under `--allow-conflicts`; git: only a clean or resolved merge moves the branch).
     pub applied: bool,
     /// Whether the workspace's unrecorded edits were recorded first (as a commit).
     pub recorded_edits: bool,
