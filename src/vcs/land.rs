@@ -136,6 +136,9 @@ pub enum LandError {
         files: Vec<String>,
         jj: bool,
     },
+    /// jj made the land's trial without naming its operation.
+    #[error("jj did not name the operation landing workspace {id:?} made; nothing was landed")]
+    NoOperation { id: String },
     /// The target working copy kept changing while the land was made.
     #[error("the working copy at {} kept changing during the land; nothing was landed", path.display())]
     TargetChanging { path: PathBuf },
@@ -175,6 +178,8 @@ impl From<LandError> for CliError {
                 .hint("resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again"),
             LandError::TargetConflicted { jj: false, .. } => CliError::failure(message)
                 .hint("finish or abort the merge there first (`git merge --continue` or `git merge --abort`), then land again"),
+            LandError::NoOperation { .. } => CliError::failure(message)
+                .hint("check that `jj --version` is 0.45 or later (`--no-integrate-operation` names the operation it writes)"),
             LandError::TargetChanging { .. } => CliError::failure(message)
                 .hint("land again once nothing is writing there"),
             LandError::MovesOthers { others, .. } => CliError::failure(message).hint(format!(

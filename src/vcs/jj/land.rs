@@ -83,8 +83,17 @@ impl Jj {
         };
         let landed = self.trial(plan, place, &preview, work, &mut trial, &mut landing)?;
         let keep = !plan.dry_run && (landing.conflicts.is_empty() || plan.allow_conflicts);
+        if trial.ops.is_empty() && place.working_copy {
+            // Moving commits below a working-copy commit always makes an operation: jj did
+            // not say which.
+            return Err(LandError::NoOperation {
+                id: plan.id.to_string(),
+            });
+        }
         if !keep || trial.ops.is_empty() {
+            // Nothing to keep, or (`--onto`) the commits already sat on the target.
             as_previewed(&preview, &landed, &mut landing);
+            landing.applied = keep;
             return Ok(Some(landing));
         }
         if place.working_copy && self.target_moved(place, &preview)? {
