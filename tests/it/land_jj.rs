@@ -279,4 +279,8 @@ fn onto_lands_on_top_of_a_given_revision_and_the_workspace_follows() {
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
     let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
     assert_eq!(land["target"], env.commit_id(&repo, "side").as_str());
+    // Again: the commits already sit there, and nothing changes.
+    let graph_now = crate::land_support::graph(&env, &repo);
+    env.aw(&repo, ["land", "w1", "--onto", "side"]).assert_ok();
+    assert_eq!(crate::land_support::graph(&env, &repo), graph_now);
 }
