@@ -36,6 +36,7 @@ mod land_dry_run;
 mod land_git;
 mod land_jj;
 mod land_parent;
+mod land_safety_git;
 mod land_status;
 mod land_support;
 mod layers;
