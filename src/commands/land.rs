@@ -129,6 +129,16 @@ fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
     for c in &landing.conflicts {
         let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
     }
+    if let Some(head) = &landing.reattached_head {
+        let _ = writeln!(
+            out,
+            "Put the workspace's detached HEAD ({}) back on its branch",
+            short(head)
+        );
+    }
+    if let (false, Some(undo)) = (dry_run, &landing.undo) {
+        let _ = writeln!(out, "Undo: {undo}");
+    }
     if let (false, Some(op)) = (dry_run, &landing.operation_before) {
         let _ = writeln!(out, "Undo: jj op restore {}", short(op));
     }
@@ -182,6 +192,9 @@ struct LandJson<'a> {
     applied: bool,
     operation_before: Option<&'a str>,
     merge_commit: Option<&'a str>,
+    target_before: Option<&'a str>,
+    undo: Option<&'a str>,
+    reattached_head: Option<&'a str>,
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
@@ -199,6 +212,9 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         applied: landing.applied,
         operation_before: landing.operation_before.as_deref(),
         merge_commit: landing.merge_commit.as_deref(),
+        target_before: landing.target_before.as_deref(),
+        undo: landing.undo.as_deref(),
+        reattached_head: landing.reattached_head.as_deref(),
     };
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
