@@ -468,3 +468,44 @@ fn a_dry_run_predicts_the_real_land() {
         );
     }
 }
+
+/// A child landed on its parent brings the parent's own uncommitted changes it started from;
+/// the undo gives the parent those back, uncommitted, as before the land.
+#[test]
+fn the_undo_of_a_land_on_a_parent_keeps_the_parent_s_uncommitted_changes() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
+        .assert_ok();
+    env.aw(
+        &repo,
+        [
+            "run",
+            "c",
+            "--parent",
+            "p",
+            "--",
+            "sh",
+            "-c",
+            "echo c > c.txt",
+        ],
+    )
+    .assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    let before = rev(&env, &parent, "HEAD");
+    let doc = env.aw(&repo, ["land", "c", "--json"]).json();
+    assert_eq!(doc["target"], "agent-workspace/p", "{doc}");
+    assert_eq!(fs::read_to_string(parent.join("c.txt")).unwrap(), "c\n");
+    run_undo(&env, &repo, doc["undo"].as_str().unwrap()).assert_ok();
+    assert_eq!(rev(&env, &parent, "HEAD"), before);
+    assert!(!parent.join("c.txt").exists());
+    assert_eq!(fs::read_to_string(parent.join("p.txt")).unwrap(), "p\n");
+    assert_eq!(
+        git_ok(
+            &env,
+            &parent,
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        "?? p.txt\n"
+    );
+}
