@@ -509,3 +509,67 @@ fn the_undo_of_a_land_on_a_parent_keeps_the_parent_s_uncommitted_changes() {
         "?? p.txt\n"
     );
 }
+
+/// What main ignores where the land puts a directory (a file `logs`) or a file (a directory
+/// `cache/` of ignored files): `git merge` would delete them, with no copy anywhere.
+#[test]
+fn ignored_files_in_the_way_of_a_landed_path_are_never_removed() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    fs::write(repo.join(".gitignore"), "logs\ncache/\n").unwrap();
+    git_ok(&env, &repo, &["add", ".gitignore"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "ignore"]);
+    let script = "mkdir logs && echo x > logs/a.txt && echo y > cache && git add -f logs/a.txt cache && git commit -qm add";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    fs::write(repo.join("logs"), "the user's log file\n").unwrap();
+    fs::create_dir(repo.join("cache")).unwrap();
+    fs::write(repo.join("cache/data"), "the user's cache\n").unwrap();
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("files that git ignores there where the land would write: cache/data, logs;"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("logs")).unwrap(),
+        "the user's log file\n"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("cache/data")).unwrap(),
+        "the user's cache\n"
+    );
+}
+
+/// A workspace whose agent left a merge stopped on a conflict: its files hold conflict
+/// markers, which a land would commit as content.
+#[test]
+fn a_workspace_mid_merge_is_refused_and_no_marker_lands() {
+    let env = TestEnv::new();
+    let script = "git checkout -qb side && echo s > a.txt && git commit -qam s \
+        && git checkout -q agent-workspace/w1 && echo w > a.txt && git commit -qam w \
+        && ! git merge -q side";
+    let repo = repo_where_w1_ran(&env, script);
+    let ws = env.ws_path(&repo, "w1");
+    assert!(fs::read_to_string(ws.join("a.txt"))
+        .unwrap()
+        .contains("<<<<<<<"));
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with("Error: the worktree at ")
+            && out
+                .stderr
+                .contains("is in the middle of a merge; nothing was landed"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("merge --abort"), "{}", out.report());
+    assert_eq!(state(&env, &repo), before);
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+}

@@ -48,11 +48,7 @@ impl Git {
             .call(wt)?
             .args(["ls-files", "--unmerged", "-z"])
             .stdout()?;
-        let mut files: Vec<String> = unmerged
-            .split('\0')
-            .filter_map(|entry| Some(entry.split_once('\t')?.1.to_string()))
-            .collect();
-        files.dedup();
+        let files = parse_unmerged(&unmerged);
         if files.is_empty() {
             return Ok(());
         }
@@ -216,5 +212,29 @@ impl Git {
                 .iter()
                 .zip(hashes)
                 .all(|(f, hash)| blob(f) == Some(hash)))
+    }
+}
+
+/// `git ls-files --unmerged -z` output (`<mode> <object> <stage>\t<path>\0`, one entry per
+/// stage, sorted by path): each path once.
+fn parse_unmerged(text: &str) -> Vec<String> {
+    let mut files: Vec<String> = text
+        .split('\0')
+        .filter_map(|entry| Some(entry.split_once('\t')?.1.to_string()))
+        .collect();
+    files.dedup();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unmerged_entries() {
+        assert!(parse_unmerged("").is_empty());
+        let text = "100644 aa 1\ta.txt\0100644 bb 2\ta.txt\0100644 cc 3\ta.txt\0\
+                    100644 dd 2\tsp ace\tx\0100644 ee 3\tsp ace\tx\0";
+        assert_eq!(parse_unmerged(text), ["a.txt", "sp ace\tx"]);
     }
 }
