@@ -233,8 +233,15 @@ mod tests {
     #[test]
     fn unmerged_entries() {
         assert!(parse_unmerged("").is_empty());
-        let text = "100644 aa 1\ta.txt\0100644 bb 2\ta.txt\0100644 cc 3\ta.txt\0\
-                    100644 dd 2\tsp ace\tx\0100644 ee 3\tsp ace\tx\0";
+        let entries = [
+            "100644 aa 1\ta.txt",
+            "100644 bb 2\ta.txt",
+            "100644 cc 3\ta.txt",
+            "100644 dd 2\tsp ace\tx",
+            "100644 ee 3\tsp ace\tx",
+        ];
+        let text = entries.map(|e| format!("{e}\0")).concat();
+        let text = text.as_str();
         assert_eq!(parse_unmerged(text), ["a.txt", "sp ace\tx"]);
     }
 }
