@@ -573,3 +573,30 @@ fn a_workspace_mid_merge_is_refused_and_no_marker_lands() {
     assert_eq!(state(&env, &repo), before);
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
 }
+
+/// An agent that switched to a branch of its own and committed there: landing the
+/// workspace's branch would pass that work over, so the land is refused naming the branch.
+#[test]
+fn work_on_another_branch_is_refused_naming_it() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(
+        &env,
+        "git switch -qc feature && echo f > f.txt && git add f.txt && git commit -qm feature-work",
+    );
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .starts_with("Error: workspace \"w1\" is on branch feature (at ")
+            && out.stderr.contains("not on its branch agent-workspace/w1"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("switch agent-workspace/w1 && git -C "),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+}
