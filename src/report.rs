@@ -121,7 +121,7 @@ fn describe_aside(aside: &Aside) -> String {
 }
 
 /// "3 files (2.1 MiB)"
-fn files(count: u64, bytes: u64) -> String {
+pub fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
     let size = match bytes {
         b if b < 1024 => format!("{b} B"),
@@ -176,7 +176,7 @@ fn head_json(removal: &Removal) -> Option<Value> {
     }
 }
 
-fn aside_json(a: &Aside) -> Value {
+pub fn aside_json(a: &Aside) -> Value {
     json!({
         "kept_dir": a.kept_dir,
         "kept_files": a.kept_files,

@@ -171,6 +171,7 @@ fn remove_options(args: &CleanArgs) -> remove::Options {
         force: args.force,
         delete_branch: args.delete_branch,
         discard_untracked: args.discard_untracked,
+        keep_disposable: false,
     }
 }
 

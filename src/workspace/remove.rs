@@ -28,6 +28,8 @@ pub struct Options {
     pub delete_branch: bool,
     /// Delete the files no commit keeps instead of keeping them aside.
     pub discard_untracked: bool,
+    /// Keep aside disposable build output too (`gc`, which never discards a file).
+    pub keep_disposable: bool,
 }
 
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
@@ -140,11 +142,40 @@ fn set_aside(
     args: &Options,
 ) -> Result<Aside> {
     let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
-    let policy = Policy::new(args.discard_untracked, ctx.config.disposable.as_deref());
+    let policy = policy(ctx, args);
     aside::set_aside(&entry.path, tracked, &dest, &policy).map_err(|err| {
         CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
             "files already kept aside are in {}; free the problem, then clean again",
             dest.display()
+        ))
+    })
+}
+
+fn policy(ctx: &Context, args: &Options) -> Policy {
+    match args.keep_disposable && !args.discard_untracked {
+        true => Policy::keep_all(),
+        false => Policy::new(args.discard_untracked, ctx.config.disposable.as_deref()),
+    }
+}
+
+/// What removing `entry` would keep aside or discard, without recording or moving anything:
+/// counted from the files the backend ignores (`.gitignore` at any depth, `info/exclude`)
+/// and nested repositories. A new file larger than jj's `snapshot.max-new-file-size` is
+/// not counted, though the removal keeps it aside too.
+pub fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<Aside> {
+    if std::fs::symlink_metadata(&entry.path).is_err() {
+        return Ok(Aside::default());
+    }
+    let ignored = match &ctx.vcs {
+        crate::vcs::Vcs::Jj(jj) => jj.ignored_files(&entry.path),
+        crate::vcs::Vcs::Git(git) => git.ignored_files(&entry.path),
+    };
+    let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
+    let held = |rel: &std::path::Path| !ignored.contains(rel);
+    aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|err| {
+        CliError::failure(format!(
+            "could not look into workspace {:?}: {err}",
+            entry.id
         ))
     })
 }

@@ -35,3 +35,73 @@ fn git_clean_keeps_edits_hidden_by_index_flags() {
         out.report()
     );
 }
+
+/// `gc` never discards a file no commit holds: ignored build output (`target/`, `.direnv/`)
+/// of a workspace it removes is kept aside like any other such file, and the dry run says so.
+fn gc_keeps_ignored_build_output_aside(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[retention]\ndone = \"1h\"\n",
+    )
+    .unwrap();
+    env.aw(&repo, ["run", "old", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "old");
+    fs::write(ws.join(".gitignore"), "target/\n.direnv/\n").unwrap();
+    fs::create_dir_all(ws.join("target/debug")).unwrap();
+    fs::write(ws.join("target/debug/app"), "built\n").unwrap();
+    fs::create_dir_all(ws.join(".direnv")).unwrap();
+    fs::write(ws.join(".direnv/cache"), "cached\n").unwrap();
+    // Recorded by the backend, so the dry run's count is exact.
+    match backend {
+        Backend::Jj => drop(env.jj_ok(&ws, ["status"])),
+        Backend::Git => drop(git_ok(&env, &ws, &["add", ".gitignore"])),
+    }
+    crate::gc::age(&env, &repo, "old", std::time::Duration::from_secs(7200));
+    let dry = env.aw(&repo, ["gc", "--dry-run"]);
+    dry.assert_ok();
+    assert!(
+        dry.stdout
+            .contains("would keep aside 2 files (13 B) that no commit holds"),
+        "{}",
+        dry.report()
+    );
+    let json = env
+        .aw(&repo, ["gc", "--dry-run", "--json"])
+        .assert_ok()
+        .json();
+    assert_eq!(
+        json["removed"][0]["removal"]["untracked"]["kept_files"], 2,
+        "{json:#}"
+    );
+    assert_eq!(
+        json["removed"][0]["removal"]["untracked"]["disposable_files"], 0,
+        "{json:#}"
+    );
+    let out = env.aw(&repo, ["gc"]);
+    out.assert_ok();
+    assert!(!ws.exists(), "{}", out.report());
+    assert!(!out.stdout.contains("discarded"), "{}", out.report());
+    let kept: Vec<_> = fs::read_dir(env.namespace_dir(&repo).join(".kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", env.listing());
+    assert!(
+        out.stdout
+            .contains(&format!("that no commit holds in {}", kept[0].display())),
+        "{}",
+        out.report()
+    );
+    assert_eq!(
+        fs::read_to_string(kept[0].join("target/debug/app")).unwrap(),
+        "built\n"
+    );
+    assert_eq!(
+        fs::read_to_string(kept[0].join(".direnv/cache")).unwrap(),
+        "cached\n"
+    );
+}
+
+crate::both_backends!(gc_keeps_ignored_build_output_aside);

@@ -164,6 +164,22 @@ impl Git {
         Ok(crate::vcs::parse_commits(&out))
     }
 
+    /// The files of the worktree at `ws` that git ignores (and so `add --all` leaves out),
+    /// relative to `ws`.
+    pub fn ignored_files(&self, ws: &Path) -> Result<Vec<PathBuf>> {
+        let out = self
+            .call(ws)?
+            .args([
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+            ])
+            .stdout()?;
+        Ok(crate::vcs::split_nul(&out))
+    }
+
     /// The files of the worktree at `ws` that git tracks, relative to `ws`.
     pub fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
         let out = self.call(ws)?.args(["ls-files", "-z"]).stdout()?;
