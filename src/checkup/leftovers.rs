@@ -21,6 +21,18 @@ pub fn check(layout: &Layout) -> Vec<Check> {
             ));
         }
     }
+    if !crate::lock::is_held(&layout.repo_lock()) {
+        for id in crate::pool_journal::taking(&layout.dir) {
+            found.push(Check::warning(
+                "leftovers",
+                format!(
+                    "{} is a prepared workspace an interrupted take left half handed over as {id}",
+                    layout.workspace(&id).display()
+                ),
+                "`agent-workspace status` rolls it back (it holds no one's work)",
+            ));
+        }
+    }
     for dir in [
         layout.dir.join(crate::state::DIR_NAME),
         layout.cache(),

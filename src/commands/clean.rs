@@ -81,6 +81,9 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
     let ctx = Context::open(global)?;
+    for note in crate::workspace::remove::settle_interrupted(&ctx)? {
+        eprintln!("{note}");
+    }
     if args.purge_kept {
         return purge_kept(&ctx, args);
     }

@@ -39,6 +39,9 @@ enum Outcome {
 
 pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
+    for note in crate::workspace::remove::settle_interrupted(&ctx)? {
+        eprintln!("{note}");
+    }
     if ctx.config.retention.is_empty() && !args.json {
         eprintln!(
             "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"

@@ -132,6 +132,13 @@ pub fn remove(
     })
 }
 
+/// Finishes or rolls back what interrupted commands left, before a command reads the
+/// workspaces: a take from the pool (rolled back). Returns what it did, in words.
+pub fn settle_interrupted(ctx: &Context) -> Result<Vec<String>> {
+    super::pool::settle(ctx)?;
+    Ok(vec![])
+}
+
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
 /// `name` is the one the backend knows the workspace by.
 /// `tracked` holds the files a commit keeps; everything else is kept aside or discarded.

@@ -6,6 +6,19 @@ use std::fs;
 
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
+use crate::pool_crash::killing_wrapper;
+use crate::pool_support::prepared_repo;
+
+/// The files in `<namespace>/.pool/` whose name ends in `suffix`.
+fn pool_files(env: &TestEnv, repo: &std::path::Path, suffix: &str) -> Vec<String> {
+    fs::read_dir(env.namespace_dir(repo).join(".pool"))
+        .map(|dir| {
+            dir.map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// git: an edit to a file marked skip-worktree or assume-unchanged is invisible to
 /// `git status` and `git add -A`; `clean` still keeps it (committed to the branch).
@@ -104,4 +117,72 @@ fn gc_keeps_ignored_build_output_aside(backend: Backend) {
     );
 }
 
-crate::both_backends!(gc_keeps_ignored_build_output_aside);
+/// A take killed after the prepared workspace moved to the id's path is rolled back by the
+/// next command of any kind: `status <id>` never shows it as `missing-metadata`, `clean <id>`
+/// leaves no journal, and the id is free for a new run.
+fn a_killed_take_is_rolled_back_by_the_next_command(backend: Backend) {
+    let (tool, trigger) = match backend {
+        Backend::Jj => ("jj", "workspace rename"),
+        Backend::Git => ("git", "worktree repair"),
+    };
+    for next in [["status", "w"], ["clean", "w"]] {
+        let env = TestEnv::new();
+        let repo = prepared_repo(&env, backend, 0);
+        env.aw(&repo, ["pool", "fill", "1"]).assert_ok();
+        let path = killing_wrapper(&env, tool, trigger, false);
+        let out = env
+            .aw_cmd(&repo)
+            .env("PATH", &path)
+            .env("TRIGGER", trigger)
+            .args(["run", "w", "--", "true"])
+            .run();
+        assert_eq!(out.code(), None, "killed\n{}", out.report());
+        assert_eq!(
+            pool_files(&env, &repo, ".taking").len(),
+            1,
+            "{}",
+            env.listing()
+        );
+        let doctor = env.aw(&repo, ["doctor"]);
+        assert!(
+            doctor
+                .stdout
+                .contains("an interrupted take left half handed over as w"),
+            "{}",
+            doctor.report()
+        );
+        let after = env.aw(&repo, next);
+        assert!(
+            !after.stdout.contains("missing-metadata") && !after.stderr.contains("no record"),
+            "{next:?}: {}",
+            after.report()
+        );
+        assert_eq!(
+            pool_files(&env, &repo, ".taking"),
+            Vec::<String>::new(),
+            "{next:?}: {}",
+            env.listing()
+        );
+        assert!(
+            !env.ws_path(&repo, "w").exists(),
+            "{next:?}: {}",
+            env.listing()
+        );
+        assert!(
+            !backend.registered(&env, &repo).contains(&"w".to_string()),
+            "{next:?}"
+        );
+        let listed = env.aw(&repo, ["status", "--json"]).assert_ok().json();
+        assert_eq!(
+            listed["workspaces"],
+            serde_json::json!([]),
+            "{next:?}: {listed:#}"
+        );
+        env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    }
+}
+
+crate::both_backends!(
+    gc_keeps_ignored_build_output_aside,
+    a_killed_take_is_rolled_back_by_the_next_command,
+);

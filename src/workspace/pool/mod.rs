@@ -15,7 +15,7 @@ mod discard;
 pub mod fill;
 mod take;
 
-pub use discard::{drain, recover, recover_taken};
+pub use discard::{drain, recover, recover_taken, settle};
 pub use take::{abandon, begin, complete, finish, take};
 
 use std::fs;
