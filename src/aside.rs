@@ -104,7 +104,17 @@ pub fn set_aside(
     dest: &Path,
     policy: &Policy,
 ) -> Result<Aside, AsideError> {
-    let (mut aside, keep) = sort(ws, &|rel| tracked.contains(rel), policy)?;
+    set_aside_unheld(ws, &|rel| tracked.contains(rel), dest, policy)
+}
+
+/// [`set_aside`], where `held` says whether a commit holds a file (relative to `ws`).
+pub fn set_aside_unheld(
+    ws: &Path,
+    held: &dyn Fn(&Path) -> bool,
+    dest: &Path,
+    policy: &Policy,
+) -> Result<Aside, AsideError> {
+    let (mut aside, keep) = sort(ws, held, policy)?;
     for rel in &keep {
         move_entry(&ws.join(rel), &dest.join(rel))?;
     }

@@ -41,6 +41,19 @@ pub fn check(layout: &Layout) -> Vec<Check> {
         for (name, path) in names(&dir) {
             if temp_of_dead_process(&name) {
                 found.push(scratch(&path, "a temporary file of a command that died"));
+            } else if let Some(id) = name
+                .strip_suffix(".removing")
+                .filter(|_| dir == layout.dir.join(crate::state::DIR_NAME))
+            {
+                if !crate::lock::is_held(&layout.lease(id)) {
+                    found.push(Check::warning(
+                        "leftovers",
+                        format!("{} is the journal of an interrupted clean of {id}", path.display()),
+                        format!(
+                            "`agent-workspace clean {id}` finishes it (files changed since are kept aside)"
+                        ),
+                    ));
+                }
             } else if name.starts_with(".fork-")
                 && name.ends_with(".index")
                 && !crate::lock::is_held(&layout.repo_lock())

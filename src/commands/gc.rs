@@ -39,8 +39,10 @@ enum Outcome {
 
 pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
-    for note in crate::workspace::remove::settle_interrupted(&ctx)? {
-        eprintln!("{note}");
+    if !args.dry_run {
+        for line in crate::report::settled(&remove::settle_interrupted(&ctx)?) {
+            eprintln!("{line}");
+        }
     }
     if ctx.config.retention.is_empty() && !args.json {
         eprintln!(

@@ -182,7 +182,116 @@ fn a_killed_take_is_rolled_back_by_the_next_command(backend: Backend) {
     }
 }
 
+/// A wrapper of `tool` first on PATH that, when its arguments contain `trigger`, stops
+/// agent-workspace (its parent) at once, runs the real tool, then kills the parent with
+/// SIGKILL: the parent is caught right where it started the tool.
+fn stopping_wrapper(env: &TestEnv, tool: &str, trigger: &str) -> std::ffi::OsString {
+    let dir = env.path().join(format!("stop-{tool}"));
+    fs::create_dir_all(&dir).unwrap();
+    let real = crate::harness::which(tool).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *\"{trigger}\"*) kill -STOP $PPID; {real} \"$@\"; code=$?; kill -9 $PPID; exit $code;; esac\nexec {real} \"$@\"\n",
+        real = real.display()
+    );
+    let file = dir.join(tool);
+    fs::write(&file, script).unwrap();
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.path_with_first(&dir)
+}
+
+/// A `clean` killed once the backend is forgetting the workspace (jj: `workspace forget`
+/// done, the directory half deleted; git: the directory deleted, `worktree remove` not run)
+/// is finished by the next `status` or `clean` without `--force`: nothing asks for it, the
+/// files the first attempt kept aside are named, and a file written after the kill is kept
+/// aside too, never deleted.
+fn a_killed_clean_is_finished_by_the_next_command(backend: Backend) {
+    for next in [&["status"][..], &["clean", "w"][..]] {
+        let env = TestEnv::new();
+        let repo = backend.repo(&env);
+        env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+        let ws = env.ws_path(&repo, "w");
+        fs::create_dir_all(ws.join("many")).unwrap();
+        for n in 0..2000 {
+            fs::write(ws.join(format!("many/f{n}")), format!("{n}\n")).unwrap();
+        }
+        fs::write(ws.join(".gitignore"), "*.secret\n").unwrap();
+        fs::write(ws.join("x.secret"), "kept aside\n").unwrap();
+        let path = match backend {
+            Backend::Jj => stopping_wrapper(&env, "jj", "workspace forget"),
+            Backend::Git => killing_wrapper(&env, "git", "worktree remove", true),
+        };
+        let out = env
+            .aw_cmd(&repo)
+            .env("PATH", &path)
+            .env("TRIGGER", "worktree remove")
+            .args(["clean", "w"])
+            .run();
+        assert_eq!(out.code(), None, "killed\n{}", out.report());
+        if ws.exists() {
+            fs::write(ws.join("late.txt"), "written after the kill\n").unwrap();
+        }
+        let late = ws.exists();
+        let doctor = env.aw(&repo, ["doctor"]);
+        assert!(
+            doctor
+                .stdout
+                .contains("the journal of an interrupted clean of w"),
+            "{}",
+            doctor.report()
+        );
+        let after = env.aw(&repo, next);
+        after.assert_ok();
+        let said = format!("{}{}", after.stdout, after.stderr);
+        assert!(said.contains("Removed w ("), "{next:?}: {}", after.report());
+        assert!(!ws.exists(), "{next:?}: {}", env.listing());
+        assert!(
+            !backend.registered(&env, &repo).contains(&"w".to_string()),
+            "{next:?}"
+        );
+        // The first attempt's kept-aside files are named, and so is the late file.
+        let kept_root = env.namespace_dir(&repo).join(".kept");
+        let kept: Vec<_> = fs::read_dir(&kept_root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let secret = kept
+            .iter()
+            .find(|d| d.join("x.secret").exists())
+            .unwrap_or_else(|| panic!("{}", env.listing()));
+        assert!(
+            said.contains(&secret.display().to_string()),
+            "{next:?}: {}",
+            after.report()
+        );
+        if late {
+            let holder = kept
+                .iter()
+                .find(|d| d.join("late.txt").exists())
+                .unwrap_or_else(|| panic!("late.txt lost: {}", env.listing()));
+            assert!(
+                said.contains(&holder.display().to_string()),
+                "{next:?}: {}",
+                after.report()
+            );
+        }
+        // Nothing is left to finish.
+        let doctor = env.aw(&repo, ["doctor"]);
+        assert!(
+            !doctor.stdout.contains("interrupted clean"),
+            "{}",
+            doctor.report()
+        );
+        let listed = env.aw(&repo, ["status", "--json"]).assert_ok().json();
+        assert_eq!(
+            listed["workspaces"],
+            serde_json::json!([]),
+            "{next:?}: {listed:#}"
+        );
+    }
+}
+
 crate::both_backends!(
     gc_keeps_ignored_build_output_aside,
     a_killed_take_is_rolled_back_by_the_next_command,
+    a_killed_clean_is_finished_by_the_next_command,
 );
