@@ -78,6 +78,29 @@ pub fn check(layout: &Layout) -> Vec<Check> {
     found
 }
 
+/// Registrations of prepared workspaces whose directory is gone (a fill or drain killed
+/// half way): the backend keeps them until forgotten.
+pub fn pool_registrations(ctx: &crate::context::Context) -> Vec<Check> {
+    let filling = crate::lock::is_held(&ctx.layout.pool_lock());
+    if filling {
+        return vec![];
+    }
+    crate::workspace::pool::leaked(ctx, false)
+        .into_iter()
+        .map(|entry| {
+            Check::warning(
+                "leftovers",
+                format!(
+                    "{} is registered with {} as a prepared workspace, but its directory is gone (an interrupted pool fill or drain)",
+                    entry.path.display(),
+                    ctx.repo.backend.as_str()
+                ),
+                "`agent-workspace pool fill 0` forgets it (and any other incomplete one)",
+            )
+        })
+        .collect()
+}
+
 fn scratch(path: &Path, what: &str) -> Check {
     Check::warning(
         "leftovers",

@@ -290,8 +290,86 @@ fn a_killed_clean_is_finished_by_the_next_command(backend: Backend) {
     }
 }
 
+/// A `pool drain` killed between deleting an incomplete entry's directory and forgetting its
+/// registration leaves a `.pool-*` registration without a directory: `pool status` lists it
+/// (incomplete), `doctor` names it with a fix that works, and the next fill removes it.
+fn a_leaked_pool_registration_is_seen_and_removed(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = prepared_repo(&env, backend, 0);
+    let (tool, add, forget) = match backend {
+        Backend::Jj => ("jj", "workspace add", "workspace forget"),
+        Backend::Git => ("git", "worktree add", "worktree remove"),
+    };
+    // A fill killed right after the checkout: an incomplete entry.
+    let path = killing_wrapper(&env, tool, add, false);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .env("TRIGGER", add)
+        .args(["pool", "fill", "1"])
+        .run();
+    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    // A drain killed after deleting its directory, before forgetting it.
+    let path = killing_wrapper(&env, tool, forget, true);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .env("TRIGGER", forget)
+        .args(["pool", "drain"])
+        .run();
+    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    let pool_names = || -> Vec<String> {
+        match backend {
+            Backend::Jj => env
+                .workspace_names(&repo)
+                .into_iter()
+                .filter(|n| n.starts_with(".pool-"))
+                .collect(),
+            Backend::Git => git_ok(&env, &repo, &["worktree", "list", "--porcelain"])
+                .lines()
+                .filter_map(|l| l.strip_prefix("worktree "))
+                .filter(|p| p.contains("/.pool-"))
+                .map(str::to_string)
+                .collect(),
+        }
+    };
+    assert_eq!(pool_names().len(), 1, "the leak this test is about");
+    let ns = env.namespace_dir(&repo);
+    assert!(
+        !fs::read_dir(&ns).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".pool-")),
+        "{}",
+        env.listing()
+    );
+    let status = crate::pool_support::pool(&env, &repo);
+    assert_eq!(status["entries"][0]["state"], "incomplete", "{status:#}");
+    let doctor = env.aw(&repo, ["doctor"]);
+    let line = doctor
+        .stdout
+        .lines()
+        .find(|l| l.contains(".pool-") && l.contains("registered"))
+        .unwrap_or_else(|| panic!("{}", doctor.report()));
+    assert!(
+        doctor.stdout.contains("agent-workspace pool fill 0"),
+        "{line}\n{}",
+        doctor.report()
+    );
+    let filled = env
+        .aw(&repo, ["pool", "fill", "0", "--json"])
+        .assert_ok()
+        .json();
+    assert_eq!(filled["removed"].as_array().unwrap().len(), 1, "{filled:#}");
+    assert_eq!(pool_names(), Vec::<String>::new());
+    let doctor = env.aw(&repo, ["doctor"]);
+    assert!(!doctor.stdout.contains(".pool-"), "{}", doctor.report());
+}
+
 crate::both_backends!(
     gc_keeps_ignored_build_output_aside,
     a_killed_take_is_rolled_back_by_the_next_command,
     a_killed_clean_is_finished_by_the_next_command,
+    a_leaked_pool_registration_is_seen_and_removed,
 );

@@ -126,7 +126,9 @@ pub fn drain(ctx: &Context) -> Result<Vec<PathBuf>> {
         recover(ctx)?;
     }
     let mut removed = vec![];
-    for entry in super::list(ctx, false) {
+    let mut found = super::list(ctx, false);
+    found.extend(super::leaked(ctx, false));
+    for entry in found {
         if matches!(entry.state, State::Ready | State::Stale) && !unready(ctx, &entry)? {
             continue;
         }
