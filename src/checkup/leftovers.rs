@@ -11,14 +11,36 @@ pub fn check(layout: &Layout) -> Vec<Check> {
     let mut found: Vec<Check> = vec![];
     for (name, path) in names(&layout.dir) {
         if let Some(id) = name.strip_prefix(".recovering-") {
-            found.push(Check::warning(
-                "leftovers",
-                format!(
-                    "{} holds an interrupted recovery of workspace {id}'s working copy",
-                    path.display()
+            let check = match crate::recovery::is_complete(&path) {
+                // A whole copy to put back: that writes the workspace again, so it needs
+                // room on the same file system.
+                true => {
+                    let room = crate::disk::check_room(
+                        &layout.dir,
+                        crate::disk::usage(&crate::recovery::files(&path)).allocated,
+                    );
+                    Check::warning(
+                        "leftovers",
+                        format!(
+                            "{} holds workspace {id}'s files, copied by an interrupted repair of its stale working copy",
+                            path.display()
+                        ),
+                        match room {
+                            Ok(()) => format!("`agent-workspace run {id} -- true` puts them back and removes the copy"),
+                            Err(e) => format!("{e}: free space there first, then `agent-workspace run {id} -- true` puts them back"),
+                        },
+                    )
+                }
+                false => Check::warning(
+                    "leftovers",
+                    format!(
+                        "{} is a partial copy an interrupted repair of workspace {id} left (the workspace itself was not changed)",
+                        path.display()
+                    ),
+                    format!("`agent-workspace run {id} -- true` removes it and repairs the workspace"),
                 ),
-                format!("`agent-workspace run {id} -- true` finishes it (its files are kept)"),
-            ));
+            };
+            found.push(check);
         }
     }
     if !crate::lock::is_held(&layout.repo_lock()) {

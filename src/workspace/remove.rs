@@ -65,6 +65,9 @@ pub fn remove(
         Some(Problem::Renamed(name)) => name.as_str(),
         _ => entry.id.as_str(),
     };
+    if has_dir {
+        room_to_record(ctx, entry)?;
+    }
     let kept = match entry.problem {
         Some(Problem::Unregistered) => Kept::Unregistered,
         _ => ctx
@@ -388,6 +391,37 @@ impl Journal {
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
         })
     }
+}
+
+/// Refuses, before anything is recorded, a removal whose edits cannot be recorded for want
+/// of free space: a snapshot that fails half way on a full disk leaves a jj working copy
+/// stale. What it writes is at most the files changed since the backend last recorded the
+/// workspace (jj: its `tree_state`; git: its index); the repository and the namespace (the
+/// journal, the state) must have that room plus [`crate::disk::MARGIN`].
+fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
+    let ws = &entry.path;
+    let gitdir = std::fs::read_to_string(ws.join(".git"))
+        .ok()
+        .and_then(|t| t.strip_prefix("gitdir:").map(|d| PathBuf::from(d.trim())));
+    let recorded = [
+        Some(ws.join(".jj/working_copy/tree_state")),
+        Some(ws.join(".git/index")),
+        gitdir.map(|d| d.join("index")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
+    .max()
+    .unwrap_or(std::time::UNIX_EPOCH);
+    let bytes = crate::disk::changed_since(ws, recorded);
+    for dir in [&ctx.repo.root, &ctx.layout.dir] {
+        crate::disk::check_room(dir, bytes).map_err(|e| {
+            CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
+                "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.

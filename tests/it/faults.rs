@@ -367,9 +367,124 @@ fn a_leaked_pool_registration_is_seen_and_removed(backend: Backend) {
     assert!(!doctor.stdout.contains(".pool-"), "{}", doctor.report());
 }
 
+/// A small tmpfs mounted for a test, unmounted when dropped.
+struct SmallDisk {
+    dir: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    /// Mounts a tmpfs of `size` at `dir`. Mounting needs root (CI runs as root): elsewhere
+    /// the test fails saying so, never skips.
+    fn mount(dir: std::path::PathBuf, size: &str) -> SmallDisk {
+        assert!(
+            crate::harness::running_as_root(),
+            "this test fills a small tmpfs it mounts, which needs root: run it as root (CI does)"
+        );
+        fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "mount -t tmpfs failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        SmallDisk { dir }
+    }
+
+    /// Fills the file system up to the last byte with `<dir>/filler`.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut file = fs::File::create(self.dir.join("filler")).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        while file.write_all(&chunk).is_ok() {}
+        let mut byte = [0u8; 1];
+        while file.write_all(&byte).is_ok() {
+            byte[0] = 1;
+        }
+        let _ = file.sync_all();
+    }
+
+    fn free(&self) {
+        fs::remove_file(self.dir.join("filler")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+/// On a full disk `clean` refuses before recording anything: an `Error:` naming the free
+/// space and a `Hint:`, the workspace untouched (not made stale, no copy of it anywhere, no
+/// kept-aside directory); once space is freed the same `clean` keeps every edit.
+fn clean_on_a_full_disk_changes_nothing(backend: Backend) {
+    let env = TestEnv::new();
+    let disk = SmallDisk::mount(env.path().join("small"), "24m");
+    let repo = backend.repo_named(&env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    let aw = |args: &[&str]| {
+        env.aw_cmd(&repo)
+            .env("AI_WORKSPACES_ROOT", &root)
+            .args(args)
+            .run()
+    };
+    aw(&["run", "w", "--", "true"]).assert_ok();
+    let ws = root.join(env.namespace(&repo)).join("w");
+    assert!(ws.is_dir(), "{}", env.listing());
+    fs::write(ws.join("a.txt"), "edited\n").unwrap();
+    fs::write(ws.join("notes.txt"), "n".repeat(200 << 10)).unwrap();
+    disk.fill();
+    let out = aw(&["clean", "w"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("Error: did not remove workspace \"w\": not enough free space"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("Hint: nothing was changed"),
+        "{}",
+        out.report()
+    );
+    disk.free();
+    let ns = root.join(env.namespace(&repo));
+    let names: Vec<String> = fs::read_dir(&ns)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with(".recovering") || n == ".kept"),
+        "{names:?}"
+    );
+    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "edited\n");
+    if backend == Backend::Jj {
+        // Not made stale: jj works in it without an update.
+        env.jj(&ws, ["status"]).assert_ok();
+    }
+    let out = aw(&["clean", "w"]);
+    out.assert_ok();
+    let (keeper, _) = backend.kept(&env, &repo, "w", &out.stdout);
+    assert_eq!(backend.kept_file(&env, &repo, &keeper, "a.txt"), "edited\n");
+    assert_eq!(
+        backend.kept_file(&env, &repo, &keeper, "notes.txt").len(),
+        200 << 10
+    );
+}
+
 crate::both_backends!(
     gc_keeps_ignored_build_output_aside,
     a_killed_take_is_rolled_back_by_the_next_command,
     a_killed_clean_is_finished_by_the_next_command,
     a_leaked_pool_registration_is_seen_and_removed,
+    clean_on_a_full_disk_changes_nothing,
 );
