@@ -481,6 +481,72 @@ fn clean_on_a_full_disk_changes_nothing(backend: Backend) {
     );
 }
 
+/// jj: a stale working copy is carried across its update through a copy of its files; on a
+/// disk without room for that copy `clean` copies nothing (no `.recovering-<id>` of empty
+/// files), says why, and the next `clean` once space is freed keeps every file.
+#[test]
+fn jj_stale_clean_without_room_for_the_copy_copies_nothing() {
+    let env = TestEnv::new();
+    let disk = SmallDisk::mount(env.path().join("small"), "32m");
+    let repo = Backend::Jj.repo_named(&env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    let aw = |args: &[&str]| {
+        env.aw_cmd(&repo)
+            .env("AI_WORKSPACES_ROOT", &root)
+            .args(args)
+            .run()
+    };
+    aw(&["run", "w", "--", "true"]).assert_ok();
+    let ws = root.join(env.namespace(&repo)).join("w");
+    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    fs::create_dir(ws.join("data")).unwrap();
+    for n in 0..6 {
+        fs::write(
+            ws.join(format!("data/{n}.bin")),
+            vec![n as u8 + 1; 1000 << 10],
+        )
+        .unwrap();
+    }
+    env.jj(&ws, ["status"]).assert_ok();
+    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    // Room to record (nothing changed since jj's last look), not for a 6 MiB copy.
+    disk.fill();
+    let filler = fs::OpenOptions::new()
+        .write(true)
+        .open(env.path().join("small/filler"))
+        .unwrap();
+    let len = filler.metadata().unwrap().len();
+    filler.set_len(len.saturating_sub(10 << 20)).unwrap();
+    drop(filler);
+    let out = aw(&["clean", "w"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("did not carry the edits of the stale working copy")
+            && out.stderr.contains("not enough free space"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("Hint: its files are untouched"),
+        "{}",
+        out.report()
+    );
+    let ns = root.join(env.namespace(&repo));
+    assert!(!ns.join(".recovering-w").exists(), "{}", env.listing());
+    assert!(!ns.join(".kept").exists(), "{}", env.listing());
+    assert_eq!(
+        fs::read(ws.join("data/5.bin")).unwrap(),
+        vec![6u8; 1000 << 10]
+    );
+    disk.free();
+    let out = aw(&["clean", "w"]);
+    out.assert_ok();
+    let (change, files) = Backend::Jj.kept(&env, &repo, "w", &out.stdout);
+    assert!(files.contains("data/5.bin"), "{files}\n{}", out.report());
+    let _ = change;
+}
+
 crate::both_backends!(
     gc_keeps_ignored_build_output_aside,
     a_killed_take_is_rolled_back_by_the_next_command,
