@@ -205,7 +205,11 @@ fn stopping_wrapper(env: &TestEnv, tool: &str, trigger: &str) -> std::ffi::OsStr
 /// files the first attempt kept aside are named, and a file written after the kill is kept
 /// aside too, never deleted.
 fn a_killed_clean_is_finished_by_the_next_command(backend: Backend) {
-    for next in [&["status"][..], &["clean", "w"][..]] {
+    for next in [
+        &["status"][..],
+        &["clean", "w"][..],
+        &["run", "w", "--", "true"][..],
+    ] {
         let env = TestEnv::new();
         let repo = backend.repo(&env);
         env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
@@ -243,11 +247,13 @@ fn a_killed_clean_is_finished_by_the_next_command(backend: Backend) {
         after.assert_ok();
         let said = format!("{}{}", after.stdout, after.stderr);
         assert!(said.contains("Removed w ("), "{next:?}: {}", after.report());
-        assert!(!ws.exists(), "{next:?}: {}", env.listing());
-        assert!(
-            !backend.registered(&env, &repo).contains(&"w".to_string()),
-            "{next:?}"
-        );
+        if next[0] != "run" {
+            assert!(!ws.exists(), "{next:?}: {}", env.listing());
+            assert!(
+                !backend.registered(&env, &repo).contains(&"w".to_string()),
+                "{next:?}"
+            );
+        }
         // The first attempt's kept-aside files are named, and so is the late file.
         let kept_root = env.namespace_dir(&repo).join(".kept");
         let kept: Vec<_> = fs::read_dir(&kept_root)
@@ -282,11 +288,17 @@ fn a_killed_clean_is_finished_by_the_next_command(backend: Backend) {
             doctor.report()
         );
         let listed = env.aw(&repo, ["status", "--json"]).assert_ok().json();
-        assert_eq!(
-            listed["workspaces"],
-            serde_json::json!([]),
-            "{next:?}: {listed:#}"
-        );
+        let expected = match next[0] {
+            "run" => serde_json::json!(["w"]),
+            _ => serde_json::json!([]),
+        };
+        let ids: Vec<_> = listed["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["workspace_id"].clone())
+            .collect();
+        assert_eq!(serde_json::json!(ids), expected, "{next:?}: {listed:#}");
     }
 }
 
