@@ -114,9 +114,12 @@ pub fn fingerprint(ctx: &Context) -> String {
 /// names (they are being taken, or are the recovery's to discard), then the registrations a
 /// kill left without a directory ([`leaked`]).
 pub fn entries(ctx: &Context) -> Vec<Entry> {
+    // The backend is asked first: the slow part, kept out of the time between asking whether
+    // a fill is under way and reading the entries (and the caller asking it again).
+    let registered = ctx.vcs.list().unwrap_or_default();
     let filling = crate::lock::is_held(&ctx.layout.pool_lock());
     let mut found = list(ctx, filling);
-    found.extend(leaked(ctx, filling));
+    found.extend(leaked_of(ctx, registered, filling));
     found
 }
 
@@ -126,9 +129,11 @@ pub fn entries(ctx: &Context) -> Vec<Entry> {
 /// preparing, while a fill holds the pool lock); the next fill or drain forgets them. Asks
 /// the backend, so a take never calls it.
 pub fn leaked(ctx: &Context, filling: bool) -> Vec<Entry> {
-    let Ok(registered) = ctx.vcs.list() else {
-        return vec![];
-    };
+    leaked_of(ctx, ctx.vcs.list().unwrap_or_default(), filling)
+}
+
+/// [`leaked`] among `registered`.
+fn leaked_of(ctx: &Context, registered: Vec<crate::vcs::Registered>, filling: bool) -> Vec<Entry> {
     let mut found: Vec<Entry> = registered
         .into_iter()
         .filter_map(|reg| {
