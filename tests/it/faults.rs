@@ -604,6 +604,54 @@ fn stale_clean_leaving(leave: u64, refusal: &str) {
     );
 }
 
+/// `doctor` tells a whole copy an interrupted stale repair left from a partial one, and on a
+/// file system without room to put the whole copy back says to free space first (its plain
+/// fix, the next run, would fail the same way).
+#[test]
+fn doctor_says_when_putting_a_recovery_copy_back_needs_space_first() {
+    let env = TestEnv::new();
+    let disk = SmallDisk::mount(env.path().join("small"), "16m");
+    let repo = Backend::Jj.repo_named(&env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    let aw = |args: &[&str]| {
+        env.aw_cmd(&repo)
+            .env("AI_WORKSPACES_ROOT", &root)
+            .args(args)
+            .run()
+    };
+    aw(&["run", "w", "--", "true"]).assert_ok();
+    let ns = root.join(env.namespace(&repo));
+    let copy = ns.join(".recovering-w");
+    fs::create_dir_all(copy.join("files")).unwrap();
+    fs::write(copy.join("files/big.bin"), vec![1u8; 2 << 20]).unwrap();
+    fs::write(copy.join("complete"), "copied\n").unwrap();
+    let line = |out: &crate::harness::Outcome| -> String {
+        out.stdout
+            .lines()
+            .skip_while(|l| !l.contains(".recovering-w"))
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let roomy = aw(&["doctor"]);
+    assert!(
+        line(&roomy).contains("holds workspace w's files")
+            && line(&roomy).contains("puts them back"),
+        "{}",
+        roomy.report()
+    );
+    assert!(!line(&roomy).contains("free space"), "{}", roomy.report());
+    disk.fill();
+    let full = aw(&["doctor"]);
+    assert!(
+        line(&full).contains("not enough free space")
+            && line(&full).contains("free space there first"),
+        "{}",
+        full.report()
+    );
+    disk.free();
+}
+
 crate::both_backends!(
     gc_keeps_ignored_build_output_aside,
     a_killed_take_is_rolled_back_by_the_next_command,
