@@ -111,8 +111,9 @@ pub fn check_room(dir: &Path, bytes: u64) -> Result<(), NoRoom> {
 }
 
 /// The bytes of the files under `root` (outside `.jj` and `.git` at its root, symlinks not
-/// followed) changed after `since`: what recording its edits may write.
-pub fn changed_since(root: &Path, since: SystemTime) -> u64 {
+/// followed, entries `skip` names by their path relative to `root` left out) changed after
+/// `since`: what recording its edits may write.
+pub fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path) -> bool) -> u64 {
     let mut total = 0;
     let mut pending = vec![(root.to_path_buf(), true)];
     while let Some((dir, top)) = pending.pop() {
@@ -123,9 +124,13 @@ pub fn changed_since(root: &Path, since: SystemTime) -> u64 {
             if top && (entry.file_name() == ".jj" || entry.file_name() == ".git") {
                 continue;
             }
+            let path = entry.path();
+            if path.strip_prefix(root).is_ok_and(skip) {
+                continue;
+            }
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {
-                pending.push((entry.path(), false));
+                pending.push((path, false));
             } else if meta.is_file() {
                 let changed = UNIX_EPOCH
                     + Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec() as u32);

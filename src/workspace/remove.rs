@@ -396,8 +396,15 @@ impl Journal {
 /// Refuses, before anything is recorded, a removal whose edits cannot be recorded for want
 /// of free space: a snapshot that fails half way on a full disk leaves a jj working copy
 /// stale. What it writes is at most the files changed since the backend last recorded the
-/// workspace (jj: its `tree_state`; git: its index); the repository and the namespace (the
+/// workspace (jj: its `tree_state`; git: its index), ignored ones aside; the repository and the namespace (the
 /// journal, the state) must have that room plus [`crate::disk::MARGIN`].
+fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathBuf>> {
+    match &ctx.vcs {
+        crate::vcs::Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
+        crate::vcs::Vcs::Git(git) => git.ignored_files(ws, dirs),
+    }
+}
+
 fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
     let ws = &entry.path;
     let gitdir = std::fs::read_to_string(ws.join(".git"))
@@ -413,7 +420,14 @@ fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
     .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
     .max()
     .unwrap_or(std::time::UNIX_EPOCH);
-    let bytes = crate::disk::changed_since(ws, recorded);
+    // Ignored files (build output) are never recorded; when the backend cannot say which,
+    // every file counts.
+    let ignored: HashSet<PathBuf> = ignored(ctx, ws, true)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
+        .collect();
+    let bytes = crate::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
     for dir in [&ctx.repo.root, &ctx.layout.dir] {
         crate::disk::check_room(dir, bytes).map_err(|e| {
             CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
@@ -458,10 +472,7 @@ pub fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<Aside> {
     if std::fs::symlink_metadata(&entry.path).is_err() {
         return Ok(Aside::default());
     }
-    let ignored = match &ctx.vcs {
-        crate::vcs::Vcs::Jj(jj) => jj.ignored_files(&entry.path),
-        crate::vcs::Vcs::Git(git) => git.ignored_files(&entry.path),
-    };
+    let ignored = ignored(ctx, &entry.path, false);
     let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
     let held = |rel: &std::path::Path| !ignored.contains(rel);
     aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|err| {

@@ -504,6 +504,50 @@ fn clean_on_a_full_disk_changes_nothing(backend: Backend) {
     );
 }
 
+/// The free-space check counts only what recording the edits writes: fresh ignored build
+/// output (never recorded) does not make `clean` refuse on a tight but sufficient disk.
+fn clean_on_a_tight_disk_ignores_build_output(backend: Backend) {
+    let env = TestEnv::new();
+    let disk = SmallDisk::mount(env.path().join("small"), "40m");
+    let repo = backend.repo_named(&env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    let aw = |args: &[&str]| {
+        env.aw_cmd(&repo)
+            .env("AI_WORKSPACES_ROOT", &root)
+            .args(args)
+            .run()
+    };
+    aw(&["run", "w", "--", "true"]).assert_ok();
+    let ws = root.join(env.namespace(&repo)).join("w");
+    fs::write(ws.join(".gitignore"), "build/\n").unwrap();
+    fs::create_dir(ws.join("build")).unwrap();
+    fs::write(ws.join("build/out.bin"), vec![1u8; 12 << 20]).unwrap();
+    fs::write(ws.join("edit.txt"), "edit\n").unwrap();
+    disk.fill();
+    let filler = fs::OpenOptions::new()
+        .write(true)
+        .open(env.path().join("small/filler"))
+        .unwrap();
+    let len = filler.metadata().unwrap().len();
+    filler.set_len(len.saturating_sub(11 << 20)).unwrap();
+    drop(filler);
+    let out = aw(&["clean", "w"]);
+    out.assert_ok();
+    let keeper = match backend {
+        Backend::Jj => out
+            .stdout
+            .split_once("; its edits are kept in change ")
+            .map(|(_, c)| c.split([';', '\n']).next().unwrap().trim().to_string())
+            .unwrap_or_else(|| panic!("{}", out.report())),
+        Backend::Git => backend.kept(&env, &repo, "w", &out.stdout).0,
+    };
+    assert_eq!(
+        backend.kept_file(&env, &repo, &keeper, "edit.txt"),
+        "edit\n"
+    );
+    disk.free();
+}
+
 /// jj: a stale working copy is carried across its update through a copy of its files; on a
 /// disk without room for that copy `clean` copies nothing (no `.recovering-<id>` of empty
 /// files), says why, and the next `clean` once space is freed keeps every file. With 3 MiB
@@ -658,4 +702,5 @@ crate::both_backends!(
     a_killed_clean_is_finished_by_the_next_command,
     a_leaked_pool_registration_is_seen_and_removed,
     clean_on_a_full_disk_changes_nothing,
+    clean_on_a_tight_disk_ignores_build_output,
 );

@@ -166,7 +166,8 @@ impl Git {
 
     /// The files of the worktree at `ws` that git ignores (and so `add --all` leaves out),
     /// relative to `ws`.
-    pub fn ignored_files(&self, ws: &Path) -> Result<Vec<PathBuf>> {
+    /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
+    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
         let out = self
             .call(ws)?
             .args([
@@ -176,6 +177,7 @@ impl Git {
                 "--ignored",
                 "--exclude-standard",
             ])
+            .args(dirs.then_some("--directory"))
             .stdout()?;
         Ok(crate::vcs::split_nul(&out))
     }

@@ -41,7 +41,8 @@ impl Jj {
     /// The files of the workspace at `ws` that jj's snapshot leaves out as ignored
     /// (`.gitignore` at any depth, the backing repository's `info/exclude`), relative to `ws`:
     /// asked of git with an empty index, so every file is compared with the ignore rules.
-    pub fn ignored_files(&self, ws: &Path) -> Result<Vec<PathBuf>> {
+    /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
+    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
         let no_index = std::env::temp_dir().join(format!(
             "agent-workspace-no-index-{}-{:?}",
             std::process::id(),
@@ -61,6 +62,7 @@ impl Jj {
                 "--ignored",
                 "--exclude-standard",
             ])
+            .args(dirs.then_some("--directory"))
             .stdout()?;
         Ok(crate::vcs::split_nul(&out))
     }
