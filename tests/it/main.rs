@@ -22,6 +22,7 @@ mod diff_safety;
 mod diff_support;
 mod doctor;
 mod errors;
+mod faults;
 mod gc;
 mod git_backend;
 mod harness;
