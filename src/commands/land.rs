@@ -140,6 +140,13 @@ fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
     for c in &landing.conflicts {
         let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
     }
+    if let Some(head) = &landing.reattached_head {
+        let _ = writeln!(
+            out,
+            "Put the workspace's detached HEAD ({}) back on its branch",
+            short(head)
+        );
+    }
     if let (false, Some(undo)) = (dry_run, &landing.undo) {
         let _ = writeln!(out, "Undo: {undo}");
     }
@@ -206,8 +213,10 @@ struct LandJson<'a> {
     applied: bool,
     operation_before: Option<&'a str>,
     merge_commit: Option<&'a str>,
-    operations: &'a [String],
+    target_before: Option<&'a str>,
     undo: Option<&'a str>,
+    reattached_head: Option<&'a str>,
+    operations: &'a [String],
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
@@ -225,8 +234,10 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         applied: landing.applied,
         operation_before: landing.operation_before.as_deref(),
         merge_commit: landing.merge_commit.as_deref(),
-        operations: &landing.operations,
+        target_before: landing.target_before.as_deref(),
         undo: landing.undo.as_deref(),
+        reattached_head: landing.reattached_head.as_deref(),
+        operations: &landing.operations,
     };
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');

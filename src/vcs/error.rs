@@ -101,6 +101,10 @@ pub enum VcsError {
         kept: PathBuf,
         resumes: bool,
     },
+    /// A stale working copy's files were not copied aside: not enough free space for the
+    /// copy, or the copy failed (its partial copy is removed). The workspace is untouched.
+    #[error("did not carry the edits of the stale working copy {} across its update: {why}", path.display())]
+    NotCarried { path: PathBuf, why: String },
     /// `diff`: the jj working copy was made stale by another workspace.
     #[error("the working copy of workspace {id:?} is stale")]
     Stale { id: String },
@@ -258,6 +262,9 @@ impl From<VcsError> for CliError {
                 source,
             } => CliError::io(action, &path, &source),
             VcsError::Fs(e) => e.into(),
+            err @ VcsError::NotCarried { .. } => CliError::failure(err.to_string()).hint(
+                "its files are untouched and nothing was copied: free space on that file system, then run the command again",
+            ),
             VcsError::Carry {
                 action,
                 path,

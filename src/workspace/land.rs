@@ -32,7 +32,7 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         record = *now;
     }
     let target = target(ctx, req.onto, record.parent.as_deref())?;
-    let _parent_hold = hold_parent(ctx, &target)?;
+    let _parent_hold = hold_parent(ctx, req.id, &target)?;
     let plan = Plan {
         id: req.id,
         ws: &entry.path,
@@ -93,21 +93,29 @@ fn no_record(id: &str, path: &Path) -> CliError {
     ))
 }
 
-/// The parent workspace's lease when the land goes to its working copy or branch: its files
-/// are not changed under a live run (or a creation or clean) of it, unless the land was asked
-/// from inside that very run.
-fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<super::hold::Hold>> {
-    let Target::Workspace { id, path } = target else {
-        return Ok(None);
+/// The lease of the workspace whose files or branch the land changes: the parent's, or
+/// (git) the one whose branch `--onto` names. Its files are not changed under a live run (or
+/// a creation or clean) of it, unless the land was asked from inside that very run.
+fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super::hold::Hold>> {
+    let (other, path, what) = match target {
+        Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
+        Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
+            Some(other) if other != id && crate::layout::validate_id(&other).is_ok() => {
+                let what = format!("workspace {other:?}'s branch {rev}");
+                (other.clone(), ctx.layout.workspace(&other), what)
+            }
+            _ => return Ok(None),
+        },
+        Target::Main => return Ok(None),
     };
-    let parent = match metadata::load(path) {
+    let record = match metadata::load(&path) {
         metadata::Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    super::hold(ctx, id, parent.as_ref())
+    super::hold(ctx, &other, record.as_ref())
         .map(Some)
         .map_err(|mut err| {
-            err.message = format!("cannot land on the parent: {}", err.message);
+            err.message = format!("cannot land on {what}: {}", err.message);
             err
         })
 }

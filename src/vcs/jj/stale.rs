@@ -60,8 +60,20 @@ impl Jj {
         if !recovery::is_complete(scratch) {
             // A partial copy from an interrupted repair: the workspace was not touched yet.
             recovery::discard(scratch).map_err(kept)?;
-            tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
-            recovery::mark_complete(scratch).map_err(kept)?;
+            // Never start a copy that cannot fit: a full disk would leave a copy of empty
+            // files. A failed copy is removed again, never presented as keeping anything.
+            let not_carried = |why: String| VcsError::NotCarried {
+                path: ws.to_path_buf(),
+                why,
+            };
+            crate::disk::check_room(scratch, crate::disk::usage(ws).allocated)
+                .map_err(|e| not_carried(e.to_string()))?;
+            if let Err(e) = tree::copy(ws, &recovery::files(scratch))
+                .and_then(|()| recovery::mark_complete(scratch))
+            {
+                let _ = recovery::discard(scratch);
+                return Err(not_carried(format!("copying its files failed: {e}")));
+            }
         }
         self.finish_recovery(ws, scratch)
     }
