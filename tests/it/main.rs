@@ -63,6 +63,7 @@ mod schemas;
 mod setup;
 mod sha256;
 mod shell;
+mod stale_repair;
 mod status;
 mod status_details;
 mod status_watch;
