@@ -1,10 +1,11 @@
 //! A working copy another workspace made stale: detecting it cheaply and updating it with
-//! `jj workspace update-stale`, its files carried across in a copy that survives a kill.
+//! `jj workspace update-stale`, its unrecorded edits carried across (see `carry`) from a
+//! copy that survives a kill.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::Jj;
+use super::{workspace_revset, Jj};
 use crate::vcs::error::{CarryFailure, Result, VcsError};
 use crate::{recovery, tree};
 
@@ -46,9 +47,9 @@ impl Jj {
         }
     }
 
-    /// Updates a stale working copy. The user's files are copied to `scratch` first and put
-    /// back afterwards, so edits jj never recorded survive the update; if putting them back
-    /// fails, the error names where they are kept.
+    /// Updates a stale working copy, carrying across only the edits jj never recorded. The
+    /// user's files are copied to `scratch` first, with the commit the working copy last
+    /// recorded, so that a kill at any point leaves what the next command needs to finish.
     pub(super) fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let kept = |e: std::io::Error| VcsError::Carry {
             action: "carry the edits of the stale working copy",
@@ -60,15 +61,45 @@ impl Jj {
         if !recovery::is_complete(scratch) {
             // A partial copy from an interrupted repair: the workspace was not touched yet.
             recovery::discard(scratch).map_err(kept)?;
+            let recorded = self.checked_out(ws)?;
             tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
-            recovery::mark_complete(scratch).map_err(kept)?;
+            recovery::mark_complete(scratch, recorded.as_deref()).map_err(kept)?;
         }
         self.finish_recovery(ws, scratch)
     }
 
-    /// Puts back a whole copy at `scratch`: `update-stale` (a no-op when already done; it
-    /// waits for a still-running one through jj's working-copy lock), the copy mirrored over
-    /// the workspace, a snapshot, and only then the copy removed. Safe to repeat.
+    /// The commit the working copy at `ws` has checked out, read without a snapshot: the
+    /// working copy's own operation, and the workspace's commit as of that operation.
+    /// `None` when jj no longer has that operation.
+    fn checked_out(&self, ws: &Path) -> Result<Option<String>> {
+        let state = self
+            .call(ws)?
+            .args(["--ignore-working-copy", "debug", "working-copy"])
+            .stdout()?;
+        let Some(op) = parse_operation(&state) else {
+            return Ok(None);
+        };
+        let out = self
+            .call(ws)?
+            .args(["--ignore-working-copy", "--at-op", &op])
+            .args(["log", "--no-graph", "-T", "commit_id", "-r"])
+            .arg(workspace_revset(&workspace_id(ws)))
+            .stdout();
+        match out {
+            Ok(id) if !id.trim().is_empty() => Ok(Some(id.trim().to_string())),
+            Ok(_) => Ok(None),
+            Err(e) if e.stderr().contains("No operation") || e.stderr().contains("not found") => {
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Finishes a repair from a whole copy at `scratch`: `update-stale` (a no-op when already
+    /// done; it waits for a still-running one through jj's working-copy lock), the commit it
+    /// checked out recorded, the unrecorded edits merged onto it, a snapshot, and only then
+    /// the copy removed. Safe to repeat: the merges are computed from jj's contents and the
+    /// copy, never from the workspace's half-written files.
     fn finish_recovery(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let named = |source: CarryFailure| VcsError::Carry {
             action: "carry the edits of the stale working copy",
@@ -82,13 +113,58 @@ impl Jj {
             .args(["workspace", "update-stale"])
             .stdout()
             .map_err(|e| named(e.into()))?;
-        tree::mirror(&recovery::files(scratch), ws).map_err(io)?;
+        let id = workspace_id(ws);
+        let updated = match recovery::updated(scratch) {
+            Some(updated) => updated,
+            None => {
+                let Some(commit) = self.checked_out(ws)? else {
+                    return Err(named(CarryFailure::Io(std::io::Error::other(
+                        "jj does not know the commit the working copy was updated to",
+                    ))));
+                };
+                let kept_root = ws.with_file_name(".kept");
+                let updated = recovery::Updated {
+                    commit,
+                    kept: crate::aside::fresh_dest(&kept_root, &id),
+                };
+                recovery::mark_updated(scratch, &updated).map_err(io)?;
+                updated
+            }
+        };
+        let copy = recovery::files(scratch);
+        let conflict = match recovery::recorded(scratch) {
+            Some(recorded) => {
+                let carried =
+                    self.carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept)?;
+                (!carried.conflicts.is_empty()).then(|| VcsError::StaleConflict {
+                    id: id.clone(),
+                    ws: ws.to_path_buf(),
+                    files: carried.conflicts,
+                })
+            }
+            // Which files were edits is unknown: every file is kept as it was.
+            None => {
+                if fs::symlink_metadata(&updated.kept).is_ok() {
+                    tree::remove(&updated.kept).map_err(io)?;
+                }
+                tree::copy(&copy, &updated.kept).map_err(io)?;
+                Some(VcsError::StaleUnknownBase {
+                    id: id.clone(),
+                    ws: ws.to_path_buf(),
+                    kept: updated.kept.clone(),
+                })
+            }
+        };
         // Record the carried edits now, on top of the updated working-copy commit.
         self.call(ws)?
             .args(["log", "--no-graph", "-r", "@", "-T", "''"])
             .stdout()
             .map_err(|e| named(e.into()))?;
-        recovery::discard(scratch).map_err(io)
+        recovery::discard(scratch).map_err(io)?;
+        match conflict {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
     }
 
     /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
@@ -119,8 +195,25 @@ impl Jj {
     }
 }
 
-/// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
-/// string literal because they hold no quotes or backslashes.
+/// The id of the workspace at `ws`: its directory's name.
+fn workspace_id(ws: &Path) -> String {
+    ws.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The working copy's operation id in `jj debug working-copy`'s output.
+fn parse_operation(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line
+            .trim()
+            .strip_prefix("Current operation: OperationId(\"")?;
+        let id = rest.split('"').next()?;
+        (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+    })
+}
+
 /// Where the files of the workspace at `ws` are carried across `update-stale`: beside it, in
 /// the namespace directory, named after its directory (a dot-name, so never a workspace).
 pub fn recovery_dir(ws: &Path) -> PathBuf {
