@@ -32,10 +32,14 @@ pub fn exists(scratch: &Path) -> bool {
 }
 
 /// Marks the copy whole, naming `recorded`, the commit the working copy last recorded (none
-/// when jj no longer knows it).
-pub fn mark_complete(scratch: &Path, recorded: Option<&str>) -> io::Result<()> {
+/// when jj no longer knows it), and the visible commits of its change before the update.
+pub fn mark_complete(
+    scratch: &Path,
+    recorded: Option<&str>,
+    siblings: &[String],
+) -> io::Result<()> {
     let text = match recorded {
-        Some(commit) => format!("recorded {commit}\n"),
+        Some(commit) => format!("recorded {commit}\nsiblings {}\n", siblings.join(" ")),
         None => "copied\n".to_string(),
     };
     write_synced(scratch, MARKER, text.as_bytes())
@@ -45,8 +49,23 @@ pub fn mark_complete(scratch: &Path, recorded: Option<&str>) -> io::Result<()> {
 /// marker names none (jj had lost it, or an older version made the copy).
 pub fn recorded(scratch: &Path) -> Option<String> {
     let text = fs::read_to_string(scratch.join(MARKER)).ok()?;
-    let commit = text.trim().strip_prefix("recorded ")?;
+    let commit = text.lines().next()?.strip_prefix("recorded ")?;
     is_commit_id(commit).then(|| commit.to_string())
+}
+
+/// The visible commits of the recorded commit's change before the update, as the marker
+/// names them.
+pub fn siblings(scratch: &Path) -> Vec<String> {
+    let text = fs::read_to_string(scratch.join(MARKER)).unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("siblings "))
+        .map(|list| {
+            list.split(' ')
+                .filter(|c| is_commit_id(c))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What a repair decided once the working copy was updated.
@@ -120,10 +139,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let scratch = tmp.path();
         assert!(!is_complete(scratch));
-        mark_complete(scratch, Some("0123abcd")).unwrap();
+        let siblings_before = ["0123abcd".to_string(), "4567".to_string()];
+        mark_complete(scratch, Some("0123abcd"), &siblings_before).unwrap();
         assert!(is_complete(scratch));
         assert_eq!(recorded(scratch).as_deref(), Some("0123abcd"));
-        mark_complete(scratch, None).unwrap();
+        assert_eq!(siblings(scratch), siblings_before);
+        mark_complete(scratch, None, &[]).unwrap();
         assert_eq!(recorded(scratch), None);
         // What an older version wrote.
         fs::write(scratch.join(MARKER), "copied\n").unwrap();

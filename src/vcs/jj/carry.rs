@@ -156,20 +156,10 @@ impl Jj {
     /// change is looked at: a path no rewrite touched is as the copy has it, and is left.
     fn rewritten_paths(&self, recorded: &str, updated: &str) -> Result<Vec<(String, char, char)>> {
         let mut paths = self.changed_paths(recorded, updated)?;
-        let siblings = self
-            .query()?
-            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#, "-r"])
-            .arg(format!(
-                "change_id({}) ~ {updated}",
-                self.query()?
-                    .args(["log", "--no-graph", "-T", "change_id", "-r", recorded])
-                    .stdout()?
-                    .trim()
-            ))
-            .stdout()?;
+        let siblings = self.siblings(recorded)?;
         let known: HashSet<String> = paths.iter().map(|(p, _, _)| p.clone()).collect();
         let mut extra: Vec<(String, char, char)> = vec![];
-        for sibling in siblings.lines().filter(|c| *c != recorded) {
+        for sibling in siblings.iter().filter(|c| *c != recorded && *c != updated) {
             for (path, before, _) in self.changed_paths(recorded, sibling)? {
                 // Not changed by the update: as recorded in both commits.
                 if !known.contains(&path) && !extra.iter().any(|(p, _, _)| *p == path) {
@@ -179,6 +169,20 @@ impl Jj {
         }
         paths.extend(extra);
         Ok(paths)
+    }
+
+    /// The visible commits of the change `commit` belongs to (`commit` itself when visible).
+    pub(super) fn siblings(&self, commit: &str) -> Result<Vec<String>> {
+        let change = self
+            .query()?
+            .args(["log", "--no-graph", "-T", "change_id", "-r", commit])
+            .stdout()?;
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#, "-r"])
+            .arg(format!("change_id({})", change.trim()))
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
     }
 
     /// The paths that differ between two commits, with their types before and after

@@ -62,8 +62,12 @@ impl Jj {
             // A partial copy from an interrupted repair: the workspace was not touched yet.
             recovery::discard(scratch).map_err(kept)?;
             let recorded = self.checked_out(ws)?;
+            let siblings = match &recorded {
+                Some(commit) => self.siblings(commit)?,
+                None => vec![],
+            };
             tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
-            recovery::mark_complete(scratch, recorded.as_deref()).map_err(kept)?;
+            recovery::mark_complete(scratch, recorded.as_deref(), &siblings).map_err(kept)?;
         }
         self.finish_recovery(ws, scratch)
     }
@@ -160,11 +164,43 @@ impl Jj {
             .args(["log", "--no-graph", "-r", "@", "-T", "''"])
             .stdout()
             .map_err(|e| named(e.into()))?;
+        if let Some(recorded) = recovery::recorded(scratch) {
+            self.abandon_stale_snapshots(ws, &recorded, &recovery::siblings(scratch))
+                .map_err(|e| match e {
+                    VcsError::Process(p) => named(p.into()),
+                    other => other,
+                })?;
+        }
         recovery::discard(scratch).map_err(io)?;
         match conflict {
             Some(err) => Err(err),
             None => Ok(()),
         }
+    }
+
+    /// Abandons what jj 0.45's `update-stale` made of the stale files: it snapshots them onto
+    /// the recorded commit at the working copy's old operation, which leaves a divergent
+    /// sibling of the updated commit (same change) holding the old tree. Its edits were
+    /// carried (or kept aside) and recorded by then, and the old tree is the recorded commit;
+    /// only commits of the change that did not exist before the update are abandoned.
+    fn abandon_stale_snapshots(&self, ws: &Path, recorded: &str, before: &[String]) -> Result<()> {
+        let current = self
+            .query()?
+            .args(["log", "--no-graph", "-T", "commit_id", "-r"])
+            .arg(workspace_revset(&workspace_id(ws)))
+            .stdout()?;
+        let made: Vec<String> = self
+            .siblings(recorded)?
+            .into_iter()
+            .filter(|c| *c != current.trim() && c != recorded && !before.contains(c))
+            .collect();
+        if made.is_empty() {
+            return Ok(());
+        }
+        self.query()?
+            .args(["abandon", "-r", &made.join(" | ")])
+            .stdout()?;
+        Ok(())
     }
 
     /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
