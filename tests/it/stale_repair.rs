@@ -231,3 +231,41 @@ fn a_kill_once_the_copy_is_complete_is_finished_with_the_same_result() {
 fn a_kill_once_the_working_copy_was_updated_is_finished_with_the_same_result() {
     killed_at("updated");
 }
+
+#[test]
+fn among_many_files_the_update_changed_only_the_edited_ones_are_merged() {
+    // Files whose saved copy is what the recorded commit holds are told apart in a few git
+    // calls; the edited ones still merge.
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    fs::create_dir(repo.join("many")).unwrap();
+    for i in 0..60 {
+        fs::write(repo.join(format!("many/{i}")), format!("{i}\n{LINES}")).unwrap();
+    }
+    env.jj_ok(&repo, ["commit", "-m", "many"]);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    for i in 0..60 {
+        let upstream = format!("{i} upstream\n{LINES}");
+        fs::write(repo.join(format!("many/{i}")), upstream).unwrap();
+    }
+    env.jj_ok(&repo, ["commit", "-m", "upstream"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
+    for i in [7, 42] {
+        let edited = format!("{i}\n{}", LINES.replace("six", "six (agent)"));
+        fs::write(ws.join(format!("many/{i}")), edited).unwrap();
+    }
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    for i in 0..60 {
+        let mut expected = format!("{i} upstream\n{LINES}");
+        if i == 7 || i == 42 {
+            expected = expected.replace("six", "six (agent)");
+        }
+        let file = format!("many/{i}");
+        assert_eq!(
+            fs::read_to_string(ws.join(&file)).unwrap(),
+            expected,
+            "{file}"
+        );
+    }
+}

@@ -108,11 +108,20 @@ impl Jj {
         }
         let scratch = copy.parent().unwrap_or(copy).join("merge");
         let changed = self.rewritten_paths(recorded, updated)?;
+        let files: Vec<&str> = changed
+            .iter()
+            .filter(|(_, before, _)| *before == 'F')
+            .map(|(path, _, _)| path.as_str())
+            .collect();
+        let unedited = self.unchanged_in_git(recorded, copy, &files);
         let mut modes = Modes::default();
         for (path, before, after) in changed {
             let Some(rel) = safe_relative(&path) else {
                 continue;
             };
+            if unedited.contains(&path) {
+                continue;
+            }
             let saved = copy.join(&rel);
             let ours = read_disk(&saved).map_err(io("read", &saved))?;
             let base = self.side(recorded, &path, before, &mut modes.recorded)?;
@@ -169,6 +178,78 @@ impl Jj {
         }
         paths.extend(extra);
         Ok(paths)
+    }
+
+    /// The files among `paths` whose saved copy under `copy` is, content and mode, what
+    /// `commit` holds: a shortcut that spares a `jj file show` per file, read from the
+    /// backing git repository in a few calls (`ls-tree` of the commit, `hash-object` of the
+    /// copies). Only a commit without conflicts is read so (its git tree is its tree); any
+    /// failure just leaves the files to the full comparison.
+    fn unchanged_in_git(&self, commit: &str, copy: &Path, paths: &[&str]) -> HashSet<String> {
+        let mut same = HashSet::new();
+        let git = || -> Result<Call> { Ok(self.git()?.arg("--literal-pathspecs")) };
+        let conflicted = self.query().and_then(|q| {
+            Ok(
+                q.args(["log", "--no-graph", "-T", "conflict", "-r", commit])
+                    .stdout()?,
+            )
+        });
+        if paths.is_empty() || conflicted.map_or(true, |c| c.trim() != "false") {
+            return same;
+        }
+        for chunk in paths.chunks(500) {
+            let listed = git().and_then(|g| {
+                Ok(g.args(["ls-tree", "-r", "-z", commit, "--"])
+                    .args(chunk.iter().copied())
+                    .stdout_bytes()?)
+            });
+            let Ok(listed) = listed else {
+                return same;
+            };
+            // `<mode> blob <oid>\t<path>`, NUL-separated.
+            let mut recorded = std::collections::HashMap::new();
+            for entry in listed.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+                let text = String::from_utf8_lossy(entry);
+                let Some((meta, path)) = text.split_once('\t') else {
+                    continue;
+                };
+                let mut fields = meta.split(' ');
+                if let (Some(mode), Some("blob"), Some(oid)) =
+                    (fields.next(), fields.next(), fields.next())
+                {
+                    recorded.insert(path.to_string(), (mode == "100755", oid.to_string()));
+                }
+            }
+            let regular: Vec<&str> = chunk
+                .iter()
+                .copied()
+                .filter(|p| recorded.contains_key(*p))
+                .filter(|p| fs::symlink_metadata(copy.join(p)).is_ok_and(|m| m.is_file()))
+                .collect();
+            if regular.is_empty() {
+                continue;
+            }
+            let hashed = git().and_then(|g| {
+                Ok(g.args(["hash-object", "--no-filters", "--"])
+                    .args(regular.iter().map(|p| copy.join(p)))
+                    .stdout()?)
+            });
+            let Ok(hashed) = hashed else {
+                return same;
+            };
+            let oids: Vec<&str> = hashed.lines().collect();
+            if oids.len() != regular.len() {
+                return same;
+            }
+            for (path, oid) in regular.iter().zip(oids) {
+                let exec = fs::symlink_metadata(copy.join(path))
+                    .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+                if recorded.get(*path) == Some(&(exec, oid.to_string())) {
+                    same.insert(path.to_string());
+                }
+            }
+        }
+        same
     }
 
     /// The visible commits of the change `commit` belongs to (`commit` itself when visible).
