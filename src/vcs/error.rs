@@ -288,8 +288,19 @@ impl From<VcsError> for CliError {
                         ),
                     });
                 }
+                let example = files
+                    .iter()
+                    .find_map(|f| {
+                        let kept = f.kept.as_ref()?;
+                        Some(format!(
+                            " (`diff -u {} {}` shows both)",
+                            crate::process::quote(&ws.join(&f.path).display().to_string()),
+                            crate::process::quote(&kept.display().to_string())
+                        ))
+                    })
+                    .unwrap_or_default();
                 err.hint(format!(
-                    "{} now holds the updated version of each file; merge the workspace's version into it by hand (e.g. `diff -u <file> <kept file>` shows both), then go on: the next run of {id} works as usual",
+                    "{} now holds the updated version of each file; merge the workspace's version into it by hand{example}, then go on: the next run of {id} works as usual",
                     ws.display()
                 ))
             }

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{workspace_revset, Jj};
+use crate::process::ProcessError;
 use crate::vcs::error::{CarryFailure, Result, VcsError};
 use crate::{recovery, tree};
 
@@ -92,9 +93,9 @@ impl Jj {
         match out {
             Ok(id) if !id.trim().is_empty() => Ok(Some(id.trim().to_string())),
             Ok(_) => Ok(None),
-            Err(e) if e.stderr().contains("No operation") || e.stderr().contains("not found") => {
-                Ok(None)
-            }
+            // jj lost that operation (or cannot read it): the edits cannot be told apart, so
+            // the copy is kept whole.
+            Err(e @ ProcessError::Failed { .. }) if !e.stderr().is_empty() => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
