@@ -269,3 +269,46 @@ fn among_many_files_the_update_changed_only_the_edited_ones_are_merged() {
         );
     }
 }
+
+#[test]
+fn a_kill_during_a_repair_that_conflicts_is_finished_into_the_same_kept_place() {
+    let env = TestEnv::new();
+    let (repo, ws) = repo_with_agent_commit(&env);
+    let agent = LINES.replacen("one", "one (agent)", 1);
+    fs::write(ws.join("f.txt"), &agent).unwrap();
+    fs::create_dir(ws.join("many")).unwrap();
+    for i in 0..2000 {
+        fs::write(ws.join(format!("many/{i}")), format!("{i}\n")).unwrap();
+    }
+    rebase_onto_upstream(&env, &repo, "upstream");
+    let scratch = env.namespace_dir(&repo).join(".recovering-w1");
+    let marker = scratch.join("updated");
+    let running = env.aw_cmd(&repo).args(["run", "w1", "--", "true"]).spawn();
+    let guard = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(guard.elapsed().as_secs() < 120, "{}", env.listing());
+        std::thread::yield_now();
+    }
+    running.signal("KILL");
+    assert_eq!(running.wait().code(), None);
+    assert!(scratch.exists(), "the repair ended before the kill");
+    let resumed = env.aw(&repo, ["run", "w1", "--", "true"]);
+    resumed.assert_code(125);
+    let kept: Vec<PathBuf> = fs::read_dir(env.namespace_dir(&repo).join(".kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", env.listing());
+    assert_eq!(fs::read_to_string(kept[0].join("f.txt")).unwrap(), agent);
+    assert!(
+        resumed
+            .stderr
+            .contains(&kept[0].join("f.txt").display().to_string()),
+        "{}",
+        resumed.report()
+    );
+    let upstream = LINES.replacen("one", "upstream", 1);
+    assert_eq!(fs::read_to_string(ws.join("f.txt")).unwrap(), upstream);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert!(!scratch.exists(), "{}", env.listing());
+}
