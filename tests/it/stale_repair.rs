@@ -312,3 +312,70 @@ fn a_kill_during_a_repair_that_conflicts_is_finished_into_the_same_kept_place() 
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     assert!(!scratch.exists(), "{}", env.listing());
 }
+
+#[test]
+fn deletions_binaries_new_files_and_modes_are_merged_or_kept_aside() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for name in ["f.txt", "g.txt", "x.sh"] {
+        fs::write(repo.join(name), LINES).unwrap();
+    }
+    fs::write(repo.join("bin.dat"), b"\0old").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "files"]);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    // Unrecorded in w1: a deletion, a binary edit, a mode change, a new file, a line.
+    fs::remove_file(ws.join("g.txt")).unwrap();
+    fs::write(ws.join("bin.dat"), b"\0agent").unwrap();
+    fs::set_permissions(ws.join("x.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(ws.join("new.txt"), "agent new\n").unwrap();
+    fs::write(ws.join("f.txt"), LINES.replace("six", "six (agent)")).unwrap();
+    // Upstream changes every one of them, and w1 is rebased onto it.
+    let upstream = LINES.replacen("one", "upstream", 1);
+    for name in ["f.txt", "g.txt", "x.sh"] {
+        fs::write(repo.join(name), &upstream).unwrap();
+    }
+    fs::write(repo.join("bin.dat"), b"\0upstream").unwrap();
+    fs::write(repo.join("new.txt"), "upstream new\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "upstream"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
+    let run = env.aw(&repo, ["run", "w1", "--", "true"]);
+    run.assert_code(125);
+    let kept: Vec<PathBuf> = fs::read_dir(env.namespace_dir(&repo).join(".kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", env.listing());
+    let kept = &kept[0];
+    // Kept aside and named: the binary and the new file; the deletion is named.
+    assert_eq!(fs::read(kept.join("bin.dat")).unwrap(), b"\0agent");
+    assert_eq!(
+        fs::read_to_string(kept.join("new.txt")).unwrap(),
+        "agent new\n"
+    );
+    for name in ["bin.dat", "new.txt"] {
+        let named = kept.join(name).display().to_string();
+        assert!(run.stderr.contains(&named), "{}", run.report());
+    }
+    assert!(
+        run.stderr.contains("g.txt: the workspace had deleted it"),
+        "{}",
+        run.report()
+    );
+    // The workspace holds the update's versions there, and the merges elsewhere.
+    assert_eq!(fs::read(ws.join("bin.dat")).unwrap(), b"\0upstream");
+    assert_eq!(
+        fs::read_to_string(ws.join("new.txt")).unwrap(),
+        "upstream new\n"
+    );
+    assert_eq!(fs::read_to_string(ws.join("g.txt")).unwrap(), upstream);
+    assert_eq!(
+        fs::read_to_string(ws.join("f.txt")).unwrap(),
+        upstream.replace("six", "six (agent)")
+    );
+    assert_eq!(fs::read_to_string(ws.join("x.sh")).unwrap(), upstream);
+    let mode = fs::metadata(ws.join("x.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111, "the mode change is carried");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+}
