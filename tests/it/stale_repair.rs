@@ -314,7 +314,7 @@ fn a_kill_during_a_repair_that_conflicts_is_finished_into_the_same_kept_place() 
 }
 
 #[test]
-fn deletions_binaries_new_files_and_modes_are_merged_or_kept_aside() {
+fn deletions_binaries_symlinks_new_files_and_modes_are_merged_or_kept_aside() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let repo = env.jj_repo("repo");
@@ -322,22 +322,33 @@ fn deletions_binaries_new_files_and_modes_are_merged_or_kept_aside() {
         fs::write(repo.join(name), LINES).unwrap();
     }
     fs::write(repo.join("bin.dat"), b"\0old").unwrap();
+    for link in ["link", "link2"] {
+        std::os::unix::fs::symlink("f.txt", repo.join(link)).unwrap();
+    }
     env.jj_ok(&repo, ["commit", "-m", "files"]);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    // Unrecorded in w1: a deletion, a binary edit, a mode change, a new file, a line.
+    // Unrecorded in w1: a deletion, a binary edit, a mode change, a new file, a line, a
+    // symlink's target.
     fs::remove_file(ws.join("g.txt")).unwrap();
     fs::write(ws.join("bin.dat"), b"\0agent").unwrap();
     fs::set_permissions(ws.join("x.sh"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(ws.join("new.txt"), "agent new\n").unwrap();
     fs::write(ws.join("f.txt"), LINES.replace("six", "six (agent)")).unwrap();
-    // Upstream changes every one of them, and w1 is rebased onto it.
+    fs::remove_file(ws.join("link2")).unwrap();
+    std::os::unix::fs::symlink("x.sh", ws.join("link2")).unwrap();
+    // Upstream changes every one of them (and `link`, which w1 left), and w1 is rebased
+    // onto it.
     let upstream = LINES.replacen("one", "upstream", 1);
     for name in ["f.txt", "g.txt", "x.sh"] {
         fs::write(repo.join(name), &upstream).unwrap();
     }
     fs::write(repo.join("bin.dat"), b"\0upstream").unwrap();
     fs::write(repo.join("new.txt"), "upstream new\n").unwrap();
+    for link in ["link", "link2"] {
+        fs::remove_file(repo.join(link)).unwrap();
+        std::os::unix::fs::symlink("g.txt", repo.join(link)).unwrap();
+    }
     env.jj_ok(&repo, ["commit", "-m", "upstream"]);
     env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
     let run = env.aw(&repo, ["run", "w1", "--", "true"]);
@@ -354,7 +365,11 @@ fn deletions_binaries_new_files_and_modes_are_merged_or_kept_aside() {
         fs::read_to_string(kept.join("new.txt")).unwrap(),
         "agent new\n"
     );
-    for name in ["bin.dat", "new.txt"] {
+    assert_eq!(
+        fs::read_link(kept.join("link2")).unwrap(),
+        Path::new("x.sh")
+    );
+    for name in ["bin.dat", "new.txt", "link2"] {
         let named = kept.join(name).display().to_string();
         assert!(run.stderr.contains(&named), "{}", run.report());
     }
@@ -375,6 +390,9 @@ fn deletions_binaries_new_files_and_modes_are_merged_or_kept_aside() {
         upstream.replace("six", "six (agent)")
     );
     assert_eq!(fs::read_to_string(ws.join("x.sh")).unwrap(), upstream);
+    for link in ["link", "link2"] {
+        assert_eq!(fs::read_link(ws.join(link)).unwrap(), Path::new("g.txt"));
+    }
     let mode = fs::metadata(ws.join("x.sh")).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0o111, "the mode change is carried");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();

@@ -304,10 +304,34 @@ impl Jj {
                     exec: Some(executable.contains(path)),
                 }
             }
-            'L' => Side::Link(show()?),
+            'L' => match self.link_target(commit, path)? {
+                Some(target) => Side::Link(target),
+                None => Side::Other,
+            },
             'C' => Side::Conflict(show()?),
             _ => Side::Other,
         })
+    }
+
+    /// The target of the symlink `path` in `commit` (`jj file show` prints nothing for a
+    /// symlink), read from the backing git repository when the commit has no conflict (its
+    /// git tree is then its tree); `None` when it cannot be read so.
+    fn link_target(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let conflicted = self
+            .query()?
+            .args(["log", "--no-graph", "-T", "conflict", "-r", commit])
+            .stdout()?;
+        if conflicted.trim() != "false" {
+            return Ok(None);
+        }
+        let Ok(git) = self.git() else {
+            return Ok(None);
+        };
+        Ok(git
+            .args(["cat-file", "blob"])
+            .arg(format!("{commit}:{path}"))
+            .stdout_bytes()
+            .ok())
     }
 
     /// The executable files of `commit`, in one call.
