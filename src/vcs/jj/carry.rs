@@ -103,9 +103,6 @@ impl Jj {
             }
         };
         let mut conflicts = vec![];
-        if recorded == updated {
-            return Ok(Carried { conflicts });
-        }
         let scratch = copy.parent().unwrap_or(copy).join("merge");
         let changed = self.rewritten_paths(recorded, updated)?;
         let files: Vec<&str> = changed
