@@ -114,6 +114,19 @@ impl Jj {
             resumes: true,
         };
         let io = |e: std::io::Error| named(e.into());
+        // Whatever fails from here on names the copy and says the next command resumes.
+        let carry_err = |e: VcsError| match e {
+            VcsError::Process(p) => named(p.into()),
+            VcsError::Io {
+                action,
+                path,
+                source,
+            } => io(std::io::Error::new(
+                source.kind(),
+                format!("could not {action} {}: {source}", path.display()),
+            )),
+            other => other,
+        };
         self.call(ws)?
             .args(["workspace", "update-stale"])
             .stdout()
@@ -122,7 +135,7 @@ impl Jj {
         let updated = match recovery::updated(scratch) {
             Some(updated) => updated,
             None => {
-                let Some(commit) = self.checked_out(ws)? else {
+                let Some(commit) = self.checked_out(ws).map_err(carry_err)? else {
                     return Err(named(CarryFailure::Io(std::io::Error::other(
                         "jj does not know the commit the working copy was updated to",
                     ))));
@@ -139,8 +152,9 @@ impl Jj {
         let copy = recovery::files(scratch);
         let conflict = match recovery::recorded(scratch) {
             Some(recorded) => {
-                let carried =
-                    self.carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept)?;
+                let carried = self
+                    .carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept)
+                    .map_err(carry_err)?;
                 (!carried.conflicts.is_empty()).then(|| VcsError::StaleConflict {
                     id: id.clone(),
                     ws: ws.to_path_buf(),
@@ -167,10 +181,7 @@ impl Jj {
             .map_err(|e| named(e.into()))?;
         if let Some(recorded) = recovery::recorded(scratch) {
             self.abandon_stale_snapshots(ws, &recorded, &recovery::siblings(scratch))
-                .map_err(|e| match e {
-                    VcsError::Process(p) => named(p.into()),
-                    other => other,
-                })?;
+                .map_err(carry_err)?;
         }
         recovery::discard(scratch).map_err(io)?;
         match conflict {
