@@ -194,7 +194,8 @@ impl Jj {
     /// the recorded commit at the working copy's old operation, which leaves a divergent
     /// sibling of the updated commit (same change) holding the old tree. Its edits were
     /// carried (or kept aside) and recorded by then, and the old tree is the recorded commit;
-    /// only commits of the change that did not exist before the update are abandoned.
+    /// only commits of the change that did not exist before the update, and that nothing is
+    /// built on, are abandoned.
     fn abandon_stale_snapshots(&self, ws: &Path, recorded: &str, before: &[String]) -> Result<()> {
         let current = self
             .query()?
@@ -209,8 +210,19 @@ impl Jj {
         if made.is_empty() {
             return Ok(());
         }
+        // One with children (another workspace built on it) stays: abandoning it would move
+        // commits this command holds no lease for.
+        let heads = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#, "-r"])
+            .arg(format!("({}) & visible_heads()", made.join(" | ")))
+            .stdout()?;
+        let heads: Vec<&str> = heads.lines().collect();
+        if heads.is_empty() {
+            return Ok(());
+        }
         self.query()?
-            .args(["abandon", "-r", &made.join(" | ")])
+            .args(["abandon", "-r", &heads.join(" | ")])
             .stdout()?;
         Ok(())
     }
