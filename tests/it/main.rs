@@ -66,6 +66,7 @@ mod schemas;
 mod setup;
 mod sha256;
 mod shell;
+mod stale_repair;
 mod status;
 mod status_details;
 mod status_watch;

@@ -1,5 +1,6 @@
 //! jj invocations, one method per call, each parser beside its call.
 
+mod carry;
 mod checkpoint;
 mod diff;
 mod keep;
