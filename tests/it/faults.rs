@@ -582,7 +582,6 @@ fn stale_clean_leaving(leave: u64, refusal: &str) {
     };
     aw(&["run", "w", "--", "true"]).assert_ok();
     let ws = root.join(env.namespace(&repo)).join("w");
-    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
     fs::create_dir(ws.join("data")).unwrap();
     for n in 0..6 {
         fs::write(
@@ -591,10 +590,15 @@ fn stale_clean_leaving(leave: u64, refusal: &str) {
         )
         .unwrap();
     }
+    // jj records the files, then another workspace's operation rewrites w's working-copy
+    // commit: w is stale, little changed since jj's last look, and the repair's copy of the
+    // workspace needs 6 MiB.
     env.jj(&ws, ["status"]).assert_ok();
-    env.jj(&repo, ["op", "restore", &before]).assert_ok();
-    fs::write(ws.join("after.txt"), "after the restore\n").unwrap();
-    // Little changed since jj's last look; the copy needs 6 MiB.
+    fs::write(repo.join("upstream.txt"), "upstream\n").unwrap();
+    env.jj(&repo, ["commit", "-m", "upstream"]).assert_ok();
+    env.jj(&repo, ["rebase", "-s", "w@", "-o", "@-"])
+        .assert_ok();
+    fs::write(ws.join("after.txt"), "after the rewrite\n").unwrap();
     disk.fill();
     let filler = fs::OpenOptions::new()
         .write(true)
