@@ -76,6 +76,12 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         // Already confined: a nested run of the sandboxed run, in the same sandbox.
         return run_nested(args, &path);
     }
+    if crate::workspace::remove::interrupted(&ctx, &args.id) {
+        // A clean of this id a kill interrupted: finish it, then run on a new workspace.
+        for line in crate::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
+            eprintln!("{line}");
+        }
+    }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
     let Some((mut record, lease, loader)) = enter(&ctx, args, &path, sandboxing.as_ref())? else {
         return run_nested(args, &path);

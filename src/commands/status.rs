@@ -53,6 +53,9 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         validate_id(id)?;
     }
     let ctx = Context::open(global)?;
+    for line in crate::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
+        eprintln!("{line}");
+    }
     let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);

@@ -85,6 +85,10 @@ pub struct Land {
     /// target, empty when the state before the land could not be read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
+    /// A conflicted land that changed nothing (jj without `--allow-conflicts`; git's always):
+    /// there is nothing in the target to follow or to undo.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unapplied: bool,
 }
 
 /// A land under way, saved in the record before the backend changes anything, so that the

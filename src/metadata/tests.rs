@@ -81,6 +81,7 @@ fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
         after_run_pid: None,
         merge_commit: None,
         recovered: false,
+        unapplied: false,
     });
     assert_eq!(record.shown_status(), "conflicted");
     record.land_check = LandCheck::Verified;

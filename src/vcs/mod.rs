@@ -286,6 +286,16 @@ impl Vcs {
         }
     }
 
+    /// jj: brings the working copy at `dir` (a land's target, outside the root) up to date
+    /// with jj's own `workspace update-stale`, which snapshots it first, as a land does
+    /// right after it moved the target.
+    pub fn follow_landed_target(&self, dir: &Path) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.update_target_working_copy(dir),
+            Vcs::Git(_) => Ok(()),
+        }
+    }
+
     /// Finishes a stale-working-copy repair that a killed run left for the workspace at
     /// `path`; returns the directory whose files were put back, if any.
     pub fn resume_recovery(&self, path: &Path) -> Result<Option<PathBuf>> {
@@ -463,6 +473,7 @@ impl Vcs {
                     after_run_pid: None,
                     merge_commit: None,
                     recovered: true,
+                    unapplied: false,
                 };
                 if git.lands_held(&[(id, &probe)])?.is_empty() {
                     return Ok(None);

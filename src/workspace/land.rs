@@ -21,6 +21,7 @@ pub struct Request<'a> {
     pub id: &'a str,
     pub onto: Option<&'a str>,
     pub prefer: Option<Side>,
+    pub allow_conflicts: bool,
     pub dry_run: bool,
 }
 
@@ -40,7 +41,7 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
     // fail, this land journals itself afresh and records what it does.
     let _ = finish(ctx, &mut record);
     let target = target(ctx, req.onto, record.parent.as_deref())?;
-    let _parent_hold = hold_parent(ctx, &target)?;
+    let _parent_hold = hold_parent(ctx, req.id, &target)?;
     if !req.dry_run {
         journal(ctx, &mut record, &target)?;
     }
@@ -51,6 +52,7 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         base: &base,
         target,
         prefer: req.prefer,
+        allow_conflicts: req.allow_conflicts,
         dry_run: req.dry_run,
     };
     let landing = match ctx.vcs.land(&plan) {
@@ -151,12 +153,25 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
             after_run_started_at: intent.after_run_started_at.clone(),
             after_run_pid: intent.after_run_pid,
             recovered: true,
+            unapplied: false,
         });
     }
     record.land_intent = None;
     record.updated_at = metadata::now();
     metadata::save(record)?;
     if moved {
+        // The target working copy the killed land moved (jj: `<name>@`) follows it.
+        if let Some(name) = intent.target.strip_suffix('@') {
+            let dir = match name {
+                crate::vcs::jj::MAIN_WORKSPACE => Some(ctx.repo.root.clone()),
+                _ => crate::layout::validate_id(name)
+                    .is_ok()
+                    .then(|| ctx.layout.workspace(name)),
+            };
+            if let Some(dir) = dir.filter(|d| d.is_dir()) {
+                let _ = ctx.vcs.follow_landed_target(&dir);
+            }
+        }
         let path = record.workspace_path.clone();
         // What the killed land would have done next; a repair that fails keeps the edits
         // aside and the next run finishes it.
@@ -204,8 +219,8 @@ fn check(ctx: &Context, entries: &mut [Entry]) {
         .iter()
         .filter_map(|e| {
             let land = e.record.as_ref()?.shown_land()?;
-            // git: a conflicted land changed nothing, so there is nothing to undo.
-            let checked = !(git && land.outcome == LandOutcome::Conflicted);
+            // A conflicted land that changed nothing (git's always) has nothing to undo.
+            let checked = !(land.unapplied || git && land.outcome == LandOutcome::Conflicted);
             checked.then_some((e.id.as_str(), land))
         })
         .collect();
@@ -298,21 +313,29 @@ fn no_record(id: &str, path: &Path) -> CliError {
     ))
 }
 
-/// The parent workspace's lease when the land goes to its working copy or branch: its files
-/// are not changed under a live run (or a creation or clean) of it, unless the land was asked
-/// from inside that very run.
-fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<super::hold::Hold>> {
-    let Target::Workspace { id, path } = target else {
-        return Ok(None);
+/// The lease of the workspace whose files or branch the land changes: the parent's, or
+/// (git) the one whose branch `--onto` names. Its files are not changed under a live run (or
+/// a creation or clean) of it, unless the land was asked from inside that very run.
+fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super::hold::Hold>> {
+    let (other, path, what) = match target {
+        Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
+        Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
+            Some(other) if other != id && crate::layout::validate_id(&other).is_ok() => {
+                let what = format!("workspace {other:?}'s branch {rev}");
+                (other.clone(), ctx.layout.workspace(&other), what)
+            }
+            _ => return Ok(None),
+        },
+        Target::Main => return Ok(None),
     };
-    let parent = match metadata::load(path) {
+    let record = match metadata::load(&path) {
         metadata::Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    super::hold(ctx, id, parent.as_ref())
+    super::hold(ctx, &other, record.as_ref())
         .map(Some)
         .map_err(|mut err| {
-            err.message = format!("cannot land on the parent: {}", err.message);
+            err.message = format!("cannot land on {what}: {}", err.message);
             err
         })
 }
@@ -355,6 +378,7 @@ fn to_land(landing: &Landing, record: &Record) -> Land {
         after_run_started_at: record.started_at.clone(),
         after_run_pid: record.pid,
         recovered: false,
+        unapplied: !landing.conflicts.is_empty() && !landing.applied,
     }
 }
 

@@ -119,7 +119,11 @@ fn an_undone_conflicted_land_is_not_conflicted() {
     let env = TestEnv::new();
     let repo = crate::land_support::repo_with_work(&env, "work\n");
     crate::land_support::main_commits_a(&env, &repo, "main\n");
+    // A conflict that changed nothing is shown as it is recorded: there is nothing to undo.
     env.aw(&repo, ["land", "w1"]).assert_code(1);
+    assert_eq!(shown(&env, &repo, "w1"), "conflicted");
+    env.aw(&repo, ["land", "w1", "--allow-conflicts"])
+        .assert_code(1);
     assert_eq!(shown(&env, &repo, "w1"), "conflicted");
     undo_land(&env, Backend::Jj, &repo, "w1", "");
     assert_eq!(shown(&env, &repo, "w1"), "done");
@@ -127,50 +131,26 @@ fn an_undone_conflicted_land_is_not_conflicted() {
     assert_eq!(dry.stdout, "", "{}", dry.report());
 }
 
-/// The operation jj's `undo` reverts and `op revert` names: the land's rebase, found by
-/// its description in the operation log (newest first).
-fn rebase_op(env: &TestEnv, repo: &Path) -> String {
-    let out = env.jj_ok(
-        repo,
-        [
-            "op",
-            "log",
-            "--no-graph",
-            "-T",
-            r#"id ++ " " ++ description ++ "\n""#,
-        ],
-    );
-    out.lines()
-        .find_map(|l| {
-            let (id, what) = l.split_once(' ')?;
-            what.starts_with("rebase").then(|| id.to_string())
-        })
-        .unwrap_or_else(|| panic!("no rebase operation in\n{out}"))
-}
-
-/// `jj undo` right after a land, and `jj op revert` of the land's operation: each time the
-/// status follows (`done`), and the next land is recorded again.
+/// The undo a land prints, run right after it, and again after a second land: each time
+/// the status follows (`done`), and the next land is recorded again.
 #[test]
-fn jj_undo_and_op_revert_of_a_land_are_followed() {
+fn jj_the_printed_undo_of_a_land_is_followed() {
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
         .assert_ok();
-    env.aw(&repo, ["land", "w1"]).assert_ok();
-    assert_eq!(shown(&env, &repo, "w1"), "landed");
-    env.jj_ok(&repo, ["undo"]);
-    assert!(!repo.join("x.txt").exists());
-    assert_eq!(shown(&env, &repo, "w1"), "done");
-    next_second();
-    env.aw(&repo, ["land", "w1"]).assert_ok();
-    assert_eq!(shown(&env, &repo, "w1"), "landed");
-    // The land's operation alone reverted (`jj op revert`, as a later operation would).
-    let op = rebase_op(&env, &repo);
-    env.jj_ok(&repo, ["op", "revert", &op]);
-    assert!(!repo.join("x.txt").exists());
-    assert_eq!(shown(&env, &repo, "w1"), "done");
-    let dry = env.aw(&repo, ["clean", "--landed", "--dry-run"]);
-    assert_eq!(dry.stdout, "", "{}", dry.report());
+    for _ in 0..2 {
+        let out = env.aw(&repo, ["land", "w1", "--json"]);
+        out.assert_ok();
+        assert_eq!(shown(&env, &repo, "w1"), "landed");
+        let undo = out.json()["undo"].as_str().unwrap().to_string();
+        env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+        assert!(!repo.join("x.txt").exists());
+        assert_eq!(shown(&env, &repo, "w1"), "done");
+        let dry = env.aw(&repo, ["clean", "--landed", "--dry-run"]);
+        assert_eq!(dry.stdout, "", "{}", dry.report());
+        next_second();
+    }
 }
 
 /// A wrapper of `tool` first on PATH that runs the real one and then, when its arguments
@@ -197,7 +177,7 @@ fn killing_wrapper(env: &TestEnv, tool: &str, trigger: &str, before: bool) -> st
 /// The step of a land that moves the target.
 fn moving_step(backend: Backend) -> (&'static str, &'static str) {
     match backend {
-        Backend::Jj => ("jj", " rebase "),
+        Backend::Jj => ("jj", "op integrate"),
         Backend::Git => ("git", "merge --ff-only"),
     }
 }
@@ -226,10 +206,12 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
             .assert_ok();
         let head = main_head(&env, backend, &repo);
         killed_land(&env, backend, &repo, false);
-        assert_eq!(fs::read_to_string(repo.join("x.txt")).unwrap(), "x\n");
+        // jj: the main working copy follows the moved target once the next command
+        // finishes the land.
         match next {
             "status" => {
                 assert_eq!(shown(&env, &repo, "w1"), "landed", "after {next}");
+                assert_eq!(fs::read_to_string(repo.join("x.txt")).unwrap(), "x\n");
                 let again = env.aw(&repo, ["land", "w1"]);
                 again.assert_ok();
                 assert!(
@@ -243,8 +225,7 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
                 // The recovered land is followed as any: undone, it is no longer shown.
                 undo_land(&env, backend, &repo, "w1", &head);
                 assert_eq!(shown(&env, &repo, "w1"), "done");
-                next_second();
-                env.aw(&repo, ["land", "w1"]).assert_ok();
+                continue;
             }
             "land" => {
                 let again = env.aw(&repo, ["land", "w1"]);
@@ -278,6 +259,12 @@ fn a_land_killed_after_the_target_moved_is_finished_by_the_next_command(backend:
             assert_eq!(commits.len(), 1, "{record}");
             assert!(record.get("land_intent").is_none(), "{record}");
         }
+        assert_eq!(
+            fs::read_to_string(repo.join("x.txt"))
+                .unwrap_or_else(|e| panic!("after {next}: {e}\n{}", env.jj_ok(&repo, ["log"]))),
+            "x\n",
+            "after {next}"
+        );
     }
 }
 
@@ -320,9 +307,9 @@ fn a_land_after_a_killed_one_records_it_not_the_stale_one(backend: Backend) {
     assert_eq!(shown(&env, &repo, "w1"), "done");
     std::thread::sleep(Duration::from_millis(1100));
     killed_land(&env, backend, &repo, false);
-    assert_eq!(fs::read_to_string(repo.join("y.txt")).unwrap(), "y\n");
     let again = env.aw(&repo, ["land", "w1"]);
     again.assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("y.txt")).unwrap(), "y\n");
     assert!(
         again.stdout.starts_with("Nothing to land"),
         "{}",

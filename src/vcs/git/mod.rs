@@ -8,6 +8,7 @@ mod keep;
 mod land;
 mod land_edits;
 mod land_merge;
+mod land_target;
 mod pool;
 pub use pool::BranchPlan;
 

@@ -246,5 +246,6 @@ fn blank() -> Land {
         after_run_pid: None,
         merge_commit: None,
         recovered: false,
+        unapplied: false,
     }
 }
