@@ -116,6 +116,17 @@ pub enum VcsError {
         ws: PathBuf,
         files: Vec<StaleEdit>,
     },
+    /// A stale working copy was updated after an operation elsewhere undid what it had
+    /// recorded (`jj undo`, `jj op restore`): the files as they were are kept aside.
+    #[error(
+        "workspace {id:?} was stale: an operation elsewhere undid what its working copy had recorded in {}",
+        list_paths(files)
+    )]
+    StaleUndone {
+        id: String,
+        ws: PathBuf,
+        files: Vec<StaleEdit>,
+    },
     /// A stale working copy was updated, but jj no longer knew the commit it last recorded,
     /// so its edits could not be told apart: its files as they were are kept whole.
     #[error(
@@ -277,7 +288,7 @@ impl From<VcsError> for CliError {
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
-            VcsError::StaleConflict { id, ws, files } => {
+            VcsError::StaleConflict { id, ws, files } | VcsError::StaleUndone { id, ws, files } => {
                 let mut err = CliError::failure(message);
                 for file in &files {
                     err = err.cause(match &file.kept {

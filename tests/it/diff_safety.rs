@@ -149,8 +149,11 @@ fn jj_diff_of_a_stale_working_copy_says_how_to_update_it() {
         out.stderr
     );
     assert_eq!(out.stdout, "");
-    // The hint works: after it, the unrecorded edit shows (the recorded one was undone by
-    // the restore, which the update honours).
+    // The hint works: the recorded edit the restore undid is kept aside and named (the run
+    // fails once, as the repair says), then the unrecorded edit shows.
+    let undone = env.aw(&repo, ["run", "w1", "--", "true"]);
+    undone.assert_code(125);
+    assert!(undone.stderr.contains("first.txt"), "{}", undone.report());
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let json = diff_json(&env, &repo, "w1");
     assert_eq!(json["files"][0]["path"], "second.txt", "{json:#}");

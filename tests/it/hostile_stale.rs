@@ -17,10 +17,13 @@ fn stale_workspace(env: &TestEnv) -> (PathBuf, PathBuf) {
     let repo = env.jj_repo("repo");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    // An edit jj records, then a rewrite of w1's commit from the main workspace (onto a new
+    // upstream commit): w1 is stale; the recorded edit is in the rewritten commit.
     fs::write(ws.join("first.txt"), "first\n").unwrap();
     env.jj(&ws, ["status"]).assert_ok();
-    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    fs::write(repo.join("upstream.txt"), "upstream\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "upstream"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
     fs::write(ws.join("second.txt"), "second\n").unwrap();
     fs::create_dir(ws.join("many")).unwrap();
     for i in 0..MANY {
@@ -33,7 +36,7 @@ fn scratch(env: &TestEnv, repo: &Path) -> PathBuf {
     env.namespace_dir(repo).join(".recovering-w1")
 }
 
-const CHECK: &str = "test ! -e first.txt && cat second.txt many/0 && ls many | wc -l && jj diff --summary | grep -c many/";
+const CHECK: &str = "cat upstream.txt first.txt second.txt many/0 && ls many | wc -l && jj diff --summary | grep -c many/";
 
 fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
     let out = env.aw(repo, ["run", "w1", "--", "sh", "-c", CHECK]);
@@ -41,7 +44,7 @@ fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
     let count = format!("{MANY}\n");
     assert_eq!(
         out.stdout,
-        format!("second\n0\n{count}{count}"),
+        format!("upstream\nfirst\nsecond\n0\n{count}{count}"),
         "{}",
         out.report()
     );
@@ -110,7 +113,7 @@ fn a_kill_after_the_copy_is_complete_is_resumed_by_clean() {
         .to_string();
     let files = env.jj_ok(&repo, ["file", "list", "-r", &commit]);
     assert!(
-        !files.contains("first.txt") && files.contains("second.txt"),
+        files.contains("first.txt") && files.contains("second.txt"),
         "{files}"
     );
     assert_eq!(files.matches("many/").count(), MANY);

@@ -93,14 +93,14 @@ fn a_stale_working_copy_is_updated_and_keeps_its_edits() {
     let repo = env.jj_repo("repo");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
-    // Snapshot an edit in the workspace, then restore the repository to before that operation
-    // from the main workspace: the workspace's working copy is now stale. The recorded edit
-    // is undone as the restore asks (it stays in jj's operation log); the edit jj never
-    // recorded is carried across.
-    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    // Snapshot an edit in the workspace, then rewrite its commit from the main workspace
+    // (rebased onto a new upstream commit): the workspace's working copy is now stale. The
+    // recorded edit is in the rewritten commit; the edit jj never recorded is carried across.
     fs::write(ws.join("first.txt"), "first\n").unwrap();
     env.jj(&ws, ["status"]).assert_ok();
-    env.jj(&repo, ["op", "restore", &before]).assert_ok();
+    fs::write(repo.join("upstream.txt"), "upstream\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "upstream"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
     fs::write(ws.join("second.txt"), "second\n").unwrap();
     let stale = env.jj(&ws, ["status"]);
     assert_ne!(
@@ -117,13 +117,17 @@ fn a_stale_working_copy_is_updated_and_keeps_its_edits() {
             "--",
             "sh",
             "-c",
-            "test ! -e first.txt && cat second.txt && jj diff --summary",
+            "cat upstream.txt first.txt second.txt && jj diff --summary",
         ],
     );
     out.assert_ok();
-    assert!(out.stdout.starts_with("second\n"), "{}", out.report());
     assert!(
-        !out.stdout.contains("first.txt") && out.stdout.contains("A second.txt"),
+        out.stdout.starts_with("upstream\nfirst\nsecond\n"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains("A first.txt") && out.stdout.contains("A second.txt"),
         "{}",
         out.report()
     );

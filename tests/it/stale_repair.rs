@@ -397,3 +397,53 @@ fn deletions_binaries_symlinks_new_files_and_modes_are_merged_or_kept_aside() {
     assert_eq!(mode & 0o111, 0o111, "the mode change is carried");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
 }
+
+/// What the working copy had recorded, undone from the main workspace by `jj op restore`
+/// (or `jj undo`), is not dropped by the repair: the files as they were are kept aside and
+/// named, the run fails (125) without starting the command, and the next run goes on with
+/// the restored state.
+#[test]
+fn recorded_work_an_operation_elsewhere_undid_is_kept_aside_and_named() {
+    let env = TestEnv::new();
+    let (repo, ws) = repo_with_agent_commit(&env);
+    let before = env.jj_ok(&repo, ["op", "log", "--no-graph", "-n1", "-T", "id"]);
+    fs::write(ws.join("recorded.txt"), "recorded by jj\n").unwrap();
+    fs::write(ws.join("f.txt"), LINES.replace("six", "six (recorded)")).unwrap();
+    env.jj(&ws, ["status"]).assert_ok();
+    env.jj_ok(&repo, ["op", "restore", before.trim()]);
+    let run = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
+    run.assert_code(125);
+    assert_eq!(run.stdout, "", "{}", run.report());
+    assert!(
+        run.stderr.starts_with("Error: ")
+            && run.stderr.contains("undid")
+            && run.stderr.contains("recorded.txt")
+            && run.stderr.contains("f.txt")
+            && run.stderr.contains("\nHint: "),
+        "{}",
+        run.report()
+    );
+    let kept_root = env.namespace_dir(&repo).join(".kept");
+    let kept: Vec<PathBuf> = fs::read_dir(&kept_root)
+        .unwrap_or_else(|e| panic!("{e}\n{}", env.listing()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", env.listing());
+    for (file, text) in [
+        ("recorded.txt", "recorded by jj\n".to_string()),
+        ("f.txt", LINES.replace("six", "six (recorded)")),
+    ] {
+        let kept_file = kept[0].join(file);
+        assert_eq!(fs::read_to_string(&kept_file).unwrap(), text);
+        assert!(
+            run.stderr.contains(&kept_file.display().to_string()),
+            "{}",
+            run.report()
+        );
+    }
+    // The workspace follows the restore; the next run goes on.
+    assert!(!ws.join("recorded.txt").exists());
+    let next = env.aw(&repo, ["run", "w1", "--", "cat", "f.txt"]);
+    next.assert_ok();
+    assert_eq!(next.stdout, LINES);
+}

@@ -80,12 +80,17 @@ enum Outcome {
 /// What the paths of a carried copy came to.
 pub(super) struct Carried {
     pub(super) conflicts: Vec<StaleEdit>,
+    /// Files holding what the working copy had recorded when an operation elsewhere undid
+    /// that recording (`jj undo`, `jj op restore`): kept aside, never dropped silently.
+    pub(super) undone: Vec<StaleEdit>,
 }
 
 impl Jj {
     /// Merges the edits the saved copy at `copy` holds (against commit `recorded`) into the
     /// workspace `ws`, which `update-stale` put at commit `updated`; edits that do not merge
     /// are copied into `kept`. Reads only jj's contents and the copy, so it can be repeated.
+    /// With `undone` (the recorded commit was undone, not rewritten), a file as recorded
+    /// that the update changes is recorded work the operation took away: it is kept too.
     pub(super) fn carry_edits(
         &self,
         ws: &Path,
@@ -93,6 +98,7 @@ impl Jj {
         recorded: &str,
         updated: &str,
         kept: &Path,
+        undone: bool,
     ) -> Result<Carried> {
         let io = |action: &'static str, path: &Path| {
             let path = path.to_path_buf();
@@ -103,6 +109,7 @@ impl Jj {
             }
         };
         let mut conflicts = vec![];
+        let mut taken = vec![];
         let scratch = copy.parent().unwrap_or(copy).join("merge");
         let changed = self.rewritten_paths(recorded, updated)?;
         let files: Vec<&str> = changed
@@ -116,13 +123,23 @@ impl Jj {
             let Some(rel) = safe_relative(&path) else {
                 continue;
             };
+            let saved = copy.join(&rel);
             if unedited.contains(&path) {
+                if undone {
+                    taken.push(keep(&saved, &Side::Other, kept, &rel, &path)?);
+                }
                 continue;
             }
-            let saved = copy.join(&rel);
             let ours = read_disk(&saved).map_err(io("read", &saved))?;
             let base = self.side(recorded, &path, before, &mut modes.recorded)?;
             if same(&ours, &base) {
+                // A conflict as jj materialized it is never work: undone, it just goes.
+                if undone && ours != Side::Absent && !matches!(base, Side::Conflict(_)) {
+                    let theirs = self.side(updated, &path, after, &mut modes.updated)?;
+                    if !same(&ours, &theirs) {
+                        taken.push(keep(&saved, &ours, kept, &rel, &path)?);
+                    }
+                }
                 continue;
             }
             let theirs = self.side(updated, &path, after, &mut modes.updated)?;
@@ -151,7 +168,10 @@ impl Jj {
         if fs::symlink_metadata(&scratch).is_ok() {
             crate::tree::remove(&scratch).map_err(io("remove", &scratch))?;
         }
-        Ok(Carried { conflicts })
+        Ok(Carried {
+            conflicts,
+            undone: taken,
+        })
     }
 
     /// The paths `update-stale` may have rewritten, with their types in `recorded` and in

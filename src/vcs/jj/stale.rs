@@ -164,14 +164,23 @@ impl Jj {
         let copy = recovery::files(scratch);
         let conflict = match recovery::recorded(scratch) {
             Some(recorded) => {
+                let undone = self.undone(ws, &recorded).map_err(carry_err)?;
                 let carried = self
-                    .carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept)
+                    .carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept, undone)
                     .map_err(carry_err)?;
-                (!carried.conflicts.is_empty()).then(|| VcsError::StaleConflict {
-                    id: id.clone(),
-                    ws: ws.to_path_buf(),
-                    files: carried.conflicts,
-                })
+                match (carried.undone.is_empty(), carried.conflicts.is_empty()) {
+                    (false, _) => Some(VcsError::StaleUndone {
+                        id: id.clone(),
+                        ws: ws.to_path_buf(),
+                        files: [carried.undone, carried.conflicts].concat(),
+                    }),
+                    (true, false) => Some(VcsError::StaleConflict {
+                        id: id.clone(),
+                        ws: ws.to_path_buf(),
+                        files: carried.conflicts,
+                    }),
+                    (true, true) => None,
+                }
             }
             // Which files were edits is unknown: every file is kept as it was.
             None => {
@@ -200,6 +209,24 @@ impl Jj {
             Some(err) => Err(err),
             None => Ok(()),
         }
+    }
+
+    /// Whether the commit the working copy of `ws` last recorded was undone by an operation
+    /// elsewhere (`jj undo`, `jj op restore`) rather than rewritten (a rebase, a land): it is
+    /// not in the evolution of the workspace's working-copy commit as the repository has it.
+    fn undone(&self, ws: &Path, recorded: &str) -> Result<bool> {
+        let out = self
+            .query()?
+            .args([
+                "evolog",
+                "--no-graph",
+                "-T",
+                r#"commit.commit_id() ++ "\n""#,
+                "-r",
+            ])
+            .arg(workspace_revset(&workspace_id(ws)))
+            .stdout()?;
+        Ok(!out.lines().any(|c| c.trim() == recorded))
     }
 
     /// Abandons what jj 0.45's `update-stale` made of the stale files: it snapshots them onto
