@@ -123,6 +123,40 @@ impl<'a> From<&'a GlobalArgs> for crate::context::Options<'a> {
     }
 }
 
+impl Cli {
+    /// Whether the command wraps a user's command (`run`, `shell`), whose own exit codes an
+    /// error's must not be mistaken for.
+    pub fn wraps_command(&self) -> bool {
+        matches!(self.command, Command::Run(_) | Command::Shell(_))
+    }
+}
+
+/// Runs the parsed command: one `cmd_<name>` per subcommand; its exit status, or the error
+/// to render.
+pub fn dispatch(cli: &Cli) -> Result<i32, CliError> {
+    use crate::commands;
+    let global = &cli.global;
+    match &cli.command {
+        Command::Run(args) => commands::run::cmd_run(global, args),
+        Command::Status(args) if args.watch => {
+            commands::status_watch::cmd_status_watch(global, args.interval)
+        }
+        Command::Status(args) => commands::status::cmd_status(global, args),
+        Command::Shell(args) => commands::shell::cmd_shell(global, args),
+        Command::Clean(args) => commands::clean::cmd_clean(global, args),
+        Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(global, args),
+        Command::Diff(args) => commands::diff::cmd_diff(global, args),
+        Command::Gc(args) => commands::gc::cmd_gc(global, args),
+        Command::Pool(args) => commands::pool::cmd_pool(global, args),
+        Command::Land(args) => commands::land::cmd_land(global, args),
+        Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(global, args),
+        Command::Doctor(args) => commands::doctor::cmd_doctor(global, args),
+        Command::Completions(args) => commands::completions::cmd_completions(args),
+        Command::Man(args) => commands::man::cmd_man(args),
+        Command::CompleteIds => commands::complete_ids::cmd_complete_ids(global),
+    }
+}
+
 /// What parsing the command line gave: a command to run, or text clap asked to print
 /// (`--help`, `--version`) on stdout.
 pub enum Parsed {
