@@ -65,16 +65,20 @@ impl CliError {
     /// its kind (a caller with a better one replaces it).
     pub fn io(action: &str, path: &Path, err: &std::io::Error) -> Self {
         if err.raw_os_error() == Some(libc::ENAMETOOLONG) {
-            if let Some(component) = crate::fsutil::long_component(path) {
-                return CliError::from(crate::fsutil::FsError::NameTooLong {
-                    path: path.into(),
-                    component,
-                });
+            if let Some(component) = long_component(path) {
+                return CliError::name_too_long(path, &component);
             }
         }
         CliError::failure(format!("could not {action} {}", path.display()))
             .cause(err.to_string())
             .hint(io_hint(err, path))
+    }
+
+    /// A name in `path` longer than the file system allows: the one wording of it.
+    pub fn name_too_long(path: &Path, component: &str) -> Self {
+        CliError::failure(name_too_long_message(path, component)).hint(
+            "workspace namespaces are named after the repository's directory: use a shorter name for it (or a shorter workspace id)",
+        )
     }
 
     pub fn cause(mut self, cause: impl Into<String>) -> Self {
@@ -168,43 +172,6 @@ fn io_hint(err: &std::io::Error, path: &Path) -> String {
     }
 }
 
-impl From<crate::fsutil::FsError> for CliError {
-    fn from(err: crate::fsutil::FsError) -> Self {
-        use crate::fsutil::FsError;
-        let message = err.to_string();
-        match err {
-            FsError::Symlink { path } => CliError::failure(message).hint(format!(
-                "agent-workspace never follows symlinks in its own directories; remove {} (after checking where it points) and try again",
-                path.display()
-            )),
-            FsError::NotADirectory { path } => CliError::failure(message).hint(format!(
-                "agent-workspace expects a directory it made there; move {} away and try again",
-                path.display()
-            )),
-            FsError::NameTooLong { .. } => CliError::failure(message).hint(
-                "workspace namespaces are named after the repository's directory: use a shorter name for it (or a shorter workspace id)",
-            ),
-            FsError::Io {
-                action,
-                path,
-                source,
-            } => CliError::io(action, &path, &source),
-        }
-    }
-}
-
-impl From<crate::process::ProcessError> for CliError {
-    fn from(err: crate::process::ProcessError) -> Self {
-        let hint = process_hint(&err);
-        let stderr = err.stderr().to_string();
-        let mut cli = CliError::failure(err.to_string()).cause(stderr);
-        if cli.hint.is_none() {
-            cli.hint = Some(hint);
-        }
-        cli
-    }
-}
-
 /// The backend no longer knows workspace `id`, whose directory `path` still exists: the one
 /// wording of that condition.
 pub fn unregistered(id: &str, path: &Path) -> CliError {
@@ -228,33 +195,24 @@ pub fn install_hint(program: &str) -> String {
     }
 }
 
-/// What to do after the backend failed to create a workspace (nothing of it was kept).
-pub fn creation_hint(err: &crate::process::ProcessError) -> String {
-    match process_hint(err) {
-        hint if hint.starts_with("the tool's own") => {
-            "nothing of the workspace was kept; fix what the backend reports above and run again"
-                .into()
-        }
-        hint => hint,
-    }
+/// The longest name a file system takes for one path component (Linux, macOS).
+pub const NAME_MAX: usize = 255;
+
+/// The first component of `path` longer than [`NAME_MAX`].
+pub fn long_component(path: &Path) -> Option<String> {
+    path.components()
+        .map(|c| c.as_os_str())
+        .find(|c| c.len() > NAME_MAX)
+        .map(|c| c.to_string_lossy().into_owned())
 }
 
-/// What to do about a failed helper call, from what it reported.
-fn process_hint(err: &crate::process::ProcessError) -> String {
-    if let crate::process::ProcessError::NotFound { program } = err {
-        return install_hint(program);
-    }
-    let stderr = err.stderr();
-    if stderr.contains("No space left on device") {
-        "free space on that file system and try again; nothing was kept half made".into()
-    } else if stderr.contains("gpg") || stderr.contains("signing") {
-        "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again".into()
-    } else if stderr.contains("not a valid branch name") || stderr.contains("invalid ref") {
-        "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name"
-            .into()
-    } else {
-        "the tool's own message is above; fix what it reports and try again".into()
-    }
+/// The message of a name too long in `path` (the file system error and its rendering).
+pub fn name_too_long_message(path: &Path, component: &str) -> String {
+    format!(
+        "the name {component:?} in {} is {} bytes, longer than the file system allows ({NAME_MAX})",
+        path.display(),
+        component.len()
+    )
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;

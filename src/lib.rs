@@ -1,59 +1,37 @@
 //! agent-workspace: isolated, resumable jj (or git worktree) workspaces for agent workflows.
 //!
 //! The crate behind the `agent-workspace` binary; `src/main.rs` parses, calls, renders and
-//! exits through the few items re-exported at the end. The modules, by layer (top first,
-//! imports point down; `docs/architecture.md` draws them):
+//! exits through the few items re-exported at the end. One line per layer, top first; a
+//! module names only its own layer's modules (without a circle) or a lower layer's
+//! (`docs/architecture.md` draws them, `tests/it/layers.rs` holds it):
 //!
-//! - command: `cli`, `commands`, `report`, `output`, `status_table`, `progress_line`
-//! - lifecycle: `workspace`, `inventory`, `checkup`, `launch`, `context`
-//! - middle: `vcs`, `config`, `sandbox`, `direnv`, `envrc_loads`, `metadata`, `state`,
-//!   `verdict`, `aside`, `recovery`, `tree`, `layout`, `lock`, `liveness`, `disk`, `tools`,
-//!   `include`, `reflink`, `pool_journal`
-//! - bottom: `repo`, `process`, `fsutil`, `signals`, `vars`, `refname`, `error`, `progress`
+//! - `cli`: clap definitions, the dispatch and one thin command per subcommand;
+//!   `ui`: the output sink (stdout, colour, the status table, the progress line, the words)
+//! - `workspace`: the lifecycle: open, create, take from the pool, repair, land, remove; the
+//!   inventory of a namespace, `doctor`'s checkup, the context every command starts from
+//! - `vcs`: jj and git behind one enum; `exec`: every process start, signals, direnv,
+//!   bubblewrap; `config`: the configuration files
+//! - `store`: the record and state, the layout, locks, symlink-safe files, trees
+//! - `error`, `repo`, `vars`, `refname`, `progress`: the error type, repository discovery,
+//!   variable names, git's ref-name rules, the phases of a slow step
 
-mod aside;
-mod checkup;
 mod cli;
-mod commands;
 mod config;
-mod context;
-mod direnv;
-mod disk;
-mod envrc_loads;
 mod error;
-mod fsutil;
-mod include;
-mod inventory;
-mod launch;
-mod layout;
-mod liveness;
-mod lock;
-mod metadata;
-mod output;
-mod pool_journal;
-mod process;
+mod exec;
 mod progress;
-mod progress_line;
-mod recovery;
-mod reflink;
 mod refname;
 mod repo;
-mod report;
-mod sandbox;
-mod signals;
-mod state;
-mod status_table;
-mod tools;
-mod tree;
+mod store;
+mod ui;
 mod vars;
 mod vcs;
-mod verdict;
 mod workspace;
 
 // What the binary uses: parsing, the one dispatch, the guard's entry, the error and its
 // rendering, stdout for clap's own text.
+pub use cli::commands::exec::cmd_exec as run_guard;
 pub use cli::{dispatch, parse, Cli, Parsed};
-pub use commands::exec::cmd_exec as run_guard;
 pub use error::CliError;
-pub use output::print;
-pub use process::TRAMPOLINE;
+pub use exec::process::TRAMPOLINE;
+pub use ui::output::print;

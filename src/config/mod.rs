@@ -53,7 +53,7 @@ pub struct Config {
     /// The command run once in a new workspace (`setup.command`), with the file naming it.
     pub setup: Option<SetupCommand>,
     /// Ignored or untracked files of the main workspace copied into a new one (`copy.include`).
-    pub copy_include: Vec<crate::include::Pattern>,
+    pub copy_include: Vec<crate::store::include::Pattern>,
     /// How long `gc` keeps a workspace, per status (`retention.*`); absent: never removed.
     pub retention: BTreeMap<String, Duration>,
     /// Prepared workspaces kept ready for new runs (`pool.size`, default 0: no pool).
@@ -202,7 +202,7 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     if let Some(list) = content.copy.include {
         config.copy_include = list
             .iter()
-            .map(|text| crate::include::Pattern::parse(text))
+            .map(|text| crate::store::include::Pattern::parse(text))
             .collect::<Result<_, _>>()
             .map_err(|e| invalid(format!("copy.include: {e}")))?;
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::error::CliError;
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::repo::Backend;
 
 pub type Result<T> = std::result::Result<T, VcsError>;
@@ -169,7 +169,7 @@ pub enum VcsError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Fs(#[from] crate::fsutil::FsError),
+    Fs(#[from] crate::store::fsutil::FsError),
 }
 
 /// An unrecorded edit of a stale working copy that does not merge with the update.
@@ -236,7 +236,7 @@ impl From<VcsError> for CliError {
             VcsError::CreateFailed { source, .. } => CliError::failure(message)
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
-                .hint(crate::error::creation_hint(&source)),
+                .hint(crate::exec::process::creation_hint(&source)),
             VcsError::NotMerged { .. } => {
                 CliError::failure(message).hint("pass --force to delete it anyway")
             }
@@ -309,8 +309,8 @@ impl From<VcsError> for CliError {
                         let kept = f.kept.as_ref()?;
                         Some(format!(
                             " (`diff -u {} {}` shows both)",
-                            crate::process::quote(&ws.join(&f.path).display().to_string()),
-                            crate::process::quote(&kept.display().to_string())
+                            crate::exec::process::quote(&ws.join(&f.path).display().to_string()),
+                            crate::exec::process::quote(&kept.display().to_string())
                         ))
                     })
                     .unwrap_or_default();

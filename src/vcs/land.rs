@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::{Commit, VcsError};
 use crate::error::CliError;
-use crate::metadata::{Conflict, Resolved, Side};
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
+use crate::store::metadata::{Conflict, Resolved, Side};
 
 /// Where a land brings a workspace's commits.
 #[derive(Debug, Clone)]
@@ -273,7 +273,7 @@ impl From<LandError> for CliError {
                 .hint("nothing was landed; fix what jj reports above and try again"),
             LandError::InProgress { ref path, ref abort, .. } => CliError::failure(message).hint(format!(
                 "finish it there first, or abort it (`git -C {} {abort}`), then land again",
-                crate::process::quote(&path.display().to_string())
+                crate::exec::process::quote(&path.display().to_string())
             )),
             LandError::Unmerged { .. } => CliError::failure(message).hint(
                 "resolve them there first (edit, then `git add` them), then land again",
@@ -288,7 +288,7 @@ impl From<LandError> for CliError {
                 ref other,
                 ..
             } => {
-                let q = crate::process::quote;
+                let q = crate::exec::process::quote;
                 let ws = q(&ws.display().to_string());
                 let (branch, from) = (q(branch), q(other.as_deref().unwrap_or(commit)));
                 CliError::failure(message).hint(format!(

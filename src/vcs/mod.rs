@@ -397,7 +397,10 @@ impl Vcs {
     /// Of the `lands` (workspace id, its last land), the workspaces whose work is in the
     /// land's target now, read from the repository alone (no working copy snapshotted): an
     /// undone land is not. One query per target, for any number of workspaces.
-    pub fn lands_held(&self, lands: &[(&str, &crate::metadata::Land)]) -> Result<Vec<String>> {
+    pub fn lands_held(
+        &self,
+        lands: &[(&str, &crate::store::metadata::Land)],
+    ) -> Result<Vec<String>> {
         match self {
             Vcs::Jj(jj) => jj.lands_held(lands),
             Vcs::Git(git) => git.lands_held(lands),
@@ -413,7 +416,7 @@ impl Vcs {
         }
     }
 
-    /// The target a land to `target` will be recorded under ([`crate::metadata::Land::target`]),
+    /// The target a land to `target` will be recorded under ([`crate::store::metadata::Land::target`]),
     /// and the state it is in before the land (jj: the operation heads; git: the branch's
     /// commit), for the record's land intent.
     pub fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
@@ -461,11 +464,11 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.landed_since(id, target, base, before),
             Vcs::Git(git) => {
-                let probe = crate::metadata::Land {
+                let probe = crate::store::metadata::Land {
                     at: String::new(),
                     target: target.to_string(),
                     commits: vec![],
-                    outcome: crate::metadata::LandOutcome::Landed,
+                    outcome: crate::store::metadata::LandOutcome::Landed,
                     resolved: vec![],
                     conflicts: vec![],
                     operation_before: None,
@@ -488,7 +491,12 @@ impl Vcs {
     }
 
     /// Whether the work of workspace `id` at `ws` is all in the target its last land went to.
-    pub fn is_landed(&self, id: &str, ws: &Path, land: &crate::metadata::Land) -> Result<bool> {
+    pub fn is_landed(
+        &self,
+        id: &str,
+        ws: &Path,
+        land: &crate::store::metadata::Land,
+    ) -> Result<bool> {
         match self {
             Vcs::Jj(jj) => jj.is_landed(id, ws, land),
             Vcs::Git(git) => git.is_landed(id, ws, &land.target),

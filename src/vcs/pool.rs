@@ -6,7 +6,7 @@ use std::path::Path;
 use super::error::Result;
 use super::git::BranchPlan;
 use super::{Created, Vcs};
-use crate::process::Started;
+use crate::exec::process::Started;
 
 impl Vcs {
     /// Registers and checks out a prepared workspace `name` at `path` on `base` (git: on a

@@ -53,7 +53,7 @@ pub fn check(
     min_free: Option<u64>,
 ) -> Result<(), CapacityError> {
     if let Some(max) = max {
-        let count = crate::inventory::directories(namespace_dir).len();
+        let count = crate::workspace::inventory::directories(namespace_dir).len();
         if count >= max {
             return Err(CapacityError::TooMany { count });
         }
@@ -148,19 +148,19 @@ fn human(bytes: u64) -> String {
 /// Gives a workspace made before ports existed its ports (under the repository lock, as a
 /// creation does); nothing when it has them.
 pub fn ensure_ports(
-    ctx: &crate::context::Context,
-    record: &mut crate::metadata::Record,
+    ctx: &crate::workspace::context::Context,
+    record: &mut crate::store::metadata::Record,
 ) -> crate::error::Result<()> {
     if !record.ports.is_empty() {
         return Ok(());
     }
-    let _repo_lock = crate::lock::exclusive(&ctx.layout.repo_lock())?;
+    let _repo_lock = crate::store::lock::exclusive(&ctx.layout.repo_lock())?;
     let namespace_dir = record
         .workspace_path
         .parent()
         .unwrap_or(&record.workspace_path);
     record.ports = ports(
-        &namespace_dir.join(crate::state::DIR_NAME),
+        &namespace_dir.join(crate::store::state::DIR_NAME),
         &record.workspace_id,
         ctx.config.ports,
     )?;

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::metadata::{self, Loaded, Record};
+use crate::store::metadata::{self, Loaded, Record};
 use crate::vcs::diff::Changes;
+use crate::workspace::context::Context;
 
 /// A workspace opened to read its changes, holding its lease unless the caller runs inside
 /// the workspace's own live run.
@@ -33,7 +33,7 @@ pub fn open(ctx: &Context, id: &str) -> Result<Target> {
 /// The changes of the workspace at `path` whose record is `record`.
 pub fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
     let cache = ctx.layout.cache();
-    crate::fsutil::create_dir_nofollow(&cache)?;
+    crate::store::fsutil::create_dir_nofollow(&cache)?;
     let id = &record.workspace_id;
     let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
     Ok(ctx.vcs.changes(id, path, &record.base_commits, &scratch)?)

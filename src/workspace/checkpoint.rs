@@ -1,10 +1,10 @@
 //! A checkpoint: the workspace's current state recorded as a commit of its own, numbered and
 //! described after the workspace, with the working copy continuing on top of it.
 
-use crate::context::Context;
 use crate::error::Result;
-use crate::metadata::{Checkpoint, Record};
+use crate::store::metadata::{Checkpoint, Record};
 use crate::vcs::Recorded;
+use crate::workspace::context::Context;
 
 /// What a checkpoint did.
 pub struct Checkpointed {
@@ -58,7 +58,7 @@ pub fn run_message(record: &Record, code: i32) -> String {
     let command: Vec<String> = record
         .command
         .iter()
-        .map(|a| crate::process::quote(a))
+        .map(|a| crate::exec::process::quote(a))
         .collect();
     let mut command = command.join(" ").replace(['\n', '\r'], " ");
     if command.chars().count() > 200 {

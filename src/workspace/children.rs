@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use super::hold::{hold, Hold};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::inventory::Problem;
-use crate::metadata::{self, Loaded, Record};
+use crate::store::metadata::{self, Loaded, Record};
 use crate::vars;
+use crate::workspace::context::Context;
+use crate::workspace::inventory::Problem;
 
 /// How deep workspaces nest when `AGENT_WORKSPACE_MAX_DEPTH` is not set.
 pub const DEFAULT_MAX_DEPTH: u32 = 10;
@@ -70,7 +70,7 @@ fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
         ))
         .hint("list workspaces with `agent-workspace status`; --parent takes the id of one")
     };
-    let entry = crate::inventory::local(ctx, parent).ok_or_else(unknown)?;
+    let entry = crate::workspace::inventory::local(ctx, parent).ok_or_else(unknown)?;
     match &entry.problem {
         None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
         Some(problem) => {

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::include;
-use crate::reflink::{self, Copied};
+use crate::store::include;
+use crate::store::reflink::{self, Copied};
+use crate::workspace::context::Context;
 
 /// Copies what `copy.include` matches in the main workspace into the new workspace at `path`.
 /// `None` when nothing is configured. On an error the caller removes the workspace.

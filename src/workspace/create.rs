@@ -4,12 +4,12 @@ use std::fs;
 use std::path::Path;
 
 use super::{foreign, remove_workspace_dir, same_dir, Note, Opened, Request};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::lock;
-use crate::metadata::{self, Record, Status};
-use crate::signals;
+use crate::exec::signals;
+use crate::store::lock;
+use crate::store::metadata::{self, Record, Status};
 use crate::vcs::{Created, Kept, Registered};
+use crate::workspace::context::Context;
 
 pub(super) fn create(
     ctx: &Context,
@@ -39,7 +39,7 @@ fn create_locked(
         ctx.config.min_free_disk,
     )?;
     let ports = super::capacity::ports(
-        &namespace_dir.join(crate::state::DIR_NAME),
+        &namespace_dir.join(crate::store::state::DIR_NAME),
         req.id,
         ctx.config.ports,
     )?;
@@ -99,14 +99,14 @@ fn create_locked(
     };
     record.branch = created.branch.clone();
     record.base_envrc_sha256 =
-        Some(crate::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
+        Some(crate::workspace::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
     if taken.is_none() {
         copy_included(ctx, req.id, path, &created, &mut record, notes)?;
     }
     // The new working copy is the base revision's content plus the main workspace's copied
     // files (the user's own, chosen by copy.include): what its .envrc loads is trusted. The
     // .envrc itself is the base revision's (digested above, before the copy).
-    record.envrc_loads_base = Some(crate::envrc_loads::current(path));
+    record.envrc_loads_base = Some(crate::workspace::envrc_loads::current(path));
     if let Some(parent) = req.parent {
         // A child's content is its parent's, unrecorded edits included: it trusts only what
         // its parent was trusted with.
@@ -227,7 +227,7 @@ fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
         let _ = remove_workspace_dir(&ctx.layout.dir, path);
     }
     let _ = ctx.vcs.forget(id, path);
-    let _ = crate::state::remove(path);
+    let _ = crate::store::state::remove(path);
     if let (Some(branch), true) = (&created.branch, created.new_branch) {
         let _ = ctx.vcs.delete_branch(branch, true);
     }

@@ -3,11 +3,11 @@
 
 use std::time::SystemTime;
 
-use crate::context::Context;
-use crate::disk::{self, Usage};
 use crate::error::CliError;
-use crate::inventory::{Entry, Problem};
+use crate::store::disk::{self, Usage};
 use crate::vcs::diff::WorkCommit;
+use crate::workspace::context::Context;
+use crate::workspace::inventory::{Entry, Problem};
 
 /// A workspace's changes since its base, in numbers (and its commits).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -83,7 +83,9 @@ pub fn usage(entry: &Entry) -> Option<Usage> {
 
 /// The newest of the record's last update and, when measured, the newest file time.
 pub fn last_activity(entry: &Entry, usage: Option<&Usage>) -> Option<String> {
-    let recorded = entry.updated_at().and_then(crate::metadata::parse_time);
+    let recorded = entry
+        .updated_at()
+        .and_then(crate::store::metadata::parse_time);
     let newest: Option<SystemTime> = recorded.max(usage.and_then(|u| u.newest));
     newest.map(|t| humantime::format_rfc3339_seconds(t).to_string())
 }

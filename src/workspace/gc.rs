@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::inventory::{Entry, Problem};
-use crate::lock;
-use crate::metadata;
+use crate::store::lock;
+use crate::store::metadata;
+use crate::workspace::inventory::{Entry, Problem};
 
 /// Why a workspace is past its retention.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::liveness;
-use crate::lock::{self, Lock};
-use crate::metadata::{Record, Status};
+use crate::exec::liveness;
+use crate::store::lock::{self, Lock};
+use crate::store::metadata::{Record, Status};
 use crate::vars;
+use crate::workspace::context::Context;
 
 /// How a command holds a workspace it acts on.
 pub enum Hold {
@@ -21,7 +21,7 @@ pub enum Hold {
 /// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
 /// in the run holding it; otherwise a busy error (exit 1).
 pub fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
-    if crate::sandbox::inside(id, &ctx.layout.workspace(id)) {
+    if crate::exec::sandbox::inside(id, &ctx.layout.workspace(id)) {
         return Err(CliError::failure(format!(
             "cannot act on workspace {id:?} from inside its sandboxed run: agent-workspace's own state is read-only there"
         ))

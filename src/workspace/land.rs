@@ -10,11 +10,11 @@
 
 use std::path::Path;
 
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::inventory::{self, Entry, Problem};
-use crate::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
+use crate::store::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
 use crate::vcs::land::{Landing, Plan, Target};
+use crate::workspace::context::Context;
+use crate::workspace::inventory::{self, Entry, Problem};
 
 /// What `land` was asked.
 pub struct Request<'a> {
@@ -164,7 +164,7 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
         if let Some(name) = intent.target.strip_suffix('@') {
             let dir = match name {
                 crate::vcs::jj::MAIN_WORKSPACE => Some(ctx.repo.root.clone()),
-                _ => crate::layout::validate_id(name)
+                _ => crate::store::layout::validate_id(name)
                     .is_ok()
                     .then(|| ctx.layout.workspace(name)),
             };
@@ -202,7 +202,7 @@ fn finish_killed(ctx: &Context, entry: &mut Entry) {
         return;
     }
     // A land under way holds the lease: only a land nobody runs is finished.
-    let Ok(Some(_lease)) = crate::lock::try_exclusive(&ctx.layout.lease(&entry.id)) else {
+    let Ok(Some(_lease)) = crate::store::lock::try_exclusive(&ctx.layout.lease(&entry.id)) else {
         return;
     };
     let metadata::Loaded::Ok(mut record) = metadata::load(&entry.path) else {
@@ -266,7 +266,7 @@ fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
     let held = ctx.vcs.lands_held(lands).ok()?;
     if let Some(key) = key {
         let text = format!("{key}\n{asked}\n{}", held.join("\n"));
-        let _ = crate::fsutil::write_atomic(&cache, text.as_bytes());
+        let _ = crate::store::fsutil::write_atomic(&cache, text.as_bytes());
     }
     Some(held)
 }
@@ -320,7 +320,7 @@ fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super:
     let (other, path, what) = match target {
         Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
         Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
-            Some(other) if other != id && crate::layout::validate_id(&other).is_ok() => {
+            Some(other) if other != id && crate::store::layout::validate_id(&other).is_ok() => {
                 let what = format!("workspace {other:?}'s branch {rev}");
                 (other.clone(), ctx.layout.workspace(&other), what)
             }

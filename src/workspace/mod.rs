@@ -6,19 +6,26 @@
 pub mod capacity;
 pub mod changes;
 mod checkpoint;
+pub mod checkup;
 mod children;
+pub mod context;
 mod copy;
 mod create;
 pub use create::EXCLUDES;
 pub mod details;
+pub mod direnv;
+pub mod envrc_loads;
 pub mod gc;
 pub mod hold;
+pub mod inventory;
 pub mod land;
+pub mod launch;
 pub mod pool;
 mod reattach;
 pub mod remove;
 pub mod setup;
 pub mod tools;
+pub mod verdict;
 
 pub use checkpoint::{checkpoint, run_message, Checkpointed};
 pub use children::{check_parent, fork};
@@ -27,10 +34,10 @@ pub use hold::{hold, is_nested};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
 pub use crate::error::unregistered;
 use crate::error::{CliError, Result};
-use crate::metadata::Record;
+use crate::store::metadata::Record;
+use crate::workspace::context::Context;
 
 /// An opened workspace and whether this call created it.
 pub struct Opened {
@@ -78,7 +85,7 @@ pub enum Note {
     /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
     Copied {
         id: String,
-        copied: crate::reflink::Copied,
+        copied: crate::store::reflink::Copied,
         elapsed: std::time::Duration,
     },
 }
@@ -125,10 +132,10 @@ pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
             .hint("agent-workspace only deletes workspaces inside its own namespace directory"))
         }
     };
-    match crate::fsutil::remove_dir_checked(namespace_dir, name) {
+    match crate::store::fsutil::remove_dir_checked(namespace_dir, name) {
         Err(
-            crate::fsutil::FsError::Symlink { path: p }
-            | crate::fsutil::FsError::NotADirectory { path: p },
+            crate::store::fsutil::FsError::Symlink { path: p }
+            | crate::store::fsutil::FsError::NotADirectory { path: p },
         ) if p == path => Err(not_a_workspace(path)),
         other => Ok(other?),
     }
@@ -156,9 +163,9 @@ fn foreign(id: &str, at: &Path) -> CliError {
 /// does, as in "cannot <doing> workspace ..."), refusing one with a problem other than a
 /// crashed run or a changed view.
 pub fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
-    use crate::inventory::Problem;
+    use crate::workspace::inventory::Problem;
     let path = ctx.layout.workspace(id);
-    let entry = crate::inventory::local(ctx, id).ok_or_else(|| unknown(id, &path))?;
+    let entry = crate::workspace::inventory::local(ctx, id).ok_or_else(|| unknown(id, &path))?;
     match &entry.problem {
         None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
         Some(problem) => {
@@ -169,8 +176,8 @@ pub fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
             .hint(format!("see `agent-workspace status {id}`")))
         }
     }
-    match crate::metadata::load(&path) {
-        crate::metadata::Loaded::Ok(record) => Ok(*record),
+    match crate::store::metadata::load(&path) {
+        crate::store::metadata::Loaded::Ok(record) => Ok(*record),
         _ => Err(unknown(id, &path)),
     }
 }

@@ -4,10 +4,10 @@ use std::path::Path;
 
 use super::create::new_record;
 use super::{foreign, same_dir, Note, Opened, Request};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::metadata::{self, Loaded, Origin, Record};
+use crate::store::metadata::{self, Loaded, Origin, Record};
 use crate::vcs::Registered;
+use crate::workspace::context::Context;
 
 pub(super) fn reattach(
     ctx: &Context,
@@ -56,7 +56,7 @@ pub(super) fn reattach(
         }
     }
     let mut record = record;
-    if let Some(m) = crate::verdict::mismatch(ctx.repo.backend, &ctx.vcs, &record) {
+    if let Some(m) = crate::workspace::verdict::mismatch(ctx.repo.backend, &ctx.vcs, &record) {
         return Err(m.error(req.id));
     }
     restore_view(&mut record, notes)?;
@@ -89,7 +89,7 @@ pub(super) fn reattach(
 /// Rewrites the view of a record whose view was changed by someone else, or creates the state
 /// of a record an older version left in the workspace.
 fn restore_view(record: &mut Record, notes: &mut Vec<Note>) -> Result<()> {
-    let state = crate::state::path(&record.workspace_path);
+    let state = crate::store::state::path(&record.workspace_path);
     let note = match record.origin {
         Origin::State => return Ok(()),
         Origin::Tampered => Note::ViewRewritten {

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::remove_workspace_dir;
-use crate::aside::{self, Aside, Policy};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::inventory::{Entry, Problem};
-use crate::liveness;
-use crate::lock::{self, Lock};
-use crate::metadata::Record;
+use crate::exec::liveness;
+use crate::store::aside::{self, Aside, Policy};
+use crate::store::lock::{self, Lock};
+use crate::store::metadata::Record;
 use crate::vcs::{Commit, Kept};
+use crate::workspace::context::Context;
+use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
 
 /// The directory under the namespace that holds kept-aside files.
@@ -58,7 +58,7 @@ pub fn remove(
         None => take_lease(ctx, entry, args.force)?,
     };
     let _repo = lock::exclusive(&ctx.layout.repo_lock())?;
-    crate::state::check(&entry.path)?;
+    crate::store::state::check(&entry.path)?;
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
     // The name the backend knows it by (another one after `jj workspace rename`).
     let name = match &entry.problem {
@@ -91,7 +91,7 @@ pub fn remove(
         };
         remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
         lease.remove();
-        crate::state::remove(&entry.path)?;
+        crate::store::state::remove(&entry.path)?;
         return Ok(Removal {
             kept,
             aside,
@@ -135,7 +135,7 @@ pub fn remove(
     // The workspace is gone, and with it the lease file: a lease file without a directory
     // now only means a workspace deleted by hand (see `inventory::all`).
     lease.remove();
-    crate::state::remove(&entry.path)?;
+    crate::store::state::remove(&entry.path)?;
     Journal::remove(ctx, &entry.id);
     let branch_deleted = match (&kept, args.delete_branch) {
         (Kept::Branch { branch, .. }, true) => Some(
@@ -181,7 +181,7 @@ pub fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
             continue;
         };
         let path = ctx.layout.workspace(&id);
-        let removal = match crate::inventory::one(ctx, &id) {
+        let removal = match crate::workspace::inventory::one(ctx, &id) {
             (_, Some(err)) => Err(err),
             (Some(entry), None) => {
                 let journal = Journal::read(ctx, &id);
@@ -196,7 +196,7 @@ pub fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
             (None, None) => {
                 let journal = Journal::read(ctx, &id);
                 lease.remove();
-                let _ = crate::state::remove(&path);
+                let _ = crate::store::state::remove(&path);
                 Journal::remove(ctx, &id);
                 Ok(Removal {
                     kept: journal.as_ref().map_or(Kept::Nothing, |j| j.kept.to_kept()),
@@ -295,20 +295,20 @@ impl Journal {
     fn path(ctx: &Context, id: &str) -> PathBuf {
         ctx.layout
             .dir
-            .join(crate::state::DIR_NAME)
+            .join(crate::store::state::DIR_NAME)
             .join(format!("{id}{JOURNAL_SUFFIX}"))
     }
 
     /// The ids whose removal journal is left.
     fn ids(ctx: &Context) -> Vec<String> {
-        let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::state::DIR_NAME)) else {
+        let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::store::state::DIR_NAME)) else {
             return vec![];
         };
         let mut ids: Vec<String> = dir
             .filter_map(|e| {
                 let name = e.ok()?.file_name().into_string().ok()?;
                 let id = name.strip_suffix(JOURNAL_SUFFIX)?;
-                crate::layout::validate_id(id).ok()?;
+                crate::store::layout::validate_id(id).ok()?;
                 Some(id.to_string())
             })
             .collect();
@@ -317,7 +317,7 @@ impl Journal {
     }
 
     fn read(ctx: &Context, id: &str) -> Option<Journal> {
-        let file = crate::fsutil::open_existing_nofollow(&Journal::path(ctx, id)).ok()?;
+        let file = crate::store::fsutil::open_existing_nofollow(&Journal::path(ctx, id)).ok()?;
         serde_json::from_reader(std::io::BufReader::new(file)).ok()
     }
 
@@ -327,13 +327,15 @@ impl Journal {
                 "could not write the journal of removing {id:?}: {e}"
             ))
         })?;
-        crate::fsutil::create_dir_nofollow(&ctx.layout.dir.join(crate::state::DIR_NAME))?;
-        crate::fsutil::write_atomic(&Journal::path(ctx, id), &text)?;
+        crate::store::fsutil::create_dir_nofollow(
+            &ctx.layout.dir.join(crate::store::state::DIR_NAME),
+        )?;
+        crate::store::fsutil::write_atomic(&Journal::path(ctx, id), &text)?;
         Ok(())
     }
 
     fn remove(ctx: &Context, id: &str) {
-        let _ = crate::fsutil::remove_file(&Journal::path(ctx, id));
+        let _ = crate::store::fsutil::remove_file(&Journal::path(ctx, id));
     }
 
     /// Finishes a removal a kill interrupted after the backend began forgetting the workspace:
@@ -381,7 +383,7 @@ impl Journal {
                 false => Ok(()),
             })?;
         lease.remove();
-        crate::state::remove(&entry.path)?;
+        crate::store::state::remove(&entry.path)?;
         Journal::remove(ctx, &entry.id);
         Ok(Removal {
             kept: self.kept.to_kept(),
@@ -397,7 +399,7 @@ impl Journal {
 /// of free space: a snapshot that fails half way on a full disk leaves a jj working copy
 /// stale. What it writes is at most the files changed since the backend last recorded the
 /// workspace (jj: its `tree_state`; git: its index), ignored ones aside; the repository and the namespace (the
-/// journal, the state) must have that room plus [`crate::disk::MARGIN`].
+/// journal, the state) must have that room plus [`crate::store::disk::MARGIN`].
 fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathBuf>> {
     match &ctx.vcs {
         crate::vcs::Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
@@ -427,9 +429,9 @@ fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
         .into_iter()
         .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
         .collect();
-    let bytes = crate::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
+    let bytes = crate::store::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
     for dir in [&ctx.repo.root, &ctx.layout.dir] {
-        crate::disk::check_room(dir, bytes).map_err(|e| {
+        crate::store::disk::check_room(dir, bytes).map_err(|e| {
             CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
                 "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
             )

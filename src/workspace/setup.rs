@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::config::SetupCommand;
-use crate::context::Context;
-use crate::direnv::Loader;
 use crate::error::{CliError, Result};
-use crate::launch::{Launch, Sandboxing};
-use crate::metadata::{self, Record, Setup, SetupStatus};
-use crate::process::Ending;
+use crate::exec::process::Ending;
+use crate::store::metadata::{self, Record, Setup, SetupStatus};
+use crate::workspace::context::Context;
+use crate::workspace::direnv::Loader;
+use crate::workspace::launch::{Launch, Sandboxing};
 
 /// How a setup runs: the run's environment loader, sandbox and lease.
 pub struct Env<'a> {
@@ -38,7 +38,7 @@ pub fn due(ctx: &Context, record: &Record, created: bool) -> bool {
 
 /// The setup's log: `<namespace>/.state/<id>.setup.log`, beside the workspace's state.
 pub fn log_path(workspace: &Path) -> PathBuf {
-    let state = crate::state::path(workspace);
+    let state = crate::store::state::path(workspace);
     state.with_extension("setup.log")
 }
 
@@ -97,7 +97,7 @@ pub fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
     outcome.signal = signal;
     record.setup = Some(outcome);
     metadata::save(record)?;
-    if let Some(sig) = crate::signals::received() {
+    if let Some(sig) = crate::exec::signals::received() {
         return Err(CliError::interrupted(
             sig,
             format!("interrupted by signal {sig} during the setup; the command was not run"),
@@ -142,9 +142,9 @@ fn trusted(ctx: &Context, record: &Record, setup: &SetupCommand) -> Result<bool>
 
 fn open_log(log: &Path) -> Result<std::fs::File> {
     if let Some(dir) = log.parent() {
-        crate::fsutil::create_dir_nofollow(dir)?;
+        crate::store::fsutil::create_dir_nofollow(dir)?;
     }
-    let file = crate::fsutil::open_nofollow(log)?;
+    let file = crate::store::fsutil::open_nofollow(log)?;
     file.set_len(0)
         .map_err(|e| CliError::io("truncate", log, &e))?;
     Ok(file)

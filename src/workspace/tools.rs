@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use super::Note;
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::metadata::{self, Record};
-use crate::tools::{self, Recorded};
+use crate::store::metadata::{self, Record};
+use crate::store::tools::{self, Recorded};
+use crate::workspace::context::Context;
 
 /// What a sync copied.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::repo::Backend;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
@@ -77,7 +77,7 @@ impl Git {
             .stdout()?;
         let ours = |p: &PathBuf| {
             let text = p.to_string_lossy();
-            text.starts_with(crate::metadata::FILE_NAME) || text == ".direnv/"
+            text.starts_with(crate::store::metadata::FILE_NAME) || text == ".direnv/"
         };
         Ok(crate::vcs::split_nul(&out)
             .into_iter()

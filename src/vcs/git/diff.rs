@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::process::Call;
+use crate::exec::process::Call;
 use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 

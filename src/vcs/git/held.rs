@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Git;
-use crate::metadata::Land;
+use crate::store::metadata::Land;
 use crate::vcs::error::Result;
 
 impl Git {

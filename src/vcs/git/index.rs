@@ -34,8 +34,8 @@ pub(super) fn copy_index(real: &Path, to: &Path) -> Result<bool> {
         .metadata()
         .and_then(|m| m.modified())
         .map_err(read_error)?;
-    crate::fsutil::write_atomic(to, &bytes)?;
-    crate::fsutil::open_existing_nofollow(to)?
+    crate::store::fsutil::write_atomic(to, &bytes)?;
+    crate::store::fsutil::open_existing_nofollow(to)?
         .set_modified(mtime)
         .map_err(|source| VcsError::Io {
             action: "set the mtime of",

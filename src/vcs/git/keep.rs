@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Head, Kept};
 

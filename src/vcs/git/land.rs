@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::land_edits::WorkHead;
 use super::Git;
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
 
 impl Git {
@@ -109,7 +109,7 @@ impl Git {
         new: &str,
         already: &[String],
     ) -> String {
-        let q = crate::process::quote;
+        let q = crate::exec::process::quote;
         let Some(wt) = worktree else {
             let main = q(&self.main.display().to_string());
             return format!(

@@ -108,7 +108,7 @@ impl Git {
                 let name = name.trim();
                 Some(name.strip_prefix("refs/heads/").unwrap_or(name).to_string())
             }
-            Err(crate::process::ProcessError::Failed { code: Some(1), .. }) => None,
+            Err(crate::exec::process::ProcessError::Failed { code: Some(1), .. }) => None,
             Err(e) => return Err(e.into()),
         };
         let head = self

@@ -2,7 +2,7 @@
 //! index or worktree: what it brings, the files it conflicts in, and `--prefer`'s side.
 
 use super::Git;
-use crate::metadata::{Conflict, Resolved, Side};
+use crate::store::metadata::{Conflict, Resolved, Side};
 use crate::vcs::land::{Landing, Plan, Result};
 
 impl Git {

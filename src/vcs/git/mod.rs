@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use super::{Created, Registered};
-use crate::process::{Call, ProcessError};
+use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
 
@@ -54,7 +54,7 @@ impl Git {
         let bin = match self.binary.get() {
             Some(bin) => bin,
             None => {
-                let found = crate::process::find("git")?;
+                let found = crate::exec::process::find("git")?;
                 self.binary.get_or_init(|| found)
             }
         };

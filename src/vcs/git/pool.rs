@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::Git;
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::Created;
 

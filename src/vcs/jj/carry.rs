@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::Jj;
-use crate::process::{Call, ProcessError};
+use crate::exec::process::{Call, ProcessError};
 use crate::vcs::error::{CarryFailure, Result, StaleEdit, VcsError};
 
 /// A path in one version: the recorded commit, the saved copy or the new commit.
@@ -166,7 +166,7 @@ impl Jj {
             }
         }
         if fs::symlink_metadata(&scratch).is_ok() {
-            crate::tree::remove(&scratch).map_err(io("remove", &scratch))?;
+            crate::store::tree::remove(&scratch).map_err(io("remove", &scratch))?;
         }
         Ok(Carried {
             conflicts,
@@ -419,7 +419,7 @@ fn merge(base: &Side, ours: &Side, theirs: &Side, saved: &Path, scratch: &Path) 
     else {
         return Ok(Outcome::Conflict);
     };
-    let Ok(git) = crate::process::find("git") else {
+    let Ok(git) = crate::exec::process::find("git") else {
         return Ok(Outcome::Conflict);
     };
     let io = |path: &Path| {
@@ -479,12 +479,12 @@ fn write_side(ws: &Path, rel: &Path, side: &Side) -> io::Result<bool> {
     let name = rel.file_name().unwrap_or_default().to_string_lossy();
     let tmp = target.with_file_name(format!(".{name}.aw-carry"));
     if fs::symlink_metadata(&tmp).is_ok() {
-        crate::tree::remove(&tmp)?;
+        crate::store::tree::remove(&tmp)?;
     }
     match side {
         Side::Absent => {
             if fs::symlink_metadata(&target).is_ok() {
-                crate::tree::remove(&target)?;
+                crate::store::tree::remove(&target)?;
             }
             return Ok(true);
         }
@@ -497,7 +497,7 @@ fn write_side(ws: &Path, rel: &Path, side: &Side) -> io::Result<bool> {
         Side::Conflict(_) | Side::Other => return Ok(false),
     }
     if matches!(fs::symlink_metadata(&target), Ok(m) if m.is_dir()) {
-        crate::tree::remove(&target)?;
+        crate::store::tree::remove(&target)?;
     }
     fs::rename(&tmp, &target)?;
     Ok(true)
@@ -517,9 +517,9 @@ fn keep(saved: &Path, ours: &Side, kept: &Path, rel: &Path, path: &str) -> Resul
             fs::create_dir_all(parent)?;
         }
         if fs::symlink_metadata(&dest).is_ok() {
-            crate::tree::remove(&dest)?;
+            crate::store::tree::remove(&dest)?;
         }
-        crate::tree::copy_entry(saved, &dest)
+        crate::store::tree::copy_entry(saved, &dest)
     };
     copy().map_err(|source| VcsError::Io {
         action: "keep an unrecorded edit in",

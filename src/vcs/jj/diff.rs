@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{workspace_revset, Jj};
-use crate::process::Call;
+use crate::exec::process::Call;
 use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
@@ -107,7 +107,7 @@ impl Jj {
     /// git on the repository backing this jj repository.
     pub(super) fn git(&self) -> Result<Call> {
         let dir = self.git_dir().ok_or(VcsError::NotGitBacked)?;
-        Ok(Call::new(crate::process::find("git")?)
+        Ok(Call::new(crate::exec::process::find("git")?)
             .arg("--git-dir")
             .arg(dir)
             .env("LC_ALL", "C")
@@ -130,7 +130,7 @@ fn hex_ids(base: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn read_failed(id: &str, ws: &Path, e: crate::process::ProcessError) -> VcsError {
+fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
     let stderr = e.stderr();
     if stderr.contains("working copy is stale") {
         return VcsError::Stale { id: id.to_string() };

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{workspace_revset, Jj, MAIN_WORKSPACE};
-use crate::metadata::Land;
+use crate::store::metadata::Land;
 use crate::vcs::error::Result;
 use crate::vcs::land::hex_ids;
 
@@ -238,7 +238,7 @@ fn blank() -> Land {
         at: String::new(),
         target: String::new(),
         commits: vec![],
-        outcome: crate::metadata::LandOutcome::Landed,
+        outcome: crate::store::metadata::LandOutcome::Landed,
         resolved: vec![],
         conflicts: vec![],
         operation_before: None,

@@ -101,7 +101,7 @@ impl Jj {
         (commits.map(|out| crate::vcs::parse_commits(&out)), tracked)
     }
 
-    fn work_commits_call(&self, id: &str, base: &[String]) -> Result<crate::process::Call> {
+    fn work_commits_call(&self, id: &str, base: &[String]) -> Result<crate::exec::process::Call> {
         // Only commit ids reach the revset: the base comes from a file the workspace can write.
         let ids: Vec<String> = base
             .iter()

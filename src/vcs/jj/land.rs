@@ -12,8 +12,8 @@ use super::land_preview::{land_set, Landed, Preview};
 use super::land_result::by_change;
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
-use crate::metadata::Conflict;
-use crate::process::{Call, ProcessError};
+use crate::exec::process::{Call, ProcessError};
+use crate::store::metadata::Conflict;
 use crate::vcs::land::{hex_ids, overlap, LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::land::Trial;
 use super::land_preview::{parse_preview, Landed};
 use super::{workspace_revset, Jj};
-use crate::metadata::{Conflict, Land, Resolved, Side};
+use crate::store::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
 
 /// The preview template's commit part, with the files each commit changes.

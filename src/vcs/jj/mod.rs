@@ -18,7 +18,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Registered;
-use crate::process::{Call, ProcessError};
+use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
 
@@ -55,7 +55,7 @@ impl Jj {
         if let Some(path) = self.binary.get() {
             return Ok(path);
         }
-        let path = crate::process::find("jj")?;
+        let path = crate::exec::process::find("jj")?;
         Ok(self.binary.get_or_init(|| path))
     }
 
@@ -204,7 +204,7 @@ impl Jj {
 
     /// Starts `workspace forget`, which touches only the repository, so the directory can be
     /// removed meanwhile.
-    pub fn start_forget(&self, id: &str) -> Result<crate::process::Started> {
+    pub fn start_forget(&self, id: &str) -> Result<crate::exec::process::Started> {
         Ok(self
             .call(&self.main)?
             .args(["workspace", "forget", id])
@@ -242,8 +242,8 @@ impl Jj {
 /// is simply not kept (the namespace's directories were checked when the command started).
 fn store_atomically(path: &Path, text: &str) {
     let Some(dir) = path.parent() else { return };
-    if crate::fsutil::create_dir_nofollow(dir).is_ok() {
-        let _ = crate::fsutil::write_atomic(path, text.as_bytes());
+    if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
+        let _ = crate::store::fsutil::write_atomic(path, text.as_bytes());
     }
 }
 

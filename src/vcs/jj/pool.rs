@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::Jj;
-use crate::process::Started;
+use crate::exec::process::Started;
 use crate::vcs::error::Result;
 
 impl Jj {

@@ -6,9 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{workspace_revset, Jj};
-use crate::process::ProcessError;
+use crate::exec::process::ProcessError;
 use crate::vcs::error::{CarryFailure, Result, VcsError};
-use crate::{recovery, tree};
+use crate::{store::recovery, store::tree};
 
 /// What querying a workspace's working copy found.
 pub(super) enum Probe {
@@ -73,7 +73,7 @@ impl Jj {
                 path: ws.to_path_buf(),
                 why,
             };
-            crate::disk::check_room(scratch, crate::disk::usage(ws).allocated)
+            crate::store::disk::check_room(scratch, crate::store::disk::usage(ws).allocated)
                 .map_err(|e| not_carried(e.to_string()))?;
             if let Err(e) = tree::copy(ws, &recovery::files(scratch))
                 .and_then(|()| recovery::mark_complete(scratch, recorded.as_deref(), &siblings))
@@ -155,7 +155,7 @@ impl Jj {
                 let kept_root = ws.with_file_name(".kept");
                 let updated = recovery::Updated {
                     commit,
-                    kept: crate::aside::fresh_dest(&kept_root, &id),
+                    kept: crate::store::aside::fresh_dest(&kept_root, &id),
                 };
                 recovery::mark_updated(scratch, &updated).map_err(io)?;
                 updated

@@ -5,9 +5,9 @@ use std::fs;
 use std::path::PathBuf;
 
 use super::{journal, ready_file, Entry, State};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::lock;
+use crate::store::lock;
+use crate::workspace::context::Context;
 
 /// Discards what a take of entry `token` as workspace `id` left, wherever it got to: the
 /// directory (under either name), the registration (under either name), a branch the take
@@ -24,7 +24,7 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> 
             super::super::remove_workspace_dir(&layout.dir, dir)?;
         }
     }
-    let name = format!("{}{token}", crate::layout::POOL_PREFIX);
+    let name = format!("{}{token}", crate::store::layout::POOL_PREFIX);
     ctx.vcs
         .forget_prepared(&[id, &name], &[entry.as_path(), ws.as_path()])?;
     if new_branch {
@@ -32,7 +32,7 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> 
             let _ = ctx.vcs.delete_branch(&branch, true);
         }
     }
-    let _ = crate::state::remove(&ws);
+    let _ = crate::store::state::remove(&ws);
     super::finish(ctx, token);
     Ok(())
 }
@@ -54,9 +54,9 @@ pub fn recover(ctx: &Context) -> Result<()> {
         }
         let text = fs::read_to_string(file.path()).unwrap_or_default();
         let id = text.lines().next().unwrap_or_default();
-        let saved = crate::layout::validate_id(id).is_ok()
-            && fs::symlink_metadata(crate::state::path(&ctx.layout.workspace(id))).is_ok();
-        match (saved, crate::layout::validate_id(id).is_ok()) {
+        let saved = crate::store::layout::validate_id(id).is_ok()
+            && fs::symlink_metadata(crate::store::state::path(&ctx.layout.workspace(id))).is_ok();
+        match (saved, crate::store::layout::validate_id(id).is_ok()) {
             (true, _) => super::finish(ctx, token),
             (false, true) => discard_taken(ctx, token, id)?,
             (false, false) => super::finish(ctx, token),
@@ -114,7 +114,8 @@ pub(super) fn unready(ctx: &Context, entry: &Entry) -> Result<bool> {
     if fs::symlink_metadata(&entry.path).is_err() {
         return Ok(false);
     }
-    crate::fsutil::remove_file(&ready_file(&ctx.layout, &entry.token)).map_err(CliError::from)?;
+    crate::store::fsutil::remove_file(&ready_file(&ctx.layout, &entry.token))
+        .map_err(CliError::from)?;
     Ok(true)
 }
 

@@ -6,10 +6,10 @@ use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use super::{ready_file, Ready, State};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::lock;
-use crate::metadata::{self, SetupStatus};
+use crate::store::lock;
+use crate::store::metadata::{self, SetupStatus};
+use crate::workspace::context::Context;
 
 /// What a fill did.
 #[derive(Debug, Default)]
@@ -49,7 +49,7 @@ pub fn fill(ctx: &Context, opts: &Options, notes: &mut Vec<super::super::Note>) 
             }
         },
     };
-    crate::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
+    crate::store::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
     let mut filled = Filled::default();
     let mut found = super::list(ctx, false);
     found.extend(super::leaked(ctx, false));
@@ -71,7 +71,7 @@ pub fn fill(ctx: &Context, opts: &Options, notes: &mut Vec<super::super::Note>) 
             .count()
     };
     while ready(ctx) < opts.target {
-        if let Some(sig) = crate::signals::received() {
+        if let Some(sig) = crate::exec::signals::received() {
             return Err(CliError::interrupted(
                 sig,
                 format!("interrupted by signal {sig} while filling the pool"),
@@ -118,7 +118,7 @@ fn prepare(
     notes: &mut Vec<super::super::Note>,
 ) -> Result<PathBuf> {
     let path = ctx.layout.pool_entry(token);
-    let name = format!("{}{token}", crate::layout::POOL_PREFIX);
+    let name = format!("{}{token}", crate::store::layout::POOL_PREFIX);
     super::super::create::ensure_excluded(ctx)?;
     let base = ctx.vcs.resolve_base(None)?;
     ctx.progress.report(crate::progress::Phase::CheckingOut);
@@ -137,7 +137,7 @@ fn prepare(
     }
     super::super::tools::sync(ctx, &mut record, false, notes)?;
     if ctx.config.setup.is_some() {
-        let loader = crate::direnv::prepare(&mut record, &ctx.vcs, false, true)?;
+        let loader = crate::workspace::direnv::prepare(&mut record, &ctx.vcs, false, true)?;
         let env = super::super::setup::Env {
             loader: &loader,
             sandboxing: None,
@@ -157,8 +157,8 @@ fn prepare(
         })?;
         // Its record lives in the ready file: neither a view in the directory (which moves
         // with it) nor a state under its name.
-        crate::fsutil::remove_file(&metadata::path(&path))?;
-        crate::fsutil::remove_file(&crate::state::path(&path))?;
+        crate::store::fsutil::remove_file(&metadata::path(&path))?;
+        crate::store::fsutil::remove_file(&crate::store::state::path(&path))?;
     }
     let ready = Ready {
         schema_version: 1,
@@ -169,7 +169,7 @@ fn prepare(
     };
     let text = serde_json::to_vec_pretty(&ready)
         .map_err(|e| CliError::failure(format!("cannot write the pool's ready file: {e}")))?;
-    crate::fsutil::write_atomic(&ready_file(&ctx.layout, token), &text)?;
+    crate::store::fsutil::write_atomic(&ready_file(&ctx.layout, token), &text)?;
     Ok(path)
 }
 

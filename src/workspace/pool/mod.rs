@@ -19,13 +19,13 @@ pub use discard::{drain, recover, recover_taken, settle};
 pub use take::{abandon, begin, complete, finish, take};
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::Context;
-use crate::layout::{Layout, POOL_PREFIX};
-use crate::metadata::Record;
+use crate::store::layout::{Layout, POOL_DIR, POOL_PREFIX};
+use crate::store::metadata::Record;
+use crate::workspace::context::Context;
 
 /// A prepared workspace's ready file: what it was prepared as.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,8 +74,31 @@ pub fn ready_file(layout: &Layout, token: &str) -> PathBuf {
     layout.pool_dir().join(format!("{token}.json"))
 }
 
-use crate::pool_journal::journal;
-pub use crate::pool_journal::taking;
+// The journal of a take (`<namespace>/.pool/<token>.taking`): written before a prepared
+// workspace is touched, naming the id it becomes; read so a half-taken one is never listed.
+
+/// The journal of a take of prepared workspace `token`.
+pub fn journal(layout: &Layout, token: &str) -> PathBuf {
+    layout.pool_dir().join(format!("{token}.taking"))
+}
+
+/// The ids a take's journal names whose workspace has no state yet: a half-taken entry,
+/// never listed as a workspace.
+pub fn taking(namespace_dir: &Path) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(namespace_dir.join(POOL_DIR)) else {
+        return vec![];
+    };
+    dir.filter_map(|e| {
+        let name = e.ok()?.file_name().into_string().ok()?;
+        name.strip_suffix(".taking")?;
+        let text = fs::read_to_string(namespace_dir.join(POOL_DIR).join(&name)).ok()?;
+        let id = text.lines().next()?.to_string();
+        crate::store::layout::validate_id(&id).ok()?;
+        let state = crate::store::state::path(&namespace_dir.join(&id));
+        fs::symlink_metadata(state).is_err().then_some(id)
+    })
+    .collect()
+}
 
 /// A token is what follows `.pool-`: lowercase letters and digits only.
 fn valid_token(token: &str) -> bool {
@@ -107,7 +130,7 @@ pub fn fingerprint(ctx: &Context) -> String {
         c.tools_paths,
         c.tools_paths_set
     );
-    crate::state::digest(text.as_bytes())
+    crate::store::state::digest(text.as_bytes())
 }
 
 /// Every prepared workspace of the namespace, oldest first, except those a take's journal
@@ -117,7 +140,7 @@ pub fn entries(ctx: &Context) -> Vec<Entry> {
     // The backend is asked first: the slow part, kept out of the time between asking whether
     // a fill is under way and reading the entries (and the caller asking it again).
     let registered = ctx.vcs.list().unwrap_or_default();
-    let filling = crate::lock::is_held(&ctx.layout.pool_lock());
+    let filling = crate::store::lock::is_held(&ctx.layout.pool_lock());
     let mut found = list(ctx, filling);
     found.extend(leaked_of(ctx, registered, filling));
     found
@@ -197,7 +220,7 @@ fn list(ctx: &Context, filling: bool) -> Vec<Entry> {
 }
 
 fn read_ready(layout: &Layout, token: &str) -> Option<Ready> {
-    let file = crate::fsutil::open_existing_nofollow(&ready_file(layout, token)).ok()?;
+    let file = crate::store::fsutil::open_existing_nofollow(&ready_file(layout, token)).ok()?;
     let ready: Ready = serde_json::from_reader(std::io::BufReader::new(file)).ok()?;
     (ready.schema_version == 1).then_some(ready)
 }
@@ -209,11 +232,11 @@ pub fn refill_in_background(ctx: &Context) -> crate::error::Result<()> {
     let exe = std::env::current_exe().map_err(|e| {
         crate::error::CliError::io("find", std::path::Path::new("agent-workspace"), &e)
     })?;
-    crate::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
+    crate::store::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
     let log_path = ctx.layout.pool_dir().join("refill.log");
-    let log = crate::fsutil::open_nofollow(&log_path)?;
+    let log = crate::store::fsutil::open_nofollow(&log_path)?;
     let _ = log.set_len(0);
-    crate::process::Call::new(exe)
+    crate::exec::process::Call::new(exe)
         .arg("--root")
         .arg(&ctx.layout.root)
         .arg("--repo")

@@ -9,12 +9,12 @@ use std::fs;
 use std::path::Path;
 
 use super::{journal, ready_file, Entry, Ready, State};
-use crate::context::Context;
 use crate::error::{CliError, Result};
-use crate::metadata::Record;
-use crate::process::Started;
+use crate::exec::process::Started;
+use crate::store::metadata::Record;
 use crate::vcs::git::BranchPlan;
 use crate::vcs::Created;
+use crate::workspace::context::Context;
 
 /// A prepared workspace now at the new workspace's path.
 pub struct Taken {
@@ -162,7 +162,7 @@ fn oldest_ready(ctx: &Context) -> Option<(Entry, Ready)> {
     if fs::symlink_metadata(ctx.layout.pool_dir()).is_err() {
         return None;
     }
-    super::list(ctx, crate::lock::is_held(&ctx.layout.pool_lock()))
+    super::list(ctx, crate::store::lock::is_held(&ctx.layout.pool_lock()))
         .into_iter()
         .filter(|e| e.state == State::Ready)
         .find_map(|e| Some((e.clone(), e.ready?)))
@@ -171,7 +171,7 @@ fn oldest_ready(ctx: &Context) -> Option<(Entry, Ready)> {
 /// The take's journal, written before the entry is touched.
 fn write_journal(ctx: &Context, entry: &Entry, id: &str, new_branch: bool) -> Result<()> {
     let text = format!("{id}\n{}\n", if new_branch { "new-branch" } else { "" });
-    crate::fsutil::write_atomic(&journal(&ctx.layout, &entry.token), text.as_bytes())?;
+    crate::store::fsutil::write_atomic(&journal(&ctx.layout, &entry.token), text.as_bytes())?;
     Ok(())
 }
 
@@ -204,7 +204,7 @@ fn move_setup_log(entry: &Entry, path: &Path, prepared: &mut Record) {
 /// state go.
 pub fn finish(ctx: &Context, token: &str) {
     let entry = ctx.layout.pool_entry(token);
-    let _ = crate::state::remove(&entry);
-    let _ = crate::fsutil::remove_file(&ready_file(&ctx.layout, token));
-    let _ = crate::fsutil::remove_file(&journal(&ctx.layout, token));
+    let _ = crate::store::state::remove(&entry);
+    let _ = crate::store::fsutil::remove_file(&ready_file(&ctx.layout, token));
+    let _ = crate::store::fsutil::remove_file(&journal(&ctx.layout, token));
 }

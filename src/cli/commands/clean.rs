@@ -1,0 +1,328 @@
+//! `clean`: record a workspace's edits, forget it and remove its directory; one by one or in
+//! bulk by status and age.
+
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::GlobalArgs;
+use crate::error::{CliError, Result};
+use crate::store::aside;
+use crate::store::layout::validate_id;
+use crate::store::lock;
+use crate::store::metadata;
+use crate::ui::output;
+use crate::workspace;
+use crate::workspace::context::Context;
+use crate::workspace::inventory::{self, Entry, Problem};
+
+use crate::ui::report::{describe, removal_json};
+use crate::workspace::remove::{self, Removal, KEPT_DIR};
+
+/// Remove workspaces, keeping their edits in the repository.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Workspaces to remove
+    pub ids: Vec<String>,
+    /// Select every workspace of this repository
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
+    /// Select workspaces with this status (repeatable)
+    #[arg(long, value_name = "STATUS", conflicts_with = "ids",
+          value_parser = ["done", "error", "crashed", "interrupted", "idle", "landed", "conflicted"])]
+    pub status: Vec<String>,
+    /// Select workspaces not updated for this long (e.g. 7d, 12h, 30m)
+    #[arg(long, value_name = "DURATION", conflicts_with = "ids", value_parser = humantime::parse_duration)]
+    pub older_than: Option<Duration>,
+    /// Select workspaces whose last land brought all their work into its target: nothing
+    /// unrecorded, no commit outside it
+    #[arg(long, conflicts_with = "ids")]
+    pub landed: bool,
+    /// Show what would be removed, remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Stop a live run first; remove directories the backend no longer knows; with
+    /// --delete-branch, delete unmerged branches too
+    #[arg(long)]
+    pub force: bool,
+    /// git backend: also delete the workspace's branch when it is fully merged
+    #[arg(long)]
+    pub delete_branch: bool,
+    /// Delete the files no commit keeps instead of keeping them aside in <namespace>/.kept/
+    #[arg(long)]
+    pub discard_untracked: bool,
+    /// Only delete the kept-aside directories (<namespace>/.kept/<id>-<time>) of the named
+    /// workspaces, or of every workspace with --all; remove no workspace
+    #[arg(long, conflicts_with_all = ["status", "older_than", "landed", "force", "delete_branch", "discard_untracked"])]
+    pub purge_kept: bool,
+}
+
+/// What happened to one selected workspace.
+enum Outcome {
+    Removed(Removal),
+    WouldRemove,
+    Skipped(String),
+    Failed(CliError),
+}
+
+pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+    for id in &args.ids {
+        validate_id(id)?;
+    }
+    let bulk = args.all || !args.status.is_empty() || args.older_than.is_some() || args.landed;
+    if args.ids.is_empty() && !bulk {
+        return Err(CliError::usage(
+            "name the workspaces to clean, or select them with --all, --status, --older-than or --landed",
+        )
+        .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
+    }
+    let ctx = Context::open(global)?;
+    // A clean a kill interrupted is finished first (never in a dry run, which changes
+    // nothing): a named one counts as removed by this clean, any other is said on stderr.
+    let settled = match args.dry_run {
+        true => vec![],
+        false => remove::settle_interrupted(&ctx)?,
+    };
+    let (named, others): (Vec<_>, Vec<_>) = settled
+        .into_iter()
+        .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
+    for line in crate::ui::report::settled(&others) {
+        eprintln!("{line}");
+    }
+    if args.purge_kept {
+        return purge_kept(&ctx, args);
+    }
+    for id in &args.ids {
+        ctx.vcs.check_id(id)?;
+    }
+    let finished: Vec<(String, std::path::PathBuf, Outcome)> = named
+        .into_iter()
+        .filter_map(|f| Some((f.id, f.path, Outcome::Removed(f.removal.ok()?))))
+        .collect();
+    let selected: Vec<_> = select(&ctx, args, bulk)?
+        .into_iter()
+        .filter(|(id, _)| !finished.iter().any(|(done, _, _)| done == id))
+        .map(|(id, entry)| {
+            let outcome = clean_one(&ctx, args, bulk, &id, entry);
+            let path = ctx.layout.workspace(&id);
+            (id, path, outcome)
+        })
+        .collect();
+    let results: Vec<_> = finished.into_iter().chain(selected).collect();
+    report(&results, args)?;
+    let failed = results.iter().any(|(_, _, o)| match o {
+        Outcome::Failed(_) => true,
+        Outcome::Skipped(_) => !bulk,
+        _ => false,
+    });
+    Ok(i32::from(failed))
+}
+
+/// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
+fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Option<Entry>)>> {
+    if bulk {
+        let (mut entries, warning) = inventory::all(ctx);
+        if let Some(err) = warning {
+            return Err(err);
+        }
+        workspace::land::follow(ctx, &mut entries);
+        return Ok(entries
+            .into_iter()
+            .filter(|e| matches(e, args) && (!args.landed || workspace::land::is_landed(ctx, e)))
+            .map(|e| (e.id.clone(), Some(e)))
+            .collect());
+    }
+    // A named workspace is read from its files and its registration checked (by name and by
+    // recorded root): a directory whose registration is unknown is never removed as if the
+    // backend had recorded its edits.
+    args.ids
+        .iter()
+        .map(|id| match inventory::one(ctx, id) {
+            (_, Some(err)) => Err(err),
+            (entry, None) => Ok((id.clone(), entry)),
+        })
+        .collect()
+}
+
+/// Decides about one selected workspace and, unless refused or a dry run, removes it.
+fn clean_one(
+    ctx: &Context,
+    args: &CleanArgs,
+    bulk: bool,
+    id: &str,
+    entry: Option<Entry>,
+) -> Outcome {
+    let Some(entry) = entry else {
+        return Outcome::Failed(workspace::unknown(id, &ctx.layout.workspace(id)));
+    };
+    match &entry.problem {
+        Some(Problem::Mismatch(m)) => return Outcome::Failed(m.error(id)),
+        // Named: the same error the removal itself gives for an unregistered directory.
+        // Forgotten by an interrupted clean: its journal lets the removal finish it.
+        Some(Problem::Unregistered) if !bulk && !args.force && !remove::interrupted(ctx, id) => {
+            return Outcome::Failed(workspace::unregistered(id, &entry.path))
+        }
+        _ => {}
+    }
+    // Bulk: a workspace another process holds without a live run (one being created or
+    // cleaned) is skipped like a live one; --force stops runs, never a creation.
+    if bulk && !entry.is_live() && lock::is_held(&ctx.layout.lease(id)) {
+        return Outcome::Skipped(
+            "another agent-workspace process holds it (creating, running or cleaning it); try again once it is done"
+                .into(),
+        );
+    }
+    match (
+        refusal(&entry, args.force, remove::interrupted(ctx, id)),
+        args.dry_run,
+    ) {
+        (Some(reason), _) => Outcome::Skipped(reason),
+        (None, true) => Outcome::WouldRemove,
+        (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
+            Ok(removal) => Outcome::Removed(removal),
+            Err(err) => Outcome::Failed(err),
+        },
+    }
+}
+
+fn remove_options(args: &CleanArgs) -> remove::Options {
+    remove::Options {
+        force: args.force,
+        delete_branch: args.delete_branch,
+        discard_untracked: args.discard_untracked,
+        keep_disposable: false,
+    }
+}
+
+fn matches(entry: &Entry, args: &CleanArgs) -> bool {
+    let status_ok = args.status.is_empty() || args.status.iter().any(|s| s == entry.status());
+    let age_ok = args.older_than.is_none_or(|age| {
+        let updated = entry.updated_at().and_then(metadata::parse_time);
+        let updated = updated.or_else(|| {
+            std::fs::metadata(&entry.path)
+                .and_then(|m| m.modified())
+                .ok()
+        });
+        updated.is_some_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= age)
+    });
+    status_ok && age_ok
+}
+
+/// Why a workspace must not be removed as asked, if it must not.
+/// `resuming`: an interrupted clean's journal is left, so an unregistered workspace is one it
+/// forgot and the removal finishes it.
+fn refusal(entry: &Entry, force: bool, resuming: bool) -> Option<String> {
+    match &entry.problem {
+        Some(Problem::NotADirectory) => {
+            return Some(format!(
+                "{} is a symlink or file, not a workspace; not touching it",
+                entry.path.display()
+            ))
+        }
+        Some(Problem::NewerSchema(v)) => {
+            return Some(format!(
+                "its record is schema {v}, from a newer agent-workspace"
+            ))
+        }
+        Some(Problem::Unregistered) if !force && !resuming => {
+            let err = workspace::unregistered(&entry.id, &entry.path);
+            return Some(format!("{}; {}", err.message, err.hint.unwrap_or_default()));
+        }
+        _ => {}
+    }
+    match &entry.record {
+        Some(r) if entry.is_live() && !force => Some(format!(
+            "a run is live (pid {}, since {}); pass --force to stop it first",
+            r.pid.unwrap_or(0),
+            r.started_at.as_deref().unwrap_or("?")
+        )),
+        _ => None,
+    }
+}
+
+/// `clean --purge-kept`: deletes kept-aside directories.
+fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
+    let root = ctx.layout.dir.join(KEPT_DIR);
+    let io = |e: std::io::Error| {
+        CliError::failure(format!("could not purge {}: {e}", root.display()))
+            .hint("check the directory's permissions")
+    };
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| !m.is_dir()) {
+        return Err(
+            CliError::failure(format!("{} is not a directory", root.display()))
+                .hint("remove it by hand; agent-workspace does not follow symlinks"),
+        );
+    }
+    let mut dirs = Vec::new();
+    match args.all {
+        true => dirs = aside::kept_dirs(&root, None).map_err(io)?,
+        false => {
+            for id in &args.ids {
+                dirs.extend(aside::kept_dirs(&root, Some(id)).map_err(io)?);
+            }
+        }
+    }
+    let mut text = String::new();
+    for dir in &dirs {
+        if !args.dry_run {
+            aside::purge(dir).map_err(io)?;
+        }
+        let verb = if args.dry_run {
+            "Would purge"
+        } else {
+            "Purged"
+        };
+        text += &format!("{verb} {}\n", dir.display());
+    }
+    if args.json {
+        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "purged": dirs});
+        text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    } else if dirs.is_empty() {
+        eprintln!("No kept-aside directory matched");
+    }
+    output::print(&text)?;
+    Ok(0)
+}
+
+fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {
+    if args.json {
+        let (mut removed, mut skipped, mut failed) = (vec![], vec![], vec![]);
+        for (id, path, outcome) in results {
+            match outcome {
+                Outcome::Removed(removal) => removed.push(removal_json(id, path, Some(removal))),
+                Outcome::WouldRemove => removed.push(removal_json(id, path, None)),
+                Outcome::Skipped(reason) => {
+                    skipped.push(json!({"workspace_id": id, "reason": reason}))
+                }
+                Outcome::Failed(err) => {
+                    failed.push(json!({"workspace_id": id, "error": err.to_json()}))
+                }
+            }
+        }
+        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "removed": removed, "skipped": skipped, "failed": failed});
+        return output::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
+    }
+    let mut text = String::new();
+    for (id, path, outcome) in results {
+        match outcome {
+            Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
+            Outcome::WouldRemove => text += &format!("Would remove {id} ({})\n", path.display()),
+            Outcome::Skipped(reason) => eprintln!("Skipped {id}: {reason}"),
+            Outcome::Failed(err) => eprintln!("{err}"),
+        }
+    }
+    if results.is_empty() {
+        eprintln!("No workspace matched");
+    }
+    output::print(&text)
+}

@@ -1,0 +1,17 @@
+//! `__complete-ids` (hidden): the workspace ids of the current repository, one a line, for
+//! the completion scripts. Reads only the namespace directory: no backend call.
+
+use crate::cli::GlobalArgs;
+use crate::error::Result;
+use crate::workspace::context::Context;
+use crate::{ui::output, workspace::inventory};
+
+pub fn cmd_complete_ids(global: &GlobalArgs) -> Result<i32> {
+    let ctx = Context::open(global)?;
+    let ids: String = inventory::directories(&ctx.layout.dir)
+        .into_iter()
+        .map(|(id, _, _)| id + "\n")
+        .collect();
+    output::print(&ids)?;
+    Ok(0)
+}

@@ -1,0 +1,160 @@
+//! `diff`: what a workspace changed since it was created, as a summary, a patch or JSON.
+
+use std::io::Write;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::{CliError, Result};
+use crate::store::layout::validate_id;
+use crate::ui::output;
+use crate::vcs::diff::{Changes, FileChange, WorkCommit};
+use crate::workspace::changes;
+use crate::workspace::context::Context;
+
+/// Show what a workspace changed since it was created: its commits and its files, latest
+/// edits included.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Workspace id
+    pub id: String,
+    /// Print the commits and a line per changed file with its insertions and deletions
+    /// (the default)
+    #[arg(long, conflicts_with_all = ["patch", "json"])]
+    pub stat: bool,
+    /// Print a git-format patch that `git apply` accepts at the base
+    #[arg(long, conflicts_with = "json")]
+    pub patch: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn cmd_diff(global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    let ctx = Context::open(global)?;
+    let target = changes::open(&ctx, &args.id)?;
+    let found = changes::read(&ctx, &target.record, &target.path)?;
+    if args.patch {
+        let patch = ctx.vcs.patch(&found.against, &found.latest)?;
+        return write_bytes(&patch).map(|()| 0);
+    }
+    let text = match args.json {
+        true => json(&target.record, &found),
+        false => summary(&args.id, target.record.backend.as_str(), &found),
+    };
+    output::print(&text)?;
+    Ok(0)
+}
+
+/// The patch, byte for byte; a reader that went away is not an error.
+fn write_bytes(bytes: &[u8]) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::failure("could not write to stdout").cause(e.to_string()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `diff --json`.
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    schema_version: u64,
+    workspace_id: &'a str,
+    backend: &'a str,
+    base_commits: &'a [String],
+    /// The commit (or merged tree) the files are compared to.
+    against: &'a str,
+    /// The workspace's latest state: jj's working-copy commit, or git's tree of its files.
+    latest: &'a str,
+    commits: &'a [WorkCommit],
+    files: &'a [FileChange],
+    totals: Totals,
+}
+
+/// The sums over every changed file.
+#[derive(Serialize)]
+struct Totals {
+    files: usize,
+    insertions: u64,
+    deletions: u64,
+    binary: usize,
+}
+
+fn totals(files: &[FileChange]) -> Totals {
+    Totals {
+        files: files.len(),
+        insertions: files.iter().map(|f| f.insertions).sum(),
+        deletions: files.iter().map(|f| f.deletions).sum(),
+        binary: files.iter().filter(|f| f.binary).count(),
+    }
+}
+
+fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
+    let value = DiffJson {
+        schema_version: 1,
+        workspace_id: &record.workspace_id,
+        backend: record.backend.as_str(),
+        base_commits: &record.base_commits,
+        against: &found.against,
+        latest: &found.latest,
+        commits: &found.commits,
+        files: &found.files,
+        totals: totals(&found.files),
+    };
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The default view: a line per commit, a line per file, then the totals.
+fn summary(id: &str, backend: &str, found: &Changes) -> String {
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let mut out = format!(
+        "workspace {id} ({backend}): {} on top of {}, latest edits included\n",
+        plural(found.commits.len() as u64, "commit"),
+        short(&found.against)
+    );
+    if !found.commits.is_empty() {
+        let rows = found.commits.iter().map(|c| {
+            let subject = c.description.lines().next().unwrap_or("");
+            let rest = match &c.change_id {
+                Some(change) => format!("{}  {subject}", short(change)),
+                None => subject.to_string(),
+            };
+            [short(&c.commit_id), rest]
+        });
+        output::columns(rows, &mut out);
+    }
+    out.push('\n');
+    let rows = found.files.iter().map(|f| {
+        let (ins, del) = match f.binary {
+            true => ("bin".into(), "bin".into()),
+            false => (format!("+{}", f.insertions), format!("-{}", f.deletions)),
+        };
+        let path = match &f.old_path {
+            Some(old) => format!("{old} -> {}", f.path),
+            None => f.path.clone(),
+        };
+        [f.kind.as_str().to_string(), ins, del, path]
+    });
+    output::columns(rows, &mut out);
+    let t = totals(&found.files);
+    out += &format!(
+        "{} changed, {}(+), {}(-)\n",
+        plural(t.files as u64, "file"),
+        plural(t.insertions, "insertion"),
+        plural(t.deletions, "deletion")
+    );
+    out
+}
+
+fn plural(n: u64, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
+    }
+}

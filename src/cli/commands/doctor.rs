@@ -1,0 +1,73 @@
+//! `doctor`: checks the tools, the root, the repository and its workspaces, and says how to
+//! fix what is wrong.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::Result;
+use crate::workspace::checkup::{self, Check, Level};
+use crate::{ui::output, ui::report};
+
+/// Check the tools, the workspace root, the repository and its workspaces; each finding is
+/// ok, a warning or an error with its fix (exit 1 when any is an error)
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `doctor --json`.
+#[derive(Serialize)]
+struct DoctorJson {
+    schema_version: u64,
+    ok: bool,
+    checks: Vec<Check>,
+}
+
+pub fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
+    let findings = checkup::run(global.into());
+    let mut checks = findings.checks;
+    for entry in &findings.troubled {
+        if let Some(problem) = &entry.problem {
+            checks.push(Check::warning(
+                "workspaces",
+                format!("workspace {} has a problem: {}", entry.id, problem.code()),
+                report::problem_hint(problem, entry),
+            ));
+        }
+    }
+    let ok = checks.iter().all(|c| c.level != Level::Error);
+    let text = if args.json {
+        let doc = DoctorJson {
+            schema_version: 1,
+            ok,
+            checks,
+        };
+        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    } else {
+        render(&checks)
+    };
+    output::print(&text)?;
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn render(checks: &[Check]) -> String {
+    let mut out = String::new();
+    for check in checks {
+        let level = match check.level {
+            Level::Ok => "ok",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        };
+        out += &format!("{level:<7}  {}: {}\n", check.name, check.message);
+        if let Some(fix) = &check.fix {
+            out += &format!("         fix: {fix}\n");
+        }
+    }
+    let errors = checks.iter().filter(|c| c.level == Level::Error).count();
+    let warnings = checks.iter().filter(|c| c.level == Level::Warning).count();
+    out += &format!("{errors} error(s), {warnings} warning(s)\n");
+    out
+}

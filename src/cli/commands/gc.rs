@@ -1,0 +1,207 @@
+//! `gc`: remove the workspaces the configured retention (`retention.<status>`) lets go, the
+//! way `clean` removes them (edits kept, unkept files kept aside, live runs never stopped).
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::GlobalArgs;
+use crate::error::{CliError, Result};
+use crate::store::aside::Aside;
+use crate::ui::output;
+use crate::ui::report::{aside_json, describe, files, removal_json};
+use crate::workspace::context::Context;
+use crate::workspace::gc::{self, Candidate, Expiry};
+use crate::workspace::inventory;
+use crate::workspace::remove::{self, Removal};
+
+/// Remove workspaces past the retention configured for their status (retention.*).
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Show what would be removed and why, remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+enum Outcome {
+    Removed(Removal),
+    /// What the removal would keep aside, when it could be counted.
+    WouldRemove(Option<Aside>),
+    Skipped(String),
+    Failed(CliError),
+}
+
+pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
+    let ctx = Context::open(global)?;
+    if !args.dry_run {
+        for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
+            eprintln!("{line}");
+        }
+    }
+    if ctx.config.retention.is_empty() && !args.json {
+        eprintln!(
+            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"
+        );
+    }
+    let (mut entries, warning) = inventory::all(&ctx);
+    if let Some(err) = warning {
+        return Err(err);
+    }
+    crate::workspace::land::follow(&ctx, &mut entries);
+    let lease = |id: &str| ctx.layout.lease(id);
+    let mut candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
+    gc::verify_landed(&mut candidates, |e| {
+        crate::workspace::land::is_landed(&ctx, e)
+    });
+    // gc never discards a file: build output no commit holds is kept aside too.
+    let options = remove::Options {
+        keep_disposable: true,
+        ..Default::default()
+    };
+    let results: Vec<(Candidate, Outcome)> = candidates
+        .into_iter()
+        .map(|c| {
+            let outcome = match (&c.skip, args.dry_run) {
+                (Some(why), _) => Outcome::Skipped(why.clone()),
+                (None, true) => {
+                    Outcome::WouldRemove(remove::preview(&ctx, &c.entry, &options).ok())
+                }
+                (None, false) => match remove::remove(&ctx, &c.entry, &options, None) {
+                    Ok(removal) => Outcome::Removed(removal),
+                    Err(err) => Outcome::Failed(err),
+                },
+            };
+            (c, outcome)
+        })
+        .collect();
+    report(&results, args)?;
+    Ok(i32::from(
+        results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_))),
+    ))
+}
+
+/// Why, in words: `done for 8d, retention.done = 7d`.
+fn why(expiry: &Expiry) -> String {
+    format!(
+        "{} for {}, retention.{} = {}",
+        expiry.status,
+        gc::short(expiry.age),
+        expiry.status,
+        gc::short(expiry.retention)
+    )
+}
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct GcJson {
+    schema_version: u32,
+    dry_run: bool,
+    removed: Vec<Item>,
+    skipped: Vec<Item>,
+    failed: Vec<Item>,
+}
+
+/// One workspace in it: the removal's fields (as `clean --json`), its status, age, retention.
+#[derive(Serialize)]
+struct Item {
+    workspace_id: String,
+    path: PathBuf,
+    status: String,
+    age_seconds: u64,
+    retention_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<crate::error::ErrorJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    removal: Option<Value>,
+}
+
+fn item(c: &Candidate, outcome: &Outcome) -> Item {
+    let (id, path) = (&c.entry.id, &c.entry.path);
+    Item {
+        workspace_id: id.clone(),
+        path: path.clone(),
+        status: c.expiry.status.clone(),
+        age_seconds: c.expiry.age.as_secs(),
+        retention_seconds: c.expiry.retention.as_secs(),
+        reason: match outcome {
+            Outcome::Skipped(why) => Some(why.clone()),
+            _ => None,
+        },
+        error: match outcome {
+            Outcome::Failed(err) => Some(err.to_json()),
+            _ => None,
+        },
+        removal: match outcome {
+            Outcome::Removed(r) => Some(removal_json(id, path, Some(r))),
+            Outcome::WouldRemove(aside) => {
+                let mut json = removal_json(id, path, None);
+                if let Some(aside) = aside {
+                    json["untracked"] = aside_json(aside);
+                }
+                Some(json)
+            }
+            _ => None,
+        },
+    }
+}
+
+fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
+    if args.json {
+        let mut doc = GcJson {
+            schema_version: 1,
+            dry_run: args.dry_run,
+            removed: vec![],
+            skipped: vec![],
+            failed: vec![],
+        };
+        for (c, outcome) in results {
+            let list = match outcome {
+                Outcome::Removed(_) | Outcome::WouldRemove(_) => &mut doc.removed,
+                Outcome::Skipped(_) => &mut doc.skipped,
+                Outcome::Failed(_) => &mut doc.failed,
+            };
+            list.push(item(c, outcome));
+        }
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        return output::print(&format!("{text}\n"));
+    }
+    let mut text = String::new();
+    for (c, outcome) in results {
+        let (id, path, why) = (&c.entry.id, &c.entry.path, why(&c.expiry));
+        match outcome {
+            // The line `clean` prints, so what reads one reads the other; the why on stderr.
+            Outcome::Removed(r) => {
+                eprintln!("Expired {id}: {why}");
+                text += &format!("{}\n", describe(id, path, r));
+            }
+            Outcome::WouldRemove(aside) => {
+                text += &format!("Would remove {id} ({}): {why}", path.display());
+                match aside {
+                    Some(a) if a.kept_files > 0 => {
+                        text += &format!(
+                            "; would keep aside {} that no commit holds",
+                            files(a.kept_files, a.kept_bytes)
+                        )
+                    }
+                    Some(_) => {}
+                    None => text += "; files no commit holds would be kept aside",
+                }
+                text += "\n";
+            }
+            Outcome::Skipped(reason) => eprintln!("Skipped {id} ({why}): {reason}"),
+            Outcome::Failed(err) => eprintln!("{err}"),
+        }
+    }
+    if results.is_empty() {
+        eprintln!("No workspace is past its retention");
+    }
+    output::print(&text)
+}

@@ -1,0 +1,245 @@
+//! `land`: bring a workspace's commits onto a target (the main working copy or branch, the
+//! parent workspace's, or `--onto REV`).
+
+use std::fmt::Write as _;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::{CliError, Result};
+use crate::store::layout::validate_id;
+use crate::store::metadata::{Conflict, Resolved, Side};
+use crate::ui::output;
+use crate::vcs::land::Landing;
+use crate::vcs::Commit;
+use crate::workspace::context::Context;
+use crate::workspace::land::{self, Request};
+
+/// Bring a workspace's commits onto a target, its unrecorded edits recorded first.
+#[derive(Debug, Args)]
+pub struct LandArgs {
+    /// Workspace to land
+    pub id: String,
+    /// Land onto this revision: one commit (jj) or a local branch (git) [default: the parent
+    /// workspace's working copy or branch, else the main workspace's]
+    #[arg(long, value_name = "REV")]
+    pub onto: Option<String>,
+    /// Resolve each conflicting hunk by taking this side (both sides' other changes stay)
+    #[arg(long, value_enum, value_name = "SIDE")]
+    pub prefer: Option<Prefer>,
+    /// jj: land even when conflicts remain, leaving them as jj conflicts to resolve
+    /// [default: a conflict changes nothing]
+    #[arg(long)]
+    pub allow_conflicts: bool,
+    /// Show what would land and which files would conflict; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The side `--prefer` takes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Prefer {
+    /// The workspace's side of each conflicting hunk
+    Workspace,
+    /// The target's side of each conflicting hunk
+    Target,
+}
+
+pub fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    let ctx = Context::open(global)?;
+    ctx.vcs.check_id(&args.id)?;
+    if args
+        .onto
+        .as_deref()
+        .is_some_and(|r| r.trim().is_empty() || r.starts_with('-'))
+    {
+        return Err(CliError::usage("--onto needs a revision")
+            .hint("e.g. `agent-workspace land w1 --onto main`"));
+    }
+    if args.allow_conflicts && matches!(ctx.vcs, crate::vcs::Vcs::Git(_)) {
+        return Err(
+            CliError::usage("--allow-conflicts is for jj repositories: git never lands a conflicted merge")
+                .hint(format!("drop it; `agent-workspace land {} --prefer workspace|target` resolves conflicting hunks", args.id)),
+        );
+    }
+    let req = Request {
+        id: &args.id,
+        onto: args.onto.as_deref(),
+        prefer: args.prefer.map(|p| match p {
+            Prefer::Workspace => Side::Workspace,
+            Prefer::Target => Side::Target,
+        }),
+        allow_conflicts: args.allow_conflicts,
+        dry_run: args.dry_run,
+    };
+    let landing = land::land(&ctx, &req)?;
+    let text = match args.json {
+        true => json(&args.id, args.dry_run, &landing),
+        false => text(&args.id, args.dry_run, &landing),
+    };
+    output::print(&text)?;
+    if !landing.conflicts.is_empty() && !args.json {
+        eprintln!("{}", conflict_error(&ctx, &args.id, &landing));
+    }
+    Ok(i32::from(!landing.conflicts.is_empty()))
+}
+
+/// `landed`, `conflicted` or `nothing`.
+fn outcome(landing: &Landing) -> &'static str {
+    match (landing.commits.is_empty(), landing.conflicts.is_empty()) {
+        (true, _) => "nothing",
+        (false, true) => "landed",
+        (false, false) => "conflicted",
+    }
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
+    let mut out = String::new();
+    let target = &landing.target;
+    if landing.commits.is_empty() {
+        let _ = writeln!(
+            out,
+            "Nothing to land: workspace {id} has no commits outside {target}"
+        );
+        return out;
+    }
+    let n = landing.commits.len();
+    let verb = match (dry_run, landing.conflicts.is_empty(), landing.applied) {
+        (true, _, _) => "Would land",
+        (false, true, _) => "Landed",
+        (false, false, true) => "Landed with conflicts",
+        (false, false, false) => "Did not land",
+    };
+    let _ = writeln!(out, "{verb} {n} commit{} of {id} onto {target}", plural(n));
+    for commit in &landing.commits {
+        let _ = writeln!(out, "  {} {}", short(&commit.id), commit.subject);
+    }
+    let _ = writeln!(
+        out,
+        "{} file{} changed",
+        landing.files.len(),
+        plural(landing.files.len())
+    );
+    for r in &landing.resolved {
+        let _ = writeln!(
+            out,
+            "Resolved {} by taking the {} side",
+            r.file,
+            r.side.as_str()
+        );
+    }
+    for c in &landing.conflicts {
+        let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
+    }
+    if let Some(head) = &landing.reattached_head {
+        let _ = writeln!(
+            out,
+            "Put the workspace's detached HEAD ({}) back on its branch",
+            short(head)
+        );
+    }
+    if let (false, Some(undo)) = (dry_run, &landing.undo) {
+        let _ = writeln!(out, "Undo: {undo}");
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The error line and hint for conflicts, after the report.
+fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
+    // A file is counted once, however many landed commits hold its conflict.
+    let mut files: Vec<&str> = landing.conflicts.iter().map(|c| c.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let n = files.len();
+    match &ctx.vcs {
+        crate::vcs::Vcs::Jj(_) if landing.applied => CliError::failure(format!(
+            "the land left {n} conflicted file{} in the landed commits",
+            plural(n)
+        ))
+        .hint(format!(
+            "resolve them in the target (`jj resolve`), or revert the land with `{}` and retry with `agent-workspace land {id} --prefer workspace|target`",
+            landing.undo.as_deref().unwrap_or("jj undo")
+        )),
+        crate::vcs::Vcs::Jj(_) => CliError::failure(format!(
+            "landing workspace {id} onto {} conflicts in {n} file{}; nothing was changed",
+            landing.target,
+            plural(n)
+        ))
+        .hint(format!(
+            "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
+        )),
+        crate::vcs::Vcs::Git(_) => CliError::failure(format!(
+            "merging workspace {id} into {} conflicts in {n} file{}; nothing was changed",
+            landing.target,
+            plural(n)
+        ))
+        .hint(format!(
+            "retry with `agent-workspace land {id} --prefer workspace|target`, or merge by hand: git merge {}",
+            landing.conflicts[0].commit
+        )),
+    }
+}
+
+/// `land --json`.
+#[derive(Serialize)]
+struct LandJson<'a> {
+    schema_version: u64,
+    workspace_id: &'a str,
+    dry_run: bool,
+    outcome: &'static str,
+    target: &'a str,
+    commits: &'a [Commit],
+    files: &'a [String],
+    conflicts: &'a [Conflict],
+    resolved: &'a [Resolved],
+    recorded_edits: bool,
+    applied: bool,
+    operation_before: Option<&'a str>,
+    merge_commit: Option<&'a str>,
+    target_before: Option<&'a str>,
+    undo: Option<&'a str>,
+    reattached_head: Option<&'a str>,
+    operations: &'a [String],
+}
+
+fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
+    let doc = LandJson {
+        schema_version: 1,
+        workspace_id: id,
+        dry_run,
+        outcome: outcome(landing),
+        target: &landing.target,
+        commits: &landing.commits,
+        files: &landing.files,
+        conflicts: &landing.conflicts,
+        resolved: &landing.resolved,
+        recorded_edits: landing.recorded_edits,
+        applied: landing.applied,
+        operation_before: landing.operation_before.as_deref(),
+        merge_commit: landing.merge_commit.as_deref(),
+        target_before: landing.target_before.as_deref(),
+        undo: landing.undo.as_deref(),
+        reattached_head: landing.reattached_head.as_deref(),
+        operations: &landing.operations,
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

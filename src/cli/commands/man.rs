@@ -1,0 +1,49 @@
+//! `man`: the manual pages, `agent-workspace.1` and one per subcommand, written to a directory.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, CommandFactory};
+
+use crate::cli::Cli;
+use crate::error::{CliError, Result};
+use crate::ui::output;
+
+/// Write the manual pages (agent-workspace.1 and agent-workspace-<subcommand>.1) into a
+/// directory
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Directory to write the pages into (created if missing; pages there are replaced)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+pub fn cmd_man(args: &ManArgs) -> Result<i32> {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    // Building names each subcommand `agent-workspace-<name>`: its page's title and file.
+    command.build();
+    std::fs::create_dir_all(&args.dir)
+        .map_err(|e| CliError::io("create the manual directory", &args.dir, &e).hint(HINT))?;
+    let mut written = vec![page(&args.dir, command.clone())?];
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        written.push(page(&args.dir, sub.clone())?);
+    }
+    let list: String = written
+        .iter()
+        .map(|p| format!("{}\n", p.display()))
+        .collect();
+    output::print(&list)?;
+    Ok(0)
+}
+
+const HINT: &str = "pass --dir a writable directory";
+
+/// Renders one page with clap_mangen and writes it (never through a symlink) into `dir`.
+fn page(dir: &Path, command: clap::Command) -> Result<PathBuf> {
+    let man = clap_mangen::Man::new(command);
+    let mut roff = Vec::new();
+    man.render(&mut roff)
+        .map_err(|e| CliError::failure("could not render a manual page").cause(e.to_string()))?;
+    let path = dir.join(man.get_filename());
+    crate::store::fsutil::write_atomic(&path, &roff).map_err(|e| CliError::from(e).hint(HINT))?;
+    Ok(path)
+}

@@ -1,0 +1,61 @@
+//! `shell`: an interactive shell in a workspace with the environment `run` gives.
+
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::error::Result;
+use crate::exec::signals;
+use crate::store::layout::validate_id;
+use crate::workspace::context::Context;
+use crate::workspace::direnv;
+use crate::workspace::launch::Launch;
+use crate::workspace::{self, Request};
+
+/// Open $SHELL (else /bin/sh) in an existing workspace, with its environment loaded.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Workspace id
+    pub id: String,
+    /// Start the shell without loading the workspace's .envrc
+    #[arg(long)]
+    pub no_direnv: bool,
+    /// Allow the workspace's .envrc even if it differs from its base revision's
+    #[arg(long)]
+    pub trust_envrc: bool,
+    #[command(flatten)]
+    pub sandbox: crate::cli::SandboxArgs,
+}
+
+pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    signals::install();
+    let ctx = Context::open(global)?;
+    ctx.vcs.check_id(&args.id)?;
+    let sandboxing = args.sandbox.prepare(&ctx.config)?;
+    let req = Request {
+        id: &args.id,
+        base_change: None,
+        workflow: None,
+        parent: None,
+        create: false,
+        known_before: true,
+    };
+    // A shell is for looking in or stepping in mid-workflow: it takes no lease and leaves
+    // the record of the workflow alone.
+    let mut notes = vec![];
+    let opened = workspace::open(&ctx, &req, &mut notes);
+    crate::ui::report::print_notes(&notes);
+    let mut record = opened?.record;
+    let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
+    let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
+    let ending = Launch::new(
+        &ctx,
+        &record,
+        loader,
+        &[shell.into()],
+        None,
+        sandboxing.as_ref(),
+    )?
+    .run()?;
+    Ok(ending.code())
+}

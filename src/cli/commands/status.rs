@@ -1,0 +1,360 @@
+//! `status`: a table of the namespace's workspaces, or one workspace's record.
+
+use std::io::Write;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::GlobalArgs;
+use crate::error::Result;
+use crate::store::layout::validate_id;
+use crate::ui::output;
+use crate::ui::report;
+use crate::ui::status_table::{self, Columns};
+use crate::workspace::context::Context;
+use crate::workspace::details::{self, ChangeCounts, Extra};
+use crate::workspace::inventory::{self, Entry, Problem};
+
+/// Show the workspaces of this repository, or one workspace's record and history.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Show only this workspace, with its run history
+    pub id: Option<String>,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
+    #[arg(long)]
+    pub size: bool,
+    /// Redraw the table on this terminal until interrupted (Ctrl-C), with each run's time
+    /// so far and last exit code
+    #[arg(long, conflicts_with_all = ["id", "json", "size"])]
+    pub watch: bool,
+    /// With --watch: seconds between redraws (a decimal number from 0.05 to 3600)
+    #[arg(long, value_name = "S", requires = "watch", allow_negative_numbers = true,
+          value_parser = parse_interval, default_value = "1")]
+    pub interval: std::time::Duration,
+}
+
+/// `--interval`: seconds, a decimal number from 0.05 to 3600.
+fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.05..=3600.0).contains(&s) => Ok(std::time::Duration::from_secs_f64(s)),
+        _ => Err(
+            "give the seconds between redraws, a number from 0.05 to 3600 (such as 0.5 or 2)"
+                .into(),
+        ),
+    }
+}
+
+pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
+    if let Some(id) = &args.id {
+        validate_id(id)?;
+    }
+    let ctx = Context::open(global)?;
+    for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
+        eprintln!("{line}");
+    }
+    let (mut entries, warning) = match &args.id {
+        Some(id) => {
+            let (entry, warning) = inventory::one(&ctx, id);
+            let entry =
+                entry.ok_or_else(|| crate::workspace::unknown(id, &ctx.layout.workspace(id)))?;
+            (vec![entry], warning)
+        }
+        None => inventory::all(&ctx),
+    };
+    if let Some(warning) = warning {
+        eprintln!(
+            "Warning: could not ask the backend which workspaces it knows: {}",
+            warning.message
+        );
+        if let Some(hint) = &warning.hint {
+            eprintln!("Hint: {hint}");
+        }
+    }
+    crate::workspace::land::follow(&ctx, &mut entries);
+    let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
+    let mut text = render(&entries, &extra, args);
+    if args.id.is_none() && !args.json && output::colour(global.color) {
+        text = output::style_second_column(&text, status_table::status_style);
+    }
+    output::print(&text)?;
+    if !args.json {
+        print_hints(&entries);
+    }
+    Ok(0)
+}
+
+/// The table, one workspace's view, or the JSON of either.
+fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
+    let mut out = String::new();
+    match (&args.id, args.json) {
+        (Some(_), true) => {
+            let mut one = WorkspaceJson::with(&entries[0], &extra[0]);
+            one.schema_version = Some(1);
+            out = pretty(&one);
+        }
+        (None, true) => {
+            let workspaces = entries
+                .iter()
+                .zip(extra)
+                .map(|(e, x)| WorkspaceJson::with(e, x))
+                .collect();
+            out = pretty(&StatusJson {
+                schema_version: 1,
+                workspaces,
+            });
+        }
+        (Some(_), false) => describe(&entries[0], &extra[0], &mut out),
+        (None, false) => {
+            let columns = Columns {
+                size: args.size,
+                ..Columns::default()
+            };
+            status_table::table(entries, extra, columns, &mut out)
+        }
+    }
+    out
+}
+
+/// What to do about each workspace with a problem, on stderr.
+fn print_hints(entries: &[Entry]) {
+    let mut hints = String::new();
+    for entry in entries {
+        if let Some(problem) = &entry.problem {
+            hints += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
+        }
+    }
+    let _ = std::io::stderr().write_all(hints.as_bytes());
+}
+
+/// `status --json`: every workspace of the namespace.
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    schema_version: u64,
+    workspaces: Vec<WorkspaceJson<'a>>,
+}
+
+/// One workspace in `status --json` (and `status ID --json` alone).
+#[derive(Serialize)]
+struct WorkspaceJson<'a> {
+    /// `status <ID> --json` alone: the version of this object's schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_version: Option<u64>,
+    workspace_id: &'a str,
+    status: &'a str,
+    recorded_status: Value,
+    workflow: Value,
+    backend: Value,
+    updated_at: Value,
+    path: &'a std::path::Path,
+    problem: Option<&'static str>,
+    hint: Option<String>,
+    /// Whether the land the status shows was checked against its target now: `verified`,
+    /// `undone` (the status is then the run's), `unchecked`; null when no land is shown.
+    land_state: Option<&'static str>,
+    /// The workspace this one was started from (`run --parent`).
+    parent: Option<&'a str>,
+    /// Whether that parent is gone.
+    orphaned: bool,
+    /// The whole record, or a newer schema's raw JSON, or null.
+    record: Value,
+    /// `--size`: allocated bytes, hard links counted once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size_bytes: Option<u64>,
+    /// `--size`: the newest modification time of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_mtime: Option<String>,
+    /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<&'a ChangeCounts>,
+    /// `status <ID>`: why its changes could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes_error: Option<&'a str>,
+    /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_activity: Option<&'a str>,
+}
+
+impl<'a> WorkspaceJson<'a> {
+    fn with(entry: &'a Entry, extra: &'a Extra) -> Self {
+        let mut json = WorkspaceJson::from(entry);
+        json.size_bytes = extra.usage.map(|u| u.allocated);
+        json.newest_mtime = extra
+            .usage
+            .and_then(|u| u.newest)
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        match &extra.changes {
+            Some(Ok(c)) => json.changes = Some(c),
+            Some(Err(err)) => json.changes_error = Some(&err.message),
+            None => {}
+        }
+        json.last_activity = extra.last_activity.as_deref();
+        json
+    }
+}
+
+impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
+    fn from(entry: &'a Entry) -> Self {
+        let record = match (&entry.record, &entry.raw) {
+            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
+            (None, Some(raw)) => raw.clone(),
+            _ => Value::Null,
+        };
+        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
+        WorkspaceJson {
+            schema_version: None,
+            workspace_id: &entry.id,
+            status: entry.status(),
+            recorded_status: get("status"),
+            workflow: get("workflow"),
+            backend: get("backend"),
+            updated_at: get("updated_at"),
+            path: &entry.path,
+            problem: entry.problem.as_ref().map(Problem::code),
+            land_state: entry
+                .record
+                .as_ref()
+                .and_then(|r| r.shown_land().map(|_| r.land_check.as_str())),
+            hint: entry
+                .problem
+                .as_ref()
+                .map(|p| report::problem_hint(p, entry)),
+            parent: status_table::parent(entry).map(|(p, _)| p),
+            orphaned: status_table::parent(entry).is_some_and(|(_, gone)| gone),
+            record,
+            size_bytes: None,
+            newest_mtime: None,
+            changes: None,
+            changes_error: None,
+            last_activity: None,
+        }
+    }
+}
+
+fn pretty(value: &impl Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
+    use std::fmt::Write as _;
+    let mut field = |name: &str, value: &str| {
+        let _ = writeln!(out, "{name:<14}{value}");
+    };
+    field("workspace", &entry.id);
+    field("status", entry.status());
+    field("path", &entry.path.display().to_string());
+    if let Some(problem) = &entry.problem {
+        field("problem", problem.code());
+    }
+    let Some(r) = &entry.record else {
+        return;
+    };
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    field("workflow", &opt(&r.workflow));
+    field("backend", r.backend.as_str());
+    if let Some(branch) = &r.branch {
+        field("branch", branch);
+    }
+    if r.parent.is_some() {
+        field("parent", &status_table::parent_text(entry));
+    }
+    field("repo", &r.repo_root.display().to_string());
+    field("base", &opt(&r.base_change));
+    field("command", &shell_words(&r.command));
+    field(
+        "exit code",
+        &r.exit_code.map_or("-".into(), |c| c.to_string()),
+    );
+    field("created", &r.created_at);
+    field("updated", &r.updated_at);
+    field(
+        "direnv",
+        if r.direnv_allowed {
+            "allowed"
+        } else {
+            "not used"
+        },
+    );
+    field("sandbox", &crate::ui::report::sandbox(r.sandbox.as_ref()));
+    if let Some(land) = &r.land {
+        field("last land", &land_text(r, land));
+    }
+    out.push_str(&crate::ui::report::describe_details(
+        extra.changes.as_ref(),
+        extra.last_activity.as_deref(),
+        extra.usage.as_ref(),
+    ));
+    if r.runs.is_empty() {
+        return;
+    }
+    out.push_str("\nRUNS\n");
+    let header = [
+        "STARTED",
+        "STATUS",
+        "EXIT",
+        "DURATION",
+        "WORKFLOW",
+        "CHECKPOINT",
+        "COMMAND",
+    ]
+    .map(String::from);
+    let rows = r.runs.iter().rev().map(|run| {
+        [
+            run.started_at.clone(),
+            run.status.as_str().to_string(),
+            run.exit_code.map_or("-".into(), |c| c.to_string()),
+            run.duration_ms
+                .map_or("-".into(), |ms| format!("{:.1}s", ms as f64 / 1000.0)),
+            run.workflow.clone().unwrap_or_else(|| "-".into()),
+            run.checkpoint
+                .as_ref()
+                .map_or("-".into(), |c| c.commit.chars().take(12).collect()),
+            shell_words(&run.command),
+        ]
+    });
+    let all = std::iter::once(header).chain(rows);
+    // The CHECKPOINT column only where some run made one (`run --checkpoint`).
+    match r.runs.iter().any(|run| run.checkpoint.is_some()) {
+        true => output::columns(all, out),
+        false => output::columns(all.map(|[a, b, c, d, e, _, g]| [a, b, c, d, e, g]), out),
+    }
+}
+
+/// `landed onto default@ at <time>`, and whether that land is what the status shows:
+/// `verified` (still in its target), `undone`, or `before the last run`.
+fn land_text(
+    record: &crate::store::metadata::Record,
+    land: &crate::store::metadata::Land,
+) -> String {
+    let state = match record.shown_land() {
+        Some(_) => record.land_check.as_str(),
+        None => "before the last run",
+    };
+    let recovered = if land.recovered {
+        ", recorded after the land was interrupted"
+    } else {
+        ""
+    };
+    format!(
+        "{} onto {} at {} ({state}{recovered})",
+        land.outcome.as_str(),
+        land.target,
+        land.at
+    )
+}
+
+fn shell_words(argv: &[String]) -> String {
+    if argv.is_empty() {
+        return "-".into();
+    }
+    let words: Vec<String> = argv
+        .iter()
+        .map(|a| crate::exec::process::quote(a))
+        .collect();
+    words.join(" ")
+}

@@ -1,0 +1,83 @@
+//! `sync-tools`: copy the repository's current tools bundle into a workspace now.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::Result;
+use crate::store::layout::validate_id;
+use crate::store::metadata;
+use crate::ui::output;
+use crate::ui::report;
+use crate::workspace::context::Context;
+use crate::workspace::{self, tools::Synced};
+
+/// Copy the repository's tools (tools.paths) into a workspace's tools directory now.
+#[derive(Debug, Args)]
+pub struct SyncToolsArgs {
+    /// Workspace id
+    pub id: String,
+    /// Print JSON (schema_version 1) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    let ctx = Context::open(global)?;
+    ctx.vcs.check_id(&args.id)?;
+    let record = workspace::usable(&ctx, &args.id, "copy tools into")?;
+    let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
+    // Read again under the lease: a run may have ended in between.
+    let mut record = workspace::usable(&ctx, &args.id, "copy tools into")?;
+    let mut notes = vec![];
+    let synced = workspace::tools::sync(&ctx, &mut record, true, &mut notes);
+    report::print_notes(&notes);
+    let text = match synced? {
+        Some(synced) => {
+            metadata::save(&record)?;
+            match args.json {
+                true => json(&args.id, Some(&synced)),
+                false => format!(
+                    "tools of workspace {}: version {} in {} ({})\n",
+                    args.id,
+                    synced.version,
+                    synced.bundle.display(),
+                    synced.paths.join(", ")
+                ),
+            }
+        }
+        None if args.json => json(&args.id, None),
+        None => format!(
+            "nothing to copy into workspace {}: none of tools.paths exists in {}\n",
+            args.id,
+            ctx.repo.root.display()
+        ),
+    };
+    output::print(&text)?;
+    Ok(0)
+}
+
+/// `sync-tools --json`.
+#[derive(Serialize)]
+struct SyncJson<'a> {
+    schema_version: u64,
+    workspace_id: &'a str,
+    /// The bundle directory; null when nothing was copied.
+    dir: Option<&'a std::path::Path>,
+    version: Option<&'a str>,
+    paths: Vec<&'a str>,
+}
+
+fn json(id: &str, synced: Option<&Synced>) -> String {
+    let value = SyncJson {
+        schema_version: 1,
+        workspace_id: id,
+        dir: synced.map(|s| s.bundle.as_path()),
+        version: synced.map(|s| s.version.as_str()),
+        paths: synced.map_or(vec![], |s| s.paths.iter().map(String::as_str).collect()),
+    };
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}

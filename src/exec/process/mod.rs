@@ -1,0 +1,327 @@
+//! The only module that starts processes: captured helper calls (jj, git, direnv) and the
+//! user's command, with its process group, inherited descriptors and exit status.
+
+use std::ffi::OsString;
+use std::io;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::CliError;
+
+mod child;
+mod guard;
+
+pub use child::*;
+pub use guard::*;
+
+/// A helper call that could not run or did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("{program} was not found on PATH")]
+    NotFound { program: String },
+    #[error("could not run `{cmdline}`: {source}")]
+    Spawn { cmdline: String, source: io::Error },
+    #[error("`{cmdline}` failed ({status})")]
+    Failed {
+        cmdline: String,
+        status: String,
+        stderr: String,
+        code: Option<i32>,
+    },
+}
+
+impl ProcessError {
+    /// The stderr of a failed call, empty otherwise.
+    pub fn stderr(&self) -> &str {
+        match self {
+            ProcessError::Failed { stderr, .. } => stderr,
+            _ => "",
+        }
+    }
+}
+
+/// The path of `program` on PATH.
+pub fn find(program: &str) -> Result<PathBuf, ProcessError> {
+    which::which(program).map_err(|_| ProcessError::NotFound {
+        program: program.to_string(),
+    })
+}
+
+/// A helper program invocation whose output is captured.
+pub struct Call {
+    program: PathBuf,
+    args: Vec<OsString>,
+    dir: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Call {
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        Call {
+            program: program.into(),
+            args: vec![],
+            dir: None,
+            env: vec![],
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn dir(mut self, dir: &Path) -> Self {
+        self.dir = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The command line as a shell would read it back (program name, quoted arguments).
+    fn cmdline(&self) -> String {
+        let name = self.program.file_name().unwrap_or(self.program.as_os_str());
+        std::iter::once(name)
+            .chain(self.args.iter().map(OsString::as_os_str))
+            .map(|word| quote(&word.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Runs the call and returns its stdout when it exits 0.
+    pub fn stdout(self) -> Result<String, ProcessError> {
+        self.start()?.wait()
+    }
+
+    /// Runs the call and returns its stdout and stderr when it exits 0 (for calls whose
+    /// warnings matter even when they succeed).
+    pub fn output(self) -> Result<(String, String), ProcessError> {
+        self.start()?.wait_both()
+    }
+
+    /// Runs the call and returns its stdout, byte for byte, when it exits 0.
+    pub fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
+        self.start()?.wait_bytes()
+    }
+
+    /// Runs the call and returns its exit code and stdout when it exits 0 or with one of
+    /// `codes` (e.g. `git merge-tree`, which exits 1 on conflicts and still reports).
+    pub fn stdout_allowing(self, codes: &[i32]) -> Result<(i32, String), ProcessError> {
+        let started = self.start()?;
+        let output = started
+            .child
+            .wait_with_output()
+            .map_err(|source| ProcessError::Spawn {
+                cmdline: started.cmdline.clone(),
+                source,
+            })?;
+        match output.status.code() {
+            Some(code) if code == 0 || codes.contains(&code) => {
+                Ok((code, String::from_utf8_lossy(&output.stdout).into_owned()))
+            }
+            code => Err(ProcessError::Failed {
+                cmdline: started.cmdline,
+                status: describe_status(output.status),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                code,
+            }),
+        }
+    }
+
+    /// Starts the call; [`Started::wait`] collects its outcome.
+    pub fn start(self) -> Result<Started, ProcessError> {
+        let cmdline = self.cmdline();
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => ProcessError::NotFound {
+                program: self.program.display().to_string(),
+            },
+            _ => ProcessError::Spawn {
+                cmdline: cmdline.clone(),
+                source,
+            },
+        })?;
+        Ok(Started { child, cmdline })
+    }
+}
+
+impl Call {
+    /// Starts the call detached: in a session of its own, its parent the init process (it is
+    /// nobody's child, so stopping a run never reaches it), at the lowest CPU and (on Linux)
+    /// I/O priority (background work yields to the runs it prepares for), stdin and stdout
+    /// on /dev/null, stderr into `log`. Not waited for.
+    pub fn detach(self, log: std::fs::File) -> Result<(), ProcessError> {
+        use std::os::unix::process::CommandExt;
+        let cmdline = self.cmdline();
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        // SAFETY: between fork and exec only async-signal-safe calls: fork, _exit, setsid,
+        // setpriority and the ioprio_set system call.
+        unsafe {
+            cmd.pre_exec(|| match libc::fork() {
+                -1 => Err(io::Error::last_os_error()),
+                0 => {
+                    libc::setsid();
+                    libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                    #[cfg(target_os = "linux")]
+                    {
+                        // IOPRIO_WHO_PROCESS (1), this process, IOPRIO_CLASS_IDLE (3) << 13.
+                        libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
+                    }
+                    Ok(())
+                }
+                _ => libc::_exit(0),
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|source| ProcessError::Spawn { cmdline, source })?;
+        // The intermediate process exits at once; the detached one lives on.
+        let _ = child.wait();
+        Ok(())
+    }
+}
+
+/// A helper call running in the background.
+pub struct Started {
+    child: std::process::Child,
+    cmdline: String,
+}
+
+impl Started {
+    /// Waits for the call and returns its stdout when it exited 0.
+    pub fn wait(self) -> Result<String, ProcessError> {
+        self.wait_both().map(|(stdout, _)| stdout)
+    }
+
+    /// Waits for the call and returns its stdout and stderr when it exited 0.
+    pub fn wait_both(self) -> Result<(String, String), ProcessError> {
+        let (stdout, stderr) = self.wait_raw()?;
+        Ok((
+            String::from_utf8_lossy(&stdout).into_owned(),
+            String::from_utf8_lossy(&stderr).into_owned(),
+        ))
+    }
+
+    /// Waits for the call and returns its stdout as bytes when it exited 0.
+    pub fn wait_bytes(self) -> Result<Vec<u8>, ProcessError> {
+        self.wait_raw().map(|(stdout, _)| stdout)
+    }
+
+    /// Waits for the call and returns its stdout and stderr as bytes when it exited 0.
+    fn wait_raw(self) -> Result<(Vec<u8>, Vec<u8>), ProcessError> {
+        let output = self
+            .child
+            .wait_with_output()
+            .map_err(|source| ProcessError::Spawn {
+                cmdline: self.cmdline.clone(),
+                source,
+            })?;
+        if output.status.success() {
+            return Ok((output.stdout, output.stderr));
+        }
+        Err(ProcessError::Failed {
+            cmdline: self.cmdline,
+            status: describe_status(output.status),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            code: output.status.code(),
+        })
+    }
+}
+
+/// `word` as a shell reads it: bare when it holds only safe characters, else single-quoted.
+pub fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status: {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => status.to_string(),
+    }
+}
+
+impl From<ProcessError> for CliError {
+    fn from(err: ProcessError) -> Self {
+        let hint = process_hint(&err);
+        let stderr = err.stderr().to_string();
+        CliError::failure(err.to_string()).cause(stderr).hint(hint)
+    }
+}
+
+/// What to do after the backend failed to create a workspace (nothing of it was kept).
+pub fn creation_hint(err: &ProcessError) -> String {
+    match process_hint(err) {
+        hint if hint.starts_with("the tool's own") => {
+            "nothing of the workspace was kept; fix what the backend reports above and run again"
+                .into()
+        }
+        hint => hint,
+    }
+}
+
+/// What to do about a failed helper call, from what it reported.
+fn process_hint(err: &ProcessError) -> String {
+    if let ProcessError::NotFound { program } = err {
+        return crate::error::install_hint(program);
+    }
+    let stderr = err.stderr();
+    if stderr.contains("No space left on device") {
+        "free space on that file system and try again; nothing was kept half made".into()
+    } else if stderr.contains("gpg") || stderr.contains("signing") {
+        "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again".into()
+    } else if stderr.contains("not a valid branch name") || stderr.contains("invalid ref") {
+        "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name"
+            .into()
+    } else {
+        "the tool's own message is above; fix what it reports and try again".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_are_quoted() {
+        let call = Call::new("/usr/bin/git")
+            .args(["commit", "-m"])
+            .arg("it's done")
+            .arg("");
+        assert_eq!(call.cmdline(), r"git commit -m 'it'\''s done' ''");
+    }
+}

@@ -1,0 +1,342 @@
+//! File operations on agent-workspace's own directories that never follow a symlink, and
+//! atomic writes. Every error names the path it was about.
+//!
+//! The workspace root is the user's choice and may be reached through symlinks; everything
+//! this tool creates below it (namespace directories, `.locks/`, `.cache/`, lease files,
+//! records, workspace directories) is opened without following one, so a symlink planted
+//! there can neither redirect a write nor a deletion outside the root.
+//!
+//! Files are opened with `O_NOFOLLOW`; on Linux, where the kernel has `openat2`, an absolute
+//! path is opened with `RESOLVE_NO_SYMLINKS`, so no component of it can be a symlink even if
+//! one is swapped in after the directories were checked (the root is canonical, so it holds
+//! none of its own).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::error::{long_component, name_too_long_message, CliError};
+
+/// A file operation that failed or was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error("{} is a symlink; refusing to follow it", path.display())]
+    Symlink { path: PathBuf },
+    #[error("{} is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("{}", name_too_long_message(path, component))]
+    NameTooLong { path: PathBuf, component: String },
+    #[error("could not {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl FsError {
+    /// Classifies an I/O error about `path`: a symlink met where none may be, a name too
+    /// long, or a plain failure.
+    pub fn io(action: &'static str, path: &Path, source: io::Error) -> FsError {
+        match source.raw_os_error() {
+            Some(libc::ELOOP) => FsError::Symlink {
+                path: first_symlink(path).unwrap_or_else(|| path.into()),
+            },
+            Some(libc::ENAMETOOLONG) => match long_component(path) {
+                Some(component) => FsError::NameTooLong {
+                    path: path.into(),
+                    component,
+                },
+                None => FsError::Io {
+                    action,
+                    path: path.into(),
+                    source,
+                },
+            },
+            _ => FsError::Io {
+                action,
+                path: path.into(),
+                source,
+            },
+        }
+    }
+}
+
+pub type Result<T, E = FsError> = std::result::Result<T, E>;
+
+/// The first component of `path` (from the top) that is a symlink.
+fn first_symlink(path: &Path) -> Option<PathBuf> {
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// Opens `path` with `options` plus `O_NOFOLLOW`, and on Linux through `openat2` with
+/// `RESOLVE_NO_SYMLINKS` when `path` is absolute and the kernel supports it.
+fn open_with(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    if path.is_absolute() {
+        if let Some(opened) = openat2_no_symlinks(path, flags) {
+            return opened;
+        }
+    }
+    let _ = flags;
+    options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// `openat2(path, flags, RESOLVE_NO_SYMLINKS)`; `None` when the kernel (or a sandbox) does
+/// not offer it.
+#[cfg(target_os = "linux")]
+fn openat2_no_symlinks(path: &Path, flags: i32) -> Option<io::Result<File>> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open_how is a plain C struct for which all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 { 0o666 } else { 0 };
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: c_path is a valid NUL-terminated string and `how` a valid open_how of the size
+    // passed; the kernel writes nothing through either.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+        return Some(Ok(unsafe { File::from_raw_fd(fd as i32) }));
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ENOSYS | libc::EPERM | libc::E2BIG) => None,
+        _ => Some(Err(err)),
+    }
+}
+
+/// Checks that `path` is a real directory (not a symlink to one). `Ok(false)` when it does
+/// not exist.
+pub fn is_real_dir(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(FsError::Symlink { path: path.into() }),
+        Ok(meta) if !meta.is_dir() => Err(FsError::NotADirectory { path: path.into() }),
+        Ok(_) => Ok(true),
+        // A file where a directory above it should be, or a name no directory can have:
+        // `path` does not exist either (creating it reports why).
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound
+                || matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ENAMETOOLONG)) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(FsError::io("inspect", path, e)),
+    }
+}
+
+/// Creates directory `path` unless it exists (returning whether it made it); refuses when it
+/// is a symlink or a file. Its parent must exist.
+pub fn create_dir_nofollow(path: &Path) -> Result<bool> {
+    if let Some(name) = long_component(path) {
+        return Err(FsError::NameTooLong {
+            path: path.into(),
+            component: name,
+        });
+    }
+    match fs::create_dir(path) {
+        Ok(()) => Ok(true),
+        // mkdir never follows a symlink in its last component: EEXIST tells us something is
+        // there, and what it is is checked below.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => is_real_dir(path).map(|_| false),
+        Err(e) => Err(FsError::io("create", path, e)),
+    }
+}
+
+/// Opens (creating it if needed) the file at `path` for writing without following a symlink
+/// in its last component; its parent is checked to be a real directory.
+pub fn open_nofollow(path: &Path) -> Result<File> {
+    if let Some(parent) = path.parent() {
+        is_real_dir(parent)?;
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    open_with(path, &mut options, libc::O_CREAT | libc::O_WRONLY)
+        .map_err(|e| FsError::io("open", path, e))
+}
+
+/// Opens an existing file at `path` for reading, never following a symlink and never
+/// creating it.
+pub fn open_existing_nofollow(path: &Path) -> Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    open_with(path, &mut options, libc::O_RDONLY).map_err(|e| FsError::io("open", path, e))
+}
+
+/// Writes `bytes` to `path` atomically: a new temp file beside it (created with
+/// `O_EXCL|O_NOFOLLOW`, so nothing planted there is written through), then a rename over
+/// `path` (which replaces a symlink rather than following it). The parent must be a real
+/// directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    if !is_real_dir(parent)? {
+        return Err(FsError::io(
+            "write",
+            path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    let (tmp, mut file) = create_temp(path)?;
+    let written = file.write_all(bytes).and_then(|()| replace(&tmp, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(FsError::io("write", path, e));
+    }
+    Ok(())
+}
+
+/// Moves the new file `tmp` to `path`, atomically for every reader. When `path` exists (on
+/// Linux), the two are exchanged and `tmp`, now the old file, is removed: a rename over an
+/// existing file makes ext4 start writing the new file's data out on the spot
+/// (`auto_da_alloc`), which cost a run about a millisecond per replaced file; an exchange does
+/// not. Otherwise (nothing at `path`, another OS, a file system without exchange), a rename.
+/// Like the rename, neither follows a symlink at `path`. A crash between the exchange and the
+/// removal leaves the old file under the temp name (`doctor` reports such leftovers).
+pub fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+        let (from, to) = (c(tmp)?, c(path)?);
+        let exchange = || {
+            // SAFETY: two NUL-terminated paths that outlive the call.
+            let done = unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    from.as_ptr(),
+                    libc::AT_FDCWD,
+                    to.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            if done == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        let err = match exchange() {
+            Ok(()) => match fs::remove_file(tmp) {
+                Ok(()) => return Ok(()),
+                // What was at `path` is not a file (a directory): put it back and fail as a
+                // rename over it would, so nothing of it moves.
+                Err(e) => {
+                    exchange()?;
+                    return Err(e);
+                }
+            },
+            Err(err) => err,
+        };
+        match err.raw_os_error() {
+            Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {}
+            _ => return Err(err),
+        }
+    }
+    fs::rename(tmp, path)
+}
+
+/// A fresh temp file `<path>.tmp.<pid>.<n>`; a name already taken (by a crashed process of
+/// the same pid) is skipped.
+fn create_temp(path: &Path) -> Result<(PathBuf, File)> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_file_name(format!("{name}.tmp.{}.{n}", std::process::id()));
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let opened = open_with(
+            &tmp,
+            &mut options,
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+        );
+        match opened {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => continue,
+            Err(e) => return Err(FsError::io("create", &tmp, e)),
+        }
+    }
+}
+
+/// Deletes directory `name` inside `parent` and everything in it, only when both are real
+/// directories: neither a symlinked parent nor a symlinked entry is followed
+/// (`remove_dir_all` itself removes symlinks inside the tree without following them).
+pub fn remove_dir_checked(parent: &Path, name: &str) -> Result<()> {
+    let path = parent.join(name);
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(FsError::NotADirectory { path });
+    }
+    if !is_real_dir(parent)? {
+        return Err(FsError::io(
+            "remove",
+            &path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    if !is_real_dir(&path)? {
+        return Err(FsError::io(
+            "remove",
+            &path,
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    fs::remove_dir_all(&path).map_err(|e| FsError::io("remove", &path, e))
+}
+
+/// Removes the file at `path` (a symlink there is removed, never followed); a missing file
+/// is not an error.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(FsError::io("remove", path, e)),
+    }
+}
+
+impl From<FsError> for CliError {
+    fn from(err: FsError) -> Self {
+        let message = err.to_string();
+        match err {
+            FsError::Symlink { path } => CliError::failure(message).hint(format!(
+                "agent-workspace never follows symlinks in its own directories; remove {} (after checking where it points) and try again",
+                path.display()
+            )),
+            FsError::NotADirectory { path } => CliError::failure(message).hint(format!(
+                "agent-workspace expects a directory it made there; move {} away and try again",
+                path.display()
+            )),
+            FsError::NameTooLong { path, component } => CliError::name_too_long(&path, &component),
+            FsError::Io {
+                action,
+                path,
+                source,
+            } => CliError::io(action, &path, &source),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,272 @@
+//! Where things live: the workspace root, the repository's identity and namespace, workspace
+//! paths, and which ids are acceptable.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{CliError, Result};
+use crate::repo::Repo;
+use crate::store::fsutil;
+use crate::vars;
+
+/// The pool's directory inside a namespace (ready files and take journals).
+pub const POOL_DIR: &str = ".pool";
+
+/// The name prefix of a prepared workspace's directory.
+pub const POOL_PREFIX: &str = ".pool-";
+
+/// The longest workspace id accepted.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
+pub fn validate_id(id: &str) -> Result<()> {
+    let bad = |why: &str| {
+        CliError::usage(format!("invalid workspace id {id:?}: {why}"))
+            .hint("use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit")
+    };
+    if id.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if id.len() > MAX_ID_LEN {
+        return Err(bad("it is longer than 64 characters"));
+    }
+    if !id.as_bytes()[0].is_ascii_alphanumeric() {
+        return Err(bad("it must start with a letter or digit"));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "._-".contains(*c)))
+    {
+        return Err(bad(&format!("{c:?} is not allowed")));
+    }
+    Ok(())
+}
+
+/// `<basename>-<first 10 hex of sha256(root)>`, the same as the shell script it replaces.
+pub fn namespace(repo_root: &Path) -> String {
+    let digest = Sha256::digest(repo_root.as_os_str().as_encoded_bytes());
+    let base = repo_root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    format!(
+        "{}-{}",
+        base.unwrap_or_else(|| "root".into()),
+        &format!("{digest:x}")[..10]
+    )
+}
+
+/// The workspace root: `--root`, `$AI_WORKSPACES_ROOT`, `$XDG_CACHE_HOME/ai-workspaces`
+/// (when absolute) or `~/.cache/ai-workspaces`.
+pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
+    let chosen = flag
+        .map(Path::to_path_buf)
+        .or_else(|| vars::non_empty(vars::ROOT).map(PathBuf::from))
+        .or_else(|| {
+            vars::non_empty(vars::XDG_CACHE_HOME)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|p| p.join("ai-workspaces"))
+        })
+        .or_else(|| std::env::home_dir().map(|h| h.join(".cache").join("ai-workspaces")));
+    let root = chosen.ok_or_else(|| {
+        CliError::failure("cannot find a workspace root: HOME is not set")
+            .hint("pass --root DIR or set AI_WORKSPACES_ROOT")
+    })?;
+    let root = match root.is_absolute() {
+        true => root,
+        false => std::env::current_dir()
+            .map_err(|e| CliError::io("read", Path::new("."), &e))?
+            .join(root),
+    };
+    Ok(resolve(&root))
+}
+
+/// The canonical form of `path` even where it does not exist yet: its longest existing
+/// ancestor canonicalized (symlinks resolved, as jj and git record paths), the rest appended
+/// with `.` and `..` applied.
+pub fn resolve(path: &Path) -> PathBuf {
+    let parts: Vec<_> = path.components().collect();
+    for split in (1..=parts.len()).rev() {
+        let head: PathBuf = parts[..split].iter().collect();
+        let Ok(mut resolved) = fs::canonicalize(&head) else {
+            continue;
+        };
+        for part in &parts[split..] {
+            match part {
+                std::path::Component::ParentDir => {
+                    resolved.pop();
+                }
+                std::path::Component::Normal(name) => resolved.push(name),
+                _ => {}
+            }
+        }
+        return resolved;
+    }
+    path.to_path_buf()
+}
+
+/// Paths of one repository's namespace under the workspace root.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+    pub namespace: String,
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(root: PathBuf, repo: &Repo) -> Self {
+        let namespace = namespace(&repo.root);
+        let dir = root.join(&namespace);
+        Layout {
+            root,
+            namespace,
+            dir,
+        }
+    }
+
+    pub fn workspace(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Lock files live beside the workspaces under a name no id can take.
+    pub fn locks(&self) -> PathBuf {
+        self.dir.join(".locks")
+    }
+
+    /// Answers worth keeping between calls (the jj workspace lists), under a name no id can
+    /// take; anything in it may be deleted at any time.
+    pub fn cache(&self) -> PathBuf {
+        self.dir.join(".cache")
+    }
+
+    /// The lock a run holds for its whole life: one run per workspace.
+    pub fn lease(&self, id: &str) -> PathBuf {
+        self.locks().join(format!("{id}.lock"))
+    }
+
+    /// The temporary git index `run --parent` builds a child's starting commit in (a dot-name:
+    /// never a lease); removed right after.
+    pub fn fork_index(&self, child: &str) -> PathBuf {
+        self.locks().join(format!(".fork-{child}.index"))
+    }
+
+    /// The lock serialising workspace creation and removal in this repository (its name
+    /// starts with a dot, so no workspace's lease can take it).
+    pub fn repo_lock(&self) -> PathBuf {
+        self.locks().join(".repo.lock")
+    }
+
+    /// The pool's bookkeeping: a prepared workspace's ready file and a take's journal.
+    pub fn pool_dir(&self) -> PathBuf {
+        self.dir.join(POOL_DIR)
+    }
+
+    /// A prepared workspace: a dot-name (never a workspace id) at a workspace's depth, since
+    /// a jj workspace finds its repository by a relative path.
+    pub fn pool_entry(&self, token: &str) -> PathBuf {
+        self.dir.join(format!("{POOL_PREFIX}{token}"))
+    }
+
+    /// The lock one filler of the pool holds while it prepares workspaces.
+    pub fn pool_lock(&self) -> PathBuf {
+        self.locks().join(".pool.lock")
+    }
+
+    /// Checks that the namespace directory and its `.locks/` and `.cache/` are real
+    /// directories where they exist: a symlink planted there would redirect every file this
+    /// tool writes or deletes.
+    pub fn verify(&self) -> Result<()> {
+        if fsutil::is_real_dir(&self.dir)? {
+            fsutil::is_real_dir(&self.locks())?;
+            fsutil::is_real_dir(&self.cache())?;
+        }
+        Ok(())
+    }
+
+    /// Creates the namespace directory with its `.locks/` and `.cache/`, refusing roots that
+    /// are files, unwritable, or inside the repository itself, and symlinks below the root.
+    pub fn ensure(&self, repo: &Repo) -> Result<()> {
+        if self.dir.starts_with(&repo.root) {
+            return Err(CliError::failure(format!(
+                "workspace root {} is inside the repository {}",
+                self.root.display(),
+                repo.root.display()
+            ))
+            .hint("choose a root outside the repository"));
+        }
+        if self.root.exists() && !self.root.is_dir() {
+            return Err(CliError::failure(format!(
+                "workspace root {} is not a directory",
+                self.root.display()
+            ))
+            .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a directory"));
+        }
+        let unwritable = |e: std::io::Error, path: &Path| {
+            CliError::io("create the workspace directory", path, &e)
+                .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
+        };
+        fs::create_dir_all(&self.root).map_err(|e| unwritable(e, &self.root))?;
+        let mut made_cache = false;
+        for dir in [self.dir.clone(), self.locks(), self.cache()] {
+            made_cache = fsutil::create_dir_nofollow(&dir).map_err(|e| match e {
+                fsutil::FsError::Io { source, path, .. } => unwritable(source, &path),
+                other => CliError::from(other),
+            })?;
+        }
+        if made_cache {
+            // Caches used to live in `.locks/`; they are only ever re-computed, so drop them.
+            for old in ["jj-workspaces.cache", "jj-workspace-names.cache"] {
+                let _ = fsutil::remove_file(&self.locks().join(old));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        for ok in ["a", "0", "w-1", "A.b_c-9", &"x".repeat(64)] {
+            assert!(validate_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "-x",
+            "_x",
+            ".x",
+            "a b",
+            "é",
+            "a\n",
+            &"x".repeat(65),
+        ] {
+            assert!(validate_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resolve_follows_symlinks_and_dot_dot_of_missing_parts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(tmp.path()).unwrap();
+        fs::create_dir(real.join("real")).unwrap();
+        std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
+        assert_eq!(
+            resolve(&real.join("link/a/../b/./c")),
+            real.join("real/b/c")
+        );
+        assert_eq!(resolve(&real.join("link/../x")), real.join("x"));
+    }
+
+    #[test]
+    fn namespace_matches_sha256_of_path_bytes() {
+        // printf '%s' /home/me/repo | sha256sum
+        assert_eq!(namespace(Path::new("/home/me/repo")), "repo-74b392f5c9");
+    }
+}

@@ -1,0 +1,87 @@
+//! A workspace's run history: marking a run started, recording how it ended, bounded.
+
+use serde::{Deserialize, Serialize};
+
+use super::{now, Record, Status, MAX_RUNS};
+
+/// One finished (or crashed) run in a workspace's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub command: Vec<String>,
+    pub workflow: Option<String>,
+    pub pid: Option<u32>,
+    /// How the run was sandboxed; none when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::SandboxOptions>,
+    /// The checkpoint `run --checkpoint` made after this run, when it recorded anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// A commit a checkpoint made: its id, and its change id with jj.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub commit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+}
+
+impl Record {
+    /// Marks a run of `command` by the supervisor `pid` as started now.
+    pub fn start_run(&mut self, command: Vec<String>, pid: u32, pid_start: Option<u64>) {
+        let now = now();
+        self.status = Status::Running;
+        self.command = command;
+        self.started_at = Some(now.clone());
+        self.updated_at = now;
+        self.finished_at = None;
+        self.exit_code = None;
+        self.signal = None;
+        self.pid = Some(pid);
+        self.pid_start = pid_start;
+    }
+
+    /// Records how the current run ended and adds it to the history.
+    pub fn finish_run(
+        &mut self,
+        status: Status,
+        code: i32,
+        signal: Option<i32>,
+        took: std::time::Duration,
+    ) {
+        let finished = now();
+        self.status = status;
+        self.exit_code = Some(code);
+        self.signal = signal;
+        self.finished_at = Some(finished.clone());
+        self.updated_at = finished.clone();
+        self.push_run(Run {
+            started_at: self.started_at.clone().unwrap_or_default(),
+            finished_at: Some(finished),
+            duration_ms: Some(took.as_millis() as u64),
+            status,
+            exit_code: Some(code),
+            signal,
+            command: self.command.clone(),
+            workflow: self.workflow.clone(),
+            pid: self.pid,
+            sandbox: self.sandbox.clone(),
+            checkpoint: None,
+        });
+    }
+
+    /// Appends a finished run, keeping the newest [`MAX_RUNS`].
+    pub fn push_run(&mut self, run: Run) {
+        self.runs.push(run);
+        if self.runs.len() > MAX_RUNS {
+            let excess = self.runs.len() - MAX_RUNS;
+            self.runs.drain(..excess);
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! The `.agent-workflow.json` record kept in every workspace, and its atomic load and save.
+
+mod history;
+mod land;
+pub mod legacy;
+mod setup;
+
+pub use history::{Checkpoint, Run};
+pub use land::{
+    Check as LandCheck, Conflict, Intent as LandIntent, Land, Outcome as LandOutcome, Resolved,
+    Side,
+};
+pub use setup::{Setup, SetupStatus};
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::repo::Backend;
+use crate::store::fsutil::FsError;
+use crate::store::state::{self, Found};
+
+type Result<T> = std::result::Result<T, FsError>;
+
+/// File name of the record inside a workspace.
+pub const FILE_NAME: &str = ".agent-workflow.json";
+/// The schema this build writes; newer records are read but never overwritten.
+pub const SCHEMA_VERSION: u64 = 1;
+/// How many past runs a record keeps.
+pub const MAX_RUNS: usize = 50;
+
+/// What a workspace's last (or current) run recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Idle,
+    Running,
+    Done,
+    Error,
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Error => "error",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The workspace record. Unknown fields are kept so an older build never drops them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub schema_version: u64,
+    pub workspace_id: String,
+    pub workflow: Option<String>,
+    pub status: Status,
+    #[serde(default)]
+    pub command: Vec<String>,
+    pub repo_root: PathBuf,
+    pub workspace_path: PathBuf,
+    #[serde(default)]
+    pub namespace: String,
+    pub backend: Backend,
+    pub base_change: Option<String>,
+    #[serde(default)]
+    pub base_commits: Vec<String>,
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub direnv_allowed: bool,
+    #[serde(default)]
+    pub envrc_sha256: Option<String>,
+    /// The digest of the `.envrc` the workspace started with (its base revision's), or
+    /// `none` when it had none; unknown for a record rebuilt after it was lost.
+    #[serde(default)]
+    pub base_envrc_sha256: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// The supervising process's start time, so a reused pid is not taken for it.
+    #[serde(default)]
+    pub pid_start: Option<u64>,
+    #[serde(default)]
+    pub runs: Vec<Run>,
+    /// Digests of the files the base revision's `.envrc` loads (`absent` for a missing one),
+    /// taken at creation; unknown for a record rebuilt or migrated.
+    #[serde(default)]
+    pub envrc_loads_base: Option<BTreeMap<String, String>>,
+    /// Digests of the files the `.envrc` loaded when it was last allowed.
+    #[serde(default)]
+    pub envrc_loads_allowed: BTreeMap<String, String>,
+    /// The repository state (jj: operation heads) when the working copy was last found fresh,
+    /// so the warm path asks jj again only after the repository changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_op_heads: Option<String>,
+    /// The workspace's TCP ports (`AGENT_WORKSPACE_PORT`), chosen free at creation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
+    /// What `copy.include` copied into the workspace at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<crate::store::reflink::Copied>,
+    /// How the current (or last) run was sandboxed; none when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxOptions>,
+    /// The workspace this one was started from (`run --parent`), set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// How many checkpoints made a commit in this workspace (numbers the next one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checkpoints: u64,
+    /// What the last `land` did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land: Option<Land>,
+    /// A `land` under way (or killed): saved before it changes anything, cleared when it
+    /// ends; the next command finishes a killed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land_intent: Option<LandIntent>,
+    /// The tools bundle copied into the workspace (`tools.paths`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<crate::store::tools::Recorded>,
+    /// What the setup command (`setup.command`) did in this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+    /// How this record was read; never written.
+    #[serde(skip)]
+    pub origin: Origin,
+    /// Whether this command checked the last land against the repository; never written.
+    #[serde(skip)]
+    pub land_check: LandCheck,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Where a loaded record came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// Agent-workspace's own state, with a view matching it (or a new record).
+    #[default]
+    State,
+    /// The state, but the view in the workspace was changed (or removed) by someone else.
+    Tampered,
+    /// Only an in-workspace record from an older version: nothing in it is trusted.
+    Legacy,
+}
+
+/// What reading a workspace's record found.
+#[derive(Debug)]
+pub enum Loaded {
+    Missing,
+    Ok(Box<Record>),
+    /// Unparseable; the text of the error.
+    Corrupt(String),
+    /// Written by a newer agent-workspace: shown as is, never overwritten.
+    Newer(u64, Value),
+}
+
+/// The record's path inside `workspace`.
+pub fn path(workspace: &Path) -> PathBuf {
+    workspace.join(FILE_NAME)
+}
+
+/// Now, as RFC 3339 UTC with second precision.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Parses a timestamp this tool wrote.
+pub fn parse_time(text: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339_weak(text).ok()
+}
+
+/// Reads the record of the workspace at `workspace` (its layout path) without ever failing on
+/// its content: from agent-workspace's state when there is one (noting whether the view in
+/// the workspace still matches it), else from a record an older version left in the
+/// workspace, stripped of everything that decides where to run or what to trust.
+pub fn load(workspace: &Path) -> Loaded {
+    match state::read(workspace) {
+        Found::Ok(sealed) => from_state(workspace, sealed, false),
+        Found::Corrupt(why) => Loaded::Corrupt(why),
+        Found::Missing => match legacy_view(workspace) {
+            Loaded::Ok(mut record) => {
+                record.envrc_sha256 = None;
+                record.direnv_allowed = false;
+                record.base_envrc_sha256 = None;
+                record.envrc_loads_base = None;
+                record.envrc_loads_allowed.clear();
+                record.origin = Origin::Legacy;
+                Loaded::Ok(anchor(record, workspace))
+            }
+            other => other,
+        },
+    }
+}
+
+/// The view in the workspace alone, or a record the shell script agent-workspace replaces
+/// wrote (as the view, or at [`legacy::SCRIPT_RECORD`]).
+fn legacy_view(workspace: &Path) -> Loaded {
+    match load_view(workspace) {
+        Loaded::Missing => legacy::load(workspace),
+        Loaded::Corrupt(why) => match fs::read(path(workspace)) {
+            Ok(text) => {
+                legacy::convert(&text, workspace, FILE_NAME).unwrap_or(Loaded::Corrupt(why))
+            }
+            Err(_) => Loaded::Corrupt(why),
+        },
+        other => other,
+    }
+}
+
+/// The record in `sealed`, noting whether the view matches its seal. A view written after the
+/// state was read (a save in between) is told from a changed one by reading the state again.
+fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
+    match parse(sealed.record.get().as_bytes()) {
+        Loaded::Ok(mut record) => {
+            let view = state::view_digest(&path(workspace));
+            if !sealed.seal.seals(view.as_deref()) {
+                if let (false, Found::Ok(newer)) = (again, state::read(workspace)) {
+                    if newer.seal.seals(view.as_deref()) {
+                        return from_state(workspace, newer, true);
+                    }
+                }
+                record.origin = Origin::Tampered;
+            }
+            Loaded::Ok(anchor(record, workspace))
+        }
+        other => other,
+    }
+}
+
+/// What identifies the state of `workspace` as last saved (every save replaces the file: a
+/// new inode and modification time), so telling whether another process saved the record
+/// since costs one stat.
+pub fn saved_stamp(workspace: &Path) -> Option<(u64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::symlink_metadata(state::path(workspace)).ok()?;
+    Some((meta.ino(), meta.mtime(), meta.mtime_nsec()))
+}
+
+/// Whether the view in `workspace` differs from the one its state was last written with
+/// (false when there is no state to compare with).
+pub fn view_changed(workspace: &Path) -> bool {
+    match state::view_seal(workspace) {
+        Found::Ok(seal) => {
+            let view = state::view_digest(&path(workspace));
+            view.is_none() || view != seal
+        }
+        _ => false,
+    }
+}
+
+/// Paths and name come from the layout, never from the file.
+fn anchor(mut record: Box<Record>, workspace: &Path) -> Box<Record> {
+    record.workspace_path = workspace.to_path_buf();
+    if let Some(name) = workspace.file_name().and_then(|n| n.to_str()) {
+        record.workspace_id = name.to_string();
+    }
+    record
+}
+
+/// Reads the view in the workspace alone.
+fn load_view(workspace: &Path) -> Loaded {
+    let file = path(workspace);
+    // open + read, without the stat fs::read makes to size its buffer.
+    let mut text = Vec::with_capacity(4096);
+    let read =
+        fs::File::open(&file).and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut text));
+    match read {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => return Loaded::Corrupt(format!("cannot read: {e}")),
+    }
+    parse(&text)
+}
+
+/// Parses record text; see [`Loaded`]. A current record is parsed once, straight into a
+/// [`Record`]; only one that does not fit is looked at as loose JSON.
+pub fn parse(text: &[u8]) -> Loaded {
+    if let Ok(record) = serde_json::from_slice::<Record>(text) {
+        if record.schema_version <= SCHEMA_VERSION {
+            return Loaded::Ok(Box::new(record));
+        }
+    }
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(e) => return Loaded::Corrupt(e.to_string()),
+    };
+    match value.get("schema_version").and_then(Value::as_u64) {
+        Some(v) if v > SCHEMA_VERSION => Loaded::Newer(v, value),
+        Some(_) => match serde_json::from_value::<Record>(value) {
+            Ok(record) => Loaded::Ok(Box::new(record)),
+            Err(e) => Loaded::Corrupt(e.to_string()),
+        },
+        None => Loaded::Corrupt("no schema_version".into()),
+    }
+}
+
+/// Writes the record: first agent-workspace's state, then the view in the workspace, each
+/// atomically (a temp file, then a rename over it).
+pub fn save(record: &Record) -> Result<()> {
+    let target = path(&record.workspace_path);
+    let mut text = serde_json::to_vec_pretty(record)
+        .map_err(|e| FsError::io("encode", &target, std::io::Error::other(e)))?;
+    text.push(b'\n');
+    state::write(&record.workspace_path, &text, &state::digest(&text))?;
+    crate::store::fsutil::write_atomic(&target, &text)?;
+    Ok(())
+}
+
+/// Moves an unreadable record (the state and the view) aside so it is kept, returning where
+/// they went. A symlinked state file is refused, and nothing is moved.
+pub fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut kept: Vec<PathBuf> = state::keep_aside(workspace, stamp)?.into_iter().collect();
+    let from = path(workspace);
+    let to = workspace.join(format!("{FILE_NAME}.corrupt.{stamp}"));
+    match fs::rename(&from, &to) {
+        Ok(()) => kept.push(to),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(FsError::io("move aside", &from, e)),
+    }
+    Ok(kept)
+}
+
+/// How a run is confined, as the user asked and as the record keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxOptions {
+    /// Whether the network stays reachable (`--no-network` removes it).
+    pub network: bool,
+    /// Extra paths the command may write (`--allow-write`, `AGENT_WORKSPACE_SANDBOX_WRITE`).
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,8 @@
+//! The output sink: stdout's columns and colour, the status table, the progress line, and the
+//! words for what the lifecycle returns. Called by `cli` only; names the lifecycle's types to
+//! render them, never the other way round.
+
+pub mod output;
+pub mod progress_line;
+pub mod report;
+pub mod status_table;

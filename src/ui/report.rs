@@ -1,0 +1,373 @@
+//! How the command layer words what the lifecycle returns: a removal (the text line and the
+//! JSON object `clean` and `run --cleanup` print) and the notes of opening a workspace.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::error::CliError;
+use crate::store::aside::Aside;
+use crate::store::disk::Usage;
+use crate::vcs::Kept;
+use crate::workspace::details::ChangeCounts;
+use crate::workspace::inventory::{Entry, Problem};
+use crate::workspace::remove::Removal;
+use crate::workspace::Note;
+
+pub fn describe(id: &str, path: &Path, removal: &Removal) -> String {
+    let mut text = format!("Removed {id} ({})", path.display());
+    match (&removal.kept, &removal.branch_deleted) {
+        (Kept::Branch { branch, commit, .. }, Some(Ok(()))) => {
+            text += &format!(
+                "; deleted branch {branch} ({}) as --delete-branch asked; `git branch {branch} {commit}` restores it",
+                short(commit)
+            );
+        }
+        (Kept::Change { change_id, .. }, _) => {
+            text += &format!("; its edits are kept in change {change_id}")
+        }
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: true,
+                ..
+            },
+            _,
+        ) => {
+            text += &format!(
+                "; its uncommitted changes were committed to branch {branch} ({})",
+                short(commit)
+            )
+        }
+        (
+            Kept::Branch {
+                branch,
+                commit,
+                committed: false,
+                ..
+            },
+            _,
+        ) => text += &format!("; branch {branch} ({}) keeps its commits", short(commit)),
+        (Kept::Unregistered, _) => {
+            text += "; the backend no longer knew it, so no commit holds its files"
+        }
+        (Kept::Nothing, _) if removal.aside.kept_dir.is_none() && removal.commits.is_empty() => {
+            text += "; it had no edits to keep"
+        }
+        (Kept::Nothing, _) => text += "; its working copy had no recorded edits",
+    }
+    if let Kept::Branch {
+        head: Some(head), ..
+    } = &removal.kept
+    {
+        text += &match head.created {
+            true => format!(
+                "; its detached HEAD ({}) is kept on new branch {}",
+                short(&head.commit),
+                head.branch
+            ),
+            false => format!(
+                "; its HEAD was on branch {} ({}), which keeps those commits",
+                head.branch,
+                short(&head.commit)
+            ),
+        };
+    }
+    if !removal.commits.is_empty() {
+        let named: Vec<String> = removal
+            .commits
+            .iter()
+            .take(10)
+            .map(|c| format!("{} {:?}", short(&c.id), c.subject))
+            .collect();
+        let more = removal.commits.len().saturating_sub(10);
+        text += &format!("; commits holding its work: {}", named.join(", "));
+        if more > 0 {
+            text += &format!(" and {more} more");
+        }
+    }
+    text += &describe_aside(&removal.aside);
+    if let Some(dir) = &removal.earlier_aside {
+        text += &format!(
+            "; files an interrupted removal kept aside are in {}",
+            dir.display()
+        );
+    }
+    if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
+    {
+        text += &format!("; kept branch {branch}: {why}")
+    }
+    text
+}
+
+/// The lines (for stderr) saying what became of the removals a kill interrupted that a
+/// command finished before doing its own work.
+pub fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<String> {
+    finished
+        .iter()
+        .map(|f| match &f.removal {
+            Ok(removal) => format!(
+                "Finished an interrupted clean: {}",
+                describe(&f.id, &f.path, removal)
+            ),
+            Err(err) => format!(
+                "Could not finish the interrupted clean of {}: {}{}",
+                f.id,
+                err.message,
+                err.hint
+                    .as_ref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect()
+}
+
+fn describe_aside(aside: &Aside) -> String {
+    let mut text = String::new();
+    if let Some(dir) = &aside.kept_dir {
+        text += &format!(
+            "; kept {} that no commit holds in {}",
+            files(aside.kept_files, aside.kept_bytes),
+            dir.display()
+        );
+    }
+    if aside.disposable_files > 0 {
+        text += &format!(
+            "; discarded {} of disposable build output ({})",
+            files(aside.disposable_files, aside.disposable_bytes),
+            aside.disposable_patterns.join(", ")
+        );
+    }
+    if aside.discarded_files > 0 {
+        text += &format!(
+            "; discarded {} that no commit held, as --discard-untracked asked",
+            files(aside.discarded_files, aside.discarded_bytes)
+        );
+    }
+    text
+}
+
+/// "3 files (2.1 MiB)"
+pub fn files(count: u64, bytes: u64) -> String {
+    let noun = if count == 1 { "file" } else { "files" };
+    let size = match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1024 * 1024 * 1024 => format!("{:.1} MiB", b as f64 / 1048576.0),
+        b => format!("{:.1} GiB", b as f64 / 1073741824.0),
+    };
+    format!("{count} {noun} ({size})")
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+pub fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
+    let kept = removal.map(|r| &r.kept);
+    let (change, commit, branch, committed) = match kept {
+        Some(Kept::Change {
+            change_id,
+            commit_id,
+        }) => (Some(change_id), Some(commit_id), None, false),
+        Some(Kept::Branch {
+            branch,
+            commit,
+            committed,
+            ..
+        }) => (None, Some(commit), Some(branch), *committed),
+        _ => (None, None, None, false),
+    };
+    json!({
+        "workspace_id": id,
+        "path": path,
+        "kept_change_id": change,
+        "kept_commit_id": commit,
+        "kept_branch": branch,
+        "committed_uncommitted_changes": committed,
+        "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
+        "head": removal.and_then(head_json),
+        "commits": removal.map(|r| r.commits.iter()
+            .map(|c| json!({"commit_id": c.id, "subject": c.subject}))
+            .collect::<Vec<_>>()),
+        "untracked": removal.map(|r| aside_json(&r.aside)),
+    })
+}
+
+fn head_json(removal: &Removal) -> Option<Value> {
+    match &removal.kept {
+        Kept::Branch { head: Some(h), .. } => Some(json!({
+            "branch": h.branch, "commit": h.commit, "created": h.created,
+        })),
+        _ => None,
+    }
+}
+
+pub fn aside_json(a: &Aside) -> Value {
+    json!({
+        "kept_dir": a.kept_dir,
+        "kept_files": a.kept_files,
+        "kept_bytes": a.kept_bytes,
+        "disposable_files": a.disposable_files,
+        "disposable_bytes": a.disposable_bytes,
+        "disposable_patterns": a.disposable_patterns,
+        "discarded_files": a.discarded_files,
+        "discarded_bytes": a.discarded_bytes,
+    })
+}
+
+/// The line to print for a note of opening a workspace.
+pub fn note(note: &Note) -> String {
+    match note {
+        Note::CorruptRecordKept { workspace, kept, why } => format!(
+            "Warning: the record of {} was unreadable ({why}); kept it as {} and started a new record",
+            workspace.display(),
+            kept.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
+        ),
+        Note::RepairFinished { id, copy } => format!(
+            "Note: finished the interrupted update of workspace {id:?}'s stale working copy; its edits are back from {}",
+            copy.display()
+        ),
+        Note::UpdatedStale { id } => {
+            format!("Note: workspace {id:?} was stale; updated it (its edits are kept)")
+        }
+        Note::ViewRewritten { view, state } => format!(
+            "Warning: {} was changed outside agent-workspace; rewrote it from {}",
+            view.display(),
+            state.display()
+        ),
+        Note::RecordMoved { workspace, state } => format!(
+            "Note: moved the record of {} into {}; its .envrc trust is checked anew against the base revision",
+            workspace.display(),
+            state.display()
+        ),
+        Note::RecreatedOnChange { id, change_id } => format!(
+            "Note: the directory of workspace {id:?} was deleted; re-created it on top of change {change_id}, which keeps its edits"
+        ),
+        Note::Copied { id, copied, elapsed } => format!(
+            "Copied {} files ({}; {} cloned copy-on-write, {} copied) and {} symlinks into workspace {id:?} in {:.1}s{}",
+            copied.files,
+            crate::store::disk::human(copied.bytes),
+            copied.reflinked,
+            copied.copied,
+            copied.symlinks,
+            elapsed.as_secs_f64(),
+            match copied.outside_symlinks {
+                0 => String::new(),
+                n => format!("; skipped {n} symlinks pointing outside the main workspace"),
+            }
+        ),
+        Note::RecreatedOnBranch { id, branch } => format!(
+            "Note: the directory of workspace {id:?} was deleted; re-created it on branch {branch}, which keeps its commits"
+        ),
+        Note::ToolsLinksSkipped { paths } => format!(
+            "Warning: not copied into the tools bundle (symlinks leading out of the repository): {}",
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Prints the notes of opening a workspace on stderr.
+pub fn print_notes(notes: &[Note]) {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    for n in notes {
+        // Sizes and times of copied files help a person at a terminal; scripts get quiet.
+        if matches!(n, Note::Copied { .. }) && !terminal {
+            continue;
+        }
+        eprintln!("{}", note(n));
+    }
+}
+
+/// How a run was sandboxed, in a few words: `no`, or `bwrap` with its options.
+pub fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String {
+    let Some(options) = options else {
+        return "no".into();
+    };
+    let mut words = vec!["bwrap".to_string()];
+    if !options.network {
+        words.push("no network".into());
+    }
+    for path in &options.writable {
+        words.push(format!("writes {}", path.display()));
+    }
+    words.join(", ")
+}
+
+/// The lines `status <ID>` adds below a workspace's record: its changes since its base, its
+/// last activity and, when measured, its disk usage; then its commits.
+pub fn describe_details(
+    changes: Option<&Result<ChangeCounts, CliError>>,
+    last_activity: Option<&str>,
+    usage: Option<&Usage>,
+) -> String {
+    let mut out = String::new();
+    let mut field = |name: &str, value: String| out.push_str(&format!("{name:<14}{value}\n"));
+    match changes {
+        Some(Ok(c)) => {
+            field("commits", c.commits.len().to_string());
+            let binary = match c.binary {
+                0 => String::new(),
+                n => format!(" ({n} binary)"),
+            };
+            field(
+                "files",
+                format!(
+                    "{} changed, +{} -{}{binary}",
+                    c.files, c.insertions, c.deletions
+                ),
+            );
+        }
+        Some(Err(err)) => field("changes", format!("unknown: {}", err.message)),
+        None => {}
+    }
+    if let Some(when) = last_activity {
+        field("last activity", when.to_string());
+    }
+    if let Some(u) = usage {
+        field(
+            "size",
+            format!(
+                "{} ({} bytes)",
+                crate::store::disk::human(u.allocated),
+                u.allocated
+            ),
+        );
+        let newest = u
+            .newest
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        field("newest file", newest.unwrap_or_else(|| "-".into()));
+    }
+    if let Some(Ok(c)) = changes.filter(|c| c.as_ref().is_ok_and(|c| !c.commits.is_empty())) {
+        out.push_str("\nCOMMITS\n");
+        let rows = c.commits.iter().map(|commit| {
+            let subject = commit.description.lines().next().unwrap_or("");
+            [short(&commit.commit_id).to_string(), subject.to_string()]
+        });
+        crate::ui::output::columns(rows, &mut out);
+    }
+    out
+}
+
+/// How to fix a workspace's problem, as `status` and `doctor` say it.
+pub fn problem_hint(problem: &Problem, entry: &Entry) -> String {
+    let id = entry.id.as_str();
+    match problem {
+        Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
+        Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
+        Problem::Unregistered => {
+            let err = crate::error::unregistered(id, &entry.path);
+            format!("{}; {}", err.message, err.hint.unwrap_or_default())
+        }
+        Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),
+        Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
+        Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
+        Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
+        Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
+        Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
+        Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", crate::store::metadata::FILE_NAME),
+    }
+}

@@ -1,0 +1,69 @@
+//! What every command starts from: the repository, its namespace and its backend.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, Config};
+use crate::error::{CliError, Result};
+use crate::progress::Progress;
+use crate::repo::{self, Backend, Repo};
+use crate::store::layout::{self, Layout};
+use crate::vars;
+use crate::vcs::Vcs;
+
+/// The repository a command acts on and where its workspaces live.
+pub struct Context {
+    pub repo: Repo,
+    pub layout: Layout,
+    pub vcs: Vcs,
+    /// What the configuration files set (flags and environment variables come first).
+    pub config: Config,
+    /// Where the lifecycle reports the phases of a slow step (nowhere unless a command says).
+    pub progress: Progress,
+}
+
+/// Where a command was asked to act: the global flags, without their command-line form.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    pub root: Option<&'a Path>,
+    pub repo: Option<&'a Path>,
+    pub backend: Option<Backend>,
+}
+
+impl Context {
+    pub fn open<'a>(options: impl Into<Options<'a>>) -> Result<Context> {
+        let global: Options = options.into();
+        let backend = match (global.backend, vars::non_empty(vars::BACKEND)) {
+            (Some(backend), _) => Some(backend),
+            (None, Some(name)) => Some(Backend::parse(&name).ok_or_else(|| {
+                CliError::usage(format!("AGENT_WORKSPACE_BACKEND={name:?} is not a backend"))
+                    .hint("use jj or git")
+            })?),
+            (None, None) => None,
+        };
+        let start = match &global.repo {
+            Some(path) => path.to_path_buf(),
+            None => std::env::current_dir()
+                .map_err(|e| CliError::io("read", &PathBuf::from("."), &e))?,
+        };
+        let mut repo = repo::discover(&start, backend)?;
+        let config = config::load(Some(&repo.root))?;
+        // A backend the configuration names applies when neither flag nor variable chose.
+        if let (None, Some(configured)) = (backend, config.backend) {
+            if configured != repo.backend {
+                repo = repo::discover(&start, Some(configured))?;
+            }
+        }
+        let root = layout::workspace_root(global.root)?;
+        let layout = Layout::new(root, &repo);
+        layout.verify()?;
+        let prefix = vars::non_empty(vars::BRANCH_PREFIX).or(config.branch_prefix.clone());
+        let vcs = Vcs::new(&repo, &layout.cache(), prefix);
+        Ok(Context {
+            repo,
+            layout,
+            vcs,
+            config,
+            progress: Progress::default(),
+        })
+    }
+}

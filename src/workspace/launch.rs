@@ -1,0 +1,225 @@
+//! Starting the user's command in a workspace: its environment variables, the optional
+//! `direnv exec` wrapper and the guard (see `guard.rs`) that stands between it and us.
+
+use std::ffi::OsString;
+use std::fs;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use crate::error::{CliError, Result};
+use crate::exec::process::{self, Child, Ending, TRAMPOLINE};
+use crate::exec::sandbox;
+use crate::store::metadata::{self, Record};
+use crate::vars;
+use crate::workspace::context::Context;
+use crate::workspace::direnv::Loader;
+
+/// A command ready to start in a workspace.
+pub struct Launch {
+    child: Child,
+    through_direnv: bool,
+    sandboxed: bool,
+    workspace: String,
+}
+
+/// A sandbox to start the command in: bubblewrap (found and probed) and the options.
+pub struct Sandboxing {
+    pub bwrap: PathBuf,
+    pub options: sandbox::Options,
+}
+
+impl Launch {
+    /// `lease` is the workspace's lease, which the guard holds until every process of the
+    /// run has ended (none for `shell`, which takes no lease).
+    pub fn new(
+        ctx: &Context,
+        record: &Record,
+        loader: Loader,
+        command: &[OsString],
+        lease: Option<RawFd>,
+        sandboxing: Option<&Sandboxing>,
+    ) -> Result<Launch> {
+        let ws = &record.workspace_path;
+        let mut env: Vec<(OsString, OsString)> = vec![
+            (vars::ID.into(), record.workspace_id.clone().into()),
+            (vars::PATH.into(), ws.clone().into()),
+            (vars::METADATA.into(), metadata::path(ws).into()),
+            (vars::REPO_ROOT.into(), ctx.repo.root.clone().into()),
+            (vars::NAMESPACE.into(), ctx.layout.namespace.clone().into()),
+            (vars::BACKEND.into(), ctx.repo.backend.as_str().into()),
+            (
+                vars::WORKFLOW.into(),
+                record.workflow.clone().unwrap_or_default().into(),
+            ),
+            // Nested calls must find the same root even when this one was given --root.
+            (vars::ROOT.into(), ctx.layout.root.clone().into()),
+        ];
+        if let Some(first) = record.ports.first() {
+            let all: Vec<String> = record.ports.iter().map(u16::to_string).collect();
+            env.push((vars::PORT.into(), first.to_string().into()));
+            env.push((vars::PORTS.into(), all.join(",").into()));
+        }
+        if let Some(tools) = &record.tools {
+            env.push((vars::TOOL_COPY_ROOT.into(), ws.join(&tools.dir).into()));
+            env.push((vars::TOOLS_VERSION.into(), tools.version.clone().into()));
+            env.push((vars::TOOLS_SOURCE.into(), tools.source.clone().into()));
+        }
+        let me = std::env::current_exe().map_err(|e| {
+            CliError::failure("cannot locate the agent-workspace binary")
+                .cause(e.to_string())
+                .hint("run agent-workspace by a path that still exists")
+        })?;
+        let mut argv: Vec<OsString> = vec![];
+        if let Some(sandboxing) = sandboxing {
+            let tag = match sandboxing.options.network {
+                true => "bwrap",
+                false => "bwrap,no-network",
+            };
+            env.push((vars::SANDBOX.into(), tag.into()));
+            argv.push(sandboxing.bwrap.clone().into());
+            argv.extend(sandbox_args(ctx, ws, &me, &loader, &sandboxing.options)?);
+        }
+        let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
+        let through_direnv = match loader {
+            Loader::Direct => false,
+            Loader::Direnv(bin) => {
+                if vars::raw(vars::DIRENV_LOG_FORMAT).is_none() {
+                    env.push((vars::DIRENV_LOG_FORMAT.into(), "".into()));
+                }
+                let canonical =
+                    fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+                argv.extend([bin.into(), "exec".into(), canonical.into()]);
+                true
+            }
+        };
+        argv.extend(guard);
+        argv.extend(command.iter().cloned());
+        let child = Child {
+            argv,
+            dir: ws.clone(),
+            env,
+            lease,
+            sandboxed: sandboxing.is_some(),
+            output: None,
+        };
+        Ok(Launch {
+            child,
+            through_direnv,
+            sandboxed: sandboxing.is_some(),
+            workspace: ws.display().to_string(),
+        })
+    }
+
+    /// Sends the command's stdout and stderr to `log` (stdin empty) instead of ours.
+    pub fn output_to(mut self, log: std::fs::File) -> Launch {
+        self.child.output = Some(log);
+        self
+    }
+
+    /// Runs the command to completion; an error means it never started.
+    pub fn run(self) -> Result<Ending> {
+        self.run_after(|| Ok(()))?.outcome
+    }
+
+    /// Starts the chain in front of the command (direnv, the sandbox, the guard), does
+    /// `first` meanwhile, and only then lets the guard start the command, which then runs to
+    /// completion. `first` always runs; its error ends the chain before the command starts.
+    pub fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Ran> {
+        let running = process::start_child(self.child);
+        if let Err(err) = first() {
+            // The guard sees no go-ahead and ends; wait for the chain so nothing of it
+            // (the lease the guard holds among it) outlives this error.
+            if let Ok(running) = running {
+                drop(running.wait());
+            }
+            return Err(err);
+        }
+        let ended = running.and_then(|mut running| {
+            running.go();
+            running.wait()
+        });
+        let (result, guard) = match ended {
+            Ok(ended) => (Ok((ended.ending, ended.started)), Some(ended)),
+            Err(err) => (Err(err), None),
+        };
+        let outcome = finish(result, self.through_direnv, self.sandboxed, &self.workspace);
+        Ok(Ran {
+            outcome,
+            _guard: guard,
+        })
+    }
+}
+
+/// A command that ran: how it ended (an error: it never started), and its guard, which may
+/// still be ending as this is read and is waited for when this is dropped.
+pub struct Ran {
+    pub outcome: Result<Ending>,
+    _guard: Option<process::Ended>,
+}
+
+/// How a started chain ended, or why it failed before the command started.
+fn finish(
+    waited: std::io::Result<(Ending, bool)>,
+    through_direnv: bool,
+    sandboxed: bool,
+    workspace: &str,
+) -> Result<Ending> {
+    let (ending, started) = waited.map_err(|e| {
+        CliError::failure("could not start the command")
+            .cause(e.to_string())
+            .hint("check that the command exists and is executable; the workspace is kept")
+    })?;
+    if started || matches!(ending, Ending::Signaled(_)) {
+        return Ok(ending);
+    }
+    let how = match ending {
+        Ending::Exited(code) | Ending::NotStarted(code) => format!("exit status: {code}"),
+        Ending::Signaled(sig) => format!("signal {sig}"),
+    };
+    Err(match through_direnv {
+        _ if sandboxed => CliError::failure(format!(
+            "the sandbox (bubblewrap) or what runs in it failed before the command started ({how})"
+        ))
+        .hint(
+            "see bubblewrap's or direnv's message above; the command was not run, confined or not",
+        ),
+        true => CliError::failure(format!(
+            "`direnv exec {workspace}` failed before the command started ({how})"
+        ))
+        .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"),
+        false => CliError::failure(format!(
+            "agent-workspace's guard process failed before the command started ({how})"
+        ))
+        .hint("run agent-workspace by a path that still exists and is executable"),
+    })
+}
+
+/// bubblewrap's arguments for a run in `ws`: what must stay readable although it lives under
+/// `/tmp` (this binary, direnv, the user's configuration, PATH) is put back read-only.
+fn sandbox_args(
+    ctx: &Context,
+    ws: &std::path::Path,
+    me: &std::path::Path,
+    loader: &Loader,
+    options: &sandbox::Options,
+) -> Result<Vec<OsString>> {
+    let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+    let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
+    let mut readable: Vec<PathBuf> = vec![me.to_path_buf()];
+    if let Loader::Direnv(bin) = loader {
+        readable.push(bin.clone());
+    }
+    for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "JJ_CONFIG"] {
+        readable.extend(vars::raw(key).map(PathBuf::from));
+    }
+    readable.extend(std::env::split_paths(
+        &vars::raw("PATH").unwrap_or_default(),
+    ));
+    let scope = sandbox::Scope {
+        repo: &ctx.repo,
+        workspace: &canonical,
+        namespace_dir: &namespace_dir,
+        readable,
+    };
+    Ok(sandbox::args(options, &scope))
+}

@@ -1,0 +1,89 @@
+//! Whether a workspace is ours and registered, decided by its own state and an exact parse of
+//! the backend's list, never by the flags of the command looking at it.
+
+use std::path::Path;
+
+use crate::error::CliError;
+use crate::repo::Backend;
+use crate::store::metadata::Record;
+use crate::vcs::{Registered, Vcs};
+
+/// How a workspace's state disagrees with this command's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mismatch {
+    /// Made with `recorded`; this command uses `asked` (`--backend` or
+    /// `AGENT_WORKSPACE_BACKEND`).
+    Backend { recorded: String, asked: String },
+    /// On branch `recorded`; the current `AGENT_WORKSPACE_BRANCH_PREFIX` gives `expected`.
+    Branch { recorded: String, expected: String },
+}
+
+impl Mismatch {
+    pub fn message(&self, id: &str) -> String {
+        match self {
+            Mismatch::Backend { recorded, asked } => format!(
+                "workspace {id:?} was made with the {recorded} backend, but this command uses {asked} (from --backend or AGENT_WORKSPACE_BACKEND)"
+            ),
+            Mismatch::Branch { recorded, expected } => format!(
+                "workspace {id:?} is on branch {recorded}, but AGENT_WORKSPACE_BRANCH_PREFIX gives {expected}"
+            ),
+        }
+    }
+
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Mismatch::Backend { .. } => {
+                "run it with the backend it was made with (drop --backend or AGENT_WORKSPACE_BACKEND)"
+            }
+            Mismatch::Branch { .. } => {
+                "run it with the branch prefix it was made with (AGENT_WORKSPACE_BRANCH_PREFIX)"
+            }
+        }
+    }
+
+    pub fn error(&self, id: &str) -> CliError {
+        CliError::failure(self.message(id)).hint(self.hint())
+    }
+}
+
+/// How `record`'s backend and branch disagree with this command's (its `backend` and `vcs`),
+/// if they do.
+pub fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch> {
+    if record.backend != backend {
+        return Some(Mismatch::Backend {
+            recorded: record.backend.as_str().into(),
+            asked: backend.as_str().into(),
+        });
+    }
+    match (&record.branch, vcs.branch_of(&record.workspace_id)) {
+        (Some(recorded), Some(expected)) if *recorded != expected => Some(Mismatch::Branch {
+            recorded: recorded.clone(),
+            expected,
+        }),
+        _ => None,
+    }
+}
+
+/// How the backend knows the workspace at `path` (id `id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registration {
+    /// Under its id.
+    AsIs,
+    /// Under another name whose recorded root is this workspace (`jj workspace rename`).
+    Renamed(String),
+    Unknown,
+}
+
+/// Finds workspace `id` at `path` in `list`: by name, else by recorded root.
+pub fn registration(list: &[Registered], id: &str, path: &Path) -> Registration {
+    if list
+        .iter()
+        .any(|r| r.name == id && r.path.as_deref().is_none_or(|p| p == path))
+    {
+        return Registration::AsIs;
+    }
+    match list.iter().find(|r| r.path.as_deref() == Some(path)) {
+        Some(r) => Registration::Renamed(r.name.clone()),
+        None => Registration::Unknown,
+    }
+}
