@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside;
 use crate::store::layout::validate_id;

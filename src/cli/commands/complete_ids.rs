@@ -1,7 +1,7 @@
 //! `__complete-ids` (hidden): the workspace ids of the current repository, one a line, for
 //! the completion scripts. Reads only the namespace directory: no backend call.
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::workspace::context::Context;
 use crate::{ui::output, workspace::inventory};

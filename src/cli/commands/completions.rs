@@ -1,9 +1,8 @@
 //! `completions`: a shell's completion script, with workspace ids where the shell can ask.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
 use crate::error::{CliError, Result};
 use crate::ui::output;
 
@@ -15,8 +14,8 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub fn cmd_completions(args: &CompletionsArgs) -> Result<i32> {
-    let mut command = Cli::command();
+/// `command` is the whole command line's clap definition, handed over by the dispatch.
+pub fn cmd_completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<i32> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "agent-workspace", &mut script);
     let script = String::from_utf8(script).map_err(|e| {

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::layout::validate_id;
 use crate::ui::output;

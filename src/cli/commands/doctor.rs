@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::workspace::checkup::{self, Check, Level};
 use crate::{ui::output, ui::report};

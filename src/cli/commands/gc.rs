@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
 use crate::ui::output;

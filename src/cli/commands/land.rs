@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::layout::validate_id;
 use crate::store::metadata::{Conflict, Resolved, Side};

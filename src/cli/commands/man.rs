@@ -2,9 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use crate::cli::Cli;
 use crate::error::{CliError, Result};
 use crate::ui::output;
 
@@ -17,8 +16,9 @@ pub struct ManArgs {
     pub dir: PathBuf,
 }
 
-pub fn cmd_man(args: &ManArgs) -> Result<i32> {
-    let mut command = Cli::command().disable_help_subcommand(true);
+/// `command` is the whole command line's clap definition, handed over by the dispatch.
+pub fn cmd_man(args: &ManArgs, command: clap::Command) -> Result<i32> {
+    let mut command = command.disable_help_subcommand(true);
     // Building names each subcommand `agent-workspace-<name>`: its page's title and file.
     command.build();
     std::fs::create_dir_all(&args.dir)

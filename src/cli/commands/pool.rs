@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::config::MAX_POOL;
 use crate::error::{CliError, Result};
 use crate::ui::output;

@@ -55,13 +55,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub wait: bool,
     #[command(flatten)]
-    pub sandbox: crate::cli::SandboxArgs,
+    pub sandbox: crate::cli::global::SandboxArgs,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
-pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32> {
+pub fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs) -> Result<i32> {
     validate_id(&args.id)?;
     if let Some(parent) = &args.parent {
         validate_id(parent)?;

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::exec::signals;
 use crate::store::layout::validate_id;
@@ -23,7 +23,7 @@ pub struct ShellArgs {
     #[arg(long)]
     pub trust_envrc: bool,
     #[command(flatten)]
-    pub sandbox: crate::cli::SandboxArgs,
+    pub sandbox: crate::cli::global::SandboxArgs,
 }
 
 pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {

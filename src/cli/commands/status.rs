@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
 use crate::ui::output;

@@ -7,7 +7,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::exec::signals;
 use crate::ui::output;

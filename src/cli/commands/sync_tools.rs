@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
 use crate::store::metadata;

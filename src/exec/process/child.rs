@@ -289,12 +289,6 @@ fn set_nonblocking(fd: RawFd) {
     }
 }
 
-/// Sets close-on-exec on `fd`, so programs this process starts do not inherit it.
-pub fn keep_private(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-}
-
 fn not_started(err: io::Error) -> io::Result<Ending> {
     match err.kind() {
         io::ErrorKind::NotFound => Ok(Ending::NotStarted(127)),

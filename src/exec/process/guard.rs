@@ -8,7 +8,6 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::child::keep_private;
 use crate::exec::signals;
 
 /// The hidden subcommand that runs the guard (`commands/exec.rs`).
@@ -114,4 +113,10 @@ pub fn exec_failure_code(err: &io::Error) -> i32 {
         io::ErrorKind::NotFound => 127,
         _ => 126,
     }
+}
+
+/// Sets close-on-exec on `fd`, so programs this process starts do not inherit it.
+pub fn keep_private(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::land_edits::WorkHead;
+use super::land_edits::{no_branch, WorkHead};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
@@ -244,11 +244,5 @@ impl Git {
             }
             None => Ok(false),
         }
-    }
-}
-
-pub(super) fn no_branch(branch: &str) -> LandError {
-    LandError::NoBranch {
-        branch: branch.to_string(),
     }
 }

@@ -197,7 +197,7 @@ impl Git {
                         path: plan.ws.to_path_buf(),
                     }
                     .into()),
-                    _ => Err(super::land::no_branch(&branch)),
+                    _ => Err(no_branch(&branch)),
                 };
             }
             (WorkHead::Branch, Ok(_)) => {}
@@ -211,5 +211,12 @@ impl Git {
             }
         }
         Ok((new, committed))
+    }
+}
+
+/// A land whose branch does not exist (the target, or the workspace's own).
+pub(super) fn no_branch(branch: &str) -> LandError {
+    LandError::NoBranch {
+        branch: branch.to_string(),
     }
 }

@@ -6,10 +6,10 @@
 //! `--prefer`'s resolutions. Kept, the working copies are updated to it; a conflict not
 //! allowed, or a dry run, puts the repository back as it was.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::land_preview::{land_set, Landed, Preview};
-use super::land_result::by_change;
+use super::land_preview::{land_set, Landed, Place, Preview};
+use super::land_result::{by_change, Trial};
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
@@ -20,15 +20,6 @@ use crate::vcs::VcsError;
 /// What the workspace's working-copy commit holds: `nothing`, or work with or without a
 /// description.
 const WORK_TEMPLATE: &str = r#"if(empty && description == "", "nothing", if(description == "", "undescribed", "described"))"#;
-
-/// The target: a revset in the repository `dir` is, as recorded, and whether it is a working
-/// copy (then `revset` is `@` of `dir`).
-pub(super) struct Place {
-    pub(super) revset: String,
-    recorded: Option<String>,
-    pub(super) dir: PathBuf,
-    pub(super) working_copy: bool,
-}
 
 impl Jj {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. What would land (its
@@ -410,36 +401,8 @@ impl Jj {
     }
 }
 
-/// A trial's operations so far (oldest first) and the one the next step starts at.
-pub(super) struct Trial {
-    pub(super) ops: Vec<String>,
-    /// The operations of `--prefer`'s resolutions, oldest first.
-    pub(super) resolutions: Vec<String>,
-    pub(super) at: String,
-}
-
 /// How many times a land starts over when the target working copy changes under it.
 const ATTEMPTS: usize = 3;
-
-/// What jj says after an operation it did not integrate, before the operation's id.
-const UNINTEGRATED: &str = "--no-integrate-operation was requested: ";
-
-impl Trial {
-    /// Runs a step; the operation it wrote (if it changed anything) is where the next
-    /// starts.
-    pub(super) fn run(&mut self, call: Call) -> std::result::Result<(), ProcessError> {
-        let (_, stderr) = call.output()?;
-        if let Some(op) = stderr
-            .lines()
-            .find_map(|l| l.split_once(UNINTEGRATED).map(|(_, op)| op.trim()))
-            .filter(|op| !op.is_empty() && op.bytes().all(|b| b.is_ascii_hexdigit()))
-        {
-            self.ops.push(op.to_string());
-            self.at = op.to_string();
-        }
-        Ok(())
-    }
-}
 
 fn rebase_failed(plan: &Plan, e: ProcessError) -> LandError {
     LandError::Rebase {

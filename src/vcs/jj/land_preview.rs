@@ -1,7 +1,8 @@
 //! The one query a jj land asks of its target before changing anything: the commits that
 //! would land with their files, and the target working copy's own changes and name.
 
-use super::land::Place;
+use std::path::PathBuf;
+
 use super::{workspace_revset, Jj};
 use crate::vcs::land::{hex_ids, LandError, Plan, Result};
 use crate::vcs::Commit;
@@ -43,6 +44,15 @@ pub(super) struct Preview {
     pub(super) target_conflicted: bool,
     pub(super) target_commit: String,
     pub(super) target_files: Vec<String>,
+}
+
+/// The target: a revset in the repository `dir` is, as recorded, and whether it is a working
+/// copy (then `revset` is `@` of `dir`).
+pub(super) struct Place {
+    pub(super) revset: String,
+    pub(super) recorded: Option<String>,
+    pub(super) dir: PathBuf,
+    pub(super) working_copy: bool,
 }
 
 impl Jj {

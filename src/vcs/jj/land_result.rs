@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use super::land::Trial;
 use super::land_preview::{parse_preview, Landed};
 use super::{workspace_revset, Jj};
+use crate::exec::process::{Call, ProcessError};
 use crate::store::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
 
@@ -179,6 +179,34 @@ pub(super) fn by_change(changes: &[&str]) -> String {
     match ids.is_empty() {
         true => "none()".into(),
         false => ids.join(" | "),
+    }
+}
+
+/// A trial's operations so far (oldest first) and the one the next step starts at.
+pub(super) struct Trial {
+    pub(super) ops: Vec<String>,
+    /// The operations of `--prefer`'s resolutions, oldest first.
+    pub(super) resolutions: Vec<String>,
+    pub(super) at: String,
+}
+
+/// What jj says after an operation it did not integrate, before the operation's id.
+const UNINTEGRATED: &str = "--no-integrate-operation was requested: ";
+
+impl Trial {
+    /// Runs a step; the operation it wrote (if it changed anything) is where the next
+    /// starts.
+    pub(super) fn run(&mut self, call: Call) -> std::result::Result<(), ProcessError> {
+        let (_, stderr) = call.output()?;
+        if let Some(op) = stderr
+            .lines()
+            .find_map(|l| l.split_once(UNINTEGRATED).map(|(_, op)| op.trim()))
+            .filter(|op| !op.is_empty() && op.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            self.ops.push(op.to_string());
+            self.at = op.to_string();
+        }
+        Ok(())
     }
 }
 

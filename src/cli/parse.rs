@@ -1,0 +1,114 @@
+//! The command line's clap definition: the global flags and one variant per subcommand, and
+//! parsing it (clap's errors turned into the one error form).
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+
+use crate::cli::global::GlobalArgs;
+
+/// Isolated, resumable jj (or git worktree) workspaces for agent workflows.
+#[derive(Debug, Parser)]
+#[command(name = "agent-workspace", bin_name = "agent-workspace", version)]
+#[command(about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Each subcommand's arguments are built only when it is the one called (or for help,
+/// completions and the man page), which keeps a `run` from building every other's.
+#[derive(Debug, Subcommand)]
+#[command(defer = true)]
+pub enum Command {
+    Run(crate::cli::commands::run::RunArgs),
+    Status(crate::cli::commands::status::StatusArgs),
+    Shell(crate::cli::commands::shell::ShellArgs),
+    Clean(crate::cli::commands::clean::CleanArgs),
+    Checkpoint(crate::cli::commands::checkpoint::CheckpointArgs),
+    Diff(crate::cli::commands::diff::DiffArgs),
+    Land(crate::cli::commands::land::LandArgs),
+    SyncTools(crate::cli::commands::sync_tools::SyncToolsArgs),
+    Gc(crate::cli::commands::gc::GcArgs),
+    Pool(crate::cli::commands::pool::PoolArgs),
+    Doctor(crate::cli::commands::doctor::DoctorArgs),
+    Completions(crate::cli::commands::completions::CompletionsArgs),
+    Man(crate::cli::commands::man::ManArgs),
+    /// List the workspace ids of the current repository, one a line (for completion scripts)
+    #[command(name = "__complete-ids", hide = true)]
+    CompleteIds,
+}
+
+impl Cli {
+    /// Whether the command wraps a user's command (`run`, `shell`), whose own exit codes an
+    /// error's must not be mistaken for.
+    pub fn wraps_command(&self) -> bool {
+        matches!(self.command, Command::Run(_) | Command::Shell(_))
+    }
+}
+
+/// What parsing the command line gave: a command to run, or text clap asked to print
+/// (`--help`, `--version`) on stdout.
+pub enum Parsed {
+    Command(Box<Cli>),
+    Print(String),
+}
+
+/// Parses the command line; bad usage becomes a usage [`CliError`] rendered like every other
+/// error (exit 2).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, CliError> {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => Ok(Parsed::Command(Box::new(cli))),
+        Err(err) if !err.use_stderr() => Ok(Parsed::Print(err.to_string())),
+        Err(err) => Err(usage_error(&err)),
+    }
+}
+
+/// clap's message as `Error:` (its first paragraph), its tips and the usage line as the hint.
+fn usage_error(err: &clap::Error) -> CliError {
+    let text = err.to_string();
+    let mut paragraphs = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or("invalid usage");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let mut message: String = first.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    let mut hints: Vec<String> = vec![];
+    let mut command = "agent-workspace".to_string();
+    for line in paragraphs.flat_map(str::lines).map(str::trim) {
+        if let Some(tip) = line.strip_prefix("tip: ") {
+            hints.push(tip.to_string());
+        } else if let Some(usage) = line.strip_prefix("Usage: ") {
+            if let Some(sub) = usage
+                .split_whitespace()
+                .nth(1)
+                .filter(|w| !w.starts_with(['[', '<']))
+            {
+                command = format!("agent-workspace {sub}");
+            }
+            hints.push(format!("usage: {usage}"));
+        }
+    }
+    if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        message = "no subcommand given".into();
+        hints = vec![
+            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
+        ];
+    }
+    hints.push(format!("see `{command} --help`"));
+    CliError::usage(message).hint(hints.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of every subcommand's definition, which a deferred subcommand
+    /// would otherwise meet only when called.
+    #[test]
+    fn every_subcommand_is_well_defined() {
+        super::Cli::command().debug_assert();
+    }
+}
