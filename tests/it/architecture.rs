@@ -1,23 +1,32 @@
-//! The module graph of `src/` has no cycles.
+//! The module graph of `src/` has no circle.
 //!
-//! A module is a top-level module of the crate: `src/x.rs` or the directory `src/x/` with
-//! everything in it (`vcs/jj.rs` is `vcs`). Module `a` depends on `b` when `a` names
-//! `crate::b` (in a `use` line, a `use crate::{b, ..}` group or a path in code). The command
-//! layer (`commands` and `cli`, which holds their clap definitions, counted as one module)
-//! may depend on anything; a module below it that depends on it closes a cycle like any other. The crate root (`main.rs`) declares the modules and is not
-//! one of them. Unit-test modules (from a `#[cfg(test)]` line to the end of the file) do not
-//! count: they may reach sideways for fixtures.
+//! A module is one file: `src/store/state.rs` is `store::state`, `src/vcs/jj/mod.rs` is
+//! `vcs::jj`; `src/lib.rs` and `src/main.rs` declare the modules and are not ones. Module `a`
+//! depends on `b` when `a` names a path through `crate::`, `super::` or `self::` (in a `use`
+//! line, a group `{b, c::{d, e}}` or a path in code) that leads into `b`: the longest module
+//! the path starts with. So `cli` and its commands count apart, and so do a folder's
+//! submodules: a circle between two files of one folder fails like one between layers. A
+//! parent naming a child by its bare name (`mod child;`, `child::f()`) is how Rust declares
+//! it, not an edge. Unit tests (`tests.rs`, and from a `#[cfg(test)]` line to the end of a
+//! file) do not count: they may reach sideways for fixtures.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub(crate) type Graph = BTreeMap<String, BTreeSet<String>>;
 
+pub(crate) fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
 #[test]
 fn the_module_graph_has_no_cycles() {
-    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    assert!(graph.contains_key("cli"), "no modules read: {graph:?}");
+    let graph = module_graph(&src());
+    assert!(
+        graph.contains_key("cli::parse"),
+        "no modules read: {graph:?}"
+    );
     let cycles = cycles(&graph);
     assert!(
         cycles.is_empty(),
@@ -27,39 +36,55 @@ fn the_module_graph_has_no_cycles() {
     );
 }
 
-/// The module each `.rs` file under `src` belongs to, and the modules it names.
+/// Every module of `src` (one per `.rs` file) and the modules it names.
 pub(crate) fn module_graph(src: &Path) -> Graph {
+    let files: Vec<(String, PathBuf)> = rust_files(src)
+        .into_iter()
+        .filter_map(|file| Some((module_of(file.strip_prefix(src).ok()?)?, file)))
+        .collect();
+    let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
     let mut graph = Graph::new();
-    for file in rust_files(src) {
-        let rel = file.strip_prefix(src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        let module = layer(first.trim_end_matches(".rs")).to_string();
-        if module == "main" || module == "lib" {
-            continue;
-        }
-        let text = fs::read_to_string(&file).unwrap();
-        let deps = graph.entry(module.clone()).or_default();
-        deps.extend(
-            references(&text)
-                .iter()
-                .map(|dep| layer(dep).to_string())
-                .filter(|dep| *dep != module),
-        );
+    for (module, file) in &files {
+        let text = fs::read_to_string(file).unwrap();
+        let deps: BTreeSet<String> = references(module, &text)
+            .iter()
+            .filter_map(|path| longest_module(&modules, path))
+            .filter(|dep| dep != module)
+            .collect();
+        graph.insert(module.clone(), deps);
     }
     graph
 }
 
-/// The module a top-level module counts as: `cli` is part of the command layer.
-fn layer(module: &str) -> &str {
-    module
+/// The module a file under `src/` is (`a/b.rs` and `a/b/mod.rs` are `a::b`); `None` for the
+/// crate roots and unit-test files.
+fn module_of(rel: &Path) -> Option<String> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match parts.last().map(String::as_str) {
+        Some("tests") => return None,
+        Some("mod") => {
+            parts.pop();
+        }
+        _ => {}
+    }
+    let module = parts.join("::");
+    (!matches!(module.as_str(), "main" | "lib" | "")).then_some(module)
 }
 
-pub(crate) fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+/// The longest module of `modules` that `path` (`a::b::Item`) starts with.
+fn longest_module(modules: &BTreeSet<&str>, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len())
+        .rev()
+        .map(|n| parts[..n].join("::"))
+        .find(|prefix| modules.contains(prefix.as_str()))
+}
+
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = vec![];
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -73,51 +98,110 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The top-level modules `text` names through `crate::`, outside comments and unit tests.
-fn references(text: &str) -> BTreeSet<String> {
+/// The paths (from the crate root, `a::b::Item`) that module `module`'s `text` names through
+/// `crate::`, `super::` or `self::`, outside comments and unit tests.
+fn references(module: &str, text: &str) -> BTreeSet<String> {
     let code: String = text
         .lines()
         .take_while(|line| line.trim() != "#[cfg(test)]")
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n");
+    let here: Vec<&str> = module.split("::").collect();
     let mut found = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
-        let before = code[..code.len() - rest.len() + at].chars().last();
-        rest = &rest[at + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-            continue; // `$crate::`, `my_crate::`: not this crate's root.
+    let mut at = 0;
+    while at < code.len() {
+        let rest = &code[at..];
+        let Some(start) = ["crate::", "super::", "self::"]
+            .iter()
+            .filter_map(|key| rest.find(key))
+            .min()
+        else {
+            break;
+        };
+        let before = code[..at + start].chars().last();
+        at += start;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+            // `$crate::`, `my_crate::`, `a::super::`: not a path from here.
+            at += code[at..].find("::").unwrap_or(0) + 2;
+            continue;
         }
-        if let Some(group) = rest.strip_prefix('{') {
-            found.extend(group_heads(group));
+        let mut base: Vec<&str> = vec![];
+        let mut rest = &code[at..];
+        if let Some(after) = rest.strip_prefix("crate::") {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("self::") {
+            base = here.clone();
+            rest = after;
         } else {
-            found.insert(ident(rest).to_string());
+            base = here.clone();
+            while let Some(after) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = after;
+            }
         }
+        let base: Vec<String> = base.into_iter().map(String::from).collect();
+        let (paths, used) = paths(rest, &base);
+        found.extend(paths.into_iter().map(|p| p.join("::")));
+        at = code.len() - rest.len() + used.max(1);
     }
-    found.retain(|name| !name.is_empty() && name != "self" && name != "super");
     found
 }
 
-/// The first name of each item of a `{a::b, c, d::{e, f}}` group (`group` starts after `{`).
-fn group_heads(group: &str) -> Vec<String> {
-    let mut heads = vec![];
-    let mut depth = 0;
-    let mut at_item_start = true;
-    for (i, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => break,
-            '}' => depth -= 1,
-            ',' if depth == 0 => at_item_start = true,
-            c if at_item_start && (c.is_alphanumeric() || c == '_') => {
-                heads.push(ident(&group[i..]).to_string());
-                at_item_start = false;
+/// The paths a `use` tree names, each prefixed by `prefix`: `a::b`, `a::{b, c::{d, e}}`;
+/// `self` inside a group is the group's own path. Also how many bytes of `text` it took.
+fn paths(text: &str, prefix: &[String]) -> (Vec<Vec<String>>, usize) {
+    let mut path = prefix.to_vec();
+    let mut at = 0;
+    loop {
+        let rest = &text[at..];
+        if let Some(group) = rest.strip_prefix('{') {
+            at += 1;
+            let mut found = vec![];
+            let mut inner = group;
+            loop {
+                let trimmed = inner.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+                at += inner.len() - trimmed.len();
+                inner = trimmed;
+                if inner.is_empty() {
+                    return (found, at);
+                }
+                if inner.starts_with('}') {
+                    return (found, at + 1);
+                }
+                let (more, used) = paths(inner, &path);
+                if used == 0 {
+                    // Not a path (`*`, `r#`): skip one character.
+                    at += inner.chars().next().map_or(1, char::len_utf8);
+                    inner = &text[at..];
+                    continue;
+                }
+                found.extend(more);
+                at += used;
+                inner = &text[at..];
             }
-            _ => {}
+        }
+        let name = ident(rest);
+        if name.is_empty() {
+            let taken = at;
+            return (
+                if path.len() > prefix.len() {
+                    vec![path]
+                } else {
+                    vec![]
+                },
+                taken,
+            );
+        }
+        at += name.len();
+        if name != "self" {
+            path.push(name.to_string());
+        }
+        match text[at..].strip_prefix("::") {
+            Some(_) => at += 2,
+            None => return (vec![path], at),
         }
     }
-    heads
 }
 
 fn ident(text: &str) -> &str {
@@ -234,14 +318,14 @@ fn graph(edges: &[(&str, &str)]) -> Graph {
 #[test]
 fn a_layered_graph_has_no_cycles() {
     let layered = graph(&[
-        ("commands", "workspace"),
-        ("commands", "error"),
+        ("cli", "cli::parse"),
+        ("cli", "cli::commands::run"),
+        ("cli::parse", "cli::commands::run"),
+        ("cli::commands::run", "cli::global"),
+        ("cli::commands::run", "workspace"),
         ("workspace", "vcs"),
-        ("workspace", "metadata"),
-        ("vcs", "process"),
-        ("vcs", "repo"),
-        ("metadata", "repo"),
-        ("error", "process"),
+        ("vcs", "exec::process"),
+        ("exec::process", "error"),
     ]);
     assert_eq!(cycles(&layered), Vec::<String>::new());
 }
@@ -249,52 +333,106 @@ fn a_layered_graph_has_no_cycles() {
 #[test]
 fn cycles_are_found_and_named() {
     let cyclic = graph(&[
-        ("commands", "workspace"),
-        ("error", "process"),
-        ("process", "error"),
-        ("vcs", "tree"),
-        ("tree", "metadata"),
-        ("metadata", "vcs"),
-        ("workspace", "vcs"),
+        ("cli::commands::run", "cli"),
+        ("cli", "cli::commands::run"),
+        ("exec::process::child", "exec::process::guard"),
+        ("exec::process::guard", "exec::process::child"),
+        ("vcs", "store::tree"),
+        ("store::tree", "store::metadata"),
+        ("store::metadata", "vcs"),
     ]);
     assert_eq!(
         cycles(&cyclic),
         [
-            "{error, process}: error -> process -> error \
-             (all edges among them: error -> process, process -> error)",
-            "{metadata, tree, vcs}: metadata -> vcs -> tree -> metadata \
-             (all edges among them: metadata -> vcs, tree -> metadata, vcs -> tree)",
+            "{cli, cli::commands::run}: cli -> cli::commands::run -> cli \
+             (all edges among them: cli -> cli::commands::run, cli::commands::run -> cli)",
+            "{exec::process::child, exec::process::guard}: exec::process::child -> \
+             exec::process::guard -> exec::process::child (all edges among them: \
+             exec::process::child -> exec::process::guard, exec::process::guard -> \
+             exec::process::child)",
+            "{store::metadata, store::tree, vcs}: store::metadata -> vcs -> store::tree -> \
+             store::metadata (all edges among them: store::metadata -> vcs, store::tree -> \
+             store::metadata, vcs -> store::tree)",
         ]
     );
 }
 
 #[test]
-fn references_come_from_use_lines_groups_and_paths() {
+fn references_come_from_use_lines_groups_and_relative_paths() {
     let text = "\
 use crate::error::CliError;
-use crate::{layout, vcs::{Backend, Repo}, process::run};
+use crate::{store::layout, vcs::{Backend, jj::{self, Jj}}, exec::process::run};
+use super::land_preview::{land_set, Landed};
+use super::super::Note;
+use self::inner::Thing;
 // use crate::commented_out;
-fn f() -> crate::metadata::Record { $crate::not_this(); other_crate::no() }
+fn f() -> crate::store::metadata::Record { $crate::not_this(); other_crate::no() }
 #[cfg(test)]
-mod tests { use crate::tree; }
+mod tests { use crate::store::tree; }
 ";
     assert_eq!(
-        references(text).into_iter().collect::<Vec<_>>(),
-        ["error", "layout", "metadata", "process", "vcs"]
+        references("vcs::jj::land", text)
+            .into_iter()
+            .collect::<Vec<_>>(),
+        [
+            "error::CliError",
+            "exec::process::run",
+            "store::layout",
+            "store::metadata::Record",
+            "vcs::Backend",
+            "vcs::Note",
+            "vcs::jj",
+            "vcs::jj::Jj",
+            "vcs::jj::land::inner::Thing",
+            "vcs::jj::land_preview::Landed",
+            "vcs::jj::land_preview::land_set",
+        ]
     );
+}
+
+#[test]
+fn a_file_is_its_module_and_a_path_leads_into_the_longest_one() {
+    assert_eq!(
+        module_of(Path::new("store/state.rs")).as_deref(),
+        Some("store::state")
+    );
+    assert_eq!(
+        module_of(Path::new("vcs/jj/mod.rs")).as_deref(),
+        Some("vcs::jj")
+    );
+    assert_eq!(module_of(Path::new("error.rs")).as_deref(), Some("error"));
+    assert_eq!(module_of(Path::new("lib.rs")), None);
+    assert_eq!(module_of(Path::new("store/metadata/tests.rs")), None);
+    let modules = BTreeSet::from(["vcs", "vcs::jj", "vcs::jj::land"]);
+    assert_eq!(
+        longest_module(&modules, "vcs::jj::Jj").as_deref(),
+        Some("vcs::jj")
+    );
+    assert_eq!(
+        longest_module(&modules, "vcs::jj::land::Place").as_deref(),
+        Some("vcs::jj::land")
+    );
+    assert_eq!(longest_module(&modules, "std::fs"), None);
 }
 
 /// Prints today's cycles (`cargo test --test it architecture -- --nocapture`), whether or not
 /// there are any; the check itself is [`the_module_graph_has_no_cycles`].
 #[test]
 fn the_module_graph_is_read() {
-    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    assert!(graph.len() > 5, "{graph:?}");
-    assert!(!graph["cli"].is_empty(), "{graph:?}");
+    let graph = module_graph(&src());
+    assert!(graph.len() > 100, "{graph:?}");
+    assert!(
+        graph["cli::commands::run"].contains("cli::global"),
+        "{graph:?}"
+    );
+    assert!(
+        graph["vcs::jj::land"].contains("vcs::jj::land_preview"),
+        "{graph:?}"
+    );
     for (module, deps) in &graph {
         assert!(
             !deps.contains(module),
-            "{module}: its own files are not an edge"
+            "{module}: its own file is not an edge"
         );
         assert!(
             deps.iter().all(|dep| graph.contains_key(dep)),

@@ -1,12 +1,13 @@
-//! The layers of `docs/architecture.md` hold: every module of `src/` sits in one layer and
-//! names only modules of its own layer or below.
+//! The layers of `docs/architecture.md` hold: every module of `src/` sits in one layer (the
+//! folder or bottom file it is in) and names only modules of its own layer or below.
 
 use std::fs;
 use std::path::Path;
 
-use crate::architecture::{module_graph, Graph};
+use crate::architecture::{module_graph, src, Graph};
 
-/// The layers, top first, as `docs/architecture.md` draws them.
+/// The layers, top first, as `docs/architecture.md` draws them: the folders (and bottom
+/// files) of `src/` each belongs to.
 const LAYERS: [(&str, &[&str]); 6] = [
     ("command", &["cli", "ui"]),
     ("lifecycle", &["workspace"]),
@@ -16,15 +17,16 @@ const LAYERS: [(&str, &[&str]); 6] = [
     ("bottom", &["error", "repo", "vars", "refname", "progress"]),
 ];
 
-fn src() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The folder or bottom file a module is in: `store::metadata::history` is in `store`.
+fn top(module: &str) -> &str {
+    module.split("::").next().unwrap_or(module)
 }
 
 /// The index of `module`'s layer in [`LAYERS`] (0 is the top).
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS
         .iter()
-        .position(|(_, members)| members.contains(&module))
+        .position(|(_, members)| members.contains(&top(module)))
 }
 
 /// One line per module in no layer, and per edge that points to a higher layer.
@@ -33,7 +35,8 @@ fn violations(graph: &Graph) -> Vec<String> {
     for (module, deps) in graph {
         let Some(own) = layer_of(module) else {
             found.push(format!(
-                "{module}: in no layer (add it to docs/architecture.md and LAYERS)"
+                "{module}: in no layer (add {} to docs/architecture.md and LAYERS)",
+                top(module)
             ));
             continue;
         };
@@ -53,7 +56,7 @@ fn violations(graph: &Graph) -> Vec<String> {
 #[test]
 fn every_module_names_only_its_own_layer_or_below() {
     let graph = module_graph(&src());
-    assert!(graph.len() > 8, "no modules read: {graph:?}");
+    assert!(graph.len() > 100, "no modules read: {graph:?}");
     let found = violations(&graph);
     assert!(
         found.is_empty(),
@@ -66,19 +69,24 @@ fn every_module_names_only_its_own_layer_or_below() {
 fn an_upward_edge_and_an_unplaced_module_are_found() {
     let mut graph = Graph::new();
     graph
-        .entry("vcs".into())
+        .entry("vcs::jj::land".into())
         .or_default()
-        .insert("workspace".into());
+        .insert("workspace::pool".into());
     graph
-        .entry("workspace".into())
+        .entry("workspace::pool".into())
         .or_default()
-        .insert("vcs".into());
-    graph.entry("newthing".into()).or_default();
+        .insert("vcs::jj::land".into());
+    graph
+        .entry("store::state".into())
+        .or_default()
+        .insert("exec::process".into());
+    graph.entry("newthing::part".into()).or_default();
     assert_eq!(
         violations(&graph),
         [
-            "newthing: in no layer (add it to docs/architecture.md and LAYERS)",
-            "vcs (backend) names workspace (lifecycle), a layer above it",
+            "newthing::part: in no layer (add newthing to docs/architecture.md and LAYERS)",
+            "store::state (store) names exec::process (exec), a layer above it",
+            "vcs::jj::land (backend) names workspace::pool (lifecycle), a layer above it",
         ]
     );
 }
@@ -90,15 +98,15 @@ fn every_layer_module_exists_and_the_drawing_names_it() {
         fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
             .unwrap();
     for (layer, members) in LAYERS {
-        for module in members {
+        for member in members {
             assert!(
-                graph.contains_key(*module),
-                "{layer}: {module} is not a module of src/"
+                graph.keys().any(|module| top(module) == *member),
+                "{layer}: {member} is not a module of src/"
             );
             assert!(
-                drawing.contains(&format!("{module}.rs"))
-                    || drawing.contains(&format!("{module}/")),
-                "docs/architecture.md does not draw {module}"
+                drawing.contains(&format!("{member}.rs"))
+                    || drawing.contains(&format!("{member}/")),
+                "docs/architecture.md does not draw {member}"
             );
         }
     }
