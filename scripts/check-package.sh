@@ -11,7 +11,7 @@ if [[ -n "$unexpected" ]]; then
     printf 'files that should not be published:\n%s\n' "$unexpected" >&2
     exit 1
 fi
-for needed in Cargo.toml Cargo.lock README.md src/main.rs schema/record.schema.json agents.just; do
+for needed in Cargo.toml Cargo.lock README.md src/main.rs src/lib.rs schema/record.schema.json agents.just; do
     grep -qx "$needed" <<<"$list" || { echo "the package lacks $needed" >&2; exit 1; }
 done
 echo "cargo package: $(wc -l <<<"$list") files, all expected"

@@ -1,7 +1,8 @@
-//! Starting and ending processes: every helper call and the user's command's chain
-//! (`process`), signal forwarding, whether a supervisor lives, the `.envrc` trust policy
-//! (`direnv`, `envrc_loads`) and bubblewrap (`sandbox`). Names the store and, for `direnv`,
-//! the backend; never the lifecycle.
+//! The only place that starts processes: every helper call and the user's command's chain
+//! (`process`: the supervisor's side in `child`, the guard's in `guard`), signal forwarding,
+//! whether a supervisor lives and a process's descendants (`liveness`), and bubblewrap
+//! (`sandbox`). Names the store (the sandbox options a record keeps) and the bottom; never
+//! the backend or the lifecycle.
 
 pub mod liveness;
 pub mod process;
