@@ -174,7 +174,7 @@ fn io_hint(err: &std::io::Error, path: &Path) -> String {
 
 /// The backend no longer knows workspace `id`, whose directory `path` still exists: the one
 /// wording of that condition.
-pub fn unregistered(id: &str, path: &Path) -> CliError {
+pub(crate) fn unregistered(id: &str, path: &Path) -> CliError {
     CliError::failure(format!(
         "the backend no longer knows workspace {id:?}, so its files may hold edits no commit has"
     ))
@@ -185,7 +185,7 @@ pub fn unregistered(id: &str, path: &Path) -> CliError {
 }
 
 /// How to install a helper program agent-workspace needs.
-pub fn install_hint(program: &str) -> String {
+pub(crate) fn install_hint(program: &str) -> String {
     match program {
         "jj" => "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`".into(),
         "direnv" => {
@@ -196,10 +196,10 @@ pub fn install_hint(program: &str) -> String {
 }
 
 /// The longest name a file system takes for one path component (Linux, macOS).
-pub const NAME_MAX: usize = 255;
+pub(crate) const NAME_MAX: usize = 255;
 
 /// The first component of `path` longer than [`NAME_MAX`].
-pub fn long_component(path: &Path) -> Option<String> {
+pub(crate) fn long_component(path: &Path) -> Option<String> {
     path.components()
         .map(|c| c.as_os_str())
         .find(|c| c.len() > NAME_MAX)
@@ -207,7 +207,7 @@ pub fn long_component(path: &Path) -> Option<String> {
 }
 
 /// The message of a name too long in `path` (the file system error and its rendering).
-pub fn name_too_long_message(path: &Path, component: &str) -> String {
+pub(crate) fn name_too_long_message(path: &Path, component: &str) -> String {
     format!(
         "the name {component:?} in {} is {} bytes, longer than the file system allows ({NAME_MAX})",
         path.display(),
@@ -215,4 +215,4 @@ pub fn name_too_long_message(path: &Path, component: &str) -> String {
     )
 }
 
-pub type Result<T, E = CliError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = CliError> = std::result::Result<T, E>;

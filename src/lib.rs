@@ -15,6 +15,9 @@
 //! - `error`, `repo`, `vars`, `refname`, `progress`: the error type, repository discovery,
 //!   variable names, git's ref-name rules, the phases of a slow step
 
+// Items are `pub(crate)` at most; only the re-exports below leave the crate.
+#![warn(unreachable_pub)]
+
 mod cli;
 mod config;
 mod error;
@@ -31,7 +34,8 @@ mod workspace;
 // What the binary uses: parsing, the one dispatch, the guard's entry, the error and its
 // rendering, stdout for clap's own text.
 pub use cli::commands::exec::cmd_exec as run_guard;
-pub use cli::{dispatch, parse, Cli, Parsed};
+pub use cli::dispatch;
+pub use cli::parse::{parse, Cli, Parsed};
 pub use error::CliError;
 pub use exec::process::TRAMPOLINE;
 pub use ui::output::print;

@@ -3,7 +3,7 @@
 
 /// A part of opening a workspace that can take a while.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// The backend writes the new workspace's files.
     CheckingOut,
     /// `copy.include`'s files are copied into it.
@@ -15,22 +15,22 @@ pub enum Phase {
 /// Where phases go: a callback given `Some(phase)` when one starts and `None` when nothing
 /// slow is under way any more.
 #[derive(Default)]
-pub struct Progress(Option<Box<dyn Fn(Option<Phase>) + Send + Sync>>);
+pub(crate) struct Progress(Option<Box<dyn Fn(Option<Phase>) + Send + Sync>>);
 
 impl Progress {
-    pub fn to(show: impl Fn(Option<Phase>) + Send + Sync + 'static) -> Progress {
+    pub(crate) fn to(show: impl Fn(Option<Phase>) + Send + Sync + 'static) -> Progress {
         Progress(Some(Box::new(show)))
     }
 
     /// `phase` starts.
-    pub fn report(&self, phase: Phase) {
+    pub(crate) fn report(&self, phase: Phase) {
         if let Some(show) = &self.0 {
             show(Some(phase));
         }
     }
 
     /// Nothing slow is under way (before something else is printed).
-    pub fn idle(&self) {
+    pub(crate) fn idle(&self) {
         if let Some(show) = &self.0 {
             show(None);
         }

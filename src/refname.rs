@@ -2,7 +2,7 @@
 //! a branch is refused before anything is created, without spawning git.
 
 /// Why `name` is not a valid git branch name, or `None` when it is one.
-pub fn branch_problem(name: &str) -> Option<&'static str> {
+pub(crate) fn branch_problem(name: &str) -> Option<&'static str> {
     if name.starts_with('-') {
         return Some("a branch name cannot start with '-'");
     }

@@ -36,7 +36,7 @@ impl Backend {
 
 /// The repository a command acts on, identified by its main workspace (or main worktree).
 #[derive(Debug, Clone)]
-pub struct Repo {
+pub(crate) struct Repo {
     /// Canonical root of the main workspace: the identity hashed into the namespace.
     pub root: PathBuf,
     pub backend: Backend,
@@ -46,7 +46,7 @@ pub struct Repo {
 
 /// Finds the repository containing `start`, from any subdirectory, symlinked path or agent
 /// workspace. `backend` forces a backend; otherwise jj wins when `.jj` is present.
-pub fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
+pub(crate) fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
     let start = fs::canonicalize(start).map_err(|e| CliError::io("resolve", start, &e))?;
     for dir in start.ancestors() {
         let has_jj = dir.join(".jj").is_dir();

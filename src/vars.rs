@@ -6,59 +6,59 @@
 use std::ffi::OsString;
 
 /// The workspace root (see the README's Layout).
-pub const ROOT: &str = "AI_WORKSPACES_ROOT";
+pub(crate) const ROOT: &str = "AI_WORKSPACES_ROOT";
 /// The backend when `--backend` is not given.
-pub const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
+pub(crate) const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
 /// The git branch prefix (default `agent-workspace/`).
-pub const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
+pub(crate) const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
 /// Disposable build outputs `clean` may delete (comma-separated patterns; empty: none).
-pub const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
+pub(crate) const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
 /// How deep `run --parent` may nest workspaces (default 10).
-pub const MAX_DEPTH: &str = "AGENT_WORKSPACE_MAX_DEPTH";
+pub(crate) const MAX_DEPTH: &str = "AGENT_WORKSPACE_MAX_DEPTH";
 /// The cache directory the default root lives in, when absolute.
-pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+pub(crate) const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// Where direnv keeps its trust database (`direnv/allow`), read by `doctor`.
-pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+pub(crate) const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The shell `shell` starts.
-pub const SHELL: &str = "SHELL";
+pub(crate) const SHELL: &str = "SHELL";
 /// Passed to direnv; unset means its status lines are silenced.
-pub const DIRENV_LOG_FORMAT: &str = "DIRENV_LOG_FORMAT";
+pub(crate) const DIRENV_LOG_FORMAT: &str = "DIRENV_LOG_FORMAT";
 
 /// Extra paths a sandboxed run may write (separated like PATH).
-pub const SANDBOX_WRITE: &str = "AGENT_WORKSPACE_SANDBOX_WRITE";
+pub(crate) const SANDBOX_WRITE: &str = "AGENT_WORKSPACE_SANDBOX_WRITE";
 
 /// Set for the command of a sandboxed run: `bwrap`, or `bwrap,no-network`.
-pub const SANDBOX: &str = "AGENT_WORKSPACE_SANDBOX";
+pub(crate) const SANDBOX: &str = "AGENT_WORKSPACE_SANDBOX";
 /// Set for the command: the workspace's first TCP port.
-pub const PORT: &str = "AGENT_WORKSPACE_PORT";
+pub(crate) const PORT: &str = "AGENT_WORKSPACE_PORT";
 /// Set for the command: all the workspace's TCP ports, comma-separated.
-pub const PORTS: &str = "AGENT_WORKSPACE_PORTS";
+pub(crate) const PORTS: &str = "AGENT_WORKSPACE_PORTS";
 /// Set for the command: the workspace id.
-pub const ID: &str = "AGENT_WORKSPACE_ID";
+pub(crate) const ID: &str = "AGENT_WORKSPACE_ID";
 /// Set for the command: the workspace directory.
-pub const PATH: &str = "AGENT_WORKSPACE_PATH";
+pub(crate) const PATH: &str = "AGENT_WORKSPACE_PATH";
 /// Set for the command: the workspace's record (the view scripts read).
-pub const METADATA: &str = "AGENT_WORKSPACE_METADATA";
+pub(crate) const METADATA: &str = "AGENT_WORKSPACE_METADATA";
 /// Set for the command: the canonical root of the repository's main workspace.
-pub const REPO_ROOT: &str = "AGENT_WORKSPACE_REPO_ROOT";
+pub(crate) const REPO_ROOT: &str = "AGENT_WORKSPACE_REPO_ROOT";
 /// Set for the command: the namespace directory name.
-pub const NAMESPACE: &str = "AGENT_WORKSPACE_NAMESPACE";
+pub(crate) const NAMESPACE: &str = "AGENT_WORKSPACE_NAMESPACE";
 /// Set for the command: the workflow name, empty when none.
-pub const WORKFLOW: &str = "AGENT_WORKSPACE_WORKFLOW";
+pub(crate) const WORKFLOW: &str = "AGENT_WORKSPACE_WORKFLOW";
 
 /// Set for the command when the workspace has a tools bundle: its directory.
-pub const TOOL_COPY_ROOT: &str = "AGENT_TOOL_COPY_ROOT";
+pub(crate) const TOOL_COPY_ROOT: &str = "AGENT_TOOL_COPY_ROOT";
 /// Set for the command when the workspace has a tools bundle: the sha256 of its content.
-pub const TOOLS_VERSION: &str = "AGENT_TOOLS_VERSION";
+pub(crate) const TOOLS_VERSION: &str = "AGENT_TOOLS_VERSION";
 /// Set for the command when the workspace has a tools bundle: the root it was copied from.
-pub const TOOLS_SOURCE: &str = "AGENT_TOOLS_SOURCE";
+pub(crate) const TOOLS_SOURCE: &str = "AGENT_TOOLS_SOURCE";
 
 /// A variable that is set and not empty, as text.
-pub fn non_empty(key: &str) -> Option<String> {
+pub(crate) fn non_empty(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty())
 }
 
 /// A variable as it is, possibly not UTF-8 (paths).
-pub fn raw(key: &str) -> Option<OsString> {
+pub(crate) fn raw(key: &str) -> Option<OsString> {
     std::env::var_os(key)
 }

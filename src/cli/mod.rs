@@ -1,14 +1,14 @@
 //! The command line: its clap definition (`parse`), the flags every command reads (`global`),
 //! one thin command per subcommand (`commands`), and the dispatch from one to the other.
 
-pub mod commands;
-pub mod global;
-pub mod parse;
+pub(crate) mod commands;
+pub(crate) mod global;
+pub(crate) mod parse;
 
 use clap::CommandFactory;
 
 use crate::error::CliError;
-pub use parse::{parse, Cli, Command, Parsed};
+use parse::{Cli, Command};
 
 /// Runs the parsed command: one `cmd_<name>` per subcommand; its exit status, or the error
 /// to render.

@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use file::{CommandSpec, FileContent, ToolsSection};
 use values::is_plain_relative;
-pub use values::{parse_retention, parse_size};
+pub(crate) use values::{parse_retention, parse_size};
 
 use crate::error::CliError;
 use crate::repo::Backend;
 use crate::vars;
 
 /// The repository file's names, relative to the main workspace's root.
-pub const REPO_FILES: [&str; 2] = ["agent-workspace.toml", ".config/agent-workspace.toml"];
+pub(crate) const REPO_FILES: [&str; 2] = ["agent-workspace.toml", ".config/agent-workspace.toml"];
 
 /// The settings the files give (flags and environment variables are applied by their users,
 /// before these).
@@ -61,12 +61,12 @@ pub struct Config {
 }
 
 /// The most prepared workspaces `pool.size` may ask for.
-pub const MAX_POOL: usize = 64;
+pub(crate) const MAX_POOL: usize = 64;
 
 /// The tools bundle's default paths (those that exist are copied).
-pub const DEFAULT_TOOLS_PATHS: [&str; 4] = ["agents.just", "rules", "scripts", "AGENTS.md"];
+pub(crate) const DEFAULT_TOOLS_PATHS: [&str; 4] = ["agents.just", "rules", "scripts", "AGENTS.md"];
 /// The tools bundle's default directory.
-pub const DEFAULT_TOOLS_DIR: &str = ".agent-tools";
+pub(crate) const DEFAULT_TOOLS_DIR: &str = ".agent-tools";
 
 /// `setup.command`: its argv and the file it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub struct SetupCommand {
 }
 
 /// The statuses `retention.*` names, in the order `gc` reports them.
-pub const RETENTION_STATUSES: [&str; 6] =
+pub(crate) const RETENTION_STATUSES: [&str; 6] =
     ["done", "landed", "error", "crashed", "interrupted", "idle"];
 
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +116,7 @@ impl From<ConfigError> for CliError {
 }
 
 /// The user's configuration file (whether or not it exists).
-pub fn user_file() -> Option<PathBuf> {
+pub(crate) fn user_file() -> Option<PathBuf> {
     let base = vars::non_empty("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -126,7 +126,7 @@ pub fn user_file() -> Option<PathBuf> {
 
 /// Reads the user file and, when `repo_root` is known, the repository file; the user's
 /// values win over the repository's.
-pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
+pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
     let mut config = Config {
         sandbox_network: true,
         ports: 1,

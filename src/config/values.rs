@@ -14,7 +14,7 @@ pub(super) fn is_plain_relative(path: &str) -> bool {
 
 /// Parses a retention: `Some(None)` for `never`, `Some(Some(age))` for a duration such as
 /// `30m`, `1h` or `7d`, `None` for anything else.
-pub fn parse_retention(text: &str) -> Option<Option<Duration>> {
+pub(crate) fn parse_retention(text: &str) -> Option<Option<Duration>> {
     match text.trim() {
         "never" => Some(None),
         text => humantime::parse_duration(text).ok().map(Some),
@@ -22,7 +22,7 @@ pub fn parse_retention(text: &str) -> Option<Option<Duration>> {
 }
 
 /// Parses a size such as `5GiB`, `500MB` or `1024` (bytes).
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

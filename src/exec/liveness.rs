@@ -2,7 +2,7 @@
 
 /// The start time of `pid` in clock ticks since boot, where the platform tells it.
 #[cfg(target_os = "linux")]
-pub fn start_time(pid: u32) -> Option<u64> {
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&stat).map(|(_, start)| start)
 }
@@ -14,7 +14,7 @@ pub fn start_time(_pid: u32) -> Option<u64> {
 
 /// (ppid, starttime) from the text of `/proc/<pid>/stat`; the command name may hold spaces and
 /// parentheses, so fields are counted after the last `)`.
-pub fn parse_stat(stat: &str) -> Option<(u32, u64)> {
+pub(crate) fn parse_stat(stat: &str) -> Option<(u32, u64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the name: state(3) ppid(4) ... starttime(22), numbered from 1 in proc(5).
@@ -24,7 +24,7 @@ pub fn parse_stat(stat: &str) -> Option<(u32, u64)> {
 }
 
 /// Whether `pid` is alive and, when `start` is known, still the same process.
-pub fn is_alive(pid: u32, start: Option<u64>) -> bool {
+pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
     if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }
@@ -40,7 +40,7 @@ pub fn is_alive(pid: u32, start: Option<u64>) -> bool {
 }
 
 /// Every live (not zombie) process below `pid`, found through `/proc` (Linux; elsewhere none).
-pub fn descendants(pid: u32) -> Vec<u32> {
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return vec![];
     };
@@ -79,7 +79,7 @@ fn parse_state(stat: &str) -> Option<char> {
 }
 
 /// Whether `pid` is this process or one of its ancestors (Linux; elsewhere unknown: false).
-pub fn is_ancestor(pid: u32) -> bool {
+pub(crate) fn is_ancestor(pid: u32) -> bool {
     let mut current = std::process::id();
     for _ in 0..64 {
         if current == pid {

@@ -4,7 +4,7 @@
 //! (`sandbox`). Names the store (the sandbox options a record keeps) and the bottom; never
 //! the backend or the lifecycle.
 
-pub mod liveness;
-pub mod process;
-pub mod sandbox;
-pub mod signals;
+pub(crate) mod liveness;
+pub(crate) mod process;
+pub(crate) mod sandbox;
+pub(crate) mod signals;

@@ -16,7 +16,7 @@ use crate::exec::process::{Call, ProcessError};
 use crate::repo::{Backend, Repo};
 
 /// How a run is confined: the record owns the type it keeps.
-pub use crate::store::metadata::SandboxOptions as Options;
+pub(crate) use crate::store::metadata::SandboxOptions as Options;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -64,7 +64,7 @@ fn unusable_hint(stderr: &str) -> String {
 }
 
 /// bubblewrap on PATH, checked to start a sandbox here (never falls back to no sandbox).
-pub fn find() -> Result<PathBuf, SandboxError> {
+pub(crate) fn find() -> Result<PathBuf, SandboxError> {
     if !cfg!(target_os = "linux") {
         return Err(SandboxError::Unsupported);
     }
@@ -92,7 +92,7 @@ pub fn find() -> Result<PathBuf, SandboxError> {
 }
 
 /// The extra writable paths: the flags' and the environment's, each resolved and existing.
-pub fn writable(flags: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
+pub(crate) fn writable(flags: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
     let from_env = crate::vars::raw(crate::vars::SANDBOX_WRITE).unwrap_or_default();
     let listed = std::env::split_paths(&from_env).filter(|p| !p.as_os_str().is_empty());
     flags
@@ -106,7 +106,7 @@ pub fn writable(flags: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
 }
 
 /// What a sandbox is built around.
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub repo: &'a Repo,
     pub workspace: &'a Path,
     pub namespace_dir: &'a Path,
@@ -116,7 +116,7 @@ pub struct Scope<'a> {
 }
 
 /// The bwrap arguments (after the binary, up to and including `--`) for `options`.
-pub fn args(options: &Options, scope: &Scope) -> Vec<OsString> {
+pub(crate) fn args(options: &Options, scope: &Scope) -> Vec<OsString> {
     let mut args = Args::default();
     args.add([
         "--ro-bind",
@@ -214,7 +214,7 @@ fn backend_paths(repo: &Repo) -> (Vec<PathBuf>, Vec<PathBuf>) {
 /// Whether this process runs inside the sandbox of a run of workspace `id` at `path`: the
 /// environment names that workspace and a sandbox, and this pid namespace's init is
 /// bubblewrap (the supervisor outside is not visible from here).
-pub fn inside(id: &str, path: &Path) -> bool {
+pub(crate) fn inside(id: &str, path: &Path) -> bool {
     let var = |key| crate::vars::raw(key);
     var(crate::vars::SANDBOX).is_some()
         && var(crate::vars::ID).as_deref() == Some(id.as_ref())

@@ -29,7 +29,7 @@ fn forwarded_set() -> libc::sigset_t {
 
 /// Blocks the forwarded signals and starts the thread that collects them. Call before any
 /// other thread exists, so every thread inherits the mask.
-pub fn install() {
+pub(crate) fn install() {
     INSTALL.call_once(|| {
         let set = forwarded_set();
         // SAFETY: set is a valid, initialised signal set.
@@ -78,7 +78,7 @@ fn wait(set: &libc::sigset_t) -> (libc::c_int, bool) {
 }
 
 /// The first signal received since `install`, if any.
-pub fn received() -> Option<i32> {
+pub(crate) fn received() -> Option<i32> {
     match RECEIVED.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),
@@ -86,7 +86,7 @@ pub fn received() -> Option<i32> {
 }
 
 /// Sets where signals go: a pid, a negated process-group id, or 0 for nowhere.
-pub fn set_target(target: i32, own_group: bool) {
+pub(crate) fn set_target(target: i32, own_group: bool) {
     SHARED_GROUP.store(!own_group, Ordering::SeqCst);
     TARGET.store(target, Ordering::SeqCst);
     // A signal that arrived before the command existed is delivered now.
@@ -100,7 +100,7 @@ pub fn set_target(target: i32, own_group: bool) {
 
 /// Whether stdin is a terminal (in the foreground or not: a run started with `&` is resumed
 /// by `fg` like any job).
-pub fn stdin_is_terminal() -> bool {
+pub(crate) fn stdin_is_terminal() -> bool {
     // SAFETY: a plain query on fd 0.
     unsafe { libc::isatty(0) == 1 }
 }
@@ -108,13 +108,13 @@ pub fn stdin_is_terminal() -> bool {
 /// The signal the guard gets when its supervisor dies (its parent-death signal): a real-time
 /// signal nothing else sends it.
 #[cfg(target_os = "linux")]
-pub fn supervisor_died() -> libc::c_int {
+pub(crate) fn supervisor_died() -> libc::c_int {
     libc::SIGRTMIN() + 1
 }
 
 /// The signals the guard waits for: the forwarded ones, SIGCHLD and [`supervisor_died`].
 #[cfg(target_os = "linux")]
-pub fn guard_set() -> libc::sigset_t {
+pub(crate) fn guard_set() -> libc::sigset_t {
     let mut set = forwarded_set();
     // SAFETY: set is initialised.
     unsafe {
@@ -126,7 +126,7 @@ pub fn guard_set() -> libc::sigset_t {
 
 /// Blocks `set` in this (single-threaded) process.
 #[cfg(target_os = "linux")]
-pub fn block(set: &libc::sigset_t) {
+pub(crate) fn block(set: &libc::sigset_t) {
     // SAFETY: set is a valid, initialised signal set.
     unsafe { libc::sigprocmask(libc::SIG_BLOCK, set, std::ptr::null_mut()) };
 }
@@ -134,7 +134,7 @@ pub fn block(set: &libc::sigset_t) {
 /// Waits up to `timeout` for a signal of `set`: the signal, whether the kernel (a terminal)
 /// sent it, and the sending pid.
 #[cfg(target_os = "linux")]
-pub fn wait_timeout(
+pub(crate) fn wait_timeout(
     set: &libc::sigset_t,
     timeout: std::time::Duration,
 ) -> Option<(libc::c_int, bool, libc::pid_t)> {
@@ -151,7 +151,7 @@ pub fn wait_timeout(
 }
 
 /// Ends this process with `sig`, as the command it stood for did.
-pub fn die_of(sig: libc::c_int) {
+pub(crate) fn die_of(sig: libc::c_int) {
     // SAFETY: resets one disposition, unblocks everything and raises; no memory involved.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
@@ -163,7 +163,7 @@ pub fn die_of(sig: libc::c_int) {
 }
 
 /// Runs in the forked child before exec: async-signal-safe calls only.
-pub fn prepare_child(own_group: bool, parent: libc::pid_t) -> std::io::Result<()> {
+pub(crate) fn prepare_child(own_group: bool, parent: libc::pid_t) -> std::io::Result<()> {
     // SAFETY: each call is async-signal-safe and acts on this (child) process only.
     unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Patterns of disposable build output when `AGENT_WORKSPACE_DISPOSABLE` is unset.
-pub const DEFAULT_DISPOSABLE: &str =
+pub(crate) const DEFAULT_DISPOSABLE: &str =
     "target/,node_modules/,__pycache__/,*.pyc,.pytest_cache/,.mypy_cache/,.direnv/";
 
 #[derive(Debug, Error)]
-pub enum AsideError {
+pub(crate) enum AsideError {
     #[error("could not read {}: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
     #[error("could not keep {} aside in {}: {source}", path.display(), dest.display())]
@@ -26,7 +26,7 @@ pub enum AsideError {
 }
 
 /// What to discard rather than keep.
-pub struct Policy {
+pub(crate) struct Policy {
     /// Discard every file no commit keeps (`--discard-untracked`).
     pub discard_all: bool,
     pub disposable: Vec<String>,
@@ -34,7 +34,7 @@ pub struct Policy {
 
 impl Policy {
     /// Keeps every file no commit holds, build output included (`gc`).
-    pub fn keep_all() -> Policy {
+    pub(crate) fn keep_all() -> Policy {
         Policy {
             discard_all: false,
             disposable: vec![],
@@ -43,7 +43,7 @@ impl Policy {
 
     /// The disposable patterns from `AGENT_WORKSPACE_DISPOSABLE` (comma-separated; empty means
     /// none), else `configured` (`clean.disposable`), else [`DEFAULT_DISPOSABLE`].
-    pub fn new(discard_all: bool, configured: Option<&[String]>) -> Policy {
+    pub(crate) fn new(discard_all: bool, configured: Option<&[String]>) -> Policy {
         let split = |list: &str| -> Vec<String> {
             list.split(',')
                 .map(str::trim)
@@ -80,7 +80,7 @@ impl Policy {
 
 /// What became of the files no commit keeps.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Aside {
+pub(crate) struct Aside {
     /// Where kept files now are (only when some were kept).
     pub kept_dir: Option<PathBuf>,
     pub kept_files: u64,
@@ -98,7 +98,7 @@ pub struct Aside {
 /// those to keep into `dest`, at the same relative path. A directory holding `.git` below the
 /// root is a nested repository: no outer commit keeps its files, so it is kept whole.
 /// Symlinks are never followed; they are kept as symlinks.
-pub fn set_aside(
+pub(crate) fn set_aside(
     ws: &Path,
     tracked: &HashSet<PathBuf>,
     dest: &Path,
@@ -108,7 +108,7 @@ pub fn set_aside(
 }
 
 /// [`set_aside`], where `held` says whether a commit holds a file (relative to `ws`).
-pub fn set_aside_unheld(
+pub(crate) fn set_aside_unheld(
     ws: &Path,
     held: &dyn Fn(&Path) -> bool,
     dest: &Path,
@@ -126,7 +126,7 @@ pub fn set_aside_unheld(
 
 /// What [`set_aside`] would do, without moving anything (`kept_dir` stays `None`), where
 /// `held` says whether a commit holds a file (relative to `ws`).
-pub fn survey(
+pub(crate) fn survey(
     ws: &Path,
     held: &dyn Fn(&Path) -> bool,
     policy: &Policy,
@@ -276,7 +276,7 @@ fn move_entry(from: &Path, to: &Path) -> Result<(), AsideError> {
 }
 
 /// A fresh directory name `<id>-<UTC stamp>` under `kept_root` that does not exist yet.
-pub fn fresh_dest(kept_root: &Path, id: &str) -> PathBuf {
+pub(crate) fn fresh_dest(kept_root: &Path, id: &str) -> PathBuf {
     let stamp: String = crate::store::metadata::now()
         .chars()
         .filter(|c| *c != '-' && *c != ':')
@@ -292,7 +292,7 @@ pub fn fresh_dest(kept_root: &Path, id: &str) -> PathBuf {
 }
 
 /// The kept-aside directories of `id` (every one when `id` is `None`) under `kept_root`.
-pub fn kept_dirs(kept_root: &Path, id: Option<&str>) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn kept_dirs(kept_root: &Path, id: Option<&str>) -> io::Result<Vec<PathBuf>> {
     let entries = match fs::read_dir(kept_root) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
         other => other?,
@@ -312,7 +312,7 @@ pub fn kept_dirs(kept_root: &Path, id: Option<&str>) -> io::Result<Vec<PathBuf>>
 
 /// Deletes one kept-aside directory (or a stray file or symlink in its place) without
 /// following symlinks.
-pub fn purge(path: &Path) -> io::Result<()> {
+pub(crate) fn purge(path: &Path) -> io::Result<()> {
     crate::store::tree::remove(path)
 }
 

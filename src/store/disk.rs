@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A tree's disk usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Bytes allocated on disk (`st_blocks` × 512), each hard-linked file counted once.
     pub allocated: u64,
     /// The newest modification time of anything in the tree outside the version-control
@@ -24,7 +24,7 @@ fn tool_owned(name: &std::ffi::OsStr) -> bool {
 
 /// Walks `root` without following symlinks (a symlink counts as itself). Entries that vanish
 /// or cannot be read while walking are left out.
-pub fn usage(root: &Path) -> Usage {
+pub(crate) fn usage(root: &Path) -> Usage {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut usage = Usage::default();
     // Each directory to read, and whether its entries' times count.
@@ -63,11 +63,11 @@ fn count(meta: &fs::Metadata, timed: bool, seen: &mut HashSet<(u64, u64)>, usage
 
 /// What is kept free on a file system beyond what a step writes: room for the backend's
 /// own small files (jj's operation, view and index; git's refs and logs) and our records.
-pub const MARGIN: u64 = 8 << 20;
+pub(crate) const MARGIN: u64 = 8 << 20;
 
 /// Bytes free to an unprivileged writer on the file system holding `path`; `None` when it
 /// cannot be asked.
-pub fn free_bytes(path: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
     unsafe {
@@ -86,7 +86,7 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     human(MARGIN),
     human(*free)
 )]
-pub struct NoRoom {
+pub(crate) struct NoRoom {
     pub dir: PathBuf,
     pub bytes: u64,
     pub free: u64,
@@ -95,7 +95,7 @@ pub struct NoRoom {
 /// Checks, before writing `bytes` into `dir` (or the nearest existing directory above it),
 /// that its file system has them free plus [`MARGIN`]. Passes when free space cannot be
 /// asked.
-pub fn check_room(dir: &Path, bytes: u64) -> Result<(), NoRoom> {
+pub(crate) fn check_room(dir: &Path, bytes: u64) -> Result<(), NoRoom> {
     let existing = dir.ancestors().find(|d| fs::symlink_metadata(d).is_ok());
     let Some(free) = existing.and_then(free_bytes) else {
         return Ok(());
@@ -113,7 +113,7 @@ pub fn check_room(dir: &Path, bytes: u64) -> Result<(), NoRoom> {
 /// The bytes of the files under `root` (outside `.jj` and `.git` at its root, symlinks not
 /// followed, entries `skip` names by their path relative to `root` left out) changed after
 /// `since`: what recording its edits may write.
-pub fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path) -> bool) -> u64 {
+pub(crate) fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path) -> bool) -> u64 {
     let mut total = 0;
     let mut pending = vec![(root.to_path_buf(), true)];
     while let Some((dir, top)) = pending.pop() {
@@ -144,7 +144,7 @@ pub fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path) -> boo
 }
 
 /// `bytes` in binary units with one decimal (`12.5 MiB`), bytes below 1 KiB.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

@@ -99,7 +99,7 @@ fn glob_match(glob: &str, name: &str) -> bool {
 
 /// The entries of `main` (relative paths) that `patterns` match, sorted, none inside another.
 /// Directories on the way must be real directories: a symlink is never followed.
-pub fn matches(main: &Path, patterns: &[Pattern]) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn matches(main: &Path, patterns: &[Pattern]) -> io::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     for pattern in patterns {
         walk(main, PathBuf::new(), pattern, 0, &mut found)?;

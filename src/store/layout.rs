@@ -12,16 +12,16 @@ use crate::store::fsutil;
 use crate::vars;
 
 /// The pool's directory inside a namespace (ready files and take journals).
-pub const POOL_DIR: &str = ".pool";
+pub(crate) const POOL_DIR: &str = ".pool";
 
 /// The name prefix of a prepared workspace's directory.
-pub const POOL_PREFIX: &str = ".pool-";
+pub(crate) const POOL_PREFIX: &str = ".pool-";
 
 /// The longest workspace id accepted.
-pub const MAX_ID_LEN: usize = 64;
+pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
-pub fn validate_id(id: &str) -> Result<()> {
+pub(crate) fn validate_id(id: &str) -> Result<()> {
     let bad = |why: &str| {
         CliError::usage(format!("invalid workspace id {id:?}: {why}"))
             .hint("use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit")
@@ -45,7 +45,7 @@ pub fn validate_id(id: &str) -> Result<()> {
 }
 
 /// `<basename>-<first 10 hex of sha256(root)>`, the same as the shell script it replaces.
-pub fn namespace(repo_root: &Path) -> String {
+pub(crate) fn namespace(repo_root: &Path) -> String {
     let digest = Sha256::digest(repo_root.as_os_str().as_encoded_bytes());
     let base = repo_root
         .file_name()
@@ -59,7 +59,7 @@ pub fn namespace(repo_root: &Path) -> String {
 
 /// The workspace root: `--root`, `$AI_WORKSPACES_ROOT`, `$XDG_CACHE_HOME/ai-workspaces`
 /// (when absolute) or `~/.cache/ai-workspaces`.
-pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
     let chosen = flag
         .map(Path::to_path_buf)
         .or_else(|| vars::non_empty(vars::ROOT).map(PathBuf::from))
@@ -86,7 +86,7 @@ pub fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
 /// The canonical form of `path` even where it does not exist yet: its longest existing
 /// ancestor canonicalized (symlinks resolved, as jj and git record paths), the rest appended
 /// with `.` and `..` applied.
-pub fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     let parts: Vec<_> = path.components().collect();
     for split in (1..=parts.len()).rev() {
         let head: PathBuf = parts[..split].iter().collect();
@@ -109,14 +109,14 @@ pub fn resolve(path: &Path) -> PathBuf {
 
 /// Paths of one repository's namespace under the workspace root.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub root: PathBuf,
     pub namespace: String,
     pub dir: PathBuf,
 }
 
 impl Layout {
-    pub fn new(root: PathBuf, repo: &Repo) -> Self {
+    pub(crate) fn new(root: PathBuf, repo: &Repo) -> Self {
         let namespace = namespace(&repo.root);
         let dir = root.join(&namespace);
         Layout {
@@ -126,58 +126,58 @@ impl Layout {
         }
     }
 
-    pub fn workspace(&self, id: &str) -> PathBuf {
+    pub(crate) fn workspace(&self, id: &str) -> PathBuf {
         self.dir.join(id)
     }
 
     /// Lock files live beside the workspaces under a name no id can take.
-    pub fn locks(&self) -> PathBuf {
+    pub(crate) fn locks(&self) -> PathBuf {
         self.dir.join(".locks")
     }
 
     /// Answers worth keeping between calls (the jj workspace lists), under a name no id can
     /// take; anything in it may be deleted at any time.
-    pub fn cache(&self) -> PathBuf {
+    pub(crate) fn cache(&self) -> PathBuf {
         self.dir.join(".cache")
     }
 
     /// The lock a run holds for its whole life: one run per workspace.
-    pub fn lease(&self, id: &str) -> PathBuf {
+    pub(crate) fn lease(&self, id: &str) -> PathBuf {
         self.locks().join(format!("{id}.lock"))
     }
 
     /// The temporary git index `run --parent` builds a child's starting commit in (a dot-name:
     /// never a lease); removed right after.
-    pub fn fork_index(&self, child: &str) -> PathBuf {
+    pub(crate) fn fork_index(&self, child: &str) -> PathBuf {
         self.locks().join(format!(".fork-{child}.index"))
     }
 
     /// The lock serialising workspace creation and removal in this repository (its name
     /// starts with a dot, so no workspace's lease can take it).
-    pub fn repo_lock(&self) -> PathBuf {
+    pub(crate) fn repo_lock(&self) -> PathBuf {
         self.locks().join(".repo.lock")
     }
 
     /// The pool's bookkeeping: a prepared workspace's ready file and a take's journal.
-    pub fn pool_dir(&self) -> PathBuf {
+    pub(crate) fn pool_dir(&self) -> PathBuf {
         self.dir.join(POOL_DIR)
     }
 
     /// A prepared workspace: a dot-name (never a workspace id) at a workspace's depth, since
     /// a jj workspace finds its repository by a relative path.
-    pub fn pool_entry(&self, token: &str) -> PathBuf {
+    pub(crate) fn pool_entry(&self, token: &str) -> PathBuf {
         self.dir.join(format!("{POOL_PREFIX}{token}"))
     }
 
     /// The lock one filler of the pool holds while it prepares workspaces.
-    pub fn pool_lock(&self) -> PathBuf {
+    pub(crate) fn pool_lock(&self) -> PathBuf {
         self.locks().join(".pool.lock")
     }
 
     /// Checks that the namespace directory and its `.locks/` and `.cache/` are real
     /// directories where they exist: a symlink planted there would redirect every file this
     /// tool writes or deletes.
-    pub fn verify(&self) -> Result<()> {
+    pub(crate) fn verify(&self) -> Result<()> {
         if fsutil::is_real_dir(&self.dir)? {
             fsutil::is_real_dir(&self.locks())?;
             fsutil::is_real_dir(&self.cache())?;
@@ -187,7 +187,7 @@ impl Layout {
 
     /// Creates the namespace directory with its `.locks/` and `.cache/`, refusing roots that
     /// are files, unwritable, or inside the repository itself, and symlinks below the root.
-    pub fn ensure(&self, repo: &Repo) -> Result<()> {
+    pub(crate) fn ensure(&self, repo: &Repo) -> Result<()> {
         if self.dir.starts_with(&repo.root) {
             return Err(CliError::failure(format!(
                 "workspace root {} is inside the repository {}",

@@ -17,20 +17,20 @@ use crate::store::fsutil::FsError;
 
 /// A held lock, released when dropped (or when the process dies).
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     file: File,
     path: PathBuf,
 }
 
 impl Lock {
     /// The descriptor holding the lock, for a process that must hold it too (the guard).
-    pub fn fd(&self) -> std::os::fd::RawFd {
+    pub(crate) fn fd(&self) -> std::os::fd::RawFd {
         std::os::fd::AsRawFd::as_raw_fd(&self.file)
     }
 
     /// Deletes the lock file while still holding it, so nobody can take the old file's lock
     /// and believe it guards the path.
-    pub fn remove(self) {
+    pub(crate) fn remove(self) {
         let _ = fsutil::remove_file(&self.path);
         drop(self.file);
     }
@@ -90,7 +90,7 @@ fn still_at(file: &File, path: &Path) -> bool {
 }
 
 /// Takes the lock, waiting for any holder to release it.
-pub fn exclusive(path: &Path) -> Result<Lock> {
+pub(crate) fn exclusive(path: &Path) -> Result<Lock> {
     loop {
         let file = open(path)?;
         file.lock().map_err(|e| lock_failed(path, e))?;
@@ -104,7 +104,7 @@ pub fn exclusive(path: &Path) -> Result<Lock> {
 }
 
 /// Takes the lock, waiting at most `timeout` for its holder to release it.
-pub fn wait_exclusive(path: &Path, timeout: std::time::Duration) -> Result<Option<Lock>> {
+pub(crate) fn wait_exclusive(path: &Path, timeout: std::time::Duration) -> Result<Option<Lock>> {
     let deadline = std::time::Instant::now() + timeout;
     loop {
         if let Some(lock) = try_exclusive(path)? {
@@ -118,7 +118,7 @@ pub fn wait_exclusive(path: &Path, timeout: std::time::Duration) -> Result<Optio
 }
 
 /// Whether someone holds the lock at `path` (a missing file is not held). Never creates it.
-pub fn is_held(path: &Path) -> bool {
+pub(crate) fn is_held(path: &Path) -> bool {
     let Ok(file) = crate::store::fsutil::open_existing_nofollow(path) else {
         return false;
     };
@@ -126,7 +126,7 @@ pub fn is_held(path: &Path) -> bool {
 }
 
 /// Takes the lock if nobody holds it.
-pub fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
+pub(crate) fn try_exclusive(path: &Path) -> Result<Option<Lock>> {
     loop {
         let file = open(path)?;
         match file.try_lock() {

@@ -3,15 +3,15 @@
 //! copied and measured, files kept aside, `copy.include` matches and their clones, the tools
 //! bundle. Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
 
-pub mod aside;
-pub mod disk;
-pub mod fsutil;
-pub mod include;
-pub mod layout;
-pub mod lock;
-pub mod metadata;
-pub mod recovery;
-pub mod reflink;
-pub mod state;
-pub mod tools;
-pub mod tree;
+pub(crate) mod aside;
+pub(crate) mod disk;
+pub(crate) mod fsutil;
+pub(crate) mod include;
+pub(crate) mod layout;
+pub(crate) mod lock;
+pub(crate) mod metadata;
+pub(crate) mod recovery;
+pub(crate) mod reflink;
+pub(crate) mod state;
+pub(crate) mod tools;
+pub(crate) mod tree;

@@ -17,23 +17,23 @@ const MARKER: &str = "complete";
 const UPDATED: &str = "updated";
 
 /// Where the copied files are.
-pub fn files(scratch: &Path) -> PathBuf {
+pub(crate) fn files(scratch: &Path) -> PathBuf {
     scratch.join("files")
 }
 
 /// Whether `scratch` holds a whole copy still to be put back.
-pub fn is_complete(scratch: &Path) -> bool {
+pub(crate) fn is_complete(scratch: &Path) -> bool {
     fs::symlink_metadata(scratch.join(MARKER)).is_ok_and(|m| m.is_file())
 }
 
 /// Whether anything (a partial or whole copy) is at `scratch`.
-pub fn exists(scratch: &Path) -> bool {
+pub(crate) fn exists(scratch: &Path) -> bool {
     fs::symlink_metadata(scratch).is_ok()
 }
 
 /// Marks the copy whole, naming `recorded`, the commit the working copy last recorded (none
 /// when jj no longer knows it), and the visible commits of its change before the update.
-pub fn mark_complete(
+pub(crate) fn mark_complete(
     scratch: &Path,
     recorded: Option<&str>,
     siblings: &[String],
@@ -47,7 +47,7 @@ pub fn mark_complete(
 
 /// The commit the working copy last recorded, as the marker names it: `None` for a copy whose
 /// marker names none (jj had lost it, or an older version made the copy).
-pub fn recorded(scratch: &Path) -> Option<String> {
+pub(crate) fn recorded(scratch: &Path) -> Option<String> {
     let text = fs::read_to_string(scratch.join(MARKER)).ok()?;
     let commit = text.lines().next()?.strip_prefix("recorded ")?;
     is_commit_id(commit).then(|| commit.to_string())
@@ -55,7 +55,7 @@ pub fn recorded(scratch: &Path) -> Option<String> {
 
 /// The visible commits of the recorded commit's change before the update, as the marker
 /// names them.
-pub fn siblings(scratch: &Path) -> Vec<String> {
+pub(crate) fn siblings(scratch: &Path) -> Vec<String> {
     let text = fs::read_to_string(scratch.join(MARKER)).unwrap_or_default();
     text.lines()
         .find_map(|l| l.strip_prefix("siblings "))
@@ -70,7 +70,7 @@ pub fn siblings(scratch: &Path) -> Vec<String> {
 
 /// What a repair decided once the working copy was updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Updated {
+pub(crate) struct Updated {
     /// The commit `update-stale` checked out.
     pub commit: String,
     /// Where edits that do not merge are kept.
@@ -78,7 +78,7 @@ pub struct Updated {
 }
 
 /// Records [`Updated`]; written once, before any file of the workspace is written.
-pub fn mark_updated(scratch: &Path, updated: &Updated) -> io::Result<()> {
+pub(crate) fn mark_updated(scratch: &Path, updated: &Updated) -> io::Result<()> {
     let mut text = format!("{}\n", updated.commit).into_bytes();
     text.extend_from_slice(updated.kept.as_os_str().as_bytes());
     text.push(b'\n');
@@ -86,7 +86,7 @@ pub fn mark_updated(scratch: &Path, updated: &Updated) -> io::Result<()> {
 }
 
 /// The [`Updated`] a repair recorded, if it got that far.
-pub fn updated(scratch: &Path) -> Option<Updated> {
+pub(crate) fn updated(scratch: &Path) -> Option<Updated> {
     let bytes = fs::read(scratch.join(UPDATED)).ok()?;
     let text = bytes.strip_suffix(b"\n")?;
     let split = text.iter().position(|b| *b == b'\n')?;
@@ -117,7 +117,7 @@ fn write_synced(scratch: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
 
 /// Removes the directory: the marker first, so that an interruption leaves a partial copy
 /// (never a "whole" one missing files) behind.
-pub fn discard(scratch: &Path) -> io::Result<()> {
+pub(crate) fn discard(scratch: &Path) -> io::Result<()> {
     match fs::remove_file(scratch.join(MARKER)) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}

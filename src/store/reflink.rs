@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a copy did, kept in the record (`copied`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Copied {
+pub(crate) struct Copied {
     /// Regular files created.
     pub files: u64,
     /// Their bytes.
@@ -32,7 +32,7 @@ pub struct Copied {
 /// A copy that failed, naming the path.
 #[derive(Debug, thiserror::Error)]
 #[error("could not {action} {}: {source}", path.display())]
-pub struct CopyError {
+pub(crate) struct CopyError {
     pub action: &'static str,
     pub path: PathBuf,
     #[source]
@@ -41,7 +41,7 @@ pub struct CopyError {
 
 /// Copies `main/rel` to `dest/rel`. The directories above `dest/rel` are created when missing;
 /// where one of them is a symlink or a file the entry is skipped (counted as existing).
-pub fn copy_into(
+pub(crate) fn copy_into(
     main: &Path,
     dest: &Path,
     rel: &Path,

@@ -18,12 +18,12 @@ use crate::store::fsutil::FsError;
 type Result<T> = std::result::Result<T, FsError>;
 
 /// The state directory's name inside a namespace (a dot-name: never a workspace).
-pub const DIR_NAME: &str = ".state";
+pub(crate) const DIR_NAME: &str = ".state";
 
 /// The state file's content: the record (left unparsed, for the caller to read as its own
 /// type) and the digests of the views written from it.
 #[derive(Debug, Deserialize)]
-pub struct Sealed {
+pub(crate) struct Sealed {
     #[allow(dead_code)] // read to reject a file that is not a state; one version so far
     pub state_version: u64,
     #[serde(flatten)]
@@ -33,7 +33,7 @@ pub struct Sealed {
 
 /// The digests of the views a state was written with.
 #[derive(Debug, Default, Deserialize)]
-pub struct Seal {
+pub(crate) struct Seal {
     /// The digest of the view written with this state.
     pub view_sha256: Option<String>,
     /// The digest of the view before it (a reader may see the new state and the old view).
@@ -43,7 +43,7 @@ pub struct Seal {
 
 impl Seal {
     /// Whether `view` (a view's digest) is one this state was written with.
-    pub fn seals(&self, view: Option<&str>) -> bool {
+    pub(crate) fn seals(&self, view: Option<&str>) -> bool {
         view.is_some()
             && (view == self.view_sha256.as_deref() || view == self.previous_view_sha256.as_deref())
     }
@@ -59,25 +59,25 @@ struct SealOut<'a> {
 }
 
 /// The state file of the workspace at `workspace` (`<namespace>/<id>`).
-pub fn path(workspace: &Path) -> PathBuf {
+pub(crate) fn path(workspace: &Path) -> PathBuf {
     let id = workspace.file_name().unwrap_or_default().to_string_lossy();
     let namespace = workspace.parent().unwrap_or(Path::new("/"));
     namespace.join(DIR_NAME).join(format!("{id}.json"))
 }
 
-pub fn digest(bytes: &[u8]) -> String {
+pub(crate) fn digest(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
 
 /// What reading a state file found.
-pub enum Found<T> {
+pub(crate) enum Found<T> {
     Missing,
     Ok(T),
     Corrupt(String),
 }
 
 /// Reads the state of `workspace`, never following a symlink.
-pub fn read(workspace: &Path) -> Found<Sealed> {
+pub(crate) fn read(workspace: &Path) -> Found<Sealed> {
     let found = read_as::<Sealed>(workspace);
     if let Found::Ok(sealed) = &found {
         remember(workspace, sealed.seal.view_sha256.as_deref());
@@ -87,7 +87,7 @@ pub fn read(workspace: &Path) -> Found<Sealed> {
 
 /// The digest of the view the state of `workspace` was last written with: as this process
 /// last read or wrote it (it holds the lease while it writes), else read from the file.
-pub fn view_seal(workspace: &Path) -> Found<Option<String>> {
+pub(crate) fn view_seal(workspace: &Path) -> Found<Option<String>> {
     if let Some(known) = remembered(workspace) {
         return Found::Ok(known);
     }
@@ -124,7 +124,7 @@ fn remembered(workspace: &Path) -> Option<Option<String>> {
 }
 
 /// Reads only the seal of the state of `workspace` (the record is skipped, not built).
-pub fn read_seal(workspace: &Path) -> Found<Seal> {
+pub(crate) fn read_seal(workspace: &Path) -> Found<Seal> {
     read_as(workspace)
 }
 
@@ -159,7 +159,7 @@ fn read_as<T: serde::de::DeserializeOwned>(workspace: &Path) -> Found<T> {
 }
 
 /// The digest of the view file as it is now, or `None` when it cannot be read.
-pub fn view_digest(view: &Path) -> Option<String> {
+pub(crate) fn view_digest(view: &Path) -> Option<String> {
     let mut text = Vec::with_capacity(4096);
     fs::OpenOptions::new()
         .read(true)
@@ -173,7 +173,7 @@ pub fn view_digest(view: &Path) -> Option<String> {
 /// Writes the state of `workspace` atomically (a temp file, then a rename), refusing a
 /// symlinked state directory or file.
 /// `record` is the record's JSON text: the view's, whose digest is `view_sha256`.
-pub fn write(workspace: &Path, record: &[u8], view_sha256: &str) -> Result<()> {
+pub(crate) fn write(workspace: &Path, record: &[u8], view_sha256: &str) -> Result<()> {
     let file = path(workspace);
     let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
     ensure_dir(&dir)?;
@@ -214,7 +214,7 @@ pub fn write(workspace: &Path, record: &[u8], view_sha256: &str) -> Result<()> {
 
 /// Checks that the state directory of `workspace` is a real directory (or missing), so the
 /// state can be removed with the workspace; call before removing anything.
-pub fn check(workspace: &Path) -> Result<()> {
+pub(crate) fn check(workspace: &Path) -> Result<()> {
     let file = path(workspace);
     let dir = file.parent().unwrap_or(Path::new("/"));
     match fs::symlink_metadata(dir) {
@@ -224,7 +224,7 @@ pub fn check(workspace: &Path) -> Result<()> {
 }
 
 /// Removes the state of a removed workspace (nothing when it has none).
-pub fn remove(workspace: &Path) -> Result<()> {
+pub(crate) fn remove(workspace: &Path) -> Result<()> {
     check(workspace)?;
     forget(workspace);
     let file = path(workspace);
@@ -238,7 +238,7 @@ pub fn remove(workspace: &Path) -> Result<()> {
 
 /// Moves an unreadable state file aside, returning where it went (`None` when there is none);
 /// refuses a symlink.
-pub fn keep_aside(workspace: &Path, stamp: u64) -> Result<Option<PathBuf>> {
+pub(crate) fn keep_aside(workspace: &Path, stamp: u64) -> Result<Option<PathBuf>> {
     forget(workspace);
     let from = path(workspace);
     let dir = from.parent().unwrap_or(Path::new("/"));

@@ -19,7 +19,7 @@ const MAX_DEPTH: usize = 40;
 
 /// What a workspace's record keeps about its bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// The bundle directory, relative to the workspace.
     pub dir: String,
     /// The sha256 of the copied content (`AGENT_TOOLS_VERSION`).
@@ -36,7 +36,7 @@ pub struct Recorded {
 
 /// One entry of the bundle, relative to the bundle directory.
 #[derive(Debug)]
-pub struct Item {
+pub(crate) struct Item {
     pub rel: PathBuf,
     /// The file's bytes and mode; `None` for a directory.
     pub file: Option<(Vec<u8>, u32)>,
@@ -44,7 +44,7 @@ pub struct Item {
 
 /// The bundle's content as read from the sources.
 #[derive(Debug, Default)]
-pub struct Content {
+pub(crate) struct Content {
     pub items: Vec<Item>,
     /// The paths that exist and were copied.
     pub paths: Vec<String>,
@@ -54,7 +54,7 @@ pub struct Content {
 }
 
 /// The paths of `paths` that exist under `root` (a symlink counts; it is checked when read).
-pub fn existing(root: &Path, paths: &[String]) -> Vec<String> {
+pub(crate) fn existing(root: &Path, paths: &[String]) -> Vec<String> {
     paths
         .iter()
         .filter(|p| fs::symlink_metadata(root.join(p)).is_ok())
@@ -71,7 +71,7 @@ const RACY: Duration = Duration::from_secs(1);
 /// A digest of the (inode, size, mtime, ctime, mode) of every entry of `paths` under `root`:
 /// cheap to take (no file is read), and changed by any edit (the ctime even when the mtime
 /// was put back). Never the same twice while an entry changed less than [`RACY`] ago.
-pub fn stamp(root: &Path, paths: &[String]) -> String {
+pub(crate) fn stamp(root: &Path, paths: &[String]) -> String {
     stamp_at(root, paths, SystemTime::now())
 }
 
@@ -135,7 +135,7 @@ fn sorted_entries(dir: &Path) -> Vec<(std::ffi::OsString, PathBuf)> {
 
 /// Reads the bundle's content from `paths` under `root` (the main workspace's root, which
 /// bounds where a symlink may lead).
-pub fn read(root: &Path, paths: &[String]) -> io::Result<Content> {
+pub(crate) fn read(root: &Path, paths: &[String]) -> io::Result<Content> {
     let canonical_root = fs::canonicalize(root)?;
     let mut content = Content::default();
     for path in existing(root, paths) {
@@ -220,7 +220,7 @@ fn read_entry(
 /// Writes `content` into `bundle` (a directory inside the workspace `ws`): each top-level
 /// entry is built in a scratch directory and renamed into place; entries named in `previous`
 /// that are no longer configured are removed; anything else in `bundle` is left alone.
-pub fn install(
+pub(crate) fn install(
     ws: &Path,
     bundle: &Path,
     content: &Content,

@@ -15,7 +15,7 @@ fn skipped(name: &std::ffi::OsStr) -> bool {
 }
 
 /// Copies the user's files of `from` into the new directory `to`.
-pub fn copy(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn copy(from: &Path, to: &Path) -> io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
@@ -27,7 +27,7 @@ pub fn copy(from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// Copies one file, symlink (as a symlink) or directory tree from `from` to the new `to`.
-pub fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         std::os::unix::fs::symlink(fs::read_link(from)?, to)
@@ -44,7 +44,7 @@ pub fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// Removes a file, symlink or whole directory at `path`, never following a symlink.
-pub fn remove(path: &Path) -> io::Result<()> {
+pub(crate) fn remove(path: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(path)?;
     if meta.is_dir() && !meta.file_type().is_symlink() {
         fs::remove_dir_all(path)

@@ -2,7 +2,7 @@
 //! words for what the lifecycle returns. Called by `cli` only; names the lifecycle's types to
 //! render them, never the other way round.
 
-pub mod output;
-pub mod progress_line;
-pub mod report;
-pub mod status_table;
+pub(crate) mod output;
+pub(crate) mod progress_line;
+pub(crate) mod report;
+pub(crate) mod status_table;

@@ -14,7 +14,7 @@ pub enum ColorChoice {
 
 /// Whether stdout gets colour: `--color always|never`, else none when `NO_COLOR` is set (to
 /// anything but the empty string), else only on a terminal. Asked only when printing.
-pub fn colour(choice: ColorChoice) -> bool {
+pub(crate) fn colour(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -27,7 +27,10 @@ pub fn colour(choice: ColorChoice) -> bool {
 
 /// Styles the second column of every line but the header, in a table whose first two columns
 /// hold no spaces (ids and statuses), so the alignment computed without escapes stays.
-pub fn style_second_column(table: &str, style: impl Fn(&str) -> Option<anstyle::Style>) -> String {
+pub(crate) fn style_second_column(
+    table: &str,
+    style: impl Fn(&str) -> Option<anstyle::Style>,
+) -> String {
     let mut out = String::with_capacity(table.len() + 64);
     for (n, line) in table.lines().enumerate() {
         let first_end = line.find(' ').unwrap_or(line.len());
@@ -50,7 +53,7 @@ pub fn style_second_column(table: &str, style: impl Fn(&str) -> Option<anstyle::
 
 /// Appends rows (arrays or vectors of cells, all of one length) as left-aligned columns
 /// separated by two spaces.
-pub fn columns<I, R>(rows: I, out: &mut String)
+pub(crate) fn columns<I, R>(rows: I, out: &mut String)
 where
     I: IntoIterator<Item = R>,
     R: AsRef<[String]>,
@@ -94,7 +97,7 @@ pub fn print(text: &str) -> Result<()> {
 }
 
 /// The height of the terminal on stdout, when it is one that says.
-pub fn terminal_rows() -> Option<u16> {
+pub(crate) fn terminal_rows() -> Option<u16> {
     // SAFETY: TIOCGWINSZ fills a winsize; it is read only when the call succeeded.
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;

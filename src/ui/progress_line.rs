@@ -27,7 +27,7 @@ fn doing(phase: Phase) -> &'static str {
 }
 
 /// The line of one command; inert when stderr is not a terminal. Dropping it erases it.
-pub struct ProgressLine {
+pub(crate) struct ProgressLine {
     shared: Option<Arc<Shared>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -47,7 +47,7 @@ struct State {
 
 impl ProgressLine {
     /// A line about `subject` (such as `workspace w`), drawn on stderr if it is a terminal.
-    pub fn on_stderr(subject: &str) -> ProgressLine {
+    pub(crate) fn on_stderr(subject: &str) -> ProgressLine {
         if !std::io::stderr().is_terminal() {
             return ProgressLine {
                 shared: None,
@@ -75,7 +75,7 @@ impl ProgressLine {
     }
 
     /// The hook the lifecycle reports its phases to (`Context::progress`).
-    pub fn progress(&self) -> Progress {
+    pub(crate) fn progress(&self) -> Progress {
         match &self.shared {
             Some(shared) => {
                 let shared = Arc::clone(shared);

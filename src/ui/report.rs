@@ -14,7 +14,7 @@ use crate::workspace::inventory::{Entry, Problem};
 use crate::workspace::remove::Removal;
 use crate::workspace::Note;
 
-pub fn describe(id: &str, path: &Path, removal: &Removal) -> String {
+pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     let mut text = format!("Removed {id} ({})", path.display());
     match (&removal.kept, &removal.branch_deleted) {
         (Kept::Branch { branch, commit, .. }, Some(Ok(()))) => {
@@ -103,7 +103,7 @@ pub fn describe(id: &str, path: &Path, removal: &Removal) -> String {
 
 /// The lines (for stderr) saying what became of the removals a kill interrupted that a
 /// command finished before doing its own work.
-pub fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<String> {
+pub(crate) fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<String> {
     finished
         .iter()
         .map(|f| match &f.removal {
@@ -150,7 +150,7 @@ fn describe_aside(aside: &Aside) -> String {
 }
 
 /// "3 files (2.1 MiB)"
-pub fn files(count: u64, bytes: u64) -> String {
+pub(crate) fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
     let size = match bytes {
         b if b < 1024 => format!("{b} B"),
@@ -165,7 +165,7 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-pub fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
+pub(crate) fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
     let kept = removal.map(|r| &r.kept);
     let (change, commit, branch, committed) = match kept {
         Some(Kept::Change {
@@ -205,7 +205,7 @@ fn head_json(removal: &Removal) -> Option<Value> {
     }
 }
 
-pub fn aside_json(a: &Aside) -> Value {
+pub(crate) fn aside_json(a: &Aside) -> Value {
     json!({
         "kept_dir": a.kept_dir,
         "kept_files": a.kept_files,
@@ -219,7 +219,7 @@ pub fn aside_json(a: &Aside) -> Value {
 }
 
 /// The line to print for a note of opening a workspace.
-pub fn note(note: &Note) -> String {
+pub(crate) fn note(note: &Note) -> String {
     match note {
         Note::CorruptRecordKept { workspace, kept, why } => format!(
             "Warning: the record of {} was unreadable ({why}); kept it as {} and started a new record",
@@ -270,7 +270,7 @@ pub fn note(note: &Note) -> String {
 }
 
 /// Prints the notes of opening a workspace on stderr.
-pub fn print_notes(notes: &[Note]) {
+pub(crate) fn print_notes(notes: &[Note]) {
     use std::io::IsTerminal;
     let terminal = std::io::stderr().is_terminal();
     for n in notes {
@@ -283,7 +283,7 @@ pub fn print_notes(notes: &[Note]) {
 }
 
 /// How a run was sandboxed, in a few words: `no`, or `bwrap` with its options.
-pub fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String {
+pub(crate) fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String {
     let Some(options) = options else {
         return "no".into();
     };
@@ -299,7 +299,7 @@ pub fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String {
 
 /// The lines `status <ID>` adds below a workspace's record: its changes since its base, its
 /// last activity and, when measured, its disk usage; then its commits.
-pub fn describe_details(
+pub(crate) fn describe_details(
     changes: Option<&Result<ChangeCounts, CliError>>,
     last_activity: Option<&str>,
     usage: Option<&Usage>,
@@ -353,7 +353,7 @@ pub fn describe_details(
 }
 
 /// How to fix a workspace's problem, as `status` and `doctor` say it.
-pub fn problem_hint(problem: &Problem, entry: &Entry) -> String {
+pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
     let id = entry.id.as_str();
     match problem {
         Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),

@@ -11,7 +11,7 @@ use crate::workspace::inventory::Entry;
 
 /// Which optional columns the table has.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Columns {
+pub(crate) struct Columns {
     /// SIZE (`--size`).
     pub size: bool,
     /// RUN TIME and EXIT (`--watch`), a running run's time counted up to this moment.
@@ -20,7 +20,7 @@ pub struct Columns {
 
 /// Appends the table: WORKSPACE STATUS [PARENT] WORKFLOW [RUN TIME EXIT] UPDATED BACKEND
 /// [SIZE] PATH.
-pub fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut String) {
+pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut String) {
     let parents = entries
         .iter()
         .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()));
@@ -81,7 +81,7 @@ pub fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut Str
 
 /// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
 /// error, a crash or a problem; idle plain.
-pub fn status_style(status: &str) -> Option<anstyle::Style> {
+pub(crate) fn status_style(status: &str) -> Option<anstyle::Style> {
     use anstyle::AnsiColor::{Cyan, Green, Red, Yellow};
     let colour = match status {
         "idle" => return None,
@@ -100,7 +100,7 @@ pub fn status_style(status: &str) -> Option<anstyle::Style> {
 
 /// The parent of a child workspace and whether it is gone (the child is then orphaned): one
 /// stat, no backend call.
-pub fn parent(entry: &Entry) -> Option<(&str, bool)> {
+pub(crate) fn parent(entry: &Entry) -> Option<(&str, bool)> {
     let parent = entry.record.as_ref()?.parent.as_deref()?;
     let gone = entry
         .path
@@ -110,7 +110,7 @@ pub fn parent(entry: &Entry) -> Option<(&str, bool)> {
 }
 
 /// The parent as the table and the detail view show it.
-pub fn parent_text(entry: &Entry) -> String {
+pub(crate) fn parent_text(entry: &Entry) -> String {
     match parent(entry) {
         Some((p, true)) => format!("{p} (orphaned)"),
         Some((p, false)) => p.to_string(),

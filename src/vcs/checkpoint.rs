@@ -8,7 +8,7 @@ use super::Vcs;
 
 /// What recording a workspace's state made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// The new commit's id; `None` when there was nothing to record.
     pub commit: Option<String>,
     /// Its change id (jj).
@@ -21,7 +21,7 @@ pub struct Recorded {
 
 /// A file (or directory) of the workspace that a checkpoint does not hold, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unrecorded {
+pub(crate) struct Unrecorded {
     pub path: PathBuf,
     pub why: String,
     /// Left out on purpose (ignored), rather than refused.
@@ -31,7 +31,7 @@ pub struct Unrecorded {
 impl Vcs {
     /// Commits the current state of workspace `id` at `ws` with `description`, leaving its
     /// working copy on top of that commit; records nothing when nothing changed.
-    pub fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         match self {
             Vcs::Jj(jj) => jj.checkpoint(id, ws, description),
             Vcs::Git(git) => git.checkpoint(id, ws, description),
@@ -41,7 +41,7 @@ impl Vcs {
     /// The commit a child of workspace `parent` (at `ws`) starts from: the parent's exact
     /// state, unrecorded edits included, without changing its working copy, branch or index.
     /// `scratch` is a file path this call may use and removes again.
-    pub fn fork_point(
+    pub(crate) fn fork_point(
         &self,
         parent: &str,
         ws: &Path,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 /// How a file changed between the base and the workspace's latest state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FileKind {
+pub(crate) enum FileKind {
     Created,
     Modified,
     Deleted,
@@ -15,7 +15,7 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FileKind::Created => "created",
             FileKind::Modified => "modified",
@@ -27,7 +27,7 @@ impl FileKind {
 
 /// One changed file, its path relative to the workspace root.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct FileChange {
+pub(crate) struct FileChange {
     pub path: String,
     /// The path it had in the base, for a renamed file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -42,7 +42,7 @@ pub struct FileChange {
 
 /// A commit the workspace made on top of its base.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct WorkCommit {
+pub(crate) struct WorkCommit {
     pub commit_id: String,
     /// jj's change id; none for git.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,7 +53,7 @@ pub struct WorkCommit {
 
 /// Everything a workspace changed since its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// The commit (or, for several base commits, the merged tree) the files are compared to.
     pub against: String,
     /// The workspace's latest state: jj's working-copy commit, or the tree of a git
@@ -95,7 +95,7 @@ pub(crate) const PATCH_ARGS: [&str; 10] = [
 /// Parses `git diff -z --raw --numstat -M` output: raw records (`:<modes> <ids> <status>`
 /// then one path, or two for a rename) followed by numstat records (`<add>\t<del>\t<path>`,
 /// or `<add>\t<del>\t` then the old and new paths; `-` for a binary file).
-pub fn parse_changes(text: &str) -> Vec<FileChange> {
+pub(crate) fn parse_changes(text: &str) -> Vec<FileChange> {
     let mut tokens = text.split('\0');
     let mut files: Vec<FileChange> = vec![];
     let mut stats: HashMap<String, (Option<u64>, Option<u64>)> = HashMap::new();
@@ -147,7 +147,7 @@ pub fn parse_changes(text: &str) -> Vec<FileChange> {
 
 /// Parses commit records of `fields` NUL-separated fields each (NUL-terminated), the first
 /// the commit id, the last its description; a middle field, when present, the change id.
-pub fn parse_work_commits(text: &str, fields: usize) -> Vec<WorkCommit> {
+pub(crate) fn parse_work_commits(text: &str, fields: usize) -> Vec<WorkCommit> {
     let parts: Vec<&str> = text.split('\0').collect();
     parts
         .chunks_exact(fields)

@@ -7,7 +7,7 @@ use crate::error::CliError;
 use crate::exec::process::ProcessError;
 use crate::repo::Backend;
 
-pub type Result<T> = std::result::Result<T, VcsError>;
+pub(crate) type Result<T> = std::result::Result<T, VcsError>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VcsError {

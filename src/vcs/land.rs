@@ -10,7 +10,7 @@ use crate::store::metadata::{Conflict, Resolved, Side};
 
 /// Where a land brings a workspace's commits.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub(crate) enum Target {
     /// Where the main workspace works: jj's main working copy, git's checked-out branch.
     Main,
     /// The working copy (jj) or branch (git) of another workspace of the namespace.
@@ -20,7 +20,7 @@ pub enum Target {
 }
 
 /// One land: which workspace, from which base, onto what, and how.
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     pub id: &'a str,
     pub ws: &'a Path,
     /// The commits the workspace started on (its record's `base_commits`).
@@ -35,7 +35,7 @@ pub struct Plan<'a> {
 
 /// What a land did (or, on a dry run, would do).
 #[derive(Debug, Clone, Default)]
-pub struct Landing {
+pub(crate) struct Landing {
     /// The target as recorded: `<name>@`, a commit id (jj), or a branch (git).
     pub target: String,
     /// The commits brought onto the target, oldest first; empty: nothing to land.
@@ -71,7 +71,7 @@ impl super::Vcs {
     /// The workspace of the namespace whose working copy or branch a land onto `--onto rev`
     /// changes (git: the one with that branch checked out, or whose branch it is), so that
     /// the land takes its lease; jj's `--onto` builds on a commit and changes none.
-    pub fn onto_workspace(&self, rev: &str) -> super::Result<Option<String>> {
+    pub(crate) fn onto_workspace(&self, rev: &str) -> super::Result<Option<String>> {
         match self {
             super::Vcs::Jj(_) => Ok(None),
             super::Vcs::Git(git) => git.onto_workspace(rev),
@@ -81,7 +81,7 @@ impl super::Vcs {
 
 /// Keeps the ids that are plain hexadecimal object ids: the base comes from a file the
 /// workspace can write, so nothing else may reach a revset or a command line.
-pub fn hex_ids(ids: &[String]) -> Vec<&str> {
+pub(crate) fn hex_ids(ids: &[String]) -> Vec<&str> {
     ids.iter()
         .map(String::as_str)
         .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -89,7 +89,7 @@ pub fn hex_ids(ids: &[String]) -> Vec<&str> {
 }
 
 /// The files of `files` that `dirty` also names.
-pub fn overlap(files: &[String], dirty: &[String]) -> Vec<String> {
+pub(crate) fn overlap(files: &[String], dirty: &[String]) -> Vec<String> {
     let mut both: Vec<String> = files
         .iter()
         .filter(|f| dirty.contains(f))
@@ -99,7 +99,7 @@ pub fn overlap(files: &[String], dirty: &[String]) -> Vec<String> {
     both
 }
 
-pub type Result<T> = std::result::Result<T, LandError>;
+pub(crate) type Result<T> = std::result::Result<T, LandError>;
 
 /// What the argument of `--onto` was, for the hint of a target that cannot be landed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,24 +1,24 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
 mod checkpoint;
-pub mod diff;
-pub mod error;
-pub mod git;
-pub mod jj;
-pub mod land;
+pub(crate) mod diff;
+pub(crate) mod error;
+pub(crate) mod git;
+pub(crate) mod jj;
+pub(crate) mod land;
 mod pool;
 
-pub use checkpoint::{Recorded, Unrecorded};
+pub(crate) use checkpoint::{Recorded, Unrecorded};
 
 use std::path::{Path, PathBuf};
 
-pub use crate::repo::Backend;
+pub(crate) use crate::repo::Backend;
 use crate::repo::Repo;
-pub use error::{Result, VcsError};
+pub(crate) use error::{Result, VcsError};
 
 /// A workspace the backend knows by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Registered {
+pub(crate) struct Registered {
     pub name: String,
     /// Where the backend believes it lives, when it records that.
     pub path: Option<PathBuf>,
@@ -26,7 +26,7 @@ pub struct Registered {
 
 /// What was kept of a workspace's edits when it was removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kept {
+pub(crate) enum Kept {
     /// The working-copy commit stays in the repository under this change id.
     Change {
         change_id: String,
@@ -49,7 +49,7 @@ pub enum Kept {
 
 /// A git worktree's HEAD that was not on the workspace's branch, and the branch that keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
+pub(crate) struct Head {
     pub branch: String,
     pub commit: String,
     /// Whether `branch` was created to keep a detached HEAD reachable.
@@ -58,7 +58,7 @@ pub struct Head {
 
 /// A commit that holds a workspace's work: its id and the first line of its description.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Commit {
+pub(crate) struct Commit {
     pub id: String,
     pub subject: String,
 }
@@ -80,7 +80,7 @@ fn parse_commits(text: &str) -> Vec<Commit> {
 }
 
 /// Splits NUL-terminated paths (`-z` or a `"\0"` template) into relative paths.
-pub fn split_nul(text: &str) -> Vec<PathBuf> {
+pub(crate) fn split_nul(text: &str) -> Vec<PathBuf> {
     text.split('\0')
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -89,7 +89,7 @@ pub fn split_nul(text: &str) -> Vec<PathBuf> {
 
 /// What creating a workspace made, so a failure later can undo exactly that.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Created {
+pub(crate) struct Created {
     /// The branch the workspace is on (git).
     pub branch: Option<String>,
     /// Whether that branch was created by this call.
@@ -97,7 +97,7 @@ pub struct Created {
 }
 
 /// A repository's backend, ready to run its commands.
-pub enum Vcs {
+pub(crate) enum Vcs {
     Jj(jj::Jj),
     Git(git::Git),
 }
@@ -106,7 +106,7 @@ impl Vcs {
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
     /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]).
-    pub fn new(repo: &Repo, cache_dir: &Path, branch_prefix: Option<String>) -> Vcs {
+    pub(crate) fn new(repo: &Repo, cache_dir: &Path, branch_prefix: Option<String>) -> Vcs {
         match repo.backend {
             Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
             Backend::Git => Vcs::Git(git::Git::new(
@@ -120,7 +120,7 @@ impl Vcs {
     /// Refuses an id this backend cannot take: jj's main workspace `default`, which must never
     /// be adopted, forgotten or deleted, and for git an id that makes no valid branch name.
     /// Checked before anything is created, without running the backend.
-    pub fn check_id(&self, id: &str) -> Result<()> {
+    pub(crate) fn check_id(&self, id: &str) -> Result<()> {
         match self {
             Vcs::Jj(_) if id == jj::MAIN_WORKSPACE => {
                 Err(VcsError::MainWorkspace { id: id.to_string() })
@@ -141,7 +141,7 @@ impl Vcs {
     }
 
     /// Every workspace the backend knows, with its recorded path.
-    pub fn list(&self) -> Result<Vec<Registered>> {
+    pub(crate) fn list(&self) -> Result<Vec<Registered>> {
         match self {
             Vcs::Jj(jj) => jj.list(),
             Vcs::Git(git) => git.list(),
@@ -149,7 +149,7 @@ impl Vcs {
     }
 
     /// Every registered workspace's name, without paths: cheaper than [`Vcs::list`].
-    pub fn names(&self) -> Result<Vec<Registered>> {
+    pub(crate) fn names(&self) -> Result<Vec<Registered>> {
         match self {
             Vcs::Jj(jj) => jj.names(),
             Vcs::Git(git) => git.list(),
@@ -157,7 +157,7 @@ impl Vcs {
     }
 
     /// The commits a new workspace starts on: `rev` (exactly one revision) or the default.
-    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+    pub(crate) fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
         match self {
             Vcs::Jj(jj) => jj.resolve_base(rev),
             Vcs::Git(git) => git.resolve_base(rev),
@@ -166,7 +166,7 @@ impl Vcs {
 
     /// Creates workspace `id` at `path` on top of `base`; `explicit` says the base was asked
     /// for rather than defaulted.
-    pub fn create(
+    pub(crate) fn create(
         &self,
         id: &str,
         path: &Path,
@@ -182,7 +182,7 @@ impl Vcs {
     }
 
     /// Unregisters workspace `id` at `path`; call it once the directory is gone.
-    pub fn forget(&self, id: &str, path: &Path) -> Result<()> {
+    pub(crate) fn forget(&self, id: &str, path: &Path) -> Result<()> {
         match self {
             Vcs::Jj(jj) => jj.workspace_forget(id),
             Vcs::Git(git) => git.worktree_forget(path),
@@ -192,7 +192,7 @@ impl Vcs {
     /// Unregisters workspace `id` and runs `remove` (which deletes its directory): at the same
     /// time for jj, whose forget never touches the directory; one after the other for git,
     /// which expects the directory gone.
-    pub fn forget_removing<E: From<VcsError>>(
+    pub(crate) fn forget_removing<E: From<VcsError>>(
         &self,
         id: &str,
         path: &Path,
@@ -213,7 +213,7 @@ impl Vcs {
     }
 
     /// Deletes a branch this tool created for a workspace (git only).
-    pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
+    pub(crate) fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
         match self {
             Vcs::Jj(_) => Ok(()),
             Vcs::Git(git) => git.delete_branch(branch, force),
@@ -222,7 +222,7 @@ impl Vcs {
 
     /// Records the latest edits of workspace `id` (at `path`, when it still exists) and says
     /// what keeps them once the workspace is gone.
-    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         match self {
             Vcs::Jj(jj) => jj.keep_edits(id, path),
             Vcs::Git(git) => git.keep_edits(id, path),
@@ -231,7 +231,7 @@ impl Vcs {
 
     /// The files the commits keep of workspace `id` at `ws`, relative to `ws`, once
     /// [`Vcs::keep_edits`] recorded its edits.
-    pub fn tracked(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
+    pub(crate) fn tracked(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
         match self {
             Vcs::Jj(jj) => jj.tracked(id),
             Vcs::Git(git) => git.tracked(ws),
@@ -240,7 +240,7 @@ impl Vcs {
 
     /// [`Vcs::work_commits`] and (when `ws` still exists) [`Vcs::tracked`]: for jj side by
     /// side, as neither waits on the other.
-    pub fn work_commits_and_tracked(
+    pub(crate) fn work_commits_and_tracked(
         &self,
         id: &str,
         ws: Option<&Path>,
@@ -260,7 +260,12 @@ impl Vcs {
 
     /// The commits of workspace `id` that hold work besides what `kept` names, given the
     /// commits it started on; call before it is forgotten.
-    pub fn work_commits(&self, id: &str, base: &[String], kept: &Kept) -> Result<Vec<Commit>> {
+    pub(crate) fn work_commits(
+        &self,
+        id: &str,
+        base: &[String],
+        kept: &Kept,
+    ) -> Result<Vec<Commit>> {
         match (self, kept) {
             (Vcs::Jj(jj), Kept::Change { .. } | Kept::Nothing) => jj.work_commits(id, base),
             (Vcs::Git(git), Kept::Branch { commit, head, .. }) if !base.is_empty() => {
@@ -279,7 +284,7 @@ impl Vcs {
     /// Brings a working copy that another workspace made stale up to date, keeping its edits.
     /// Returns whether anything had to be done.
     /// `scratch` is where its files are kept while that happens.
-    pub fn refresh(&self, path: &Path, scratch: &Path) -> Result<bool> {
+    pub(crate) fn refresh(&self, path: &Path, scratch: &Path) -> Result<bool> {
         match self {
             Vcs::Jj(jj) => jj.update_stale(path, scratch),
             Vcs::Git(_) => Ok(false),
@@ -289,7 +294,7 @@ impl Vcs {
     /// jj: brings the working copy at `dir` (a land's target, outside the root) up to date
     /// with jj's own `workspace update-stale`, which snapshots it first, as a land does
     /// right after it moved the target.
-    pub fn follow_landed_target(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn follow_landed_target(&self, dir: &Path) -> Result<()> {
         match self {
             Vcs::Jj(jj) => jj.update_target_working_copy(dir),
             Vcs::Git(_) => Ok(()),
@@ -298,7 +303,7 @@ impl Vcs {
 
     /// Finishes a stale-working-copy repair that a killed run left for the workspace at
     /// `path`; returns the directory whose files were put back, if any.
-    pub fn resume_recovery(&self, path: &Path) -> Result<Option<PathBuf>> {
+    pub(crate) fn resume_recovery(&self, path: &Path) -> Result<Option<PathBuf>> {
         match self {
             Vcs::Jj(jj) => {
                 let scratch = jj::recovery_dir(path);
@@ -310,7 +315,7 @@ impl Vcs {
 
     /// Whether the working copy at `path` may be stale, judged from files alone; `checked` is
     /// the stamp [`Vcs::freshness_stamp`] gave when it was last found fresh.
-    pub fn may_be_stale(&self, path: &Path, checked: Option<&str>) -> bool {
+    pub(crate) fn may_be_stale(&self, path: &Path, checked: Option<&str>) -> bool {
         match self {
             Vcs::Jj(jj) => jj.may_be_stale(path, checked),
             Vcs::Git(_) => false,
@@ -318,7 +323,7 @@ impl Vcs {
     }
 
     /// The branch workspace `id` would be on with the current settings (git).
-    pub fn branch_of(&self, id: &str) -> Option<String> {
+    pub(crate) fn branch_of(&self, id: &str) -> Option<String> {
         match self {
             Vcs::Jj(_) => None,
             Vcs::Git(git) => Some(git.branch(id)),
@@ -326,7 +331,7 @@ impl Vcs {
     }
 
     /// A stamp of the repository's state to remember after a freshness check.
-    pub fn freshness_stamp(&self) -> Option<String> {
+    pub(crate) fn freshness_stamp(&self) -> Option<String> {
         match self {
             Vcs::Jj(jj) => jj.op_heads_key(),
             Vcs::Git(_) => None,
@@ -336,7 +341,7 @@ impl Vcs {
     /// A stamp of what the backend knows about workspaces, read from files alone (jj: its
     /// operation heads; git: the times of its worktree records and of the namespace
     /// directory): while it is the same, so are [`Vcs::list`] and [`Vcs::names`].
-    pub fn registrations_stamp(&self) -> Option<String> {
+    pub(crate) fn registrations_stamp(&self) -> Option<String> {
         match self {
             Vcs::Jj(jj) => jj.op_heads_key(),
             Vcs::Git(git) => git.worktrees_stamp(),
@@ -344,7 +349,7 @@ impl Vcs {
     }
 
     /// The content of `file` at `commit`, if it exists there.
-    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         match self {
             Vcs::Jj(jj) => jj.file_at(commit, file),
             Vcs::Git(git) => git.file_at(commit, file),
@@ -353,7 +358,7 @@ impl Vcs {
 
     /// What workspace `id` at `ws` changed since `base` (its recorded base commits), its
     /// latest edits included; `scratch` is a path the backend may use for a temporary file.
-    pub fn changes(
+    pub(crate) fn changes(
         &self,
         id: &str,
         ws: &Path,
@@ -370,7 +375,7 @@ impl Vcs {
     }
 
     /// The git-format patch between two commits or trees of [`Vcs::changes`].
-    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+    pub(crate) fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
         match self {
             Vcs::Jj(jj) => jj.patch(from, to),
             Vcs::Git(git) => git.patch(from, to),
@@ -378,7 +383,7 @@ impl Vcs {
     }
 
     /// The exclude file shared by every workspace of the repository.
-    pub fn exclude_file(&self) -> Option<PathBuf> {
+    pub(crate) fn exclude_file(&self) -> Option<PathBuf> {
         match self {
             Vcs::Jj(jj) => jj.exclude_file(),
             Vcs::Git(git) => git.exclude_file(),
@@ -387,7 +392,7 @@ impl Vcs {
 
     /// Brings the commits of a workspace (its unrecorded edits recorded first) onto a target;
     /// on a dry run, reports what would land and changes no commit, ref or working copy.
-    pub fn land(&self, plan: &land::Plan) -> land::Result<land::Landing> {
+    pub(crate) fn land(&self, plan: &land::Plan) -> land::Result<land::Landing> {
         match self {
             Vcs::Jj(jj) => jj.land(plan),
             Vcs::Git(git) => git.land(plan),
@@ -397,7 +402,7 @@ impl Vcs {
     /// Of the `lands` (workspace id, its last land), the workspaces whose work is in the
     /// land's target now, read from the repository alone (no working copy snapshotted): an
     /// undone land is not. One query per target, for any number of workspaces.
-    pub fn lands_held(
+    pub(crate) fn lands_held(
         &self,
         lands: &[(&str, &crate::store::metadata::Land)],
     ) -> Result<Vec<String>> {
@@ -409,7 +414,7 @@ impl Vcs {
 
     /// A stamp of what [`Vcs::lands_held`] reads, from files alone (jj: the operation
     /// heads; git: the times of the branch files): while it is the same, so is its answer.
-    pub fn lands_stamp(&self) -> Option<String> {
+    pub(crate) fn lands_stamp(&self) -> Option<String> {
         match self {
             Vcs::Jj(jj) => jj.op_heads_key(),
             Vcs::Git(git) => git.refs_stamp(),
@@ -419,7 +424,7 @@ impl Vcs {
     /// The target a land to `target` will be recorded under ([`crate::store::metadata::Land::target`]),
     /// and the state it is in before the land (jj: the operation heads; git: the branch's
     /// commit), for the record's land intent.
-    pub fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
+    pub(crate) fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
         match (self, target) {
             (Vcs::Jj(jj), land::Target::Main) => Ok((jj::Jj::main_target(), jj.op_heads_key())),
             (Vcs::Jj(jj), land::Target::Workspace { id, .. }) => {
@@ -443,7 +448,7 @@ impl Vcs {
     }
 
     /// The state of a land's target now, comparable with [`Vcs::land_target`]'s.
-    pub fn land_target_state(&self, target: &str) -> Result<Option<String>> {
+    pub(crate) fn land_target_state(&self, target: &str) -> Result<Option<String>> {
         match self {
             Vcs::Jj(jj) => Ok(jj.op_heads_key()),
             Vcs::Git(git) => git.tip(target),
@@ -454,7 +459,7 @@ impl Vcs {
     /// `None` when its work is not in the target; else the commits it landed (empty where
     /// they cannot be told) and whether any is conflicted. `before` is the state at the land's
     /// start: jj's operation, git's target commit.
-    pub fn landed_since(
+    pub(crate) fn landed_since(
         &self,
         id: &str,
         target: &str,
@@ -491,7 +496,7 @@ impl Vcs {
     }
 
     /// Whether the work of workspace `id` at `ws` is all in the target its last land went to.
-    pub fn is_landed(
+    pub(crate) fn is_landed(
         &self,
         id: &str,
         ws: &Path,

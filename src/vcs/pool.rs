@@ -11,7 +11,7 @@ use crate::exec::process::Started;
 impl Vcs {
     /// Registers and checks out a prepared workspace `name` at `path` on `base` (git: on a
     /// detached HEAD, since a dot-name makes no branch).
-    pub fn prepare(&self, name: &str, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn prepare(&self, name: &str, path: &Path, base: &[String]) -> Result<()> {
         match self {
             Vcs::Jj(jj) => jj.workspace_add(name, path, base),
             Vcs::Git(git) => git.worktree_add_detached(name, path, base),
@@ -20,7 +20,7 @@ impl Vcs {
 
     /// What a workspace `id` taken from the pool needs that can be refused, asked before
     /// anything is taken: git's branch (see [`super::git::Git::branch_plan`]).
-    pub fn branch_plan(
+    pub(crate) fn branch_plan(
         &self,
         id: &str,
         base: &[String],
@@ -34,7 +34,7 @@ impl Vcs {
 
     /// Starts giving the prepared workspace at `path` the name `id` in the background (jj);
     /// `None` where there is nothing to start (git).
-    pub fn start_rename_prepared(&self, path: &Path, id: &str) -> Result<Option<Started>> {
+    pub(crate) fn start_rename_prepared(&self, path: &Path, id: &str) -> Result<Option<Started>> {
         match self {
             Vcs::Jj(jj) => jj.start_rename_workspace(path, id).map(Some),
             Vcs::Git(_) => Ok(None),
@@ -42,7 +42,7 @@ impl Vcs {
     }
 
     /// Tells the backend that the prepared workspace's directory is now `path` (git).
-    pub fn moved(&self, path: &Path) -> Result<()> {
+    pub(crate) fn moved(&self, path: &Path) -> Result<()> {
         match self {
             Vcs::Jj(_) => Ok(()),
             Vcs::Git(git) => git.repair(path),
@@ -52,7 +52,7 @@ impl Vcs {
     /// Moves the taken workspace at `path` from `prepared_on` to `base` (jj: a new
     /// working-copy commit there when they differ; git: its branch), rewriting only the files
     /// that differ.
-    pub fn settle(
+    pub(crate) fn settle(
         &self,
         path: &Path,
         base: &[String],
@@ -74,7 +74,7 @@ impl Vcs {
     /// Unregisters a discarded prepared workspace, whose directory is gone: jj's registrations
     /// named in `names` whose recorded root is one of `paths` (or unknown), git's worktrees at
     /// `paths`.
-    pub fn forget_prepared(&self, names: &[&str], paths: &[&Path]) -> Result<()> {
+    pub(crate) fn forget_prepared(&self, names: &[&str], paths: &[&Path]) -> Result<()> {
         match self {
             Vcs::Jj(jj) => {
                 for reg in jj.list()? {

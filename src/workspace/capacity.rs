@@ -46,7 +46,7 @@ impl From<CapacityError> for CliError {
 
 /// Refuses a new workspace beyond `max` workspaces in `namespace_dir`, or when the file system
 /// of `root` has less than `min_free` bytes free.
-pub fn check(
+pub(crate) fn check(
     namespace_dir: &Path,
     root: &Path,
     max: Option<usize>,
@@ -71,7 +71,7 @@ pub fn check(
 }
 
 /// Bytes an unprivileged user may still write on the file system holding `path`.
-pub fn free_bytes(path: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
     unsafe {
@@ -83,7 +83,7 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 /// `count` consecutive TCP ports for workspace `id`, free now and used by no other workspace
 /// of the namespace (whose records are in `state_dir`). The search starts at a place derived
 /// from the id, so ids keep apart without coordination, and moves on past taken ports.
-pub fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, CapacityError> {
+pub(crate) fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, CapacityError> {
     let taken = taken_ports(state_dir, id);
     let count_u32 = u32::from(count.max(1));
     let start = id.bytes().fold(2166136261u32, |h, b| {
@@ -147,7 +147,7 @@ fn human(bytes: u64) -> String {
 
 /// Gives a workspace made before ports existed its ports (under the repository lock, as a
 /// creation does); nothing when it has them.
-pub fn ensure_ports(
+pub(crate) fn ensure_ports(
     ctx: &crate::workspace::context::Context,
     record: &mut crate::store::metadata::Record,
 ) -> crate::error::Result<()> {

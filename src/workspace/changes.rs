@@ -11,7 +11,7 @@ use crate::workspace::context::Context;
 
 /// A workspace opened to read its changes, holding its lease unless the caller runs inside
 /// the workspace's own live run.
-pub struct Target {
+pub(crate) struct Target {
     pub record: Record,
     pub path: PathBuf,
     _hold: super::hold::Hold,
@@ -19,7 +19,7 @@ pub struct Target {
 
 /// Opens workspace `id` for reading its changes: it must exist with a readable record, and
 /// no run may be live in it unless this process is nested in that run.
-pub fn open(ctx: &Context, id: &str) -> Result<Target> {
+pub(crate) fn open(ctx: &Context, id: &str) -> Result<Target> {
     let path = ctx.layout.workspace(id);
     let record = existing_record(id, &path)?;
     let hold = super::hold(ctx, id, Some(&record))?;
@@ -31,7 +31,7 @@ pub fn open(ctx: &Context, id: &str) -> Result<Target> {
 }
 
 /// The changes of the workspace at `path` whose record is `record`.
-pub fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
+pub(crate) fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
     let cache = ctx.layout.cache();
     crate::store::fsutil::create_dir_nofollow(&cache)?;
     let id = &record.workspace_id;

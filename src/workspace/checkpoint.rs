@@ -7,7 +7,7 @@ use crate::vcs::Recorded;
 use crate::workspace::context::Context;
 
 /// What a checkpoint did.
-pub struct Checkpointed {
+pub(crate) struct Checkpointed {
     /// Its number in the workspace (the next one when nothing was recorded).
     pub number: u64,
     pub description: String,
@@ -16,7 +16,7 @@ pub struct Checkpointed {
 
 impl Checkpointed {
     /// The commit made, as a run's history keeps it; `None` when nothing was recorded.
-    pub fn commit(&self) -> Option<Checkpoint> {
+    pub(crate) fn commit(&self) -> Option<Checkpoint> {
         Some(Checkpoint {
             commit: self.recorded.commit.clone()?,
             change_id: self.recorded.change_id.clone(),
@@ -27,7 +27,7 @@ impl Checkpointed {
 /// Records the state of the workspace of `record` as checkpoint N (the count of its
 /// checkpoints so far, plus one), described `[workspace <id>] <message>`, by default
 /// `checkpoint N`. Counts it in `record` (which the caller saves) when a commit was made.
-pub fn checkpoint(
+pub(crate) fn checkpoint(
     ctx: &Context,
     record: &mut Record,
     message: Option<&str>,
@@ -54,7 +54,7 @@ pub fn checkpoint(
 
 /// The message of the checkpoint `run --checkpoint` makes after a run that ended with `code`:
 /// `checkpoint N after run: <workflow or -> `<command>` exited <code>`.
-pub fn run_message(record: &Record, code: i32) -> String {
+pub(crate) fn run_message(record: &Record, code: i32) -> String {
     let command: Vec<String> = record
         .command
         .iter()

@@ -11,10 +11,10 @@ use crate::workspace::context::Context;
 use crate::workspace::inventory::Problem;
 
 /// How deep workspaces nest when `AGENT_WORKSPACE_MAX_DEPTH` is not set.
-pub const DEFAULT_MAX_DEPTH: u32 = 10;
+pub(super) const DEFAULT_MAX_DEPTH: u32 = 10;
 
 /// Where a new child starts, and the hold on its parent, kept until the child exists.
-pub struct Fork {
+pub(crate) struct Fork {
     /// The commit the child is created on.
     pub base: String,
     _parent: Hold,
@@ -22,7 +22,7 @@ pub struct Fork {
 
 /// `--parent` names the parent of a new workspace; an existing one (at `path`) must already
 /// have that parent (a usage error otherwise).
-pub fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Result<()> {
+pub(crate) fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Result<()> {
     let Some(parent) = parent else {
         return Ok(());
     };
@@ -46,7 +46,7 @@ pub fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Result<()> {
 /// When `child` is to be created from workspace `parent` (`--parent` given, no directory
 /// yet): checks the parent exists, is not held by another run and is not too deep, and gives
 /// the commit holding its state.
-pub fn fork(ctx: &Context, child: &str, parent: Option<&str>) -> Result<Option<Fork>> {
+pub(crate) fn fork(ctx: &Context, child: &str, parent: Option<&str>) -> Result<Option<Fork>> {
     match parent {
         Some(parent) if std::fs::symlink_metadata(ctx.layout.workspace(child)).is_err() => {
             fork_from(ctx, child, parent).map(Some)

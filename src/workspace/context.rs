@@ -11,7 +11,7 @@ use crate::vars;
 use crate::vcs::Vcs;
 
 /// The repository a command acts on and where its workspaces live.
-pub struct Context {
+pub(crate) struct Context {
     pub repo: Repo,
     pub layout: Layout,
     pub vcs: Vcs,
@@ -23,14 +23,14 @@ pub struct Context {
 
 /// Where a command was asked to act: the global flags, without their command-line form.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     pub root: Option<&'a Path>,
     pub repo: Option<&'a Path>,
     pub backend: Option<Backend>,
 }
 
 impl Context {
-    pub fn open<'a>(options: impl Into<Options<'a>>) -> Result<Context> {
+    pub(crate) fn open<'a>(options: impl Into<Options<'a>>) -> Result<Context> {
         let global: Options = options.into();
         let backend = match (global.backend, vars::non_empty(vars::BACKEND)) {
             (Some(backend), _) => Some(backend),

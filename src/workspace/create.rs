@@ -284,7 +284,7 @@ pub(super) fn new_record(
 }
 
 /// The lines every workspace needs in the repository's exclude file (added on creation).
-pub const EXCLUDES: [&str; 3] = [
+pub(crate) const EXCLUDES: [&str; 3] = [
     "/.agent-workflow.json",
     "/.agent-workflow.json.*",
     "/.direnv/",

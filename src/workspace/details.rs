@@ -11,7 +11,7 @@ use crate::workspace::inventory::{Entry, Problem};
 
 /// A workspace's changes since its base, in numbers (and its commits).
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ChangeCounts {
+pub(crate) struct ChangeCounts {
     pub commits: Vec<WorkCommit>,
     pub files: usize,
     pub insertions: u64,
@@ -22,7 +22,7 @@ pub struct ChangeCounts {
 /// What is measured beyond the records: disk usage (`--size`), and for one workspace its
 /// changes since its base and its last activity.
 #[derive(Default)]
-pub struct Extra {
+pub(crate) struct Extra {
     pub usage: Option<Usage>,
     pub changes: Option<Result<ChangeCounts, CliError>>,
     pub last_activity: Option<String>,
@@ -30,7 +30,7 @@ pub struct Extra {
 
 /// Measures, per entry, what is asked: disk usage with `size`, changes and last activity
 /// for the view of `one` workspace; nothing (no backend call, no walk) for a plain table.
-pub fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -> Vec<Extra> {
+pub(crate) fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -> Vec<Extra> {
     entries
         .iter()
         .map(|entry| {
@@ -52,7 +52,7 @@ pub fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -> Vec<E
 
 /// The changes of the workspace of `entry`, or `None` when it has no directory and record
 /// to compare (a problem `status` already shows).
-pub fn changes(ctx: &Context, entry: &Entry) -> Option<Result<ChangeCounts, CliError>> {
+pub(crate) fn changes(ctx: &Context, entry: &Entry) -> Option<Result<ChangeCounts, CliError>> {
     let record = entry.record.as_ref()?;
     let comparable = match &entry.problem {
         None => true,
@@ -76,13 +76,13 @@ pub fn changes(ctx: &Context, entry: &Entry) -> Option<Result<ChangeCounts, CliE
 }
 
 /// The disk usage of the workspace of `entry`, when its directory is a real one.
-pub fn usage(entry: &Entry) -> Option<Usage> {
+pub(crate) fn usage(entry: &Entry) -> Option<Usage> {
     let meta = std::fs::symlink_metadata(&entry.path).ok()?;
     meta.is_dir().then(|| disk::usage(&entry.path))
 }
 
 /// The newest of the record's last update and, when measured, the newest file time.
-pub fn last_activity(entry: &Entry, usage: Option<&Usage>) -> Option<String> {
+pub(crate) fn last_activity(entry: &Entry, usage: Option<&Usage>) -> Option<String> {
     let recorded = entry
         .updated_at()
         .and_then(crate::store::metadata::parse_time);

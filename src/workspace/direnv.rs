@@ -12,7 +12,7 @@ use crate::store::metadata::Record;
 use crate::vcs::{Vcs, VcsError};
 use crate::workspace::envrc_loads;
 
-pub type Result<T> = std::result::Result<T, DirenvError>;
+pub(crate) type Result<T> = std::result::Result<T, DirenvError>;
 
 /// Why a workspace's environment is not loaded.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +70,7 @@ impl From<DirenvError> for CliError {
 
 /// How a run loads its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Loader {
+pub(crate) enum Loader {
     /// Run the command directly: no `.envrc`, or `--no-direnv`.
     Direct,
     /// Run through `direnv exec` with this binary.
@@ -78,7 +78,7 @@ pub enum Loader {
 }
 
 /// The sha256 of the workspace's `.envrc`, if it has one.
-pub fn envrc_digest(workspace: &Path) -> Option<String> {
+pub(crate) fn envrc_digest(workspace: &Path) -> Option<String> {
     fs::read(workspace.join(".envrc"))
         .ok()
         .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
@@ -88,7 +88,12 @@ pub fn envrc_digest(workspace: &Path) -> Option<String> {
 /// trust policy permits: unchanged since we allowed it, identical to the base revision's, or
 /// `trust` given; and every file it loads that the workspace can change (see
 /// [`crate::workspace::envrc_loads`]) unchanged since then too. Updates `record` with what was allowed.
-pub fn prepare(record: &mut Record, vcs: &Vcs, no_direnv: bool, trust: bool) -> Result<Loader> {
+pub(crate) fn prepare(
+    record: &mut Record,
+    vcs: &Vcs,
+    no_direnv: bool,
+    trust: bool,
+) -> Result<Loader> {
     let ws = record.workspace_path.clone();
     if no_direnv {
         return Ok(Loader::Direct);
@@ -188,7 +193,7 @@ fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
 }
 
 /// `direnv allow` on the canonical path, which is the one `direnv exec` will hash.
-pub fn allow(bin: &Path, workspace: &Path) -> Result<()> {
+pub(crate) fn allow(bin: &Path, workspace: &Path) -> Result<()> {
     let canonical = fs::canonicalize(workspace).map_err(|source| DirenvError::Io {
         action: "resolve",
         path: workspace.to_path_buf(),

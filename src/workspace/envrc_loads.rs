@@ -10,10 +10,10 @@ use std::path::Path;
 use crate::store::state::digest;
 
 /// What a missing file's digest is recorded as.
-pub const ABSENT: &str = "absent";
+pub(crate) const ABSENT: &str = "absent";
 
 /// The workspace-relative files `envrc` loads, in order, without duplicates.
-pub fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
+pub(crate) fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for line in envrc.lines() {
         let words: Vec<String> = line
@@ -78,7 +78,7 @@ fn inside(path: &str) -> Option<String> {
 }
 
 /// The digest of each target's content in the workspace now ([`ABSENT`] when missing).
-pub fn digests(workspace: &Path, targets: &[String]) -> BTreeMap<String, String> {
+pub(crate) fn digests(workspace: &Path, targets: &[String]) -> BTreeMap<String, String> {
     targets
         .iter()
         .map(|t| {
@@ -89,7 +89,7 @@ pub fn digests(workspace: &Path, targets: &[String]) -> BTreeMap<String, String>
 }
 
 /// The files a workspace's `.envrc` loads and their digests now; empty without an `.envrc`.
-pub fn current(workspace: &Path) -> BTreeMap<String, String> {
+pub(crate) fn current(workspace: &Path) -> BTreeMap<String, String> {
     let text = fs::read_to_string(workspace.join(".envrc")).unwrap_or_default();
     digests(workspace, &targets(&text, workspace))
 }

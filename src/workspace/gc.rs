@@ -11,7 +11,7 @@ use crate::workspace::inventory::{Entry, Problem};
 
 /// Why a workspace is past its retention.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expiry {
+pub(crate) struct Expiry {
     /// The status whose retention applies (`done`, `landed`, ...).
     pub status: String,
     /// That status's configured retention.
@@ -21,7 +21,7 @@ pub struct Expiry {
 }
 
 /// A workspace past its retention, and whether it must be left alone anyway.
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub entry: Entry,
     pub expiry: Expiry,
     /// Why it is kept although expired (a live run, another process holding it, a problem).
@@ -29,7 +29,7 @@ pub struct Candidate {
 }
 
 /// The entries whose status has a retention they have outlived, in the inventory's order.
-pub fn select(
+pub(crate) fn select(
     entries: Vec<Entry>,
     retention: &BTreeMap<String, Duration>,
     lease: impl Fn(&str) -> std::path::PathBuf,
@@ -62,7 +62,7 @@ pub fn select(
 /// Keeps the candidates of `retention.landed` whose land is not verified now (`landed`
 /// tells whether all of a workspace's work is in its land's target): a land undone, or work
 /// made since, is not removed as landed.
-pub fn verify_landed(candidates: &mut [Candidate], landed: impl Fn(&Entry) -> bool) {
+pub(crate) fn verify_landed(candidates: &mut [Candidate], landed: impl Fn(&Entry) -> bool) {
     for c in candidates.iter_mut() {
         if c.expiry.status == "landed" && c.skip.is_none() && !landed(&c.entry) {
             c.skip = Some(
@@ -110,7 +110,7 @@ fn refusal(entry: &Entry, lease_held: bool) -> Option<String> {
 }
 
 /// A duration in its largest whole unit: `7d`, `3h`, `12m`, `40s`.
-pub fn short(duration: Duration) -> String {
+pub(crate) fn short(duration: Duration) -> String {
     let secs = duration.as_secs();
     match secs {
         s if s >= 86_400 => format!("{}d", s / 86_400),

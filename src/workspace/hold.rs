@@ -11,7 +11,7 @@ use crate::vars;
 use crate::workspace::context::Context;
 
 /// How a command holds a workspace it acts on.
-pub enum Hold {
+pub(crate) enum Hold {
     /// Its lease, released when dropped.
     Lease { _lease: Lock },
     /// Called from inside the live run that holds the lease.
@@ -20,7 +20,7 @@ pub enum Hold {
 
 /// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
 /// in the run holding it; otherwise a busy error (exit 1).
-pub fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
+pub(crate) fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
     if crate::exec::sandbox::inside(id, &ctx.layout.workspace(id)) {
         return Err(CliError::failure(format!(
             "cannot act on workspace {id:?} from inside its sandboxed run: agent-workspace's own state is read-only there"
@@ -48,7 +48,7 @@ pub fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
 
 /// A command started from inside the live run of the same workspace (its environment names
 /// this workspace and the recorded supervisor is one of our ancestors).
-pub fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
+pub(crate) fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
     let env_id = vars::raw(vars::ID);
     let env_path = vars::raw(vars::PATH);
     if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {

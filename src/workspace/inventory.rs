@@ -16,7 +16,7 @@ use crate::workspace::verdict::{self, Mismatch, Registration};
 
 /// Something wrong with a workspace, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// Recorded as running, but its supervising process is gone.
     Crashed,
     /// The backend knows it but the directory is gone.
@@ -37,7 +37,7 @@ pub enum Problem {
 }
 
 impl Problem {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Problem::Crashed => "crashed",
             Problem::MissingDirectory => "missing-directory",
@@ -56,7 +56,7 @@ impl Problem {
 
 /// One workspace of the namespace as found on disk and in the backend.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: String,
     pub path: PathBuf,
     pub record: Option<Box<Record>>,
@@ -67,7 +67,7 @@ pub struct Entry {
 
 impl Entry {
     /// The status to show: the recorded one, `crashed` for a dead run, or the problem.
-    pub fn status(&self) -> &str {
+    pub(crate) fn status(&self) -> &str {
         match (&self.problem, &self.record) {
             (Some(Problem::Crashed), _) => "crashed",
             (None, Some(record)) => record.shown_status(),
@@ -82,7 +82,7 @@ impl Entry {
     }
 
     /// Whether a live run holds this workspace.
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.record
             .as_ref()
             .is_some_and(|r| r.status == Status::Running)
@@ -92,7 +92,7 @@ impl Entry {
                 .is_none_or(|p| matches!(p, Problem::TamperedRecord | Problem::Renamed(_)))
     }
 
-    pub fn updated_at(&self) -> Option<&str> {
+    pub(crate) fn updated_at(&self) -> Option<&str> {
         match (&self.record, &self.raw) {
             (Some(record), _) => Some(&record.updated_at),
             (None, Some(raw)) => raw.get("updated_at").and_then(Value::as_str),
@@ -167,7 +167,7 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
 /// Makes one backend call (names only), and a second (with paths) only when a directory's
 /// name is not registered, to find it under another name; when the backend fails,
 /// registration is not checked.
-pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
+pub(crate) fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
     all_with(ctx, &mut |with_paths| match with_paths {
         true => ctx.vcs.list(),
         false => ctx.vcs.names(),
@@ -176,7 +176,7 @@ pub fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
 
 /// [`all`], asking `ask` for the backend's workspaces (with their paths when passed
 /// `true`): a caller may answer from what it asked before (`status --watch`).
-pub fn all_with(
+pub(crate) fn all_with(
     ctx: &Context,
     ask: &mut dyn FnMut(bool) -> crate::vcs::Result<Vec<Registered>>,
 ) -> (Vec<Entry>, Option<CliError>) {
@@ -300,7 +300,7 @@ fn leases(ctx: &Context) -> Vec<String> {
 
 /// A workspace whose directory exists, read from its files alone (no backend call, so an
 /// unregistered directory is not detected here).
-pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
+pub(crate) fn local(ctx: &Context, id: &str) -> Option<Entry> {
     if half_taken(ctx, id) {
         return None;
     }
@@ -313,7 +313,7 @@ pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
 
 /// One workspace, or `None` when neither a directory nor a registration exists. Its
 /// registration is checked by name and by recorded root.
-pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
+pub(crate) fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
     if half_taken(ctx, id) {
         return (None, None);
     }
@@ -353,7 +353,7 @@ fn half_taken(ctx: &Context, id: &str) -> bool {
 
 /// The workspace directories present in the namespace, with the type the directory listing
 /// gave (so listing a thousand workspaces costs no stat each).
-pub fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::FileType>)> {
+pub(crate) fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::FileType>)> {
     let Ok(entries) = fs::read_dir(namespace_dir) else {
         return vec![];
     };

@@ -17,7 +17,7 @@ use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
 /// What `land` was asked.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub id: &'a str,
     pub onto: Option<&'a str>,
     pub prefer: Option<Side>,
@@ -26,7 +26,7 @@ pub struct Request<'a> {
 }
 
 /// Lands workspace `req.id` and, unless a dry run or nothing landed, records the outcome.
-pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
+pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
     let entry = usable(ctx, req.id)?;
     let mut record = *entry
         .record
@@ -186,7 +186,7 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
 /// query per target. The answer is kept under a stamp of the repository's state (jj: its
 /// operation heads; git: its branch files' times), so while that stays the same it costs
 /// no process.
-pub fn follow(ctx: &Context, entries: &mut [Entry]) {
+pub(crate) fn follow(ctx: &Context, entries: &mut [Entry]) {
     for entry in entries.iter_mut() {
         finish_killed(ctx, entry);
     }
@@ -392,7 +392,7 @@ fn record_check(entry: &Entry) -> LandCheck {
 /// Whether `entry` was landed and all its work is in the target of that land: no problem, no
 /// live run, a clean last land not found undone, and the backend finds nothing unrecorded or
 /// outside it (its working copy snapshotted first).
-pub fn is_landed(ctx: &Context, entry: &Entry) -> bool {
+pub(crate) fn is_landed(ctx: &Context, entry: &Entry) -> bool {
     let land = match &entry.record {
         Some(record) if entry.problem.is_none() && !entry.is_live() => record.land.as_ref(),
         _ => None,

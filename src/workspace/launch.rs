@@ -15,7 +15,7 @@ use crate::workspace::context::Context;
 use crate::workspace::direnv::Loader;
 
 /// A command ready to start in a workspace.
-pub struct Launch {
+pub(crate) struct Launch {
     child: Child,
     through_direnv: bool,
     sandboxed: bool,
@@ -31,7 +31,7 @@ pub struct Sandboxing {
 impl Launch {
     /// `lease` is the workspace's lease, which the guard holds until every process of the
     /// run has ended (none for `shell`, which takes no lease).
-    pub fn new(
+    pub(crate) fn new(
         ctx: &Context,
         record: &Record,
         loader: Loader,
@@ -111,20 +111,20 @@ impl Launch {
     }
 
     /// Sends the command's stdout and stderr to `log` (stdin empty) instead of ours.
-    pub fn output_to(mut self, log: std::fs::File) -> Launch {
+    pub(crate) fn output_to(mut self, log: std::fs::File) -> Launch {
         self.child.output = Some(log);
         self
     }
 
     /// Runs the command to completion; an error means it never started.
-    pub fn run(self) -> Result<Ending> {
+    pub(crate) fn run(self) -> Result<Ending> {
         self.run_after(|| Ok(()))?.outcome
     }
 
     /// Starts the chain in front of the command (direnv, the sandbox, the guard), does
     /// `first` meanwhile, and only then lets the guard start the command, which then runs to
     /// completion. `first` always runs; its error ends the chain before the command starts.
-    pub fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Ran> {
+    pub(crate) fn run_after(self, first: impl FnOnce() -> Result<()>) -> Result<Ran> {
         let running = process::start_child(self.child);
         if let Err(err) = first() {
             // The guard sees no go-ahead and ends; wait for the chain so nothing of it
@@ -152,7 +152,7 @@ impl Launch {
 
 /// A command that ran: how it ended (an error: it never started), and its guard, which may
 /// still be ending as this is read and is waited for when this is dropped.
-pub struct Ran {
+pub(crate) struct Ran {
     pub outcome: Result<Ending>,
     _guard: Option<process::Ended>,
 }

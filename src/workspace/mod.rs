@@ -3,50 +3,50 @@
 //! removing one (keeping its edits). Used by `run`, `run --cleanup`, `shell` and `clean`.
 //! Returns outcomes and [`Note`]s; never prints.
 
-pub mod capacity;
-pub mod changes;
+pub(crate) mod capacity;
+pub(crate) mod changes;
 mod checkpoint;
-pub mod checkup;
+pub(crate) mod checkup;
 mod children;
-pub mod context;
+pub(crate) mod context;
 mod copy;
 mod create;
-pub use create::EXCLUDES;
-pub mod details;
-pub mod direnv;
-pub mod envrc_loads;
-pub mod gc;
-pub mod hold;
-pub mod inventory;
-pub mod land;
-pub mod launch;
-pub mod pool;
+pub(crate) use create::EXCLUDES;
+pub(crate) mod details;
+pub(crate) mod direnv;
+pub(crate) mod envrc_loads;
+pub(crate) mod gc;
+pub(crate) mod hold;
+pub(crate) mod inventory;
+pub(crate) mod land;
+pub(crate) mod launch;
+pub(crate) mod pool;
 mod reattach;
-pub mod remove;
-pub mod setup;
-pub mod tools;
-pub mod verdict;
+pub(crate) mod remove;
+pub(crate) mod setup;
+pub(crate) mod tools;
+pub(crate) mod verdict;
 
-pub use checkpoint::{checkpoint, run_message, Checkpointed};
-pub use children::{check_parent, fork};
-pub use hold::{hold, is_nested};
+pub(crate) use checkpoint::{checkpoint, run_message, Checkpointed};
+pub(crate) use children::{check_parent, fork};
+pub(crate) use hold::{hold, is_nested};
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use crate::error::unregistered;
+pub(crate) use crate::error::unregistered;
 use crate::error::{CliError, Result};
 use crate::store::metadata::Record;
 use crate::workspace::context::Context;
 
 /// An opened workspace and whether this call created it.
-pub struct Opened {
+pub(crate) struct Opened {
     pub record: Record,
     pub created: bool,
 }
 
 /// What a run asks of the workspace it opens.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub id: &'a str,
     pub base_change: Option<&'a str>,
     pub workflow: Option<&'a str>,
@@ -61,7 +61,7 @@ pub struct Request<'a> {
 
 /// Something worth telling the user that happened while opening a workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Note {
+pub(crate) enum Note {
     /// The record was unreadable; kept aside at these paths and started anew.
     CorruptRecordKept {
         workspace: PathBuf,
@@ -92,7 +92,7 @@ pub enum Note {
 
 /// Opens workspace `req.id`, creating or repairing it as needed.
 /// What is worth telling the user is pushed to `notes`, also when opening fails.
-pub fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Result<Opened> {
+pub(crate) fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Result<Opened> {
     let path = ctx.layout.workspace(req.id);
     match fs::symlink_metadata(&path) {
         Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => Err(not_a_workspace(&path)),
@@ -102,7 +102,7 @@ pub fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Result<Opene
     }
 }
 
-pub fn unknown(id: &str, path: &Path) -> CliError {
+pub(crate) fn unknown(id: &str, path: &Path) -> CliError {
     CliError::failure(format!(
         "no workspace {id:?} (looked for {})",
         path.display()
@@ -110,7 +110,7 @@ pub fn unknown(id: &str, path: &Path) -> CliError {
     .hint("list workspaces with `agent-workspace status`; create one with `agent-workspace run`")
 }
 
-pub fn not_a_workspace(path: &Path) -> CliError {
+pub(crate) fn not_a_workspace(path: &Path) -> CliError {
     CliError::failure(format!(
         "{} is a symlink or file, not a workspace directory; refusing to touch it",
         path.display()
@@ -120,7 +120,7 @@ pub fn not_a_workspace(path: &Path) -> CliError {
 
 /// Deletes a workspace directory, but only a real directory directly inside the real
 /// directory `namespace_dir`; never follows a symlink.
-pub fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
+pub(crate) fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<()> {
     let name = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
         (Some(parent), Some(name)) if parent == namespace_dir => name,
         _ => {
@@ -162,7 +162,7 @@ fn foreign(id: &str, at: &Path) -> CliError {
 /// The record of existing workspace `id`, for a command that acts on it (`doing`: what it
 /// does, as in "cannot <doing> workspace ..."), refusing one with a problem other than a
 /// crashed run or a changed view.
-pub fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
+pub(crate) fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
     use crate::workspace::inventory::Problem;
     let path = ctx.layout.workspace(id);
     let entry = crate::workspace::inventory::local(ctx, id).ok_or_else(|| unknown(id, &path))?;

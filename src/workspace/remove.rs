@@ -17,11 +17,11 @@ use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
 
 /// The directory under the namespace that holds kept-aside files.
-pub const KEPT_DIR: &str = ".kept";
+pub(crate) const KEPT_DIR: &str = ".kept";
 
 /// How to remove: what the user allowed.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// Stop a live run first; delete a directory the backend no longer knows; delete an
     /// unmerged branch when asked to delete branches.
     pub force: bool,
@@ -34,7 +34,7 @@ pub struct Options {
 }
 
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
-pub struct Removal {
+pub(crate) struct Removal {
     pub kept: Kept,
     /// What became of the files no commit keeps.
     pub aside: Aside,
@@ -47,7 +47,7 @@ pub struct Removal {
 }
 
 /// Removes one workspace. `lease` is the lease when the caller already holds it.
-pub fn remove(
+pub(crate) fn remove(
     ctx: &Context,
     entry: &Entry,
     args: &Options,
@@ -162,7 +162,7 @@ pub fn remove(
 }
 
 /// A removal that a kill interrupted and the next command finished.
-pub struct Finished {
+pub(crate) struct Finished {
     pub id: String,
     pub path: PathBuf,
     /// What it kept, or why it could not be finished now.
@@ -173,7 +173,7 @@ pub struct Finished {
 /// workspaces: a take from the pool (rolled back, it holds no one's work) and a removal
 /// (finished, keeping aside every file changed since it began). Skips what another process
 /// holds (a take under way holds the repository lock, a removal the workspace's lease).
-pub fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
+pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
     super::pool::settle(ctx)?;
     let mut finished = vec![];
     for id in Journal::ids(ctx) {
@@ -215,7 +215,7 @@ pub fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
 }
 
 /// Whether a removal of `id` was interrupted (its journal is left).
-pub fn interrupted(ctx: &Context, id: &str) -> bool {
+pub(crate) fn interrupted(ctx: &Context, id: &str) -> bool {
     std::fs::symlink_metadata(Journal::path(ctx, id)).is_ok()
 }
 
@@ -470,7 +470,7 @@ fn policy(ctx: &Context, args: &Options) -> Policy {
 /// counted from the files the backend ignores (`.gitignore` at any depth, `info/exclude`)
 /// and nested repositories. A new file larger than jj's `snapshot.max-new-file-size` is
 /// not counted, though the removal keeps it aside too.
-pub fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<Aside> {
+pub(crate) fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<Aside> {
     if std::fs::symlink_metadata(&entry.path).is_err() {
         return Ok(Aside::default());
     }

@@ -17,7 +17,7 @@ use crate::workspace::direnv::Loader;
 use crate::workspace::launch::{Launch, Sandboxing};
 
 /// How a setup runs: the run's environment loader, sandbox and lease.
-pub struct Env<'a> {
+pub(crate) struct Env<'a> {
     pub loader: &'a Loader,
     pub sandboxing: Option<&'a Sandboxing>,
     pub lease: RawFd,
@@ -28,7 +28,7 @@ pub struct Env<'a> {
 /// Whether the setup is to run now: configured, and the workspace new (unless its setup ran
 /// while it was prepared in the pool) or its last setup not done (a failed or refused setup
 /// is retried by the next run).
-pub fn due(ctx: &Context, record: &Record, created: bool) -> bool {
+pub(crate) fn due(ctx: &Context, record: &Record, created: bool) -> bool {
     ctx.config.setup.is_some()
         && match &record.setup {
             None => created,
@@ -37,14 +37,14 @@ pub fn due(ctx: &Context, record: &Record, created: bool) -> bool {
 }
 
 /// The setup's log: `<namespace>/.state/<id>.setup.log`, beside the workspace's state.
-pub fn log_path(workspace: &Path) -> PathBuf {
+pub(crate) fn log_path(workspace: &Path) -> PathBuf {
     let state = crate::store::state::path(workspace);
     state.with_extension("setup.log")
 }
 
 /// Runs the setup in `record`'s workspace, recording its outcome (and saving the record).
 /// Its failure, or a refused command, is an error naming the log; the workspace is kept.
-pub fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
+pub(crate) fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
     let Some(setup) = ctx.config.setup.clone() else {
         return Ok(());
     };

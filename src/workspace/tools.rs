@@ -12,7 +12,7 @@ use crate::workspace::context::Context;
 
 /// What a sync copied.
 #[derive(Debug)]
-pub struct Synced {
+pub(crate) struct Synced {
     pub version: String,
     pub bundle: PathBuf,
     pub paths: Vec<String>,
@@ -21,7 +21,7 @@ pub struct Synced {
 /// Brings the bundle of `record`'s workspace up to date, copying only when its content
 /// changed (or always, with `force`). `None` when there is nothing to bundle. Symlinks not
 /// followed are pushed to `notes`. The caller saves the record.
-pub fn sync(
+pub(crate) fn sync(
     ctx: &Context,
     record: &mut Record,
     force: bool,

@@ -10,7 +10,7 @@ use crate::vcs::{Registered, Vcs};
 
 /// How a workspace's state disagrees with this command's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mismatch {
+pub(crate) enum Mismatch {
     /// Made with `recorded`; this command uses `asked` (`--backend` or
     /// `AGENT_WORKSPACE_BACKEND`).
     Backend { recorded: String, asked: String },
@@ -19,7 +19,7 @@ pub enum Mismatch {
 }
 
 impl Mismatch {
-    pub fn message(&self, id: &str) -> String {
+    pub(crate) fn message(&self, id: &str) -> String {
         match self {
             Mismatch::Backend { recorded, asked } => format!(
                 "workspace {id:?} was made with the {recorded} backend, but this command uses {asked} (from --backend or AGENT_WORKSPACE_BACKEND)"
@@ -30,7 +30,7 @@ impl Mismatch {
         }
     }
 
-    pub fn hint(&self) -> &'static str {
+    pub(crate) fn hint(&self) -> &'static str {
         match self {
             Mismatch::Backend { .. } => {
                 "run it with the backend it was made with (drop --backend or AGENT_WORKSPACE_BACKEND)"
@@ -41,14 +41,14 @@ impl Mismatch {
         }
     }
 
-    pub fn error(&self, id: &str) -> CliError {
+    pub(crate) fn error(&self, id: &str) -> CliError {
         CliError::failure(self.message(id)).hint(self.hint())
     }
 }
 
 /// How `record`'s backend and branch disagree with this command's (its `backend` and `vcs`),
 /// if they do.
-pub fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch> {
+pub(crate) fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch> {
     if record.backend != backend {
         return Some(Mismatch::Backend {
             recorded: record.backend.as_str().into(),
@@ -66,7 +66,7 @@ pub fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch
 
 /// How the backend knows the workspace at `path` (id `id`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Registration {
+pub(crate) enum Registration {
     /// Under its id.
     AsIs,
     /// Under another name whose recorded root is this workspace (`jj workspace rename`).
@@ -75,7 +75,7 @@ pub enum Registration {
 }
 
 /// Finds workspace `id` at `path` in `list`: by name, else by recorded root.
-pub fn registration(list: &[Registered], id: &str, path: &Path) -> Registration {
+pub(crate) fn registration(list: &[Registered], id: &str, path: &Path) -> Registration {
     if list
         .iter()
         .any(|r| r.name == id && r.path.as_deref().is_none_or(|p| p == path))

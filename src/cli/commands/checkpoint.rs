@@ -26,7 +26,7 @@ pub struct CheckpointArgs {
     pub json: bool,
 }
 
-pub fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
+pub(crate) fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
     validate_id(&args.id)?;
     if args.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(CliError::usage("the checkpoint message is empty")

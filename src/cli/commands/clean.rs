@@ -69,7 +69,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for id in &args.ids {
         validate_id(id)?;
     }

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::workspace::context::Context;
 use crate::{ui::output, workspace::inventory};
 
-pub fn cmd_complete_ids(global: &GlobalArgs) -> Result<i32> {
+pub(crate) fn cmd_complete_ids(global: &GlobalArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let ids: String = inventory::directories(&ctx.layout.dir)
         .into_iter()

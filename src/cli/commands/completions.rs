@@ -15,7 +15,7 @@ pub struct CompletionsArgs {
 }
 
 /// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub fn cmd_completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<i32> {
+pub(crate) fn cmd_completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<i32> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "agent-workspace", &mut script);
     let script = String::from_utf8(script).map_err(|e| {

@@ -31,7 +31,7 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-pub fn cmd_diff(global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
+pub(crate) fn cmd_diff(global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;

@@ -26,7 +26,7 @@ struct DoctorJson {
     checks: Vec<Check>,
 }
 
-pub fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
+pub(crate) fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
     let findings = checkup::run(global.into());
     let mut checks = findings.checks;
     for entry in &findings.troubled {

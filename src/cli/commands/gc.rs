@@ -37,7 +37,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
+pub(crate) fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if !args.dry_run {
         for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {

@@ -49,7 +49,7 @@ pub enum Prefer {
     Target,
 }
 
-pub fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
+pub(crate) fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;

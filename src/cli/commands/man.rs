@@ -17,7 +17,7 @@ pub struct ManArgs {
 }
 
 /// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub fn cmd_man(args: &ManArgs, command: clap::Command) -> Result<i32> {
+pub(crate) fn cmd_man(args: &ManArgs, command: clap::Command) -> Result<i32> {
     let mut command = command.disable_help_subcommand(true);
     // Building names each subcommand `agent-workspace-<name>`: its page's title and file.
     command.build();

@@ -1,18 +1,18 @@
 //! One module per subcommand.
 
-pub mod checkpoint;
-pub mod clean;
-pub mod complete_ids;
-pub mod completions;
-pub mod diff;
-pub mod doctor;
-pub mod exec;
-pub mod gc;
-pub mod land;
-pub mod man;
-pub mod pool;
-pub mod run;
-pub mod shell;
-pub mod status;
-pub mod status_watch;
-pub mod sync_tools;
+pub(crate) mod checkpoint;
+pub(crate) mod clean;
+pub(crate) mod complete_ids;
+pub(crate) mod completions;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod exec;
+pub(crate) mod gc;
+pub(crate) mod land;
+pub(crate) mod man;
+pub(crate) mod pool;
+pub(crate) mod run;
+pub(crate) mod shell;
+pub(crate) mod status;
+pub(crate) mod status_watch;
+pub(crate) mod sync_tools;

@@ -52,7 +52,7 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-pub fn cmd_pool(global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
+pub(crate) fn cmd_pool(global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
     crate::exec::signals::install();
     let mut ctx = Context::open(global)?;
     ctx.layout.ensure(&ctx.repo)?;

@@ -61,7 +61,7 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs) -> Result<i32> {
+pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs) -> Result<i32> {
     validate_id(&args.id)?;
     if let Some(parent) = &args.parent {
         validate_id(parent)?;

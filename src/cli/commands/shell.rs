@@ -26,7 +26,7 @@ pub struct ShellArgs {
     pub sandbox: crate::cli::global::SandboxArgs,
 }
 
-pub fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+pub(crate) fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     validate_id(&args.id)?;
     signals::install();
     let ctx = Context::open(global)?;

@@ -48,7 +48,7 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
     }
 }
 
-pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
+pub(crate) fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     if let Some(id) = &args.id {
         validate_id(id)?;
     }

@@ -21,7 +21,7 @@ use crate::workspace::inventory::{self, Entry};
 /// How often a wait between redraws looks for Ctrl-C.
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Result<i32> {
+pub(crate) fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Result<i32> {
     if !std::io::stdout().is_terminal() {
         return Err(CliError::usage(
             "status --watch redraws a terminal, and stdout is not one; a program reads `status --json`",

@@ -22,7 +22,7 @@ pub struct SyncToolsArgs {
     pub json: bool,
 }
 
-pub fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
+pub(crate) fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;

@@ -12,7 +12,7 @@ use super::guard::GUARD_VAR;
 use crate::exec::signals;
 
 /// The user's command (always behind the guard, see `commands/exec.rs`) and how to start it.
-pub struct Child {
+pub(crate) struct Child {
     pub argv: Vec<OsString>,
     pub dir: PathBuf,
     pub env: Vec<(OsString, OsString)>,
@@ -28,7 +28,7 @@ pub struct Child {
 
 /// How the user's command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     Exited(i32),
     Signaled(i32),
     /// The program could not be executed (126) or found (127).
@@ -37,7 +37,7 @@ pub enum Ending {
 
 impl Ending {
     /// The exit code agent-workspace reports for this ending.
-    pub fn code(self) -> i32 {
+    pub(crate) fn code(self) -> i32 {
         match self {
             Ending::Exited(code) | Ending::NotStarted(code) => code,
             Ending::Signaled(sig) => 128 + sig,
@@ -47,7 +47,7 @@ impl Ending {
 
 /// A command's chain (the guard, behind direnv or a sandbox when asked) started, its guard
 /// held back from starting the command until [`Running::go`].
-pub struct Running {
+pub(crate) struct Running {
     /// The chain's first process, or how it ended when it could not be started at all.
     chain: Result<std::process::Child, Ending>,
     started: io::PipeReader,
@@ -62,7 +62,7 @@ pub struct Running {
 /// When stdin is a terminal the command shares our process group, so job control (Ctrl-C,
 /// Ctrl-Z, `fg` of a run started with `&`) works as for any shell command; otherwise it gets a
 /// group of its own so a signal sent to agent-workspace reaches the command's whole tree.
-pub fn start_child(child: Child) -> io::Result<Running> {
+pub(crate) fn start_child(child: Child) -> io::Result<Running> {
     let own_group = !signals::stdin_is_terminal();
     let mut cmd = Command::new(&child.argv[0]);
     cmd.args(&child.argv[1..]).current_dir(&child.dir);
@@ -114,7 +114,7 @@ pub fn start_child(child: Child) -> io::Result<Running> {
 
 impl Running {
     /// Lets the guard start the command.
-    pub fn go(&mut self) {
+    pub(crate) fn go(&mut self) {
         if let Some(mut go) = self.go.take() {
             // A guard already gone reads nothing either way: its ending says why.
             let _ = go.write_all(b"1");
@@ -126,7 +126,7 @@ impl Running {
     /// and nothing else of the run is left, then exits: the returned [`Ended`] waits for
     /// that exit when dropped, so what the caller does with the status in between overlaps
     /// with it.
-    pub fn wait(mut self) -> io::Result<Ended> {
+    pub(crate) fn wait(mut self) -> io::Result<Ended> {
         drop(self.go.take());
         let mut proc = match self.chain {
             Ok(proc) => proc,
@@ -150,7 +150,7 @@ impl Running {
 }
 
 /// How a command ended, and the guard still to be waited for (when dropped).
-pub struct Ended {
+pub(crate) struct Ended {
     pub ending: Ending,
     /// Whether the guard reported its start (proving direnv or a sandbox got that far).
     pub started: bool,

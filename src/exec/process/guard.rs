@@ -16,10 +16,10 @@ pub const TRAMPOLINE: &str = "__exec";
 /// The environment variable through which the guard learns where to report its start, its
 /// supervisor's pid, the lease descriptor and where its go-ahead comes from:
 /// `<start fd>:<supervisor pid>:<lease fd or -1>:<go fd>`.
-pub const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
+pub(crate) const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
 
 /// What a guard learns from its supervisor through [`GUARD_VAR`].
-pub struct GuardSetup {
+pub(crate) struct GuardSetup {
     /// The supervising agent-workspace, which the run must not outlive.
     pub supervisor: Option<libc::pid_t>,
     /// Where the supervisor's go-ahead comes from (none: go at once).
@@ -31,7 +31,7 @@ pub struct GuardSetup {
 impl GuardSetup {
     /// Waits for the supervisor's go-ahead to start the command: false when the supervisor
     /// ended the run first (it could not record it, or it died), so the command never starts.
-    pub fn wait_for_go(&self) -> bool {
+    pub(crate) fn wait_for_go(&self) -> bool {
         let Some(fd) = self.go else {
             return true;
         };
@@ -51,7 +51,7 @@ impl GuardSetup {
 
     /// Tells the supervisor how the command ended (its wait status), once nothing else of
     /// the run is left, so it records the outcome while the guard exits.
-    pub fn report_ended(&mut self, status: i32) {
+    pub(crate) fn report_ended(&mut self, status: i32) {
         if let Some(fd) = self.report.take() {
             let bytes = status.to_ne_bytes();
             // SAFETY: writes 4 bytes from a local to, then closes, the inherited report
@@ -66,7 +66,7 @@ impl GuardSetup {
 
 /// In the guard: report that it started (proving a wrapper such as direnv got as far as
 /// running it) and take what the supervisor handed down.
-pub fn report_started() -> GuardSetup {
+pub(crate) fn report_started() -> GuardSetup {
     let value = std::env::var(GUARD_VAR).unwrap_or_default();
     std::env::remove_var(GUARD_VAR);
     let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
@@ -93,7 +93,7 @@ pub fn report_started() -> GuardSetup {
 
 /// Replaces this process with `argv` (nested runs). Returns only on failure, with the exit
 /// code env(1) uses (127 not found, 126 otherwise) and the error.
-pub fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
+pub(crate) fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
     if let Some(dir) = dir {
@@ -108,7 +108,7 @@ pub fn exec(argv: &[OsString], dir: Option<&Path>) -> (i32, io::Error) {
 }
 
 /// The exit code for a program that could not be started: 127 not found, 126 otherwise.
-pub fn exec_failure_code(err: &io::Error) -> i32 {
+pub(crate) fn exec_failure_code(err: &io::Error) -> i32 {
     match err.kind() {
         io::ErrorKind::NotFound => 127,
         _ => 126,
@@ -116,7 +116,7 @@ pub fn exec_failure_code(err: &io::Error) -> i32 {
 }
 
 /// Sets close-on-exec on `fd`, so programs this process starts do not inherit it.
-pub fn keep_private(fd: RawFd) {
+pub(crate) fn keep_private(fd: RawFd) {
     // SAFETY: fcntl on a descriptor this process owns.
     unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
 }

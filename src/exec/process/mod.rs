@@ -13,7 +13,7 @@ use crate::error::CliError;
 mod child;
 mod guard;
 
-pub use child::*;
+pub(crate) use child::*;
 pub use guard::*;
 
 /// A helper call that could not run or did not succeed.
@@ -43,14 +43,14 @@ impl ProcessError {
 }
 
 /// The path of `program` on PATH.
-pub fn find(program: &str) -> Result<PathBuf, ProcessError> {
+pub(crate) fn find(program: &str) -> Result<PathBuf, ProcessError> {
     which::which(program).map_err(|_| ProcessError::NotFound {
         program: program.to_string(),
     })
 }
 
 /// A helper program invocation whose output is captured.
-pub struct Call {
+pub(crate) struct Call {
     program: PathBuf,
     args: Vec<OsString>,
     dir: Option<PathBuf>,
@@ -58,7 +58,7 @@ pub struct Call {
 }
 
 impl Call {
-    pub fn new(program: impl Into<PathBuf>) -> Self {
+    pub(crate) fn new(program: impl Into<PathBuf>) -> Self {
         Call {
             program: program.into(),
             args: vec![],
@@ -67,22 +67,22 @@ impl Call {
         }
     }
 
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
         self
     }
 
-    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+    pub(crate) fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(Into::into));
         self
     }
 
-    pub fn dir(mut self, dir: &Path) -> Self {
+    pub(crate) fn dir(mut self, dir: &Path) -> Self {
         self.dir = Some(dir.to_path_buf());
         self
     }
 
-    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Self {
+    pub(crate) fn env(mut self, key: &str, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
     }
@@ -98,24 +98,24 @@ impl Call {
     }
 
     /// Runs the call and returns its stdout when it exits 0.
-    pub fn stdout(self) -> Result<String, ProcessError> {
+    pub(crate) fn stdout(self) -> Result<String, ProcessError> {
         self.start()?.wait()
     }
 
     /// Runs the call and returns its stdout and stderr when it exits 0 (for calls whose
     /// warnings matter even when they succeed).
-    pub fn output(self) -> Result<(String, String), ProcessError> {
+    pub(crate) fn output(self) -> Result<(String, String), ProcessError> {
         self.start()?.wait_both()
     }
 
     /// Runs the call and returns its stdout, byte for byte, when it exits 0.
-    pub fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
+    pub(crate) fn stdout_bytes(self) -> Result<Vec<u8>, ProcessError> {
         self.start()?.wait_bytes()
     }
 
     /// Runs the call and returns its exit code and stdout when it exits 0 or with one of
     /// `codes` (e.g. `git merge-tree`, which exits 1 on conflicts and still reports).
-    pub fn stdout_allowing(self, codes: &[i32]) -> Result<(i32, String), ProcessError> {
+    pub(crate) fn stdout_allowing(self, codes: &[i32]) -> Result<(i32, String), ProcessError> {
         let started = self.start()?;
         let output = started
             .child
@@ -138,7 +138,7 @@ impl Call {
     }
 
     /// Starts the call; [`Started::wait`] collects its outcome.
-    pub fn start(self) -> Result<Started, ProcessError> {
+    pub(crate) fn start(self) -> Result<Started, ProcessError> {
         let cmdline = self.cmdline();
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args)
@@ -169,7 +169,7 @@ impl Call {
     /// nobody's child, so stopping a run never reaches it), at the lowest CPU and (on Linux)
     /// I/O priority (background work yields to the runs it prepares for), stdin and stdout
     /// on /dev/null, stderr into `log`. Not waited for.
-    pub fn detach(self, log: std::fs::File) -> Result<(), ProcessError> {
+    pub(crate) fn detach(self, log: std::fs::File) -> Result<(), ProcessError> {
         use std::os::unix::process::CommandExt;
         let cmdline = self.cmdline();
         let mut cmd = Command::new(&self.program);
@@ -211,19 +211,19 @@ impl Call {
 }
 
 /// A helper call running in the background.
-pub struct Started {
+pub(crate) struct Started {
     child: std::process::Child,
     cmdline: String,
 }
 
 impl Started {
     /// Waits for the call and returns its stdout when it exited 0.
-    pub fn wait(self) -> Result<String, ProcessError> {
+    pub(crate) fn wait(self) -> Result<String, ProcessError> {
         self.wait_both().map(|(stdout, _)| stdout)
     }
 
     /// Waits for the call and returns its stdout and stderr when it exited 0.
-    pub fn wait_both(self) -> Result<(String, String), ProcessError> {
+    pub(crate) fn wait_both(self) -> Result<(String, String), ProcessError> {
         let (stdout, stderr) = self.wait_raw()?;
         Ok((
             String::from_utf8_lossy(&stdout).into_owned(),
@@ -232,7 +232,7 @@ impl Started {
     }
 
     /// Waits for the call and returns its stdout as bytes when it exited 0.
-    pub fn wait_bytes(self) -> Result<Vec<u8>, ProcessError> {
+    pub(crate) fn wait_bytes(self) -> Result<Vec<u8>, ProcessError> {
         self.wait_raw().map(|(stdout, _)| stdout)
     }
 
@@ -258,7 +258,7 @@ impl Started {
 }
 
 /// `word` as a shell reads it: bare when it holds only safe characters, else single-quoted.
-pub fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_string()
@@ -284,7 +284,7 @@ impl From<ProcessError> for CliError {
 }
 
 /// What to do after the backend failed to create a workspace (nothing of it was kept).
-pub fn creation_hint(err: &ProcessError) -> String {
+pub(crate) fn creation_hint(err: &ProcessError) -> String {
     match process_hint(err) {
         hint if hint.starts_with("the tool's own") => {
             "nothing of the workspace was kept; fix what the backend reports above and run again"

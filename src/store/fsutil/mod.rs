@@ -65,7 +65,7 @@ impl FsError {
     }
 }
 
-pub type Result<T, E = FsError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = FsError> = std::result::Result<T, E>;
 
 /// The first component of `path` (from the top) that is a symlink.
 fn first_symlink(path: &Path) -> Option<PathBuf> {
@@ -130,7 +130,7 @@ fn openat2_no_symlinks(path: &Path, flags: i32) -> Option<io::Result<File>> {
 
 /// Checks that `path` is a real directory (not a symlink to one). `Ok(false)` when it does
 /// not exist.
-pub fn is_real_dir(path: &Path) -> Result<bool> {
+pub(crate) fn is_real_dir(path: &Path) -> Result<bool> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Err(FsError::Symlink { path: path.into() }),
         Ok(meta) if !meta.is_dir() => Err(FsError::NotADirectory { path: path.into() }),
@@ -149,7 +149,7 @@ pub fn is_real_dir(path: &Path) -> Result<bool> {
 
 /// Creates directory `path` unless it exists (returning whether it made it); refuses when it
 /// is a symlink or a file. Its parent must exist.
-pub fn create_dir_nofollow(path: &Path) -> Result<bool> {
+pub(crate) fn create_dir_nofollow(path: &Path) -> Result<bool> {
     if let Some(name) = long_component(path) {
         return Err(FsError::NameTooLong {
             path: path.into(),
@@ -167,7 +167,7 @@ pub fn create_dir_nofollow(path: &Path) -> Result<bool> {
 
 /// Opens (creating it if needed) the file at `path` for writing without following a symlink
 /// in its last component; its parent is checked to be a real directory.
-pub fn open_nofollow(path: &Path) -> Result<File> {
+pub(crate) fn open_nofollow(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
         is_real_dir(parent)?;
     }
@@ -179,7 +179,7 @@ pub fn open_nofollow(path: &Path) -> Result<File> {
 
 /// Opens an existing file at `path` for reading, never following a symlink and never
 /// creating it.
-pub fn open_existing_nofollow(path: &Path) -> Result<File> {
+pub(crate) fn open_existing_nofollow(path: &Path) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     open_with(path, &mut options, libc::O_RDONLY).map_err(|e| FsError::io("open", path, e))
@@ -189,7 +189,7 @@ pub fn open_existing_nofollow(path: &Path) -> Result<File> {
 /// `O_EXCL|O_NOFOLLOW`, so nothing planted there is written through), then a rename over
 /// `path` (which replaces a symlink rather than following it). The parent must be a real
 /// directory.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     if !is_real_dir(parent)? {
         return Err(FsError::io(
@@ -214,7 +214,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// not. Otherwise (nothing at `path`, another OS, a file system without exchange), a rename.
 /// Like the rename, neither follows a symlink at `path`. A crash between the exchange and the
 /// removal leaves the old file under the temp name (`doctor` reports such leftovers).
-pub fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
+pub(crate) fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use std::ffi::CString;
@@ -284,7 +284,7 @@ fn create_temp(path: &Path) -> Result<(PathBuf, File)> {
 /// Deletes directory `name` inside `parent` and everything in it, only when both are real
 /// directories: neither a symlinked parent nor a symlinked entry is followed
 /// (`remove_dir_all` itself removes symlinks inside the tree without following them).
-pub fn remove_dir_checked(parent: &Path, name: &str) -> Result<()> {
+pub(crate) fn remove_dir_checked(parent: &Path, name: &str) -> Result<()> {
     let path = parent.join(name);
     if name.is_empty() || name == "." || name == ".." || name.contains('/') {
         return Err(FsError::NotADirectory { path });
@@ -308,7 +308,7 @@ pub fn remove_dir_checked(parent: &Path, name: &str) -> Result<()> {
 
 /// Removes the file at `path` (a symlink there is removed, never followed); a missing file
 /// is not an error.
-pub fn remove_file(path: &Path) -> Result<()> {
+pub(crate) fn remove_file(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

@@ -6,7 +6,7 @@ use super::{now, Record, Status, MAX_RUNS};
 
 /// One finished (or crashed) run in a workspace's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
+pub(crate) struct Run {
     pub started_at: String,
     pub finished_at: Option<String>,
     pub duration_ms: Option<u64>,
@@ -26,7 +26,7 @@ pub struct Run {
 
 /// A commit a checkpoint made: its id, and its change id with jj.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     pub commit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_id: Option<String>,
@@ -34,7 +34,7 @@ pub struct Checkpoint {
 
 impl Record {
     /// Marks a run of `command` by the supervisor `pid` as started now.
-    pub fn start_run(&mut self, command: Vec<String>, pid: u32, pid_start: Option<u64>) {
+    pub(crate) fn start_run(&mut self, command: Vec<String>, pid: u32, pid_start: Option<u64>) {
         let now = now();
         self.status = Status::Running;
         self.command = command;
@@ -48,7 +48,7 @@ impl Record {
     }
 
     /// Records how the current run ended and adds it to the history.
-    pub fn finish_run(
+    pub(crate) fn finish_run(
         &mut self,
         status: Status,
         code: i32,
@@ -77,7 +77,7 @@ impl Record {
     }
 
     /// Appends a finished run, keeping the newest [`MAX_RUNS`].
-    pub fn push_run(&mut self, run: Run) {
+    pub(crate) fn push_run(&mut self, run: Run) {
         self.runs.push(run);
         if self.runs.len() > MAX_RUNS {
             let excess = self.runs.len() - MAX_RUNS;

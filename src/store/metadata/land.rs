@@ -7,7 +7,7 @@ use super::{Record, Status};
 /// How a land ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Every commit reached the target without a conflict left.
     Landed,
     /// jj: the commits landed with conflicts recorded in them; git: nothing was merged.
@@ -15,7 +15,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Landed => "landed",
             Outcome::Conflicted => "conflicted",
@@ -26,13 +26,13 @@ impl Outcome {
 /// The side `--prefer` took for a conflicted file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Side {
+pub(crate) enum Side {
     Workspace,
     Target,
 }
 
 impl Side {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Side::Workspace => "workspace",
             Side::Target => "target",
@@ -42,21 +42,21 @@ impl Side {
 
 /// A conflicted file resolved by taking one side.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub file: String,
     pub side: Side,
 }
 
 /// A file left conflicted in a commit (git: the workspace's tip, which was not merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     pub commit: String,
     pub file: String,
 }
 
 /// What the last `land` of a workspace did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Land {
+pub(crate) struct Land {
     pub at: String,
     /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
     /// branch (git).
@@ -94,7 +94,7 @@ pub struct Land {
 /// A land under way, saved in the record before the backend changes anything, so that the
 /// next command of any kind can tell whether a land that was killed happened and record it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Intent {
+pub(crate) struct Intent {
     pub at: String,
     /// The target as [`Land::target`] names it.
     pub target: String,
@@ -114,7 +114,7 @@ pub struct Intent {
 
 /// Whether the last land was checked against the repository by this command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Not checked: shown as recorded.
     #[default]
     Unchecked,
@@ -126,7 +126,7 @@ pub enum Check {
 
 impl Check {
     /// `land_state` in `status --json`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Check::Unchecked => "unchecked",
             Check::Verified => "verified",
@@ -138,7 +138,7 @@ impl Check {
 impl Record {
     /// The status to show: `landed` or `conflicted` when the last land is newer than the last
     /// run (and no run is live) and was not found undone, else the recorded status.
-    pub fn shown_status(&self) -> &'static str {
+    pub(crate) fn shown_status(&self) -> &'static str {
         match self.shown_land() {
             Some(land) if self.land_check != Check::Undone => land.outcome.as_str(),
             _ => self.status.as_str(),
@@ -146,7 +146,7 @@ impl Record {
     }
 
     /// The last land when it is what the status shows: newer than the last run, none live.
-    pub fn shown_land(&self) -> Option<&Land> {
+    pub(crate) fn shown_land(&self) -> Option<&Land> {
         self.land
             .as_ref()
             .filter(|land| self.status != Status::Running && self.land_is_newest(land))
@@ -154,7 +154,7 @@ impl Record {
 
     /// Whether no run started since `land` (timestamps of one second cannot tell a run
     /// started right after a land from one that ended just before it; the run's identity can).
-    pub fn land_is_newest(&self, land: &Land) -> bool {
+    pub(crate) fn land_is_newest(&self, land: &Land) -> bool {
         land.after_run_started_at == self.started_at && land.after_run_pid == self.pid
     }
 }

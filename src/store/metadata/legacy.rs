@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::{Loaded, Record};
 
 /// Where the script's later versions kept a workspace's record, relative to the workspace.
-pub const SCRIPT_RECORD: &str = ".agent-tools/.agent-workflow.json";
+pub(crate) const SCRIPT_RECORD: &str = ".agent-tools/.agent-workflow.json";
 
 /// The script's record at [`SCRIPT_RECORD`] in `workspace`.
-pub fn load(workspace: &Path) -> Loaded {
+pub(crate) fn load(workspace: &Path) -> Loaded {
     match fs::read(workspace.join(SCRIPT_RECORD)) {
         Ok(text) => convert(&text, workspace, SCRIPT_RECORD).unwrap_or_else(|why| {
             Loaded::Corrupt(format!(
@@ -26,7 +26,7 @@ pub fn load(workspace: &Path) -> Loaded {
 }
 
 /// Reads `text` as a script record of `workspace` found at `from` (relative to it).
-pub fn convert(text: &[u8], workspace: &Path, from: &str) -> Result<Loaded, String> {
+pub(crate) fn convert(text: &[u8], workspace: &Path, from: &str) -> Result<Loaded, String> {
     let value: Value = serde_json::from_slice(text).map_err(|e| e.to_string())?;
     let Value::Object(mut map) = value else {
         return Err("not a JSON object".into());

@@ -2,15 +2,15 @@
 
 mod history;
 mod land;
-pub mod legacy;
+pub(crate) mod legacy;
 mod setup;
 
-pub use history::{Checkpoint, Run};
-pub use land::{
+pub(crate) use history::{Checkpoint, Run};
+pub(crate) use land::{
     Check as LandCheck, Conflict, Intent as LandIntent, Land, Outcome as LandOutcome, Resolved,
     Side,
 };
-pub use setup::{Setup, SetupStatus};
+pub(crate) use setup::{Setup, SetupStatus};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -27,16 +27,16 @@ use crate::store::state::{self, Found};
 type Result<T> = std::result::Result<T, FsError>;
 
 /// File name of the record inside a workspace.
-pub const FILE_NAME: &str = ".agent-workflow.json";
+pub(crate) const FILE_NAME: &str = ".agent-workflow.json";
 /// The schema this build writes; newer records are read but never overwritten.
-pub const SCHEMA_VERSION: u64 = 1;
+pub(crate) const SCHEMA_VERSION: u64 = 1;
 /// How many past runs a record keeps.
-pub const MAX_RUNS: usize = 50;
+pub(crate) const MAX_RUNS: usize = 50;
 
 /// What a workspace's last (or current) run recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     Idle,
     Running,
     Done,
@@ -45,7 +45,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Idle => "idle",
             Status::Running => "running",
@@ -58,7 +58,7 @@ impl Status {
 
 /// The workspace record. Unknown fields are kept so an older build never drops them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     pub schema_version: u64,
     pub workspace_id: String,
     pub workflow: Option<String>,
@@ -155,7 +155,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// Where a loaded record came from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Agent-workspace's own state, with a view matching it (or a new record).
     #[default]
     State,
@@ -167,7 +167,7 @@ pub enum Origin {
 
 /// What reading a workspace's record found.
 #[derive(Debug)]
-pub enum Loaded {
+pub(crate) enum Loaded {
     Missing,
     Ok(Box<Record>),
     /// Unparseable; the text of the error.
@@ -177,17 +177,17 @@ pub enum Loaded {
 }
 
 /// The record's path inside `workspace`.
-pub fn path(workspace: &Path) -> PathBuf {
+pub(crate) fn path(workspace: &Path) -> PathBuf {
     workspace.join(FILE_NAME)
 }
 
 /// Now, as RFC 3339 UTC with second precision.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// Parses a timestamp this tool wrote.
-pub fn parse_time(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(text).ok()
 }
 
@@ -195,7 +195,7 @@ pub fn parse_time(text: &str) -> Option<SystemTime> {
 /// its content: from agent-workspace's state when there is one (noting whether the view in
 /// the workspace still matches it), else from a record an older version left in the
 /// workspace, stripped of everything that decides where to run or what to trust.
-pub fn load(workspace: &Path) -> Loaded {
+pub(crate) fn load(workspace: &Path) -> Loaded {
     match state::read(workspace) {
         Found::Ok(sealed) => from_state(workspace, sealed, false),
         Found::Corrupt(why) => Loaded::Corrupt(why),
@@ -252,7 +252,7 @@ fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
 /// What identifies the state of `workspace` as last saved (every save replaces the file: a
 /// new inode and modification time), so telling whether another process saved the record
 /// since costs one stat.
-pub fn saved_stamp(workspace: &Path) -> Option<(u64, i64, i64)> {
+pub(crate) fn saved_stamp(workspace: &Path) -> Option<(u64, i64, i64)> {
     use std::os::unix::fs::MetadataExt;
     let meta = fs::symlink_metadata(state::path(workspace)).ok()?;
     Some((meta.ino(), meta.mtime(), meta.mtime_nsec()))
@@ -260,7 +260,7 @@ pub fn saved_stamp(workspace: &Path) -> Option<(u64, i64, i64)> {
 
 /// Whether the view in `workspace` differs from the one its state was last written with
 /// (false when there is no state to compare with).
-pub fn view_changed(workspace: &Path) -> bool {
+pub(crate) fn view_changed(workspace: &Path) -> bool {
     match state::view_seal(workspace) {
         Found::Ok(seal) => {
             let view = state::view_digest(&path(workspace));
@@ -296,7 +296,7 @@ fn load_view(workspace: &Path) -> Loaded {
 
 /// Parses record text; see [`Loaded`]. A current record is parsed once, straight into a
 /// [`Record`]; only one that does not fit is looked at as loose JSON.
-pub fn parse(text: &[u8]) -> Loaded {
+pub(crate) fn parse(text: &[u8]) -> Loaded {
     if let Ok(record) = serde_json::from_slice::<Record>(text) {
         if record.schema_version <= SCHEMA_VERSION {
             return Loaded::Ok(Box::new(record));
@@ -318,7 +318,7 @@ pub fn parse(text: &[u8]) -> Loaded {
 
 /// Writes the record: first agent-workspace's state, then the view in the workspace, each
 /// atomically (a temp file, then a rename over it).
-pub fn save(record: &Record) -> Result<()> {
+pub(crate) fn save(record: &Record) -> Result<()> {
     let target = path(&record.workspace_path);
     let mut text = serde_json::to_vec_pretty(record)
         .map_err(|e| FsError::io("encode", &target, std::io::Error::other(e)))?;
@@ -330,7 +330,7 @@ pub fn save(record: &Record) -> Result<()> {
 
 /// Moves an unreadable record (the state and the view) aside so it is kept, returning where
 /// they went. A symlinked state file is refused, and nothing is moved.
-pub fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())

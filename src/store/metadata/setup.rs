@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How the setup ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum SetupStatus {
+pub(crate) enum SetupStatus {
     /// Exited 0: not run again.
     Done,
     /// Exited non-zero, died of a signal or could not start: retried by the next run.
@@ -19,7 +19,7 @@ pub enum SetupStatus {
 
 /// The setup's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setup {
+pub(crate) struct Setup {
     pub status: SetupStatus,
     pub command: Vec<String>,
     /// The configuration file that named the command.

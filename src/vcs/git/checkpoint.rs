@@ -13,7 +13,7 @@ impl Git {
     /// Commits every change of the worktree at `ws` (untracked files included, ignored files
     /// not) with `description`; records nothing when nothing changed. Hooks are skipped, as
     /// for the commit `clean` makes: a checkpoint records the state as it is.
-    pub fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         let unrecorded = self.ignored(ws)?;
         if self.is_clean(ws)? {
             return Ok(Recorded {
@@ -108,7 +108,7 @@ impl Git {
     /// The commit a child of `parent` (the worktree at `ws`) starts from: HEAD when the
     /// worktree is clean, else a new commit on HEAD holding its whole state, built in the
     /// temporary index `scratch`, so the parent's index, branch and files stay as they were.
-    pub fn fork_point(
+    pub(crate) fn fork_point(
         &self,
         parent: &str,
         ws: &Path,

@@ -13,7 +13,7 @@ use crate::vcs::{Result, VcsError};
 impl Git {
     /// The changes of the worktree at `ws` against `base`; `scratch` is a path for the
     /// temporary index (deleted before returning).
-    pub fn changes(&self, ws: &Path, base: &str, scratch: &Path) -> Result<Changes> {
+    pub(crate) fn changes(&self, ws: &Path, base: &str, scratch: &Path) -> Result<Changes> {
         // The commits do not depend on the files: listed meanwhile.
         let log = self
             .call(ws)?
@@ -67,7 +67,7 @@ impl Git {
     }
 
     /// The git-format patch from `from` to `to` (commits or trees).
-    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+    pub(crate) fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
         Ok(self
             .call(&self.main)?
             .args(PATCH_ARGS)

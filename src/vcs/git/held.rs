@@ -11,7 +11,7 @@ impl Git {
     /// Of the `lands` (workspace id, its last land), the workspaces whose branch is
     /// contained in the land's target branch now: a target reset to before the land leaves
     /// them outside it.
-    pub fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
+    pub(crate) fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
         let mut by_target: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (id, land) in lands {
             by_target.entry(&land.target).or_default().push(id);
@@ -42,7 +42,7 @@ impl Git {
 
     /// The commits of workspace `id`'s branch that `before` (a commit) did not hold,
     /// oldest first.
-    pub fn commits_since(&self, id: &str, before: &str) -> Result<Vec<String>> {
+    pub(crate) fn commits_since(&self, id: &str, before: &str) -> Result<Vec<String>> {
         if before.is_empty() || !before.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(vec![]);
         }
@@ -56,7 +56,7 @@ impl Git {
     }
 
     /// The branch the main worktree is on, if any.
-    pub fn main_branch(&self) -> Result<Option<String>> {
+    pub(crate) fn main_branch(&self) -> Result<Option<String>> {
         let out = self
             .call(&self.main)?
             .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
@@ -68,7 +68,7 @@ impl Git {
     /// `packed-refs` and of `refs/heads` and every directory below it (a ref created,
     /// updated or deleted is a file renamed into, or removed from, one of them). None for a
     /// reftable repository, whose files say nothing this way.
-    pub fn refs_stamp(&self) -> Option<String> {
+    pub(crate) fn refs_stamp(&self) -> Option<String> {
         if self.common.join("reftable").exists() {
             return None;
         }
@@ -98,7 +98,7 @@ impl Git {
     }
 
     /// The commit `branch` points to, if it exists.
-    pub fn tip(&self, branch: &str) -> Result<Option<String>> {
+    pub(crate) fn tip(&self, branch: &str) -> Result<Option<String>> {
         self.branch_tip(branch)
     }
 }

@@ -12,7 +12,7 @@ use crate::vcs::{Head, Kept};
 impl Git {
     /// Commits any uncommitted changes of the worktree to its branch, so removing it loses
     /// nothing; reports the branch and its tip.
-    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         let branch = self.branch(id);
         let mut committed = false;
         let mut head = None;
@@ -149,7 +149,11 @@ impl Git {
     }
 
     /// The commits on `tips` not on `base`, newest first.
-    pub fn work_commits(&self, tips: &[&str], base: &[String]) -> Result<Vec<crate::vcs::Commit>> {
+    pub(crate) fn work_commits(
+        &self,
+        tips: &[&str],
+        base: &[String],
+    ) -> Result<Vec<crate::vcs::Commit>> {
         // Only object ids reach the command line: the base comes from a file the workspace
         // can write.
         let hex = |c: &&str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit());
@@ -167,7 +171,7 @@ impl Git {
     /// The files of the worktree at `ws` that git ignores (and so `add --all` leaves out),
     /// relative to `ws`.
     /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
-    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
+    pub(crate) fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
         let out = self
             .call(ws)?
             .args([
@@ -183,7 +187,7 @@ impl Git {
     }
 
     /// The files of the worktree at `ws` that git tracks, relative to `ws`.
-    pub fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
+    pub(crate) fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
         let out = self.call(ws)?.args(["ls-files", "-z"]).stdout()?;
         Ok(crate::vcs::split_nul(&out))
     }

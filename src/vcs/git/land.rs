@@ -12,7 +12,7 @@ impl Git {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. Everything is decided on
     /// a commit of the uncommitted changes that no ref holds; only a land that will happen
     /// commits them to the workspace's branch and moves the target.
-    pub fn land(&self, plan: &Plan) -> Result<Landing> {
+    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
         let target = match self.land_branch(&plan.target) {
             // A rebase detaches HEAD: say that, not only that HEAD is detached.
             Err(LandError::DetachedMain) => {
@@ -169,7 +169,7 @@ impl Git {
 
     /// The workspace whose files or branch a land onto the local branch `rev` changes: the
     /// one of ours that has it checked out, or whose branch it is.
-    pub fn onto_workspace(&self, rev: &str) -> crate::vcs::Result<Option<String>> {
+    pub(crate) fn onto_workspace(&self, rev: &str) -> crate::vcs::Result<Option<String>> {
         let ours = self.list()?;
         if let Ok(Some(wt)) = self.worktree_on(rev) {
             if let Some(found) = ours
@@ -229,7 +229,7 @@ impl Git {
 
     /// Whether the work of workspace `id` at `ws` is all on `target`: nothing uncommitted and
     /// its branch contained in the target branch.
-    pub fn is_landed(&self, id: &str, ws: &Path, target: &str) -> crate::vcs::Result<bool> {
+    pub(crate) fn is_landed(&self, id: &str, ws: &Path, target: &str) -> crate::vcs::Result<bool> {
         let status = self
             .call(ws)?
             .args(["status", "--porcelain", "-z", "--untracked-files=all"])

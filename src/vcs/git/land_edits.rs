@@ -10,7 +10,7 @@ use crate::vcs::Kept;
 use crate::vcs::VcsError;
 
 /// Where a worktree's work is, for a land.
-pub enum WorkHead {
+pub(super) enum WorkHead {
     /// On the workspace's branch (or a HEAD elsewhere holding nothing the branch lacks).
     Branch,
     /// A detached HEAD at `commit`, which descends from the branch's tip.
@@ -19,7 +19,7 @@ pub enum WorkHead {
 
 /// A commit of a worktree's uncommitted changes and the index it was made from, which is
 /// deleted unless [`Git::save`] puts it in place.
-pub struct Unsaved {
+pub(super) struct Unsaved {
     pub commit: String,
     /// The tip the commit was made on.
     tip: String,

@@ -10,7 +10,7 @@ mod land_edits;
 mod land_merge;
 mod land_target;
 mod pool;
-pub use pool::BranchPlan;
+pub(crate) use pool::BranchPlan;
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -21,10 +21,10 @@ use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
 
 /// The branch prefix used when `AGENT_WORKSPACE_BRANCH_PREFIX` is not set.
-pub const DEFAULT_PREFIX: &str = "agent-workspace/";
+pub(crate) const DEFAULT_PREFIX: &str = "agent-workspace/";
 
 /// A git repository, addressed through its main worktree.
-pub struct Git {
+pub(crate) struct Git {
     main: PathBuf,
     common: PathBuf,
     prefix: String,
@@ -34,7 +34,7 @@ pub struct Git {
 }
 
 impl Git {
-    pub fn new(repo: &Repo, namespace: &Path, prefix: Option<String>) -> Git {
+    pub(crate) fn new(repo: &Repo, namespace: &Path, prefix: Option<String>) -> Git {
         let prefix = prefix.unwrap_or_else(|| DEFAULT_PREFIX.into());
         Git {
             main: repo.root.clone(),
@@ -46,7 +46,7 @@ impl Git {
     }
 
     /// The branch of workspace `id`.
-    pub fn branch(&self, id: &str) -> String {
+    pub(crate) fn branch(&self, id: &str) -> String {
         format!("{}{id}", self.prefix)
     }
 
@@ -65,7 +65,7 @@ impl Git {
             .env("GIT_TERMINAL_PROMPT", "0"))
     }
 
-    pub fn list(&self) -> Result<Vec<Registered>> {
+    pub(crate) fn list(&self) -> Result<Vec<Registered>> {
         let out = self
             .call(&self.main)?
             .args(["worktree", "list", "--porcelain", "-z"])
@@ -79,7 +79,7 @@ impl Git {
     /// The modification times of the worktree records (`<common>/worktrees` and each entry
     /// in it) and of the namespace directory: a worktree added, removed, moved, switched to
     /// another branch or deleted by hand changes one of them.
-    pub fn worktrees_stamp(&self) -> Option<String> {
+    pub(crate) fn worktrees_stamp(&self) -> Option<String> {
         let records = self.common.join("worktrees");
         let mut dirs = vec![self.namespace.clone(), records.clone()];
         if let Ok(entries) = std::fs::read_dir(&records) {
@@ -98,7 +98,7 @@ impl Git {
         Some(stamp)
     }
 
-    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+    pub(crate) fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
         let rev = rev.unwrap_or("HEAD");
         let out = self
             .call(&self.main)?
@@ -128,7 +128,7 @@ impl Git {
 
     /// Adds a worktree on the workspace's branch: a new branch at `base`, or the existing
     /// branch when the base was not asked for explicitly (or matches it).
-    pub fn worktree_add(
+    pub(crate) fn worktree_add(
         &self,
         id: &str,
         path: &Path,
@@ -175,7 +175,7 @@ impl Git {
     }
 
     /// Unregisters the worktree at `path`; its directory is expected to be gone already.
-    pub fn worktree_forget(&self, path: &Path) -> Result<()> {
+    pub(crate) fn worktree_forget(&self, path: &Path) -> Result<()> {
         let out = self
             .call(&self.main)?
             .args(["worktree", "remove", "--force", "--force"])
@@ -189,7 +189,7 @@ impl Git {
     }
 
     /// Deletes a workspace branch: only when fully merged unless `force`.
-    pub fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
+    pub(crate) fn delete_branch(&self, branch: &str, force: bool) -> Result<()> {
         let flag = if force { "-D" } else { "-d" };
         let out = self
             .call(&self.main)?
@@ -211,7 +211,7 @@ impl Git {
 
     /// The content of `file` at `commit`: `None` when the commit has no such file; a commit
     /// that cannot be read is an error, never taken for a missing file.
-    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         let listed = self
             .call(&self.main)?
             .args(["ls-tree", "-z", "--end-of-options"])
@@ -229,7 +229,7 @@ impl Git {
         Ok(Some(out.into_bytes()))
     }
 
-    pub fn exclude_file(&self) -> Option<PathBuf> {
+    pub(crate) fn exclude_file(&self) -> Option<PathBuf> {
         Some(self.common.join("info").join("exclude"))
     }
 }

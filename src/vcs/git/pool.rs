@@ -10,7 +10,7 @@ use crate::vcs::Created;
 
 /// How a prepared worktree gets its workspace's branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BranchPlan {
+pub(crate) enum BranchPlan {
     /// The branch exists: switch to it.
     Existing(String),
     /// A new branch at the base.
@@ -19,7 +19,12 @@ pub enum BranchPlan {
 
 impl Git {
     /// Adds a worktree at `path` on a detached HEAD at `base`.
-    pub fn worktree_add_detached(&self, name: &str, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn worktree_add_detached(
+        &self,
+        name: &str,
+        path: &Path,
+        base: &[String],
+    ) -> Result<()> {
         self.call(&self.main)?
             .args(["worktree", "add", "--quiet", "--detach"])
             .arg(path)
@@ -36,7 +41,12 @@ impl Git {
 
     /// What workspace `id` on `base` needs, decided the way [`Git::worktree_add`] decides:
     /// its existing branch, unless a base was asked for explicitly and the branch is elsewhere.
-    pub fn branch_plan(&self, id: &str, base: &[String], explicit: bool) -> Result<BranchPlan> {
+    pub(crate) fn branch_plan(
+        &self,
+        id: &str,
+        base: &[String],
+        explicit: bool,
+    ) -> Result<BranchPlan> {
         let branch = self.branch(id);
         match self.branch_tip(&branch)? {
             Some(tip) if explicit && base.first() != Some(&tip) => Err(VcsError::BranchElsewhere {
@@ -49,7 +59,7 @@ impl Git {
     }
 
     /// Tells git that the worktree now lives at `path` (its directory was renamed).
-    pub fn repair(&self, path: &Path) -> Result<()> {
+    pub(crate) fn repair(&self, path: &Path) -> Result<()> {
         self.call(&self.main)?
             .args(["worktree", "repair"])
             .arg(path)
@@ -58,7 +68,12 @@ impl Git {
     }
 
     /// Switches the worktree at `path` to its branch: git rewrites only the files that differ.
-    pub fn switch(&self, path: &Path, plan: &BranchPlan, base: &[String]) -> Result<Created> {
+    pub(crate) fn switch(
+        &self,
+        path: &Path,
+        plan: &BranchPlan,
+        base: &[String],
+    ) -> Result<Created> {
         let call = self.call(path)?.args(["switch", "--quiet"]);
         let (call, branch, new_branch) = match plan {
             BranchPlan::Existing(branch) => (call.arg(branch), branch, false),

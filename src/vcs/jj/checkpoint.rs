@@ -18,7 +18,7 @@ const COMMITTED_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ di
 impl Jj {
     /// Snapshots the working copy of `ws`; when it holds changes, commits them with
     /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
-    pub fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         let (out, stderr) = self.snapshot_query(ws, STATE_TEMPLATE)?;
         let unrecorded = parse_refused(&stderr);
         if !out.trim_end().ends_with("\tchanged") {
@@ -56,7 +56,7 @@ impl Jj {
     /// unrecorded edits included. A copy, not the commit itself: a child built on the
     /// parent's working-copy commit would be rebased by jj whenever the parent's working copy
     /// changes, and the parent's later edits would appear in the child.
-    pub fn fork_point(&self, parent: &str, child: &str, ws: &Path) -> Result<String> {
+    pub(crate) fn fork_point(&self, parent: &str, child: &str, ws: &Path) -> Result<String> {
         let (out, _) = self.snapshot_query(ws, "commit_id")?;
         let commit = out.trim().to_string();
         // Ids hold only [A-Za-z0-9._-]: safe inside the template's string literal.

@@ -18,7 +18,7 @@ pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 impl Jj {
     /// The changes of workspace `id` at `ws` against `base` (its recorded base commits;
     /// when none were recorded, the newest commits it shares with the main working copy).
-    pub fn changes(&self, id: &str, ws: &Path, base: &[String]) -> Result<Changes> {
+    pub(crate) fn changes(&self, id: &str, ws: &Path, base: &[String]) -> Result<Changes> {
         let base = match hex_ids(base) {
             ids if ids.is_empty() => self.shared_base(id)?,
             ids => ids,
@@ -56,7 +56,7 @@ impl Jj {
     }
 
     /// The git-format patch from `from` to `to`, made by git in the backing repository.
-    pub fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
+    pub(crate) fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
         Ok(self
             .git()?
             .args(PATCH_ARGS)

@@ -17,7 +17,7 @@ impl Jj {
     /// rewrote them; a land onto a commit, or one recorded without its commits (recovered),
     /// by the workspace's commits: none non-empty up to its working-copy commit outside
     /// the target.
-    pub fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
+    pub(crate) fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
         let (by_changes, by_shape): (Vec<_>, Vec<_>) = lands.iter().partition(|(_, land)| {
             land.target.ends_with('@') && !hex_ids(&land.commits).is_empty()
         });
@@ -125,7 +125,7 @@ impl Jj {
     /// whether any is conflicted. Onto a working copy, the landed commits are those of the
     /// workspace's changes at operation `before` (the land's start) now in the target;
     /// empty when that operation cannot be read.
-    pub fn landed_since(
+    pub(crate) fn landed_since(
         &self,
         id: &str,
         target: &str,
@@ -215,7 +215,7 @@ impl Jj {
     }
 
     /// The target a land to the main working copy is recorded under before it is made.
-    pub fn main_target() -> String {
+    pub(crate) fn main_target() -> String {
         format!("{MAIN_WORKSPACE}@")
     }
 }

@@ -13,7 +13,7 @@ use crate::vcs::COMMIT_TEMPLATE_JJ;
 const KEEP_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
 
 impl Jj {
-    pub fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         if let Some(ws) = path {
             self.resume_recovery(ws, &recovery_dir(ws))?;
         }
@@ -42,7 +42,7 @@ impl Jj {
     /// (`.gitignore` at any depth, the backing repository's `info/exclude`), relative to `ws`:
     /// asked of git with an empty index, so every file is compared with the ignore rules.
     /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
-    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
+    pub(crate) fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
         let no_index = std::env::temp_dir().join(format!(
             "agent-workspace-no-index-{}-{:?}",
             std::process::id(),
@@ -69,7 +69,7 @@ impl Jj {
 
     /// The files the working-copy commit of workspace `id` holds, relative to its root; call
     /// it after [`Jj::keep_edits`] snapshotted the workspace.
-    pub fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {
+    pub(crate) fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {
         let out = self
             .query()?
             .args(["file", "list", "-T", "path ++ \"\\0\""])
@@ -81,14 +81,18 @@ impl Jj {
     /// The commits of workspace `id` below its working-copy commit that hold work (non-empty
     /// or described), newest first: those in `::<id>@` but not in `::base` (when no base was
     /// recorded, not in `::(trunk() | default@)`).
-    pub fn work_commits(&self, id: &str, base: &[String]) -> Result<Vec<crate::vcs::Commit>> {
+    pub(crate) fn work_commits(
+        &self,
+        id: &str,
+        base: &[String],
+    ) -> Result<Vec<crate::vcs::Commit>> {
         let out = self.work_commits_call(id, base)?.stdout()?;
         Ok(crate::vcs::parse_commits(&out))
     }
 
     /// [`Jj::work_commits`] and [`Jj::tracked`] at once: two read-only jj processes side by
     /// side, since neither needs the other's answer.
-    pub fn work_commits_and_tracked(
+    pub(crate) fn work_commits_and_tracked(
         &self,
         id: &str,
         base: &[String],

@@ -34,7 +34,7 @@ impl Jj {
     /// The trial is integrated only while the target working copy is as the preview saw
     /// it: it is snapshotted again first, and an edit made there meanwhile makes the land
     /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
-    pub fn land(&self, plan: &Plan) -> Result<Landing> {
+    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
         let place = self.land_place(&plan.target)?;
         let work = self.snapshot_for_land(plan)?;
         for _ in 0..ATTEMPTS {
@@ -118,7 +118,7 @@ impl Jj {
     }
 
     /// Brings a land's target working copy at `dir` up to date after the land moved it.
-    pub fn update_target_working_copy(&self, dir: &Path) -> crate::vcs::Result<()> {
+    pub(crate) fn update_target_working_copy(&self, dir: &Path) -> crate::vcs::Result<()> {
         self.call(dir)?
             .args(["workspace", "update-stale"])
             .stdout()?;

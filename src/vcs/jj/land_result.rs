@@ -147,7 +147,7 @@ impl Jj {
 
     /// Whether the work of workspace `id` at `ws` is all in the target of `land`: after a
     /// snapshot of its working copy, no non-empty commit of `::<id>@` outside it.
-    pub fn is_landed(&self, id: &str, ws: &Path, land: &Land) -> crate::vcs::Result<bool> {
+    pub(crate) fn is_landed(&self, id: &str, ws: &Path, land: &Land) -> crate::vcs::Result<bool> {
         let stop = match land.target.strip_suffix('@') {
             Some(name) => workspace_revset(name),
             None => match land

@@ -11,7 +11,7 @@ mod land_result;
 mod pool;
 mod stale;
 
-pub use stale::recovery_dir;
+pub(crate) use stale::recovery_dir;
 
 use std::cell::OnceCell;
 use std::fs;
@@ -23,16 +23,16 @@ use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
 
 /// The name jj gives the repository's main workspace.
-pub const MAIN_WORKSPACE: &str = "default";
+pub(crate) const MAIN_WORKSPACE: &str = "default";
 
 /// The oldest jj whose templates and workspace listing this tool relies on.
-pub const MIN_VERSION: (u32, u32) = (0, 38);
+pub(crate) const MIN_VERSION: (u32, u32) = (0, 38);
 
 /// The jj release the test suite runs against.
-pub const TESTED_VERSION: (u32, u32, u32) = (0, 45, 1);
+pub(crate) const TESTED_VERSION: (u32, u32, u32) = (0, 45, 1);
 
 /// A jj repository, addressed through its main workspace.
-pub struct Jj {
+pub(crate) struct Jj {
     main: PathBuf,
     store: PathBuf,
     cache_dir: PathBuf,
@@ -41,7 +41,7 @@ pub struct Jj {
 
 impl Jj {
     /// `cache_dir` is where workspace lists may be kept between calls.
-    pub fn new(repo: &Repo, cache_dir: PathBuf) -> Jj {
+    pub(crate) fn new(repo: &Repo, cache_dir: PathBuf) -> Jj {
         Jj {
             main: repo.root.clone(),
             store: repo.store.clone(),
@@ -100,7 +100,7 @@ impl Jj {
     }
 
     /// Every registered workspace with the root jj recorded for it.
-    pub fn list(&self) -> Result<Vec<Registered>> {
+    pub(crate) fn list(&self) -> Result<Vec<Registered>> {
         // NUL-separated: a root path may hold any other byte, a newline included.
         let template = r#"name ++ "\0" ++ if(root, root.absolute(), "") ++ "\0""#;
         self.cached_list(template, "jj-workspaces.v2.cache")
@@ -108,7 +108,7 @@ impl Jj {
 
     /// Every registered workspace's name. Much cheaper than [`Jj::list`] with many
     /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints.
-    pub fn names(&self) -> Result<Vec<Registered>> {
+    pub(crate) fn names(&self) -> Result<Vec<Registered>> {
         self.cached_list(r#"name ++ "\0\0""#, "jj-workspace-names.v2.cache")
     }
 
@@ -140,7 +140,7 @@ impl Jj {
 
     /// The ids of the current operation heads, sorted and joined: names the repository's
     /// state exactly (used to key caches and to remember freshness checks).
-    pub fn op_heads_key(&self) -> Option<String> {
+    pub(crate) fn op_heads_key(&self) -> Option<String> {
         let heads = fs::read_dir(self.store.join("op_heads").join("heads")).ok()?;
         let mut ids: Vec<String> = heads
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -149,7 +149,7 @@ impl Jj {
         (!ids.is_empty()).then(|| ids.join(","))
     }
 
-    pub fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
+    pub(crate) fn resolve_base(&self, rev: Option<&str>) -> Result<Vec<String>> {
         // The default base is every parent of the main workspace's working copy.
         let revset = rev.unwrap_or("@-");
         let mut call = self
@@ -184,7 +184,7 @@ impl Jj {
         }
     }
 
-    pub fn workspace_add(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn workspace_add(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
         let mut call = self
             .call(&self.main)?
             .args(["workspace", "add", "--name", id]);
@@ -204,21 +204,21 @@ impl Jj {
 
     /// Starts `workspace forget`, which touches only the repository, so the directory can be
     /// removed meanwhile.
-    pub fn start_forget(&self, id: &str) -> Result<crate::exec::process::Started> {
+    pub(crate) fn start_forget(&self, id: &str) -> Result<crate::exec::process::Started> {
         Ok(self
             .call(&self.main)?
             .args(["workspace", "forget", id])
             .start()?)
     }
 
-    pub fn workspace_forget(&self, id: &str) -> Result<()> {
+    pub(crate) fn workspace_forget(&self, id: &str) -> Result<()> {
         self.call(&self.main)?
             .args(["workspace", "forget", id])
             .stdout()?;
         Ok(())
     }
 
-    pub fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn file_at(&self, commit: &str, file: &str) -> Result<Option<Vec<u8>>> {
         let out = self
             .query()?
             .args(["file", "show", "-r", commit])
@@ -231,7 +231,7 @@ impl Jj {
         }
     }
 
-    pub fn exclude_file(&self) -> Option<PathBuf> {
+    pub(crate) fn exclude_file(&self) -> Option<PathBuf> {
         let store = self.store.join("store");
         let target = fs::read_to_string(store.join("git_target")).ok()?;
         Some(store.join(target.trim()).join("info").join("exclude"))
@@ -247,12 +247,12 @@ fn store_atomically(path: &Path, text: &str) {
     }
 }
 
-pub fn workspace_revset(id: &str) -> String {
+pub(crate) fn workspace_revset(id: &str) -> String {
     format!("{id:?}@")
 }
 
 /// The major and minor version in `jj --version`'s output.
-pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let version = text.split_whitespace().nth(1)?;
     let mut parts = version.split(['.', '-', '+']);
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))

@@ -11,7 +11,7 @@ impl Jj {
     /// Starts renaming the workspace at `path` (the current name is jj's own record) to
     /// `name`, in the background: jj snapshots it first (finding nothing in a prepared
     /// workspace), most of a take's time, so the caller asks its other questions meanwhile.
-    pub fn start_rename_workspace(&self, path: &Path, name: &str) -> Result<Started> {
+    pub(crate) fn start_rename_workspace(&self, path: &Path, name: &str) -> Result<Started> {
         Ok(self
             .call(path)?
             .args(["workspace", "rename", "--", name])
@@ -20,7 +20,7 @@ impl Jj {
 
     /// Starts a new working-copy commit on `base` in the workspace at `path`: jj rewrites only
     /// the files that differ from the current checkout.
-    pub fn new_on(&self, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn new_on(&self, path: &Path, base: &[String]) -> Result<()> {
         self.call(path)?.arg("new").args(base).stdout()?;
         Ok(())
     }

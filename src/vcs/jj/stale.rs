@@ -37,7 +37,7 @@ impl Jj {
     }
 
     /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
-    pub fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+    pub(crate) fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
         match self.probe(ws, "''")? {
             Probe::Fresh(_) => Ok(false),
             Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
@@ -268,7 +268,7 @@ impl Jj {
 
     /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
     /// Returns whether files were put back.
-    pub fn resume_recovery(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+    pub(crate) fn resume_recovery(&self, ws: &Path, scratch: &Path) -> Result<bool> {
         if recovery::is_complete(scratch) {
             return self.finish_recovery(ws, scratch).map(|()| true);
         }
@@ -283,7 +283,7 @@ impl Jj {
 
     /// Cheap check: has any operation happened since the working copy was last updated, or
     /// since `checked` (the [`Jj::op_heads_key`] of the last check)?
-    pub fn may_be_stale(&self, ws: &Path, checked: Option<&str>) -> bool {
+    pub(crate) fn may_be_stale(&self, ws: &Path, checked: Option<&str>) -> bool {
         let checkout = ws.join(".jj").join("working_copy").join("checkout");
         let heads = self.store.join("op_heads").join("heads");
         let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
@@ -315,7 +315,7 @@ fn parse_operation(text: &str) -> Option<String> {
 
 /// Where the files of the workspace at `ws` are carried across `update-stale`: beside it, in
 /// the namespace directory, named after its directory (a dot-name, so never a workspace).
-pub fn recovery_dir(ws: &Path) -> PathBuf {
+pub(crate) fn recovery_dir(ws: &Path) -> PathBuf {
     let id = ws.file_name().unwrap_or_default().to_string_lossy();
     ws.with_file_name(format!(".recovering-{id}"))
 }

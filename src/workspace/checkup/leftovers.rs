@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::Check;
 use crate::store::layout::Layout;
 
-pub fn check(layout: &Layout) -> Vec<Check> {
+pub(super) fn check(layout: &Layout) -> Vec<Check> {
     let mut found: Vec<Check> = vec![];
     for (name, path) in names(&layout.dir) {
         if let Some(id) = name.strip_prefix(".recovering-") {
@@ -102,7 +102,7 @@ pub fn check(layout: &Layout) -> Vec<Check> {
 
 /// Registrations of prepared workspaces whose directory is gone (a fill or drain killed
 /// half way): the backend keeps them until forgotten.
-pub fn pool_registrations(ctx: &crate::workspace::context::Context) -> Vec<Check> {
+pub(super) fn pool_registrations(ctx: &crate::workspace::context::Context) -> Vec<Check> {
     let filling = crate::store::lock::is_held(&ctx.layout.pool_lock());
     if filling {
         return vec![];

@@ -14,7 +14,7 @@ use crate::workspace::inventory::{self, Entry};
 /// How bad a check's finding is; any error makes `doctor` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub(crate) enum Level {
     Ok,
     Warning,
     Error,
@@ -22,7 +22,7 @@ pub enum Level {
 
 /// One finding: what was checked, what was found and, unless ok, how to fix it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: String,
     pub level: Level,
     pub message: String,
@@ -31,7 +31,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn ok(name: impl Into<String>, message: impl Into<String>) -> Check {
+    pub(crate) fn ok(name: impl Into<String>, message: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             level: Level::Ok,
@@ -40,7 +40,7 @@ impl Check {
         }
     }
 
-    pub fn warning(
+    pub(crate) fn warning(
         name: impl Into<String>,
         message: impl Into<String>,
         fix: impl Into<String>,
@@ -52,7 +52,7 @@ impl Check {
         }
     }
 
-    pub fn error(
+    pub(crate) fn error(
         name: impl Into<String>,
         message: impl Into<String>,
         fix: impl Into<String>,
@@ -66,14 +66,14 @@ impl Check {
 
 /// Everything found: the checks in order, and the workspaces that have a problem (their
 /// wording is the command layer's, as in `status`).
-pub struct Findings {
+pub(crate) struct Findings {
     pub checks: Vec<Check>,
     pub troubled: Vec<Entry>,
 }
 
 /// Runs every check. Without a repository the repository's own checks are replaced by one
 /// error; the tools and the root are checked all the same.
-pub fn run(options: Options<'_>) -> Findings {
+pub(crate) fn run(options: Options<'_>) -> Findings {
     let context = Context::open(options);
     let backend = context.as_ref().ok().map(|ctx| ctx.repo.backend);
     let sandbox = context.as_ref().is_ok_and(|ctx| ctx.config.sandbox);

@@ -13,7 +13,7 @@ use crate::workspace::{capacity::free_bytes, EXCLUDES};
 const LOW_DISK: u64 = 1 << 30;
 
 /// The repository found, its backend and namespace, and its exclude file's entries.
-pub fn repository(ctx: &Context) -> Check {
+pub(super) fn repository(ctx: &Context) -> Check {
     let found = format!(
         "{} repository at {}, namespace {}",
         ctx.repo.backend.as_str(),
@@ -56,7 +56,7 @@ pub fn repository(ctx: &Context) -> Check {
 }
 
 /// The root and the repository's namespace in it.
-pub fn root(layout: &Layout, min_free: Option<u64>) -> Vec<Check> {
+pub(super) fn root(layout: &Layout, min_free: Option<u64>) -> Vec<Check> {
     let mut checks = root_alone(&layout.root);
     if checks.iter().any(|c| c.level != super::Level::Ok) || !layout.root.exists() {
         return checks;
@@ -84,7 +84,7 @@ pub fn root(layout: &Layout, min_free: Option<u64>) -> Vec<Check> {
 }
 
 /// The root: a writable directory (or not yet created, made by the first run).
-pub fn root_alone(root: &Path) -> Vec<Check> {
+pub(super) fn root_alone(root: &Path) -> Vec<Check> {
     let fix = "pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory";
     match std::fs::metadata(root) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![missing(root, fix)],

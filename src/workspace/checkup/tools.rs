@@ -11,7 +11,7 @@ use crate::vcs::jj::{parse_version, MIN_VERSION, TESTED_VERSION};
 
 /// jj, git, direnv, just and bubblewrap. A missing tool is an error where this repository
 /// needs it (its backend; bubblewrap when the configuration sandboxes every run).
-pub fn check(backend: Option<Backend>, sandboxed: bool) -> Vec<Check> {
+pub(super) fn check(backend: Option<Backend>, sandboxed: bool) -> Vec<Check> {
     vec![
         jj(backend != Some(Backend::Git)),
         present(
@@ -130,7 +130,7 @@ fn bubblewrap(needed: bool) -> Check {
 
 /// direnv's trust database (`$XDG_DATA_HOME/direnv/allow`): missing is fine (direnv creates
 /// it on the first allow); present, it must be a readable directory.
-pub fn trust_database() -> Check {
+pub(super) fn trust_database() -> Check {
     let Some(dir) = allow_dir() else {
         return Check::warning(
             "direnv trust",

@@ -39,7 +39,7 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> 
 
 /// Settles every take a crash interrupted: finished when the workspace's state was saved,
 /// else discarded. The caller holds the repository lock (so no take is under way).
-pub fn recover(ctx: &Context) -> Result<()> {
+pub(crate) fn recover(ctx: &Context) -> Result<()> {
     let dir = ctx.layout.pool_dir();
     let Ok(files) = fs::read_dir(&dir) else {
         return Ok(());
@@ -68,7 +68,7 @@ pub fn recover(ctx: &Context) -> Result<()> {
 /// Settles the takes a crash interrupted, when a journal is left and no take is under way
 /// (the repository lock is free; otherwise the take holding it settles them): what a
 /// command runs before it reads the workspaces, so a half-taken entry never shows as one.
-pub fn settle(ctx: &Context) -> Result<()> {
+pub(crate) fn settle(ctx: &Context) -> Result<()> {
     let Ok(files) = fs::read_dir(ctx.layout.pool_dir()) else {
         return Ok(());
     };
@@ -86,7 +86,7 @@ pub fn settle(ctx: &Context) -> Result<()> {
 
 /// Settles a take of workspace `id` a crash interrupted, if there is one (taking the
 /// repository lock); true when one was found.
-pub fn recover_taken(ctx: &Context, id: &str) -> Result<bool> {
+pub(crate) fn recover_taken(ctx: &Context, id: &str) -> Result<bool> {
     if !super::taking(&ctx.layout.dir).iter().any(|t| t == id) {
         return Ok(false);
     }
@@ -120,7 +120,7 @@ pub(super) fn unready(ctx: &Context, entry: &Entry) -> Result<bool> {
 }
 
 /// `pool drain`: removes every prepared workspace, waiting for a fill under way.
-pub fn drain(ctx: &Context) -> Result<Vec<PathBuf>> {
+pub(crate) fn drain(ctx: &Context) -> Result<Vec<PathBuf>> {
     let _pool = lock::exclusive(&ctx.layout.pool_lock())?;
     {
         let _repo = lock::exclusive(&ctx.layout.repo_lock())?;

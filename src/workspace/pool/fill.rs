@@ -13,7 +13,7 @@ use crate::workspace::context::Context;
 
 /// What a fill did.
 #[derive(Debug, Default)]
-pub struct Filled {
+pub(crate) struct Filled {
     /// The prepared workspaces it made.
     pub prepared: Vec<PathBuf>,
     /// Entries it removed first: left incomplete, or prepared under another configuration.
@@ -25,7 +25,7 @@ pub struct Filled {
 }
 
 /// How a fill runs.
-pub struct Options {
+pub(crate) struct Options {
     /// Prepare until this many are ready.
     pub target: usize,
     /// Wait for another fill to finish (else leave it to that one).
@@ -36,7 +36,11 @@ pub struct Options {
 
 /// Fills the pool up to `opts.target` ready workspaces. A failure discards the workspace it
 /// was preparing and is returned; those prepared before it stay.
-pub fn fill(ctx: &Context, opts: &Options, notes: &mut Vec<super::super::Note>) -> Result<Filled> {
+pub(crate) fn fill(
+    ctx: &Context,
+    opts: &Options,
+    notes: &mut Vec<super::super::Note>,
+) -> Result<Filled> {
     let pool_lock = match opts.wait {
         true => lock::exclusive(&ctx.layout.pool_lock())?,
         false => match lock::try_exclusive(&ctx.layout.pool_lock())? {
@@ -181,6 +185,6 @@ fn keep_setup_log(ctx: &Context, entry: &super::Entry) -> Option<PathBuf> {
 }
 
 /// Where the log of the last failed setup in a prepared workspace is kept.
-pub fn failed_setup_log(ctx: &Context) -> PathBuf {
+pub(crate) fn failed_setup_log(ctx: &Context) -> PathBuf {
     ctx.layout.pool_dir().join("setup.log")
 }

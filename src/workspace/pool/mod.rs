@@ -12,11 +12,11 @@
 //! while checking out), so a run never waits for a fill.
 
 mod discard;
-pub mod fill;
+pub(crate) mod fill;
 mod take;
 
-pub use discard::{drain, recover, recover_taken, settle};
-pub use take::{abandon, begin, complete, finish, take};
+pub(crate) use discard::{drain, recover, recover_taken, settle};
+pub(crate) use take::{abandon, begin, complete, finish, take};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ use crate::workspace::context::Context;
 
 /// A prepared workspace's ready file: what it was prepared as.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Ready {
+pub(crate) struct Ready {
     pub schema_version: u32,
     /// The configuration it was prepared under ([`fingerprint`]); another one makes it stale.
     pub fingerprint: String,
@@ -43,7 +43,7 @@ pub struct Ready {
 /// What a pool entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum State {
+pub(crate) enum State {
     /// Complete, and prepared under the current configuration: a run may take it.
     Ready,
     /// Complete, but prepared under another configuration: the next fill replaces it.
@@ -56,7 +56,7 @@ pub enum State {
 
 /// One prepared workspace.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub token: String,
     pub path: PathBuf,
     pub state: State,
@@ -65,12 +65,12 @@ pub struct Entry {
 
 impl Entry {
     /// Its name in the backend (jj's workspace name).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{POOL_PREFIX}{}", self.token)
     }
 }
 
-pub fn ready_file(layout: &Layout, token: &str) -> PathBuf {
+pub(crate) fn ready_file(layout: &Layout, token: &str) -> PathBuf {
     layout.pool_dir().join(format!("{token}.json"))
 }
 
@@ -78,13 +78,13 @@ pub fn ready_file(layout: &Layout, token: &str) -> PathBuf {
 // workspace is touched, naming the id it becomes; read so a half-taken one is never listed.
 
 /// The journal of a take of prepared workspace `token`.
-pub fn journal(layout: &Layout, token: &str) -> PathBuf {
+pub(crate) fn journal(layout: &Layout, token: &str) -> PathBuf {
     layout.pool_dir().join(format!("{token}.taking"))
 }
 
 /// The ids a take's journal names whose workspace has no state yet: a half-taken entry,
 /// never listed as a workspace.
-pub fn taking(namespace_dir: &Path) -> Vec<String> {
+pub(crate) fn taking(namespace_dir: &Path) -> Vec<String> {
     let Ok(dir) = fs::read_dir(namespace_dir.join(POOL_DIR)) else {
         return vec![];
     };
@@ -119,7 +119,7 @@ fn new_token() -> String {
 
 /// What the configuration gives every new workspace; an entry prepared under other values
 /// is not what a creation now would make.
-pub fn fingerprint(ctx: &Context) -> String {
+pub(crate) fn fingerprint(ctx: &Context) -> String {
     let c = &ctx.config;
     let text = format!(
         "{:?}|{:?}|{:?}|{}|{:?}|{:?}",
@@ -136,7 +136,7 @@ pub fn fingerprint(ctx: &Context) -> String {
 /// Every prepared workspace of the namespace, oldest first, except those a take's journal
 /// names (they are being taken, or are the recovery's to discard), then the registrations a
 /// kill left without a directory ([`leaked`]).
-pub fn entries(ctx: &Context) -> Vec<Entry> {
+pub(crate) fn entries(ctx: &Context) -> Vec<Entry> {
     // The backend is asked first: the slow part, kept out of the time between asking whether
     // a fill is under way and reading the entries (and the caller asking it again).
     let registered = ctx.vcs.list().unwrap_or_default();
@@ -151,7 +151,7 @@ pub fn entries(ctx: &Context) -> Vec<Entry> {
 /// directory and forgetting it (or a directory deleted by hand) leaves. Incomplete (or
 /// preparing, while a fill holds the pool lock); the next fill or drain forgets them. Asks
 /// the backend, so a take never calls it.
-pub fn leaked(ctx: &Context, filling: bool) -> Vec<Entry> {
+pub(crate) fn leaked(ctx: &Context, filling: bool) -> Vec<Entry> {
     leaked_of(ctx, ctx.vcs.list().unwrap_or_default(), filling)
 }
 
@@ -228,7 +228,7 @@ fn read_ready(layout: &Layout, token: &str) -> Option<Ready> {
 /// Starts `pool refill` detached, to bring the pool back to `pool.size` without delaying
 /// anyone: it holds no lease, takes the pool lock only if free, and writes what it says to
 /// `<namespace>/.pool/refill.log`.
-pub fn refill_in_background(ctx: &Context) -> crate::error::Result<()> {
+pub(crate) fn refill_in_background(ctx: &Context) -> crate::error::Result<()> {
     let exe = std::env::current_exe().map_err(|e| {
         crate::error::CliError::io("find", std::path::Path::new("agent-workspace"), &e)
     })?;

@@ -17,7 +17,7 @@ use crate::vcs::Created;
 use crate::workspace::context::Context;
 
 /// A prepared workspace now at the new workspace's path.
-pub struct Taken {
+pub(crate) struct Taken {
     pub token: String,
     pub created: Created,
     /// What its preparation gave the new workspace's record: the tools bundle, copied files
@@ -27,7 +27,7 @@ pub struct Taken {
 
 /// A take begun: the journal is written, the entry is at the workspace's path and (jj) the
 /// backend is renaming it.
-pub struct Begun {
+pub(crate) struct Begun {
     entry: Entry,
     ready: Ready,
     /// jj's rename, running; none for git, which names worktrees by path.
@@ -37,7 +37,7 @@ pub struct Begun {
 /// Takes the oldest ready entry as workspace `id` at `path` on `base`; `None` when there is
 /// none. The caller holds the repository lock and, once the new record is saved, calls
 /// [`finish`]; on a failure after this returned, its roll-back removes the workspace.
-pub fn take(
+pub(crate) fn take(
     ctx: &Context,
     id: &str,
     path: &Path,
@@ -59,7 +59,7 @@ pub fn take(
 /// base, not yet known: `None` when there is none (or with git, whose take needs the base
 /// first). The caller holds the repository lock and then calls [`complete`] with the base,
 /// or [`abandon`].
-pub fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
+pub(crate) fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
     if !matches!(ctx.vcs, crate::vcs::Vcs::Jj(_)) {
         return Ok(None);
     }
@@ -70,7 +70,7 @@ pub fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
 }
 
 /// Completes a take [`begin`] started, now that the base is known.
-pub fn complete(
+pub(crate) fn complete(
     ctx: &Context,
     begun: Begun,
     id: &str,
@@ -82,7 +82,7 @@ pub fn complete(
 
 /// Gives up a take [`begin`] started (the caller failed before completing it): the entry is
 /// discarded as a crash's would be.
-pub fn abandon(ctx: &Context, begun: Begun, id: &str) {
+pub(crate) fn abandon(ctx: &Context, begun: Begun, id: &str) {
     if let Some(rename) = begun.rename {
         let _ = rename.wait();
     }
@@ -202,7 +202,7 @@ fn move_setup_log(entry: &Entry, path: &Path, prepared: &mut Record) {
 
 /// Ends a take whose workspace's state is saved: its ready file, journal and the entry's own
 /// state go.
-pub fn finish(ctx: &Context, token: &str) {
+pub(crate) fn finish(ctx: &Context, token: &str) {
     let entry = ctx.layout.pool_entry(token);
     let _ = crate::store::state::remove(&entry);
     let _ = crate::store::fsutil::remove_file(&ready_file(&ctx.layout, token));
