@@ -8,9 +8,11 @@
 //! - `cli`: clap definitions, the dispatch and one thin command per subcommand;
 //!   `ui`: the output sink (stdout, colour, the status table, the progress line, the words)
 //! - `workspace`: the lifecycle: open, create, take from the pool, repair, land, remove; the
-//!   inventory of a namespace, `doctor`'s checkup, the context every command starts from
-//! - `vcs`: jj and git behind one enum; `exec`: every process start, signals, direnv,
-//!   bubblewrap; `config`: the configuration files
+//!   inventory of a namespace, `doctor`'s checkup, the context every command starts from,
+//!   the command's launch and direnv's trust policy
+//! - `vcs`: jj and git behind one enum; `config`: the configuration files
+//! - `exec`: every process start (helpers, the user's command and its guard), signals,
+//!   liveness, bubblewrap
 //! - `store`: the record and state, the layout, locks, symlink-safe files, trees
 //! - `error`, `repo`, `vars`, `refname`, `progress`: the error type, repository discovery,
 //!   variable names, git's ref-name rules, the phases of a slow step
