@@ -5,9 +5,8 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::CliError;
-
 use crate::cli::global::GlobalArgs;
+use crate::error::CliError;
 
 /// Isolated, resumable jj (or git worktree) workspaces for agent workflows.
 #[derive(Debug, Parser)]
