@@ -99,6 +99,57 @@ pub(crate) fn is_ancestor(pid: u32) -> bool {
     false
 }
 
+/// Every live process (other than this one) with `path` as one of its arguments, found
+/// through `/proc` (Linux; elsewhere none): a helper call on a workspace (`jj -R <path> ...`)
+/// that a killed command left running.
+pub(crate) fn naming(path: &std::path::Path) -> Vec<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    let wanted = path.as_os_str().as_bytes();
+    let me = std::process::id();
+    let mut found = vec![];
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let live = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| parse_state(&s))
+            .is_some_and(|state| state != 'Z' && state != 'X');
+        if live && cmdline.split(|&b| b == 0).any(|arg| arg == wanted) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits until no process names `paths` (see [`naming`]), up to `limit`; whether none is
+/// left.
+pub(crate) fn wait_unnamed(paths: &[&std::path::Path], limit: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if paths.iter().all(|p| naming(p).is_empty()) {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +172,35 @@ mod tests {
         );
         assert!(is_ancestor(me));
         assert!(!is_alive(0, None));
+    }
+
+    #[test]
+    fn a_process_naming_a_path_is_found_until_it_ends() {
+        let dir = std::env::temp_dir().join(format!("aw-naming-{}", std::process::id()));
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(wait_named(&dir, pid), "{:?}", naming(&dir));
+        assert!(!wait_unnamed(
+            &[&dir],
+            std::time::Duration::from_millis(100)
+        ));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(wait_unnamed(&[&dir], std::time::Duration::from_secs(5)));
+    }
+
+    /// Until `pid` shows up as naming `dir` (its exec may take a moment).
+    fn wait_named(dir: &std::path::Path, pid: u32) -> bool {
+        (0..250).any(|_| {
+            let found = naming(dir).contains(&pid);
+            if !found {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            found
+        })
     }
 }

@@ -19,6 +19,16 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> 
     let journal_file = journal(layout, token);
     let new_branch =
         fs::read_to_string(&journal_file).is_ok_and(|t| t.lines().nth(1) == Some("new-branch"));
+    // A helper call the killed take started on the entry (jj's rename runs in the
+    // background) may still be running: undone before it ends, it would register the id
+    // again afterwards. Wait for it; one that hangs is left to the next command.
+    if !crate::exec::liveness::wait_unnamed(&[&entry, &ws], std::time::Duration::from_secs(15)) {
+        return Err(CliError::failure(format!(
+            "a helper process a killed take of workspace {id:?} started on {} is still running",
+            entry.display()
+        ))
+        .hint("wait for it to end (or end it), then run the command again"));
+    }
     for dir in [&ws, &entry] {
         if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
             super::super::remove_workspace_dir(&layout.dir, dir)?;
