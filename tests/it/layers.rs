@@ -54,7 +54,6 @@ const LAYERS: [(&str, &[&str]); 4] = [
     ),
 ];
 
-
 fn src() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }

@@ -66,6 +66,7 @@ mod shell;
 mod status;
 mod status_details;
 mod status_watch;
+mod stress_model;
 mod tools;
 mod usage;
 mod verdicts;
