@@ -174,12 +174,8 @@ fn stress_model_git() {
 fn stress_model_oracle_sees_a_lost_line_a_marker_and_a_wrong_status() {
     let env = TestEnv::new();
     let mut world = World::new(&env, Backend::Git, 7);
-    let mut step = 0;
-    while world.model.live_ws().is_empty() || step < 6 {
-        step += 1;
-        assert!(step < 60, "no workspace after 60 steps");
-        world.step();
-    }
+    world.agent_run_to_end();
+    world.agent_run_to_end();
     let baseline = world.check(false);
     assert!(baseline.is_empty(), "{}", baseline.join("\n"));
 

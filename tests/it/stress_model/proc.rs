@@ -101,12 +101,16 @@ impl Started {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
-        Out {
+        let out = Out {
             code: status.code(),
             stdout: fs::read_to_string(&self.out).unwrap_or_default(),
             stderr: fs::read_to_string(&self.err).unwrap_or_default(),
             killed,
-        }
+        };
+        // A long round runs hundreds of thousands of commands: keep no file per command.
+        let _ = fs::remove_file(&self.out);
+        let _ = fs::remove_file(&self.err);
+        out
     }
 
     /// Waits for the command to end.

@@ -279,6 +279,11 @@ impl World<'_> {
         out
     }
 
+    /// An agent's run that is not killed (for tests of the oracle itself).
+    pub fn agent_run_to_end(&mut self) {
+        self.agent_run(Mode::Finish);
+    }
+
     fn agent_run(&mut self, mode: Mode) {
         let live = self.model.live_ws();
         let id = if live.len() < 2 || (live.len() < MAX_LIVE && self.rng.chance(20)) {
