@@ -152,6 +152,8 @@ impl History {
                 commits.insert(out.stdout.trim().to_string());
             }
         }
+        // jj's root commit (all zeros) is no git object.
+        commits.retain(|c| !c.is_empty() && c.bytes().any(|b| b != b'0'));
         let new: Vec<&String> = commits
             .iter()
             .filter(|c| !self.by_commit.contains_key(*c))

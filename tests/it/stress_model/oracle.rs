@@ -64,6 +64,9 @@ pub struct Model {
     /// (location, file) pairs where a command reported a conflict; file `*` is any file.
     pub allowed: BTreeSet<(String, String)>,
     pub last_land: Option<LandRec>,
+    /// Allowances whose conflict was undone, by the workspace whose disk still shows it:
+    /// they go when the next command of agent-workspace brings that workspace up to date.
+    pub fading: BTreeMap<String, Vec<(String, String)>>,
     /// Commit ids the tool named (clean, gc).
     pub named: BTreeSet<String>,
     pub next_ws: u32,
@@ -121,6 +124,13 @@ impl Model {
         self.main_required.remove(&n);
         for w in self.ws.values_mut() {
             w.required.remove(&n);
+        }
+    }
+
+    /// A command brought `loc` up to date: conflicts undone before no longer excuse markers.
+    pub fn touched(&mut self, loc: &str) {
+        for key in self.fading.remove(loc).unwrap_or_default() {
+            self.allowed.remove(&key);
         }
     }
 

@@ -3,7 +3,7 @@
 //! without `--prefer`, the printed undo, clean, `clean --landed`, gc, and commands SIGKILLed
 //! at a random moment. Each step updates the model from what the command reported.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::time::Duration;
 
@@ -101,12 +101,30 @@ impl World<'_> {
             writes: vec![],
             deletes: vec![],
         };
+        // The agent's own lines by file as the script goes: what is on disk now, then what
+        // the script appends, renames and deletes.
+        let mut pending: BTreeMap<String, Vec<u64>> = disk
+            .files
+            .iter()
+            .map(|(file, ns)| {
+                let own = ns
+                    .iter()
+                    .copied()
+                    .filter(|n| self.model.tokens.get(n).is_some_and(|t| t.writer == id))
+                    .collect();
+                (file.clone(), own)
+            })
+            .collect();
         let actions = 1 + self.rng.below(3);
         for _ in 0..actions {
             match self.rng.weighted(&[40, 25, 10, 7, 7, 3, 8]) {
                 0 => {
                     let file = *self.rng.pick(SHARED);
                     self.append_in_script(id, file, &mut script);
+                    pending
+                        .entry(file.to_string())
+                        .or_default()
+                        .extend(script.writes.last());
                 }
                 1 => {
                     let own = self.model.ws[id].own_files.clone();
@@ -116,6 +134,10 @@ impl World<'_> {
                         self.own_file(id)
                     };
                     self.append_in_script(id, &file, &mut script);
+                    pending
+                        .entry(file)
+                        .or_default()
+                        .extend(script.writes.last());
                 }
                 2 => {
                     let mine: Vec<u64> = disk
@@ -143,18 +165,16 @@ impl World<'_> {
                     let own: Vec<String> = self.model.ws[id]
                         .own_files
                         .iter()
-                        .filter(|f| disk.files.contains_key(*f))
+                        .filter(|f| pending.contains_key(*f))
                         .cloned()
                         .collect();
                     if own.is_empty() {
                         continue;
                     }
                     let file = self.rng.pick(&own).clone();
-                    for n in &disk.files[&file] {
-                        if self.model.tokens.get(n).is_some_and(|t| t.writer == id) {
-                            script.deletes.push(*n);
-                        }
-                    }
+                    script
+                        .deletes
+                        .extend(pending.remove(&file).unwrap_or_default());
                     script.text.push_str(&format!("rm -f {file}; "));
                     if let Some(w) = self.model.ws.get_mut(id) {
                         w.own_files.retain(|f| *f != file);
@@ -167,6 +187,9 @@ impl World<'_> {
                     }
                     let from = self.rng.pick(&own).clone();
                     let to = self.own_file(id);
+                    if let Some(moved) = pending.remove(&from) {
+                        pending.insert(to.clone(), moved);
+                    }
                     script
                         .text
                         .push_str(&format!("[ -f {from} ] && mv {from} {to}; "));
@@ -214,6 +237,19 @@ impl World<'_> {
     }
 
     fn ensure_ws(&mut self, id: &str, parent: Option<String>) {
+        if !self.model.ws.contains_key(id) {
+            // A new workspace starts from its parent's or the main working copy's state,
+            // with the conflicts reported there.
+            let from = parent.clone().unwrap_or_else(|| MAIN.to_string());
+            let inherited: Vec<(String, String)> = self
+                .model
+                .allowed
+                .iter()
+                .filter(|(loc, _)| *loc == from)
+                .map(|(_, file)| (id.to_string(), file.clone()))
+                .collect();
+            self.model.allowed.extend(inherited);
+        }
         self.model.ws.entry(id.to_string()).or_insert(Ws {
             parent,
             live: false,
@@ -238,6 +274,7 @@ impl World<'_> {
         }
         args.extend(argv(&["--", "sh", "-c", &script.text]));
         let out = self.exec(AW, &args, mode);
+        self.model.touched(id);
         // What the script wrote is what is on the disk now (all of it when it exited 0).
         let disk = self.scan(id).all();
         for n in &script.writes {
@@ -389,6 +426,7 @@ impl World<'_> {
         let id = self.pick_live();
         self.log.push(format!("  checkpoint {id}"));
         let out = self.exec(AW, &argv(&["checkpoint", &id, "-m", "cp"]), mode);
+        self.model.touched(&id);
         if !out.ok() {
             if let Some(w) = self.model.ws.get_mut(&id) {
                 w.expect = Expect::Any;
@@ -417,11 +455,14 @@ impl World<'_> {
         self.log.push(format!("  land {id} into {target}"));
         let wscan = self.scan(id);
         let tscan = self.scan(&target);
-        let live = self.model.live_tokens();
-        let mut added: BTreeSet<u64> = wscan
-            .all()
+        // What the land brings: the lines the workspace wrote or that landed in it (the
+        // lines of its base are the target's business: the target may have dropped them).
+        let on_disk = wscan.all();
+        let mut added: BTreeSet<u64> = self
+            .model
+            .required(id)
             .into_iter()
-            .filter(|n| live.contains(n))
+            .filter(|n| on_disk.contains(n))
             .collect();
         let before = self.model.required(&target);
         added.retain(|n| !before.contains(n));
@@ -433,6 +474,18 @@ impl World<'_> {
             args.push("--allow-conflicts".into());
         }
         let out = self.exec(AW, &args, mode);
+        self.model.touched(id);
+        self.model.touched(&target);
+        for line in out.stdout.lines() {
+            if [
+                "Landed", "Did not", "Nothing", "Conflict", "Resolved", "Undo",
+            ]
+            .iter()
+            .any(|p| line.starts_with(p))
+            {
+                self.log.push(format!("      {line}"));
+            }
+        }
         if out.killed {
             self.killed_land(id, &target, added);
             return;
@@ -583,8 +636,18 @@ impl World<'_> {
                     set.remove(n);
                 }
             }
-            for key in &rec.allowed {
-                self.model.allowed.remove(key);
+            // The undo ran in the main working copy, which it updated; a workspace's disk
+            // shows the undone conflict until a command brings it up to date.
+            for key in rec.allowed {
+                if key.0 == MAIN {
+                    self.model.allowed.remove(&key);
+                } else {
+                    self.model
+                        .fading
+                        .entry(key.0.clone())
+                        .or_default()
+                        .push(key);
+                }
             }
             if let Some(w) = self.model.ws.get_mut(&rec.ws) {
                 w.expect = Expect::Not(&["landed", "conflicted"]);
