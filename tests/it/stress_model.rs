@@ -78,9 +78,12 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             return Some(report(&world, step, &broken, steps));
         }
         broken_steps += 1;
+        let action = action(&world.log, step);
         for b in &broken {
             world.log.push(format!("  BROKEN: {b}"));
-            kinds.entry(kind(b)).or_insert_with(|| (step, b.clone()));
+            kinds
+                .entry(format!("{} after {}", kind(b), blur(&action)))
+                .or_insert_with(|| (step, format!("{b}\n      (after: {action})")));
         }
     }
     let summary = format!(
@@ -109,11 +112,29 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
 
 /// A break with its numbers and workspace ids blurred, so breaks of one kind count once.
 fn kind(broken: &str) -> String {
-    let blurred: String = broken
-        .chars()
+    blur(broken)
+        .split(':')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn blur(text: &str) -> String {
+    text.chars()
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
-        .collect();
-    blurred.split(':').take(2).collect::<Vec<_>>().join(":")
+        .collect()
+}
+
+/// What step `step` did, from the log: its lines before the first command.
+fn action(log: &[String], step: u64) -> String {
+    let header = format!("step {step}:");
+    let start = log.iter().rposition(|l| *l == header).map_or(0, |i| i + 1);
+    log[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("    "))
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn write_log(world: &World) -> std::path::PathBuf {

@@ -70,6 +70,8 @@ pub struct Model {
     /// Commit ids the tool named (clean, gc).
     pub named: BTreeSet<String>,
     pub next_ws: u32,
+    /// The checkpoints agents made (jj change ids, git commits), for `run --base-change`.
+    pub checkpoints: Vec<String>,
 }
 
 impl Model {

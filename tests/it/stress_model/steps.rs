@@ -52,6 +52,7 @@ impl World<'_> {
             3,                                          // gc
             6,                                          // kill
             has(!self.scan(MAIN).marked.is_empty(), 6), // resolve
+            has(!self.model.checkpoints.is_empty(), 3), // run on a checkpoint
         ];
         let choice = if live.len() > MAX_LIVE {
             7
@@ -77,7 +78,8 @@ impl World<'_> {
             8 => self.clean_landed(),
             9 => self.gc(Mode::Finish),
             10 => killed = self.kill(),
-            _ => self.resolve(),
+            11 => self.resolve(),
+            _ => self.base_change_run(),
         }
         killed
     }
@@ -274,6 +276,11 @@ impl World<'_> {
         }
         args.extend(argv(&["--", "sh", "-c", &script.text]));
         let out = self.exec(AW, &args, mode);
+        self.after_run(id, script, out);
+    }
+
+    /// The model learns what a run's script wrote and deleted.
+    fn after_run(&mut self, id: &str, script: Script, out: Out) {
         self.model.touched(id);
         // What the script wrote is what is on the disk now (all of it when it exited 0).
         let disk = self.scan(id).all();
@@ -331,6 +338,29 @@ impl World<'_> {
         self.log.push(format!("  agent run in {id}"));
         self.ensure_ws(&id, None);
         self.run_script(&id, None, mode);
+    }
+
+    /// A new workspace started on an agent's checkpoint (`run --base-change`).
+    fn base_change_run(&mut self) {
+        let base = self.rng.pick(&self.model.checkpoints).clone();
+        let id = self.new_id("b");
+        self.log
+            .push(format!("  agent run in {id} on checkpoint {base}"));
+        self.ensure_ws(&id, None);
+        self.stats.runs += 1;
+        let script = self.compose(&id);
+        let args = argv(&[
+            "run",
+            &id,
+            "--base-change",
+            &base,
+            "--",
+            "sh",
+            "-c",
+            &script.text,
+        ]);
+        let out = self.exec(AW, &args, Mode::Finish);
+        self.after_run(&id, script, out);
     }
 
     fn child_run(&mut self) {
@@ -425,8 +455,17 @@ impl World<'_> {
     fn checkpoint(&mut self, mode: Mode) {
         let id = self.pick_live();
         self.log.push(format!("  checkpoint {id}"));
-        let out = self.exec(AW, &argv(&["checkpoint", &id, "-m", "cp"]), mode);
+        let out = self.exec(AW, &argv(&["checkpoint", &id, "-m", "cp", "--json"]), mode);
         self.model.touched(&id);
+        if let Ok(json) = serde_json::from_str::<serde_json::Value>(&out.stdout) {
+            let key = match self.backend {
+                Backend::Jj => "change_id",
+                Backend::Git => "commit",
+            };
+            if let Some(rev) = json[key].as_str() {
+                self.model.checkpoints.push(rev.to_string());
+            }
+        }
         if !out.ok() {
             if let Some(w) = self.model.ws.get_mut(&id) {
                 w.expect = Expect::Any;
