@@ -210,18 +210,13 @@ pub fn check(model: &Model, seen: &Seen, seed: u64) -> Vec<String> {
     locations.extend(model.live_ws());
     for loc in &locations {
         let on_disk = seen.disks.get(loc).map(Scan::all).unwrap_or_default();
-        let missing: Vec<String> = model
-            .required(loc)
-            .into_iter()
-            .filter(|n| !on_disk.contains(n))
-            .map(name)
-            .collect();
-        if !missing.is_empty() {
-            bad.push(format!(
-                "MISSING in {loc}'s working copy: {} line(s) it wrote or that landed in it: {}",
-                missing.len(),
-                missing.join(", ")
-            ));
+        for n in model.required(loc) {
+            if !on_disk.contains(&n) {
+                bad.push(format!(
+                    "MISSING: line {} is not in {loc}'s working copy, which wrote it or received it by a land",
+                    name(n)
+                ));
+            }
         }
     }
     // 3. No conflict marker that no command reported.

@@ -345,7 +345,8 @@ impl World<'_> {
         let base = self.rng.pick(&self.model.checkpoints).clone();
         let id = self.new_id("b");
         self.log
-            .push(format!("  agent run in {id} on checkpoint {base}"));
+            .push(format!("  agent run in {id} on a checkpoint"));
+        self.log.push(format!("    checkpoint {base}"));
         self.ensure_ws(&id, None);
         self.stats.runs += 1;
         let script = self.compose(&id);
@@ -561,7 +562,16 @@ impl World<'_> {
                         }
                     }
                 } else {
-                    let dropped = tscan.files.get(file).cloned().unwrap_or_default();
+                    let mut dropped = tscan.files.get(file).cloned().unwrap_or_default();
+                    if !tscan.files.contains_key(file) {
+                        // The workspace renamed the file: the target's side is under the
+                        // old name, one of the files the workspace no longer has.
+                        for (old, ns) in &tscan.files {
+                            if !wscan.files.contains_key(old) {
+                                dropped.extend(ns);
+                            }
+                        }
+                    }
                     if let Some(set) = self.model.required_mut(&target) {
                         for n in dropped {
                             set.remove(&n);
