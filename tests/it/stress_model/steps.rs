@@ -752,9 +752,14 @@ impl World<'_> {
         let out = self.exec(AW, &argv(&["clean", id, "--json"]), mode);
         self.after_removal(&out, "removed");
         self.gone(id);
-        if out.killed {
+        if !out.ok() {
+            // A clean that failed or was killed may have moved part of the files aside
+            // already (it says where): they must be somewhere, no longer in the workspace.
             if let Some(w) = self.model.ws.get_mut(id) {
-                w.expect = Expect::Any;
+                w.required.clear();
+                if out.killed {
+                    w.expect = Expect::Any;
+                }
             }
         }
     }
@@ -780,6 +785,10 @@ impl World<'_> {
             for id in self.model.live_ws() {
                 self.gone(&id);
                 if let Some(w) = self.model.ws.get_mut(&id) {
+                    // gc removes only landed workspaces (`retention.landed`).
+                    if w.expect != Expect::Is("done") {
+                        w.required.clear();
+                    }
                     w.expect = Expect::Any;
                 }
             }
