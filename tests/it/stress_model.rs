@@ -9,11 +9,15 @@
 //! broke and the step log, and the command that replays it. `STRESS_KEEP_GOING=1` goes on
 //! after a break and lists the first step of each kind of break.
 
+mod agent;
+mod land;
 mod observe;
 mod oracle;
 mod proc;
+mod removal;
 mod rng;
 mod steps;
+mod user;
 mod world;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,250 @@
+//! `land` (with and without `--prefer` and `--allow-conflicts`), a land SIGKILLed part way,
+//! and the undo a land printed: what each tells the model.
+
+use std::collections::BTreeSet;
+
+use crate::backends::Backend;
+use crate::harness::AW;
+
+use super::observe::commit_tokens;
+use super::oracle::{Expect, LandRec, MAIN};
+use super::proc::argv;
+use super::steps::Mode;
+use super::world::World;
+
+impl World<'_> {
+    /// Where `land id` lands: the parent workspace while it lives, else the main working copy.
+    fn target_of(&self, id: &str) -> String {
+        match self.model.ws.get(id).and_then(|w| w.parent.clone()) {
+            Some(p) if self.model.ws.get(&p).is_some_and(|w| w.live) => p,
+            _ => MAIN.to_string(),
+        }
+    }
+
+    /// `land <id>` with a random `--prefer` (and `--allow-conflicts` when the binary has it).
+    pub(super) fn land(&mut self, id: &str, mode: Mode) {
+        self.stats.lands += 1;
+        let target = self.target_of(id);
+        let prefer = match self.rng.below(10) {
+            0 | 1 => Some("workspace"),
+            2 | 3 => Some("target"),
+            _ => None,
+        };
+        let allow = self.allow_conflicts && self.rng.chance(20);
+        self.log.push(format!("  land {id} into {target}"));
+        let wscan = self.scan(id);
+        let tscan = self.scan(&target);
+        // What the land brings: the lines the workspace wrote or that landed in it (the
+        // lines of its base are the target's business: the target may have dropped them).
+        let on_disk = wscan.all();
+        let mut added: BTreeSet<u64> = self
+            .model
+            .required(id)
+            .into_iter()
+            .filter(|n| on_disk.contains(n))
+            .collect();
+        let before = self.model.required(&target);
+        added.retain(|n| !before.contains(n));
+        let mut args = argv(&["land", id]);
+        if let Some(p) = prefer {
+            args.extend(argv(&["--prefer", p]));
+        }
+        if allow {
+            args.push("--allow-conflicts".into());
+        }
+        let out = self.exec(AW, &args, mode);
+        self.model.touched(id);
+        self.model.touched(&target);
+        for line in out.stdout.lines() {
+            if [
+                "Landed", "Did not", "Nothing", "Conflict", "Resolved", "Undo",
+            ]
+            .iter()
+            .any(|p| line.starts_with(p))
+            {
+                self.log.push(format!("      {line}"));
+            }
+        }
+        if out.killed {
+            self.killed_land(id, &target, added);
+            return;
+        }
+        let mut conflicts = vec![];
+        let mut resolved = vec![];
+        let mut undo = vec![];
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            if let Some(rest) = line.strip_prefix("Conflict in ") {
+                let file = rest.rsplit_once(" (").map_or(rest, |(f, _)| f);
+                conflicts.push(file.to_string());
+            } else if let Some(rest) = line.strip_prefix("Resolved ") {
+                if let Some((file, side)) = rest.split_once(" by taking the ") {
+                    resolved.push((file.to_string(), side.starts_with("target")));
+                }
+            } else if let Some(rest) = line.strip_prefix("Undo: ") {
+                undo = rest.split_whitespace().map(str::to_string).collect();
+            }
+        }
+        let landed = out.ok() && out.stdout.lines().any(|l| l.starts_with("Landed "));
+        let applied = landed
+            || out
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("Landed with conflicts"));
+        if applied {
+            for (file, target_side) in &resolved {
+                if *target_side {
+                    let dropped = wscan.files.get(file).cloned().unwrap_or_default();
+                    for n in dropped {
+                        added.remove(&n);
+                        if let Some(set) = self.model.required_mut(id) {
+                            set.remove(&n);
+                        }
+                    }
+                } else {
+                    let mut dropped = tscan.files.get(file).cloned().unwrap_or_default();
+                    if !tscan.files.contains_key(file) {
+                        // The workspace renamed the file: the target's side is under the
+                        // old name, one of the files the workspace no longer has.
+                        for (old, ns) in &tscan.files {
+                            if !wscan.files.contains_key(old) {
+                                dropped.extend(ns);
+                            }
+                        }
+                    }
+                    if let Some(set) = self.model.required_mut(&target) {
+                        for n in dropped {
+                            set.remove(&n);
+                        }
+                    }
+                }
+            }
+            if let Some(set) = self.model.required_mut(&target) {
+                set.extend(added.iter().copied());
+            }
+        }
+        let mut allowed = vec![];
+        if !conflicts.is_empty() && !out.ok() {
+            self.stats.lands_conflicted += 1;
+            for file in &conflicts {
+                for loc in [&target, &id.to_string()] {
+                    let key = (loc.to_string(), file.to_string());
+                    if self.model.allowed.insert(key.clone()) {
+                        allowed.push(key);
+                    }
+                }
+            }
+        }
+        let expect = if !conflicts.is_empty() && !out.ok() {
+            Expect::Is("conflicted")
+        } else if landed && resolved.iter().any(|(_, target_side)| *target_side) {
+            // Whether a land that dropped some of the workspace's lines counts as landed is
+            // for `land` to say; the lines themselves are checked.
+            self.stats.lands_landed += 1;
+            Expect::Any
+        } else if landed && conflicts.is_empty() {
+            self.stats.lands_landed += 1;
+            Expect::Is("landed")
+        } else if out.ok() {
+            Expect::Any
+        } else {
+            // A refusal leaves the workspace's status as it was.
+            self.model.ws[id].expect.clone()
+        };
+        if let Some(w) = self.model.ws.get_mut(id) {
+            w.expect = expect;
+        }
+        if applied || !conflicts.is_empty() {
+            self.model.last_land = (!undo.is_empty()).then(|| LandRec {
+                ws: id.to_string(),
+                target: target.clone(),
+                added: if applied { added } else { BTreeSet::new() },
+                allowed,
+                undo,
+            });
+        }
+    }
+
+    /// A land killed part way: it happened if the target's commit now holds what it brings.
+    fn killed_land(&mut self, id: &str, target: &str, added: BTreeSet<u64>) {
+        let commit = match self.backend {
+            Backend::Jj => {
+                let rev = if target == MAIN {
+                    "default@".to_string()
+                } else {
+                    format!("{target}@")
+                };
+                let out = self.cmd(
+                    &self.repo.clone(),
+                    "jj",
+                    &argv(&[
+                        "--no-pager",
+                        "--ignore-working-copy",
+                        "log",
+                        "--no-graph",
+                        "-r",
+                        &rev,
+                        "-T",
+                        "commit_id",
+                    ]),
+                );
+                out.stdout.trim().to_string()
+            }
+            Backend::Git => {
+                let out = self.cmd(&self.dir(target), "git", &argv(&["rev-parse", "HEAD"]));
+                out.stdout.trim().to_string()
+            }
+        };
+        let there = commit_tokens(self.env, &self.repo, &commit, self.seed);
+        let happened = !added.is_empty() && added.iter().all(|n| there.contains(n));
+        self.log.push(format!(
+            "    killed land: the target holds its lines: {happened}"
+        ));
+        if happened {
+            if let Some(set) = self.model.required_mut(target) {
+                set.extend(added);
+            }
+        }
+        if let Some(w) = self.model.ws.get_mut(id) {
+            w.expect = if happened {
+                Expect::Not(&["done", "error", "idle", "interrupted"])
+            } else {
+                Expect::Any
+            };
+        }
+        self.model.last_land = None;
+    }
+
+    /// Runs the undo the last land printed; the model forgets what that land brought.
+    pub(super) fn undo(&mut self) {
+        let Some(rec) = self.model.last_land.take() else {
+            return;
+        };
+        self.stats.undos += 1;
+        self.log.push(format!("  undo the land of {}", rec.ws));
+        let repo = self.repo.clone();
+        let out = self.cmd(&repo, &rec.undo[0], &rec.undo[1..]);
+        if out.ok() {
+            if let Some(set) = self.model.required_mut(&rec.target) {
+                for n in &rec.added {
+                    set.remove(n);
+                }
+            }
+            // The undo ran in the main working copy, which it updated; a workspace's disk
+            // shows the undone conflict until a command brings it up to date.
+            for key in rec.allowed {
+                if key.0 == MAIN {
+                    self.model.allowed.remove(&key);
+                } else {
+                    self.model
+                        .fading
+                        .entry(key.0.clone())
+                        .or_default()
+                        .push(key);
+                }
+            }
+            if let Some(w) = self.model.ws.get_mut(&rec.ws) {
+                w.expect = Expect::Not(&["landed", "conflicted"]);
+            }
+        }
+    }
+}
