@@ -206,7 +206,10 @@ impl World<'_> {
         }
         if let Some(w) = self.model.ws.get_mut(id) {
             w.expect = if happened {
-                Expect::Not(&["done", "error", "idle", "interrupted"])
+                Expect::Not(
+                    &["done", "error", "idle", "interrupted"],
+                    "a killed land whose lines are in the target",
+                )
             } else {
                 Expect::Any
             };
@@ -243,7 +246,7 @@ impl World<'_> {
                 }
             }
             if let Some(w) = self.model.ws.get_mut(&rec.ws) {
-                w.expect = Expect::Not(&["landed", "conflicted"]);
+                w.expect = Expect::Not(&["landed", "conflicted"], "the land was undone");
             }
         }
     }

@@ -29,7 +29,8 @@ pub struct Token {
 pub enum Expect {
     Any,
     Is(&'static str),
-    Not(&'static [&'static str]),
+    /// None of these statuses, and why not.
+    Not(&'static [&'static str], &'static str),
 }
 
 /// A workspace as the model knows it.
@@ -254,10 +255,9 @@ pub fn check(model: &Model, seen: &Seen, seed: u64) -> Vec<String> {
                             "STATUS: {id} shows `{}`, the model expects `{want}`",
                             s.status
                         )),
-                        Expect::Not(not) if not.contains(&s.status.as_str()) => bad.push(format!(
-                            "STATUS: {id} shows `{}` after the land was undone",
-                            s.status
-                        )),
+                        Expect::Not(not, why) if not.contains(&s.status.as_str()) => {
+                            bad.push(format!("STATUS: {id} shows `{}` after {why}", s.status))
+                        }
                         _ => {}
                     },
                 }
