@@ -33,6 +33,14 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Keeps every file no commit holds, build output included (`gc`).
+    pub fn keep_all() -> Policy {
+        Policy {
+            discard_all: false,
+            disposable: vec![],
+        }
+    }
+
     /// The disposable patterns from `AGENT_WORKSPACE_DISPOSABLE` (comma-separated; empty means
     /// none), else `configured` (`clean.disposable`), else [`DEFAULT_DISPOSABLE`].
     pub fn new(discard_all: bool, configured: Option<&[String]>) -> Policy {
@@ -96,25 +104,54 @@ pub fn set_aside(
     dest: &Path,
     policy: &Policy,
 ) -> Result<Aside, AsideError> {
-    let mut walk = Walk {
-        tracked,
-        policy,
-        aside: Aside::default(),
-        keep: Vec::new(),
-    };
-    walk.dir(ws, Path::new(""), None)?;
-    let mut aside = walk.aside;
-    for rel in &walk.keep {
+    set_aside_unheld(ws, &|rel| tracked.contains(rel), dest, policy)
+}
+
+/// [`set_aside`], where `held` says whether a commit holds a file (relative to `ws`).
+pub fn set_aside_unheld(
+    ws: &Path,
+    held: &dyn Fn(&Path) -> bool,
+    dest: &Path,
+    policy: &Policy,
+) -> Result<Aside, AsideError> {
+    let (mut aside, keep) = sort(ws, held, policy)?;
+    for rel in &keep {
         move_entry(&ws.join(rel), &dest.join(rel))?;
     }
-    if !walk.keep.is_empty() {
+    if !keep.is_empty() {
         aside.kept_dir = Some(dest.to_path_buf());
     }
     Ok(aside)
 }
 
+/// What [`set_aside`] would do, without moving anything (`kept_dir` stays `None`), where
+/// `held` says whether a commit holds a file (relative to `ws`).
+pub fn survey(
+    ws: &Path,
+    held: &dyn Fn(&Path) -> bool,
+    policy: &Policy,
+) -> Result<Aside, AsideError> {
+    Ok(sort(ws, held, policy)?.0)
+}
+
+/// The counts, and the entries to keep (relative to `ws`).
+fn sort(
+    ws: &Path,
+    held: &dyn Fn(&Path) -> bool,
+    policy: &Policy,
+) -> Result<(Aside, Vec<PathBuf>), AsideError> {
+    let mut walk = Walk {
+        held,
+        policy,
+        aside: Aside::default(),
+        keep: Vec::new(),
+    };
+    walk.dir(ws, Path::new(""), None)?;
+    Ok((walk.aside, walk.keep))
+}
+
 struct Walk<'a> {
-    tracked: &'a HashSet<PathBuf>,
+    held: &'a dyn Fn(&Path) -> bool,
     policy: &'a Policy,
     aside: Aside,
     /// Entries to rename, relative to the workspace.
@@ -160,7 +197,7 @@ impl Walk<'_> {
                 self.keep.push(rel);
             } else if is_dir {
                 self.dir(&abs, &rel, pattern)?;
-            } else if !self.tracked.contains(&rel) {
+            } else if !(self.held)(&rel) {
                 self.untracked(rel, meta.len(), pattern);
             }
         }

@@ -61,6 +61,88 @@ fn count(meta: &fs::Metadata, timed: bool, seen: &mut HashSet<(u64, u64)>, usage
     }
 }
 
+/// What is kept free on a file system beyond what a step writes: room for the backend's
+/// own small files (jj's operation, view and index; git's refs and logs) and our records.
+pub const MARGIN: u64 = 8 << 20;
+
+/// Bytes free to an unprivileged writer on the file system holding `path`; `None` when it
+/// cannot be asked.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
+    unsafe {
+        let mut stat: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut stat) == 0).then(|| stat.f_bavail * stat.f_frsize)
+    }
+}
+
+/// Not enough free space for a write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "not enough free space on the file system of {}: {} needed ({} to write and {} kept free), {} free",
+    dir.display(),
+    human(bytes + MARGIN),
+    human(*bytes),
+    human(MARGIN),
+    human(*free)
+)]
+pub struct NoRoom {
+    pub dir: PathBuf,
+    pub bytes: u64,
+    pub free: u64,
+}
+
+/// Checks, before writing `bytes` into `dir` (or the nearest existing directory above it),
+/// that its file system has them free plus [`MARGIN`]. Passes when free space cannot be
+/// asked.
+pub fn check_room(dir: &Path, bytes: u64) -> Result<(), NoRoom> {
+    let existing = dir.ancestors().find(|d| fs::symlink_metadata(d).is_ok());
+    let Some(free) = existing.and_then(free_bytes) else {
+        return Ok(());
+    };
+    match free >= bytes.saturating_add(MARGIN) {
+        true => Ok(()),
+        false => Err(NoRoom {
+            dir: dir.to_path_buf(),
+            bytes,
+            free,
+        }),
+    }
+}
+
+/// The bytes of the files under `root` (outside `.jj` and `.git` at its root, symlinks not
+/// followed, entries `skip` names by their path relative to `root` left out) changed after
+/// `since`: what recording its edits may write.
+pub fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path) -> bool) -> u64 {
+    let mut total = 0;
+    let mut pending = vec![(root.to_path_buf(), true)];
+    while let Some((dir, top)) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if top && (entry.file_name() == ".jj" || entry.file_name() == ".git") {
+                continue;
+            }
+            let path = entry.path();
+            if path.strip_prefix(root).is_ok_and(skip) {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push((path, false));
+            } else if meta.is_file() {
+                let changed = UNIX_EPOCH
+                    + Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec() as u32);
+                if changed >= since {
+                    total += meta.len();
+                }
+            }
+        }
+    }
+    total
+}
+
 /// `bytes` in binary units with one decimal (`12.5 MiB`), bytes below 1 KiB.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];

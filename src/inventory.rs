@@ -299,6 +299,9 @@ fn leases(ctx: &Context) -> Vec<String> {
 /// A workspace whose directory exists, read from its files alone (no backend call, so an
 /// unregistered directory is not detected here).
 pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
+    if half_taken(ctx, id) {
+        return None;
+    }
     let path = ctx.layout.workspace(id);
     std::fs::symlink_metadata(&path).ok()?;
     let mut entry = read(id.to_string(), path, None);
@@ -309,6 +312,9 @@ pub fn local(ctx: &Context, id: &str) -> Option<Entry> {
 /// One workspace, or `None` when neither a directory nor a registration exists. Its
 /// registration is checked by name and by recorded root.
 pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
+    if half_taken(ctx, id) {
+        return (None, None);
+    }
     let path = ctx.layout.workspace(id);
     let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
         // Cheaper than listing everything: read this directory, then check registration.
@@ -333,6 +339,14 @@ pub fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
         all(ctx)
     };
     (all.into_iter().find(|e| e.id == id), warning)
+}
+
+/// Whether `id` is a prepared workspace a take is handing over (or a crash interrupted
+/// while it did): the pool's, not a workspace, as in [`all`].
+fn half_taken(ctx: &Context, id: &str) -> bool {
+    crate::pool_journal::taking(&ctx.layout.dir)
+        .iter()
+        .any(|t| t == id)
 }
 
 /// The workspace directories present in the namespace, with the type the directory listing

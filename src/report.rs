@@ -88,11 +88,40 @@ pub fn describe(id: &str, path: &Path, removal: &Removal) -> String {
         }
     }
     text += &describe_aside(&removal.aside);
+    if let Some(dir) = &removal.earlier_aside {
+        text += &format!(
+            "; files an interrupted removal kept aside are in {}",
+            dir.display()
+        );
+    }
     if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
     {
         text += &format!("; kept branch {branch}: {why}")
     }
     text
+}
+
+/// The lines (for stderr) saying what became of the removals a kill interrupted that a
+/// command finished before doing its own work.
+pub fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<String> {
+    finished
+        .iter()
+        .map(|f| match &f.removal {
+            Ok(removal) => format!(
+                "Finished an interrupted clean: {}",
+                describe(&f.id, &f.path, removal)
+            ),
+            Err(err) => format!(
+                "Could not finish the interrupted clean of {}: {}{}",
+                f.id,
+                err.message,
+                err.hint
+                    .as_ref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect()
 }
 
 fn describe_aside(aside: &Aside) -> String {
@@ -121,7 +150,7 @@ fn describe_aside(aside: &Aside) -> String {
 }
 
 /// "3 files (2.1 MiB)"
-fn files(count: u64, bytes: u64) -> String {
+pub fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
     let size = match bytes {
         b if b < 1024 => format!("{b} B"),
@@ -176,7 +205,7 @@ fn head_json(removal: &Removal) -> Option<Value> {
     }
 }
 
-fn aside_json(a: &Aside) -> Value {
+pub fn aside_json(a: &Aside) -> Value {
     json!({
         "kept_dir": a.kept_dir,
         "kept_files": a.kept_files,

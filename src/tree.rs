@@ -1,5 +1,5 @@
-//! Copying and mirroring a working copy's files without following symlinks, used to carry a
-//! stale working copy's edits across `jj workspace update-stale`.
+//! Copying a working copy's files without following symlinks, used to carry a stale working
+//! copy's edits across `jj workspace update-stale`.
 
 use std::fs;
 use std::io;
@@ -26,7 +26,8 @@ pub fn copy(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
+/// Copies one file, symlink (as a symlink) or directory tree from `from` to the new `to`.
+pub fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         std::os::unix::fs::symlink(fs::read_link(from)?, to)
@@ -40,22 +41,6 @@ fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
     } else {
         fs::copy(from, to).map(|_| ())
     }
-}
-
-/// Makes the user's files of `to` exactly those of `from`: extra entries are removed and
-/// every entry of `from` is copied over.
-pub fn mirror(from: &Path, to: &Path) -> io::Result<()> {
-    for entry in fs::read_dir(to)? {
-        let entry = entry?;
-        if !skipped(&entry.file_name()) {
-            remove(&entry.path())?;
-        }
-    }
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        copy_entry(&entry.path(), &to.join(entry.file_name()))?;
-    }
-    Ok(())
 }
 
 /// Removes a file, symlink or whole directory at `path`, never following a symlink.
@@ -73,7 +58,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mirror_restores_files_and_drops_extras() {
+    fn copy_keeps_symlinks_and_skips_the_backend_s_files() {
         let tmp = tempfile::tempdir().unwrap();
         let (ws, backup) = (tmp.path().join("ws"), tmp.path().join("backup"));
         fs::create_dir_all(ws.join("dir")).unwrap();
@@ -83,12 +68,10 @@ mod tests {
         std::os::unix::fs::symlink("dir/a", ws.join("link")).unwrap();
         copy(&ws, &backup).unwrap();
         assert!(!backup.join(".jj").exists());
-        fs::write(ws.join("dir/a"), "reverted").unwrap();
-        fs::write(ws.join("extra"), "x").unwrap();
-        mirror(&backup, &ws).unwrap();
-        assert_eq!(fs::read_to_string(ws.join("dir/a")).unwrap(), "edited");
-        assert!(!ws.join("extra").exists());
-        assert_eq!(fs::read_link(ws.join("link")).unwrap(), Path::new("dir/a"));
-        assert_eq!(fs::read_to_string(ws.join(".jj/keep")).unwrap(), "jj");
+        assert_eq!(fs::read_to_string(backup.join("dir/a")).unwrap(), "edited");
+        assert_eq!(
+            fs::read_link(backup.join("link")).unwrap(),
+            Path::new("dir/a")
+        );
     }
 }

@@ -11,13 +11,47 @@ pub fn check(layout: &Layout) -> Vec<Check> {
     let mut found: Vec<Check> = vec![];
     for (name, path) in names(&layout.dir) {
         if let Some(id) = name.strip_prefix(".recovering-") {
+            let check = match crate::recovery::is_complete(&path) {
+                // A whole copy to put back: that writes the workspace again, so it needs
+                // room on the same file system.
+                true => {
+                    let room = crate::disk::check_room(
+                        &layout.dir,
+                        crate::disk::usage(&crate::recovery::files(&path)).allocated,
+                    );
+                    Check::warning(
+                        "leftovers",
+                        format!(
+                            "{} holds workspace {id}'s files, copied by an interrupted repair of its stale working copy",
+                            path.display()
+                        ),
+                        match room {
+                            Ok(()) => format!("`agent-workspace run {id} -- true` puts them back and removes the copy"),
+                            Err(e) => format!("{e}: free space there first, then `agent-workspace run {id} -- true` puts them back"),
+                        },
+                    )
+                }
+                false => Check::warning(
+                    "leftovers",
+                    format!(
+                        "{} is a partial copy an interrupted repair of workspace {id} left (the workspace itself was not changed)",
+                        path.display()
+                    ),
+                    format!("`agent-workspace run {id} -- true` removes it and repairs the workspace"),
+                ),
+            };
+            found.push(check);
+        }
+    }
+    if !crate::lock::is_held(&layout.repo_lock()) {
+        for id in crate::pool_journal::taking(&layout.dir) {
             found.push(Check::warning(
                 "leftovers",
                 format!(
-                    "{} holds an interrupted recovery of workspace {id}'s working copy",
-                    path.display()
+                    "{} is a prepared workspace an interrupted take left half handed over as {id}",
+                    layout.workspace(&id).display()
                 ),
-                format!("`agent-workspace run {id} -- true` finishes it (its files are kept)"),
+                "`agent-workspace status` rolls it back (it holds no one's work)",
             ));
         }
     }
@@ -29,6 +63,19 @@ pub fn check(layout: &Layout) -> Vec<Check> {
         for (name, path) in names(&dir) {
             if temp_of_dead_process(&name) {
                 found.push(scratch(&path, "a temporary file of a command that died"));
+            } else if let Some(id) = name
+                .strip_suffix(".removing")
+                .filter(|_| dir == layout.dir.join(crate::state::DIR_NAME))
+            {
+                if !crate::lock::is_held(&layout.lease(id)) {
+                    found.push(Check::warning(
+                        "leftovers",
+                        format!("{} is the journal of an interrupted clean of {id}", path.display()),
+                        format!(
+                            "`agent-workspace clean {id}` finishes it (files changed since are kept aside)"
+                        ),
+                    ));
+                }
             } else if name.starts_with(".fork-")
                 && name.ends_with(".index")
                 && !crate::lock::is_held(&layout.repo_lock())
@@ -51,6 +98,29 @@ pub fn check(layout: &Layout) -> Vec<Check> {
         found.push(Check::ok("leftovers", "no stale lock or scratch file"));
     }
     found
+}
+
+/// Registrations of prepared workspaces whose directory is gone (a fill or drain killed
+/// half way): the backend keeps them until forgotten.
+pub fn pool_registrations(ctx: &crate::context::Context) -> Vec<Check> {
+    let filling = crate::lock::is_held(&ctx.layout.pool_lock());
+    if filling {
+        return vec![];
+    }
+    crate::workspace::pool::leaked(ctx, false)
+        .into_iter()
+        .map(|entry| {
+            Check::warning(
+                "leftovers",
+                format!(
+                    "{} is registered with {} as a prepared workspace, but its directory is gone (an interrupted pool fill or drain)",
+                    entry.path.display(),
+                    ctx.repo.backend.as_str()
+                ),
+                "`agent-workspace pool fill 0` forgets it (and any other incomplete one)",
+            )
+        })
+        .collect()
 }
 
 fn scratch(path: &Path, what: &str) -> Check {

@@ -85,6 +85,7 @@ pub fn run(options: Options<'_>) -> Findings {
             checks.extend(root::root(&ctx.layout, ctx.config.min_free_disk));
             checks.push(tools::trust_database());
             checks.extend(leftovers::check(&ctx.layout));
+            checks.extend(leftovers::pool_registrations(ctx));
             let (entries, warning) = inventory::all(ctx);
             let unasked = warning.is_some();
             if let Some(err) = warning {

@@ -81,20 +81,38 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
     let ctx = Context::open(global)?;
+    // A clean a kill interrupted is finished first (never in a dry run, which changes
+    // nothing): a named one counts as removed by this clean, any other is said on stderr.
+    let settled = match args.dry_run {
+        true => vec![],
+        false => remove::settle_interrupted(&ctx)?,
+    };
+    let (named, others): (Vec<_>, Vec<_>) = settled
+        .into_iter()
+        .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
+    for line in crate::report::settled(&others) {
+        eprintln!("{line}");
+    }
     if args.purge_kept {
         return purge_kept(&ctx, args);
     }
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
     }
-    let results: Vec<_> = select(&ctx, args, bulk)?
+    let finished: Vec<(String, std::path::PathBuf, Outcome)> = named
         .into_iter()
+        .filter_map(|f| Some((f.id, f.path, Outcome::Removed(f.removal.ok()?))))
+        .collect();
+    let selected: Vec<_> = select(&ctx, args, bulk)?
+        .into_iter()
+        .filter(|(id, _)| !finished.iter().any(|(done, _, _)| done == id))
         .map(|(id, entry)| {
             let outcome = clean_one(&ctx, args, bulk, &id, entry);
             let path = ctx.layout.workspace(&id);
             (id, path, outcome)
         })
         .collect();
+    let results: Vec<_> = finished.into_iter().chain(selected).collect();
     report(&results, args)?;
     let failed = results.iter().any(|(_, _, o)| match o {
         Outcome::Failed(_) => true,
@@ -107,10 +125,11 @@ pub fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
 /// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
 fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Option<Entry>)>> {
     if bulk {
-        let (entries, warning) = inventory::all(ctx);
+        let (mut entries, warning) = inventory::all(ctx);
         if let Some(err) = warning {
             return Err(err);
         }
+        workspace::land::follow(ctx, &mut entries);
         return Ok(entries
             .into_iter()
             .filter(|e| matches(e, args) && (!args.landed || workspace::land::is_landed(ctx, e)))
@@ -143,7 +162,8 @@ fn clean_one(
     match &entry.problem {
         Some(Problem::Mismatch(m)) => return Outcome::Failed(m.error(id)),
         // Named: the same error the removal itself gives for an unregistered directory.
-        Some(Problem::Unregistered) if !bulk && !args.force => {
+        // Forgotten by an interrupted clean: its journal lets the removal finish it.
+        Some(Problem::Unregistered) if !bulk && !args.force && !remove::interrupted(ctx, id) => {
             return Outcome::Failed(workspace::unregistered(id, &entry.path))
         }
         _ => {}
@@ -156,7 +176,10 @@ fn clean_one(
                 .into(),
         );
     }
-    match (refusal(&entry, args.force), args.dry_run) {
+    match (
+        refusal(&entry, args.force, remove::interrupted(ctx, id)),
+        args.dry_run,
+    ) {
         (Some(reason), _) => Outcome::Skipped(reason),
         (None, true) => Outcome::WouldRemove,
         (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
@@ -171,6 +194,7 @@ fn remove_options(args: &CleanArgs) -> remove::Options {
         force: args.force,
         delete_branch: args.delete_branch,
         discard_untracked: args.discard_untracked,
+        keep_disposable: false,
     }
 }
 
@@ -189,7 +213,9 @@ fn matches(entry: &Entry, args: &CleanArgs) -> bool {
 }
 
 /// Why a workspace must not be removed as asked, if it must not.
-fn refusal(entry: &Entry, force: bool) -> Option<String> {
+/// `resuming`: an interrupted clean's journal is left, so an unregistered workspace is one it
+/// forgot and the removal finishes it.
+fn refusal(entry: &Entry, force: bool, resuming: bool) -> Option<String> {
     match &entry.problem {
         Some(Problem::NotADirectory) => {
             return Some(format!(
@@ -202,7 +228,7 @@ fn refusal(entry: &Entry, force: bool) -> Option<String> {
                 "its record is schema {v}, from a newer agent-workspace"
             ))
         }
-        Some(Problem::Unregistered) if !force => {
+        Some(Problem::Unregistered) if !force && !resuming => {
             let err = workspace::unregistered(&entry.id, &entry.path);
             return Some(format!("{}; {}", err.message, err.hint.unwrap_or_default()));
         }

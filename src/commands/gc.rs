@@ -8,12 +8,13 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::aside::Aside;
 use crate::cli::GlobalArgs;
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::inventory;
 use crate::output;
-use crate::report::{describe, removal_json};
+use crate::report::{aside_json, describe, files, removal_json};
 use crate::workspace::gc::{self, Candidate, Expiry};
 use crate::workspace::remove::{self, Removal};
 
@@ -30,31 +31,48 @@ pub struct GcArgs {
 
 enum Outcome {
     Removed(Removal),
-    WouldRemove,
+    /// What the removal would keep aside, when it could be counted.
+    WouldRemove(Option<Aside>),
     Skipped(String),
     Failed(CliError),
 }
 
 pub fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
+    if !args.dry_run {
+        for line in crate::report::settled(&remove::settle_interrupted(&ctx)?) {
+            eprintln!("{line}");
+        }
+    }
     if ctx.config.retention.is_empty() && !args.json {
         eprintln!(
             "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"
         );
     }
-    let (entries, warning) = inventory::all(&ctx);
+    let (mut entries, warning) = inventory::all(&ctx);
     if let Some(err) = warning {
         return Err(err);
     }
+    crate::workspace::land::follow(&ctx, &mut entries);
     let lease = |id: &str| ctx.layout.lease(id);
-    let candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
+    let mut candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
+    gc::verify_landed(&mut candidates, |e| {
+        crate::workspace::land::is_landed(&ctx, e)
+    });
+    // gc never discards a file: build output no commit holds is kept aside too.
+    let options = remove::Options {
+        keep_disposable: true,
+        ..Default::default()
+    };
     let results: Vec<(Candidate, Outcome)> = candidates
         .into_iter()
         .map(|c| {
             let outcome = match (&c.skip, args.dry_run) {
                 (Some(why), _) => Outcome::Skipped(why.clone()),
-                (None, true) => Outcome::WouldRemove,
-                (None, false) => match remove::remove(&ctx, &c.entry, &Default::default(), None) {
+                (None, true) => {
+                    Outcome::WouldRemove(remove::preview(&ctx, &c.entry, &options).ok())
+                }
+                (None, false) => match remove::remove(&ctx, &c.entry, &options, None) {
                     Ok(removal) => Outcome::Removed(removal),
                     Err(err) => Outcome::Failed(err),
                 },
@@ -123,7 +141,13 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
         },
         removal: match outcome {
             Outcome::Removed(r) => Some(removal_json(id, path, Some(r))),
-            Outcome::WouldRemove => Some(removal_json(id, path, None)),
+            Outcome::WouldRemove(aside) => {
+                let mut json = removal_json(id, path, None);
+                if let Some(aside) = aside {
+                    json["untracked"] = aside_json(aside);
+                }
+                Some(json)
+            }
             _ => None,
         },
     }
@@ -140,7 +164,7 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
         };
         for (c, outcome) in results {
             let list = match outcome {
-                Outcome::Removed(_) | Outcome::WouldRemove => &mut doc.removed,
+                Outcome::Removed(_) | Outcome::WouldRemove(_) => &mut doc.removed,
                 Outcome::Skipped(_) => &mut doc.skipped,
                 Outcome::Failed(_) => &mut doc.failed,
             };
@@ -158,8 +182,19 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
                 eprintln!("Expired {id}: {why}");
                 text += &format!("{}\n", describe(id, path, r));
             }
-            Outcome::WouldRemove => {
-                text += &format!("Would remove {id} ({}): {why}\n", path.display())
+            Outcome::WouldRemove(aside) => {
+                text += &format!("Would remove {id} ({}): {why}", path.display());
+                match aside {
+                    Some(a) if a.kept_files > 0 => {
+                        text += &format!(
+                            "; would keep aside {} that no commit holds",
+                            files(a.kept_files, a.kept_bytes)
+                        )
+                    }
+                    Some(_) => {}
+                    None => text += "; files no commit holds would be kept aside",
+                }
+                text += "\n";
             }
             Outcome::Skipped(reason) => eprintln!("Skipped {id} ({why}): {reason}"),
             Outcome::Failed(err) => eprintln!("{err}"),

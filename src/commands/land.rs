@@ -25,9 +25,13 @@ pub struct LandArgs {
     /// workspace's working copy or branch, else the main workspace's]
     #[arg(long, value_name = "REV")]
     pub onto: Option<String>,
-    /// Resolve every conflict by taking this side
+    /// Resolve each conflicting hunk by taking this side (both sides' other changes stay)
     #[arg(long, value_enum, value_name = "SIDE")]
     pub prefer: Option<Prefer>,
+    /// jj: land even when conflicts remain, leaving them as jj conflicts to resolve
+    /// [default: a conflict changes nothing]
+    #[arg(long)]
+    pub allow_conflicts: bool,
     /// Show what would land and which files would conflict; change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -39,9 +43,9 @@ pub struct LandArgs {
 /// The side `--prefer` takes.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Prefer {
-    /// The workspace's version of each conflicted file
+    /// The workspace's side of each conflicting hunk
     Workspace,
-    /// The target's version of each conflicted file
+    /// The target's side of each conflicting hunk
     Target,
 }
 
@@ -57,6 +61,12 @@ pub fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
         return Err(CliError::usage("--onto needs a revision")
             .hint("e.g. `agent-workspace land w1 --onto main`"));
     }
+    if args.allow_conflicts && matches!(ctx.vcs, crate::vcs::Vcs::Git(_)) {
+        return Err(
+            CliError::usage("--allow-conflicts is for jj repositories: git never lands a conflicted merge")
+                .hint(format!("drop it; `agent-workspace land {} --prefer workspace|target` resolves conflicting hunks", args.id)),
+        );
+    }
     let req = Request {
         id: &args.id,
         onto: args.onto.as_deref(),
@@ -64,6 +74,7 @@ pub fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
             Prefer::Workspace => Side::Workspace,
             Prefer::Target => Side::Target,
         }),
+        allow_conflicts: args.allow_conflicts,
         dry_run: args.dry_run,
     };
     let landing = land::land(&ctx, &req)?;
@@ -129,8 +140,15 @@ fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
     for c in &landing.conflicts {
         let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
     }
-    if let (false, Some(op)) = (dry_run, &landing.operation_before) {
-        let _ = writeln!(out, "Undo: jj op restore {}", short(op));
+    if let Some(head) = &landing.reattached_head {
+        let _ = writeln!(
+            out,
+            "Put the workspace's detached HEAD ({}) back on its branch",
+            short(head)
+        );
+    }
+    if let (false, Some(undo)) = (dry_run, &landing.undo) {
+        let _ = writeln!(out, "Undo: {undo}");
     }
     out
 }
@@ -145,14 +163,27 @@ fn plural(n: usize) -> &'static str {
 
 /// The error line and hint for conflicts, after the report.
 fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
-    let n = landing.conflicts.len();
+    // A file is counted once, however many landed commits hold its conflict.
+    let mut files: Vec<&str> = landing.conflicts.iter().map(|c| c.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let n = files.len();
     match &ctx.vcs {
-        crate::vcs::Vcs::Jj(_) => CliError::failure(format!(
+        crate::vcs::Vcs::Jj(_) if landing.applied => CliError::failure(format!(
             "the land left {n} conflicted file{} in the landed commits",
             plural(n)
         ))
         .hint(format!(
-            "resolve them in the target (`jj resolve`), or revert the land with `jj undo` and retry with `agent-workspace land {id} --prefer workspace|target`"
+            "resolve them in the target (`jj resolve`), or revert the land with `{}` and retry with `agent-workspace land {id} --prefer workspace|target`",
+            landing.undo.as_deref().unwrap_or("jj undo")
+        )),
+        crate::vcs::Vcs::Jj(_) => CliError::failure(format!(
+            "landing workspace {id} onto {} conflicts in {n} file{}; nothing was changed",
+            landing.target,
+            plural(n)
+        ))
+        .hint(format!(
+            "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
         )),
         crate::vcs::Vcs::Git(_) => CliError::failure(format!(
             "merging workspace {id} into {} conflicts in {n} file{}; nothing was changed",
@@ -182,6 +213,10 @@ struct LandJson<'a> {
     applied: bool,
     operation_before: Option<&'a str>,
     merge_commit: Option<&'a str>,
+    target_before: Option<&'a str>,
+    undo: Option<&'a str>,
+    reattached_head: Option<&'a str>,
+    operations: &'a [String],
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
@@ -199,6 +234,10 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         applied: landing.applied,
         operation_before: landing.operation_before.as_deref(),
         merge_commit: landing.merge_commit.as_deref(),
+        target_before: landing.target_before.as_deref(),
+        undo: landing.undo.as_deref(),
+        reattached_head: landing.reattached_head.as_deref(),
+        operations: &landing.operations,
     };
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');

@@ -76,6 +76,12 @@ pub fn cmd_run(ctx_args: &crate::cli::GlobalArgs, args: &RunArgs) -> Result<i32>
         // Already confined: a nested run of the sandboxed run, in the same sandbox.
         return run_nested(args, &path);
     }
+    if crate::workspace::remove::interrupted(&ctx, &args.id) {
+        // A clean of this id a kill interrupted: finish it, then run on a new workspace.
+        for line in crate::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
+            eprintln!("{line}");
+        }
+    }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
     let Some((mut record, lease, loader)) = enter(&ctx, args, &path, sandboxing.as_ref())? else {
         return run_nested(args, &path);
@@ -306,8 +312,10 @@ fn supervise(
     if metadata::saved_stamp(&record.workspace_path) != saved {
         if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
             record.checkpoints = record.checkpoints.max(saved.checkpoints);
-            // So did a land: keep what it recorded.
+            // So did a land: keep what it recorded, and the journal of one killed meanwhile
+            // (the next command finishes it).
             record.land = saved.land.clone().or(record.land.take());
+            record.land_intent = saved.land_intent.clone();
         }
     }
     if metadata::view_changed(&record.workspace_path) {

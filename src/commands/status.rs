@@ -53,7 +53,10 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
         validate_id(id)?;
     }
     let ctx = Context::open(global)?;
-    let (entries, warning) = match &args.id {
+    for line in crate::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
+        eprintln!("{line}");
+    }
+    let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);
             let entry =
@@ -71,6 +74,7 @@ pub fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
             eprintln!("Hint: {hint}");
         }
     }
+    crate::workspace::land::follow(&ctx, &mut entries);
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     let mut text = render(&entries, &extra, args);
     if args.id.is_none() && !args.json && output::colour(global.color) {
@@ -148,6 +152,9 @@ struct WorkspaceJson<'a> {
     path: &'a std::path::Path,
     problem: Option<&'static str>,
     hint: Option<String>,
+    /// Whether the land the status shows was checked against its target now: `verified`,
+    /// `undone` (the status is then the run's), `unchecked`; null when no land is shown.
+    land_state: Option<&'static str>,
     /// The workspace this one was started from (`run --parent`).
     parent: Option<&'a str>,
     /// Whether that parent is gone.
@@ -207,6 +214,10 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             updated_at: get("updated_at"),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
+            land_state: entry
+                .record
+                .as_ref()
+                .and_then(|r| r.shown_land().map(|_| r.land_check.as_str())),
             hint: entry
                 .problem
                 .as_ref()
@@ -270,6 +281,9 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         },
     );
     field("sandbox", &crate::report::sandbox(r.sandbox.as_ref()));
+    if let Some(land) = &r.land {
+        field("last land", &land_text(r, land));
+    }
     out.push_str(&crate::report::describe_details(
         extra.changes.as_ref(),
         extra.last_activity.as_deref(),
@@ -309,6 +323,26 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         true => output::columns(all, out),
         false => output::columns(all.map(|[a, b, c, d, e, _, g]| [a, b, c, d, e, g]), out),
     }
+}
+
+/// `landed onto default@ at <time>`, and whether that land is what the status shows:
+/// `verified` (still in its target), `undone`, or `before the last run`.
+fn land_text(record: &crate::metadata::Record, land: &crate::metadata::Land) -> String {
+    let state = match record.shown_land() {
+        Some(_) => record.land_check.as_str(),
+        None => "before the last run",
+    };
+    let recovered = if land.recovered {
+        ", recorded after the land was interrupted"
+    } else {
+        ""
+    };
+    format!(
+        "{} onto {} at {} ({state}{recovered})",
+        land.outcome.as_str(),
+        land.target,
+        land.at
+    )
 }
 
 fn shell_words(argv: &[String]) -> String {

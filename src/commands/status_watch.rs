@@ -35,8 +35,10 @@ pub fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Result<i32> 
     let screen = Screen::enter()?;
     loop {
         asked.refresh(&ctx.vcs);
-        let (entries, warning) =
+        let (mut entries, warning) =
             inventory::all_with(&ctx, &mut |with_paths| asked.get(&ctx.vcs, with_paths));
+        // Lands shown only while they hold (the answer kept while the repository is unchanged).
+        crate::workspace::land::follow(&ctx, &mut entries);
         let text = frame(&entries, warning.as_ref(), interval, colour);
         screen.draw(&text)?;
         if let Some(sig) = wait(interval) {

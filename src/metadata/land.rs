@@ -80,23 +80,81 @@ pub struct Land {
     /// git: the commit the target branch was moved to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge_commit: Option<String>,
+    /// Recorded by the command after a `land` that was interrupted once the target had
+    /// moved (see [`Intent`]): `commits` are then the workspace's commits found in the
+    /// target, empty when the state before the land could not be read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
+    /// A conflicted land that changed nothing (jj without `--allow-conflicts`; git's always):
+    /// there is nothing in the target to follow or to undo.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unapplied: bool,
+}
+
+/// A land under way, saved in the record before the backend changes anything, so that the
+/// next command of any kind can tell whether a land that was killed happened and record it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intent {
+    pub at: String,
+    /// The target as [`Land::target`] names it.
+    pub target: String,
+    /// jj: the operation heads before the land (nothing happened while they are the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_before: Option<String>,
+    /// git: the commit the target branch was at before the land.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_before: Option<String>,
+    /// The last run when the land started ([`Land::after_run_started_at`]), so a land
+    /// finished after another run is not taken for newer than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_pid: Option<u32>,
+}
+
+/// Whether the last land was checked against the repository by this command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Check {
+    /// Not checked: shown as recorded.
+    #[default]
+    Unchecked,
+    /// The land's work is in its target now.
+    Verified,
+    /// The land's work is no longer in its target (undone): the run's status shows.
+    Undone,
+}
+
+impl Check {
+    /// `land_state` in `status --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Unchecked => "unchecked",
+            Check::Verified => "verified",
+            Check::Undone => "undone",
+        }
+    }
 }
 
 impl Record {
     /// The status to show: `landed` or `conflicted` when the last land is newer than the last
-    /// run (and no run is live), else the recorded status.
+    /// run (and no run is live) and was not found undone, else the recorded status.
     pub fn shown_status(&self) -> &'static str {
-        match &self.land {
-            Some(land) if self.status != Status::Running && self.land_is_newest(land) => {
-                land.outcome.as_str()
-            }
+        match self.shown_land() {
+            Some(land) if self.land_check != Check::Undone => land.outcome.as_str(),
             _ => self.status.as_str(),
         }
     }
 
+    /// The last land when it is what the status shows: newer than the last run, none live.
+    pub fn shown_land(&self) -> Option<&Land> {
+        self.land
+            .as_ref()
+            .filter(|land| self.status != Status::Running && self.land_is_newest(land))
+    }
+
     /// Whether no run started since `land` (timestamps of one second cannot tell a run
     /// started right after a land from one that ended just before it; the run's identity can).
-    fn land_is_newest(&self, land: &Land) -> bool {
+    pub fn land_is_newest(&self, land: &Land) -> bool {
         land.after_run_started_at == self.started_at && land.after_run_pid == self.pid
     }
 }

@@ -6,7 +6,10 @@ pub mod legacy;
 mod setup;
 
 pub use history::{Checkpoint, Run};
-pub use land::{Conflict, Land, Outcome as LandOutcome, Resolved, Side};
+pub use land::{
+    Check as LandCheck, Conflict, Intent as LandIntent, Land, Outcome as LandOutcome, Resolved,
+    Side,
+};
 pub use setup::{Setup, SetupStatus};
 
 use std::collections::BTreeMap;
@@ -126,6 +129,10 @@ pub struct Record {
     /// What the last `land` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub land: Option<Land>,
+    /// A `land` under way (or killed): saved before it changes anything, cleared when it
+    /// ends; the next command finishes a killed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land_intent: Option<LandIntent>,
     /// The tools bundle copied into the workspace (`tools.paths`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<crate::tools::Recorded>,
@@ -137,6 +144,9 @@ pub struct Record {
     /// How this record was read; never written.
     #[serde(skip)]
     pub origin: Origin,
+    /// Whether this command checked the last land against the repository; never written.
+    #[serde(skip)]
+    pub land_check: LandCheck,
 }
 
 fn is_zero(n: &u64) -> bool {

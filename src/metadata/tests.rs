@@ -65,3 +65,45 @@ fn timestamps_round_trip() {
     assert!(stamp.ends_with('Z'), "{stamp}");
     assert!(parse_time(&stamp).is_some());
 }
+
+#[test]
+fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
+    let mut record = sample();
+    record.land = Some(Land {
+        at: "2026-01-01T00:00:01Z".into(),
+        target: "default@".into(),
+        commits: vec!["ab".into()],
+        outcome: LandOutcome::Conflicted,
+        resolved: vec![],
+        conflicts: vec![],
+        operation_before: None,
+        after_run_started_at: None,
+        after_run_pid: None,
+        merge_commit: None,
+        recovered: false,
+        unapplied: false,
+    });
+    assert_eq!(record.shown_status(), "conflicted");
+    record.land_check = LandCheck::Verified;
+    assert_eq!(record.shown_status(), "conflicted");
+    record.land_check = LandCheck::Undone;
+    assert_eq!(record.shown_status(), "done");
+    record.land_intent = Some(LandIntent {
+        at: "2026-01-01T00:00:02Z".into(),
+        target: "main".into(),
+        operation_before: None,
+        target_before: Some("cd".into()),
+        after_run_started_at: None,
+        after_run_pid: None,
+    });
+    let text = serde_json::to_string(&record).unwrap();
+    assert!(!text.contains("land_check"), "{text}");
+    assert!(!text.contains("recovered"), "{text}");
+    match parse(text.as_bytes()) {
+        Loaded::Ok(back) => {
+            assert_eq!(back.land_intent, record.land_intent);
+            assert_eq!(back.land_check, LandCheck::Unchecked);
+        }
+        other => panic!("{other:?}"),
+    }
+}

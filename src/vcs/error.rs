@@ -101,6 +101,31 @@ pub enum VcsError {
         kept: PathBuf,
         resumes: bool,
     },
+    /// A stale working copy's files were not copied aside: not enough free space for the
+    /// copy, or the copy failed (its partial copy is removed). The workspace is untouched.
+    #[error("did not carry the edits of the stale working copy {} across its update: {why}", path.display())]
+    NotCarried { path: PathBuf, why: String },
+    /// A stale working copy was updated, but some of its unrecorded edits conflict with the
+    /// update: the workspace holds the updated version of each file and the edit is kept.
+    #[error(
+        "workspace {id:?} was stale; updating it conflicts with its unrecorded edits to {}",
+        list_paths(files)
+    )]
+    StaleConflict {
+        id: String,
+        ws: PathBuf,
+        files: Vec<StaleEdit>,
+    },
+    /// A stale working copy was updated, but jj no longer knew the commit it last recorded,
+    /// so its edits could not be told apart: its files as they were are kept whole.
+    #[error(
+        "workspace {id:?} was stale and jj no longer knows what its working copy last recorded"
+    )]
+    StaleUnknownBase {
+        id: String,
+        ws: PathBuf,
+        kept: PathBuf,
+    },
     /// `diff`: the jj working copy was made stale by another workspace.
     #[error("the working copy of workspace {id:?} is stale")]
     Stale { id: String },
@@ -134,6 +159,23 @@ pub enum VcsError {
     },
     #[error(transparent)]
     Fs(#[from] crate::fsutil::FsError),
+}
+
+/// An unrecorded edit of a stale working copy that does not merge with the update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleEdit {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// Where the workspace's version is kept; `None` when the workspace had deleted it.
+    pub kept: Option<PathBuf>,
+}
+
+fn list_paths(files: &[StaleEdit]) -> String {
+    files
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What failed while carrying files across a stale working copy's update.
@@ -235,6 +277,46 @@ impl From<VcsError> for CliError {
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
+            VcsError::StaleConflict { id, ws, files } => {
+                let mut err = CliError::failure(message);
+                for file in &files {
+                    err = err.cause(match &file.kept {
+                        Some(kept) => format!(
+                            "{}: the workspace's version is kept in {}",
+                            file.path,
+                            kept.display()
+                        ),
+                        None => format!(
+                            "{}: the workspace had deleted it; the update changed it",
+                            file.path
+                        ),
+                    });
+                }
+                let example = files
+                    .iter()
+                    .find_map(|f| {
+                        let kept = f.kept.as_ref()?;
+                        Some(format!(
+                            " (`diff -u {} {}` shows both)",
+                            crate::process::quote(&ws.join(&f.path).display().to_string()),
+                            crate::process::quote(&kept.display().to_string())
+                        ))
+                    })
+                    .unwrap_or_default();
+                err.hint(format!(
+                    "{} now holds the updated version of each file; merge the workspace's version into it by hand{example}, then go on: the next run of {id} works as usual",
+                    ws.display()
+                ))
+            }
+            VcsError::StaleUnknownBase { id, ws, kept } => CliError::failure(message)
+                .cause(format!(
+                    "its files as they were before the update are kept in {}",
+                    kept.display()
+                ))
+                .hint(format!(
+                    "{} now holds the updated version; copy back from the kept files what you need, then go on: the next run of {id} works as usual",
+                    ws.display()
+                )),
             VcsError::Stale { id } => CliError::failure(message).hint(format!(
                 "`agent-workspace run {id} -- true` updates it, keeping its edits; then diff again"
             )),
@@ -258,6 +340,9 @@ impl From<VcsError> for CliError {
                 source,
             } => CliError::io(action, &path, &source),
             VcsError::Fs(e) => e.into(),
+            err @ VcsError::NotCarried { .. } => CliError::failure(err.to_string()).hint(
+                "its files are untouched and nothing was copied: free space on that file system, then run the command again",
+            ),
             VcsError::Carry {
                 action,
                 path,

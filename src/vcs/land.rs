@@ -27,6 +27,9 @@ pub struct Plan<'a> {
     pub base: &'a [String],
     pub target: Target,
     pub prefer: Option<Side>,
+    /// jj: keep a conflicted land as jj conflicts in the target instead of leaving
+    /// everything as it was.
+    pub allow_conflicts: bool,
     pub dry_run: bool,
 }
 
@@ -39,12 +42,12 @@ pub struct Landing {
     pub commits: Vec<Commit>,
     /// The files those commits change.
     pub files: Vec<String>,
-    /// Files left conflicted, by commit.
+    /// Files left conflicted (or, when the land was not applied, that would be), by commit.
     pub conflicts: Vec<Conflict>,
     /// Files `--prefer` resolved, with the side taken.
     pub resolved: Vec<Resolved>,
-    /// Whether the target changed (jj: also when conflicts were recorded; git: only a
-    /// clean or resolved merge moves the branch).
+    /// Whether the target changed (jj: a land without conflicts, or one with conflicts
+    /// under `--allow-conflicts`; git: only a clean or resolved merge moves the branch).
     pub applied: bool,
     /// Whether the workspace's unrecorded edits were recorded first (as a commit).
     pub recorded_edits: bool,
@@ -52,6 +55,28 @@ pub struct Landing {
     pub operation_before: Option<String>,
     /// git: the commit the target branch now points to.
     pub merge_commit: Option<String>,
+    /// jj: the operations the land made, oldest first (empty when nothing was applied).
+    pub operations: Vec<String>,
+    /// git: the commit the target branch pointed to when the land started.
+    pub target_before: Option<String>,
+    /// The exact command that reverts this land and nothing else (refused once the target
+    /// moved on); only for a land that changed the target.
+    pub undo: Option<String>,
+    /// git: the commit the workspace's detached HEAD was on, when the land landed it and put
+    /// that HEAD back on the workspace's branch.
+    pub reattached_head: Option<String>,
+}
+
+impl super::Vcs {
+    /// The workspace of the namespace whose working copy or branch a land onto `--onto rev`
+    /// changes (git: the one with that branch checked out, or whose branch it is), so that
+    /// the land takes its lease; jj's `--onto` builds on a commit and changes none.
+    pub fn onto_workspace(&self, rev: &str) -> super::Result<Option<String>> {
+        match self {
+            super::Vcs::Jj(_) => Ok(None),
+            super::Vcs::Git(git) => git.onto_workspace(rev),
+        }
+    }
 }
 
 /// Keeps the ids that are plain hexadecimal object ids: the base comes from a file the
@@ -121,9 +146,83 @@ pub enum LandError {
         id: String,
         source: Box<ProcessError>,
     },
-    /// A jj dry run cannot predict this land (see `vcs/jj/land_predict.rs`).
-    #[error("cannot predict this land without doing it: {why}")]
-    Predict { why: String },
+    /// The target working copy has unresolved conflicts of its own.
+    #[error("the {} at {} has unresolved conflicts in {}; nothing was landed",
+        if *.jj { "working copy" } else { "worktree" }, path.display(), files.join(", "))]
+    TargetConflicted {
+        path: PathBuf,
+        files: Vec<String>,
+        jj: bool,
+    },
+    /// jj made the land's trial without naming its operation.
+    #[error("jj did not name the operation landing workspace {id:?} made; nothing was landed")]
+    NoOperation { id: String },
+    /// The target working copy kept changing while the land was made.
+    #[error("the working copy at {} kept changing during the land; nothing was landed", path.display())]
+    TargetChanging { path: PathBuf },
+    /// Other workspaces are built on the commits that would land: moving them would change
+    /// those workspaces without their lease.
+    #[error("landing workspace {id:?} would move the commits of workspace{} {} built on its commits; nothing was landed",
+        if others.len() == 1 { "" } else { "s" }, others.join(", "))]
+    MovesOthers { id: String, others: Vec<String> },
+    /// git: the target worktree is in the middle of an operation (a merge, a rebase, ...)
+    /// that a land would get tangled in.
+    #[error("the {} at {} is in the middle of {what}; nothing was landed",
+        worktree_word(*.main), path.display())]
+    InProgress {
+        path: PathBuf,
+        main: bool,
+        what: String,
+        abort: String,
+    },
+    /// git: the target worktree's index has unmerged entries.
+    #[error("the {} at {} has unmerged files: {}; nothing was landed",
+        worktree_word(*.main), path.display(), files.join(", "))]
+    Unmerged {
+        path: PathBuf,
+        main: bool,
+        files: Vec<String>,
+    },
+    /// git: files the target worktree ignores (so no commit holds them) are where the land
+    /// would write, and `git merge` would replace them without a copy.
+    #[error("the {} at {} has files that git ignores there where the land would write: {}; nothing was landed",
+        worktree_word(*.main), path.display(), files.join(", "))]
+    Ignored {
+        path: PathBuf,
+        main: bool,
+        files: Vec<String>,
+    },
+    /// git: the workspace's HEAD is not on its branch and holds work the branch does not.
+    #[error("{}; nothing was landed", head_elsewhere(id, commit, branch, other.as_deref()))]
+    HeadElsewhere {
+        id: String,
+        ws: PathBuf,
+        /// The commit HEAD is on.
+        commit: String,
+        /// The workspace's branch.
+        branch: String,
+        /// The other branch HEAD is on; `None`: detached.
+        other: Option<String>,
+    },
+}
+
+fn worktree_word(main: bool) -> &'static str {
+    match main {
+        true => "main worktree",
+        false => "worktree",
+    }
+}
+
+fn head_elsewhere(id: &str, commit: &str, branch: &str, other: Option<&str>) -> String {
+    let short = &commit[..commit.len().min(12)];
+    match other {
+        None => format!(
+            "workspace {id:?} has its HEAD detached at {short}, with work its branch {branch} does not hold"
+        ),
+        Some(other) => format!(
+            "workspace {id:?} is on branch {other} (at {short}), not on its branch {branch}, with work {branch} does not hold"
+        ),
+    }
 }
 
 impl From<ProcessError> for LandError {
@@ -151,6 +250,20 @@ impl From<LandError> for CliError {
                 .hint("commit them there first (`jj commit`), or land elsewhere with --onto REV"),
             LandError::Dirty { jj: false, .. } => CliError::failure(message)
                 .hint("commit or stash them there first, or land elsewhere with --onto BRANCH"),
+            LandError::TargetConflicted { jj: true, .. } => CliError::failure(message)
+                .hint("resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again"),
+            LandError::TargetConflicted { jj: false, .. } => CliError::failure(message)
+                .hint("finish or abort the merge there first (`git merge --continue` or `git merge --abort`), then land again"),
+            LandError::NoOperation { .. } => CliError::failure(message)
+                .hint("check that `jj --version` is 0.45 or later (`--no-integrate-operation` names the operation it writes)"),
+            LandError::TargetChanging { .. } => CliError::failure(message)
+                .hint("land again once nothing is writing there"),
+            LandError::MovesOthers { others, .. } => CliError::failure(message).hint(format!(
+                "land {} first, or clean {} (`agent-workspace clean {}` keeps its edits), then land this one",
+                others.join(", "),
+                if others.len() == 1 { "it" } else { "them" },
+                others[0]
+            )),
             LandError::Preview { source, .. } => CliError::failure(message)
                 .cause(source.stderr().to_string())
                 .hint("check that the target workspace still exists (`agent-workspace status`), or pass --onto REV"),
@@ -158,9 +271,30 @@ impl From<LandError> for CliError {
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
                 .hint("nothing was landed; fix what jj reports above and try again"),
-            LandError::Predict { .. } => CliError::failure(message).hint(
-                "land without --dry-run: a jj land is one operation, which `jj undo` reverts",
+            LandError::InProgress { ref path, ref abort, .. } => CliError::failure(message).hint(format!(
+                "finish it there first, or abort it (`git -C {} {abort}`), then land again",
+                crate::process::quote(&path.display().to_string())
+            )),
+            LandError::Unmerged { .. } => CliError::failure(message).hint(
+                "resolve them there first (edit, then `git add` them), then land again",
             ),
+            LandError::Ignored { .. } => CliError::failure(message).hint(
+                "the land would replace them and no commit holds them: move them away (or commit them there), then land again",
+            ),
+            LandError::HeadElsewhere {
+                ref ws,
+                ref commit,
+                ref branch,
+                ref other,
+                ..
+            } => {
+                let q = crate::process::quote;
+                let ws = q(&ws.display().to_string());
+                let (branch, from) = (q(branch), q(other.as_deref().unwrap_or(commit)));
+                CliError::failure(message).hint(format!(
+                    "bring that work onto the branch in the workspace (commit what is uncommitted, then `git -C {ws} switch {branch} && git -C {ws} merge {from}`), then land again"
+                ))
+            }
         }
     }
 }

@@ -286,6 +286,16 @@ impl Vcs {
         }
     }
 
+    /// jj: brings the working copy at `dir` (a land's target, outside the root) up to date
+    /// with jj's own `workspace update-stale`, which snapshots it first, as a land does
+    /// right after it moved the target.
+    pub fn follow_landed_target(&self, dir: &Path) -> Result<()> {
+        match self {
+            Vcs::Jj(jj) => jj.update_target_working_copy(dir),
+            Vcs::Git(_) => Ok(()),
+        }
+    }
+
     /// Finishes a stale-working-copy repair that a killed run left for the workspace at
     /// `path`; returns the directory whose files were put back, if any.
     pub fn resume_recovery(&self, path: &Path) -> Result<Option<PathBuf>> {
@@ -381,6 +391,99 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.land(plan),
             Vcs::Git(git) => git.land(plan),
+        }
+    }
+
+    /// Of the `lands` (workspace id, its last land), the workspaces whose work is in the
+    /// land's target now, read from the repository alone (no working copy snapshotted): an
+    /// undone land is not. One query per target, for any number of workspaces.
+    pub fn lands_held(&self, lands: &[(&str, &crate::metadata::Land)]) -> Result<Vec<String>> {
+        match self {
+            Vcs::Jj(jj) => jj.lands_held(lands),
+            Vcs::Git(git) => git.lands_held(lands),
+        }
+    }
+
+    /// A stamp of what [`Vcs::lands_held`] reads, from files alone (jj: the operation
+    /// heads; git: the times of the branch files): while it is the same, so is its answer.
+    pub fn lands_stamp(&self) -> Option<String> {
+        match self {
+            Vcs::Jj(jj) => jj.op_heads_key(),
+            Vcs::Git(git) => git.refs_stamp(),
+        }
+    }
+
+    /// The target a land to `target` will be recorded under ([`crate::metadata::Land::target`]),
+    /// and the state it is in before the land (jj: the operation heads; git: the branch's
+    /// commit), for the record's land intent.
+    pub fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
+        match (self, target) {
+            (Vcs::Jj(jj), land::Target::Main) => Ok((jj::Jj::main_target(), jj.op_heads_key())),
+            (Vcs::Jj(jj), land::Target::Workspace { id, .. }) => {
+                Ok((format!("{id}@"), jj.op_heads_key()))
+            }
+            (Vcs::Jj(jj), land::Target::Rev(rev)) => {
+                let key = jj.op_heads_key();
+                let commit = jj.resolve_base(Some(rev))?;
+                Ok((commit.join(","), key))
+            }
+            (Vcs::Git(git), target) => {
+                let branch = match target {
+                    land::Target::Main => git.main_branch()?.unwrap_or_default(),
+                    land::Target::Workspace { id, .. } => git.branch(id),
+                    land::Target::Rev(rev) => rev.clone(),
+                };
+                let tip = git.tip(&branch)?;
+                Ok((branch, tip))
+            }
+        }
+    }
+
+    /// The state of a land's target now, comparable with [`Vcs::land_target`]'s.
+    pub fn land_target_state(&self, target: &str) -> Result<Option<String>> {
+        match self {
+            Vcs::Jj(jj) => Ok(jj.op_heads_key()),
+            Vcs::Git(git) => git.tip(target),
+        }
+    }
+
+    /// What a land of workspace `id` (based on `base`) onto `target` that was killed did:
+    /// `None` when its work is not in the target; else the commits it landed (empty where
+    /// they cannot be told) and whether any is conflicted. `before` is the state at the land's
+    /// start: jj's operation, git's target commit.
+    pub fn landed_since(
+        &self,
+        id: &str,
+        target: &str,
+        base: &[String],
+        before: Option<&str>,
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        match self {
+            Vcs::Jj(jj) => jj.landed_since(id, target, base, before),
+            Vcs::Git(git) => {
+                let probe = crate::metadata::Land {
+                    at: String::new(),
+                    target: target.to_string(),
+                    commits: vec![],
+                    outcome: crate::metadata::LandOutcome::Landed,
+                    resolved: vec![],
+                    conflicts: vec![],
+                    operation_before: None,
+                    after_run_started_at: None,
+                    after_run_pid: None,
+                    merge_commit: None,
+                    recovered: true,
+                    unapplied: false,
+                };
+                if git.lands_held(&[(id, &probe)])?.is_empty() {
+                    return Ok(None);
+                }
+                let commits = match before {
+                    Some(before) => git.commits_since(id, before).unwrap_or_default(),
+                    None => vec![],
+                };
+                Ok(Some((commits, false)))
+            }
         }
     }
 

@@ -271,6 +271,8 @@ pub(super) fn new_record(
         parent: req.parent.map(str::to_string),
         checkpoints: 0,
         land: None,
+        land_intent: None,
+        land_check: Default::default(),
         extra: Default::default(),
         sandbox: None,
         ports: vec![],

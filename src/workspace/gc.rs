@@ -59,6 +59,20 @@ pub fn select(
         .collect()
 }
 
+/// Keeps the candidates of `retention.landed` whose land is not verified now (`landed`
+/// tells whether all of a workspace's work is in its land's target): a land undone, or work
+/// made since, is not removed as landed.
+pub fn verify_landed(candidates: &mut [Candidate], landed: impl Fn(&Entry) -> bool) {
+    for c in candidates.iter_mut() {
+        if c.expiry.status == "landed" && c.skip.is_none() && !landed(&c.entry) {
+            c.skip = Some(
+                "its work is not all in its land's target now (work since the land, or the land undone)"
+                    .into(),
+            );
+        }
+    }
+}
+
 /// When the workspace reached its status: its land for `landed`, else the end of its last
 /// run, else its record's last update. Unknown (never expired) without a readable record.
 fn reached_at(entry: &Entry) -> Option<SystemTime> {

@@ -1,13 +1,19 @@
 //! Landing a workspace: its commits (its unrecorded edits recorded first) brought onto a
 //! target by the backend, and the outcome kept in its record. Refused while another process
 //! holds the workspace, unless called from inside its own run.
+//!
+//! The record follows what happens to the land afterwards: a land is journaled in the record
+//! (its intent) before the backend changes anything, so the next command of any kind
+//! finishes one that was killed; and the commands that show or act on a land check first
+//! that its work is still in its target ([`follow`]), so an undone land is neither shown
+//! `landed` nor removed as landed.
 
 use std::path::Path;
 
 use crate::context::Context;
 use crate::error::{CliError, Result};
 use crate::inventory::{self, Entry, Problem};
-use crate::metadata::{self, Land, LandOutcome, Record, Side};
+use crate::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
 use crate::vcs::land::{Landing, Plan, Target};
 
 /// What `land` was asked.
@@ -15,6 +21,7 @@ pub struct Request<'a> {
     pub id: &'a str,
     pub onto: Option<&'a str>,
     pub prefer: Option<Side>,
+    pub allow_conflicts: bool,
     pub dry_run: bool,
 }
 
@@ -30,23 +37,238 @@ pub fn land(ctx: &Context, req: &Request) -> Result<Landing> {
     if let metadata::Loaded::Ok(now) = metadata::load(&entry.path) {
         record = *now;
     }
+    // A land killed before it could record what it did is finished first; should that
+    // fail, this land journals itself afresh and records what it does.
+    let _ = finish(ctx, &mut record);
     let target = target(ctx, req.onto, record.parent.as_deref())?;
-    let _parent_hold = hold_parent(ctx, &target)?;
+    let _parent_hold = hold_parent(ctx, req.id, &target)?;
+    if !req.dry_run {
+        journal(ctx, &mut record, &target)?;
+    }
+    let base = record.base_commits.clone();
     let plan = Plan {
         id: req.id,
         ws: &entry.path,
-        base: &record.base_commits,
+        base: &base,
         target,
         prefer: req.prefer,
+        allow_conflicts: req.allow_conflicts,
         dry_run: req.dry_run,
     };
-    let landing = ctx.vcs.land(&plan)?;
-    if !req.dry_run && !landing.commits.is_empty() {
-        record.land = Some(to_land(&landing, &record));
+    let landing = match ctx.vcs.land(&plan) {
+        Ok(landing) => landing,
+        Err(err) => {
+            // A land that failed after moving the target is recorded as what it did.
+            let _ = finish(ctx, &mut record);
+            return Err(err.into());
+        }
+    };
+    if !req.dry_run {
+        if !landing.commits.is_empty() {
+            record.land = Some(to_land(&landing, &record));
+        }
+        // Nothing to land keeps the land recorded before, as it is.
+        record.land_intent = None;
         record.updated_at = metadata::now();
         metadata::save(&record)?;
     }
     Ok(landing)
+}
+
+/// Saves the land's intent in the record before the backend changes anything: its target
+/// and that target's state now. A target that cannot be named is left for the land to
+/// refuse.
+fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
+    let Some((target, before)) = ctx
+        .vcs
+        .land_target(target)
+        .ok()
+        .filter(|(name, _)| !name.is_empty())
+    else {
+        return Ok(());
+    };
+    let jj = matches!(ctx.vcs, crate::vcs::Vcs::Jj(_));
+    record.land_intent = Some(LandIntent {
+        at: metadata::now(),
+        target,
+        operation_before: before.clone().filter(|_| jj),
+        target_before: before.filter(|_| !jj),
+        after_run_started_at: record.started_at.clone(),
+        after_run_pid: record.pid,
+    });
+    record.updated_at = metadata::now();
+    metadata::save(record)?;
+    Ok(())
+}
+
+/// Finishes the land a killed `land` journaled in `record` (whose workspace's lease the
+/// caller holds): records it as landed (or conflicted) when its work is in the target now,
+/// else drops the intent; the land recorded before it is kept while it still holds. jj: the
+/// working copy the land left stale is brought up to date, its edits kept.
+fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
+    let Some(intent) = record.land_intent.clone() else {
+        return Ok(());
+    };
+    let before = intent
+        .operation_before
+        .as_ref()
+        .or(intent.target_before.as_ref());
+    let now = ctx.vcs.land_target_state(&intent.target).ok().flatten();
+    let moved = before.is_none() || now.as_ref() != before;
+    let id = record.workspace_id.clone();
+    let landed = match moved {
+        true => ctx.vcs.landed_since(
+            &id,
+            &intent.target,
+            &record.base_commits,
+            before.map(String::as_str),
+        )?,
+        false => None,
+    };
+    let earlier_holds = record
+        .land
+        .as_ref()
+        .filter(|land| record.land_is_newest(land))
+        .is_some_and(|land| {
+            ctx.vcs
+                .lands_held(&[(id.as_str(), land)])
+                .is_ok_and(|held| !held.is_empty())
+        });
+    if let (Some((commits, conflicted)), false) = (landed, earlier_holds) {
+        record.land = Some(Land {
+            at: intent.at.clone(),
+            target: intent.target.clone(),
+            commits,
+            outcome: match conflicted {
+                true => LandOutcome::Conflicted,
+                false => LandOutcome::Landed,
+            },
+            resolved: vec![],
+            conflicts: vec![],
+            operation_before: intent.operation_before.clone(),
+            merge_commit: match &ctx.vcs {
+                crate::vcs::Vcs::Git(_) => now,
+                crate::vcs::Vcs::Jj(_) => None,
+            },
+            after_run_started_at: intent.after_run_started_at.clone(),
+            after_run_pid: intent.after_run_pid,
+            recovered: true,
+            unapplied: false,
+        });
+    }
+    record.land_intent = None;
+    record.updated_at = metadata::now();
+    metadata::save(record)?;
+    if moved {
+        // The target working copy the killed land moved (jj: `<name>@`) follows it.
+        if let Some(name) = intent.target.strip_suffix('@') {
+            let dir = match name {
+                crate::vcs::jj::MAIN_WORKSPACE => Some(ctx.repo.root.clone()),
+                _ => crate::layout::validate_id(name)
+                    .is_ok()
+                    .then(|| ctx.layout.workspace(name)),
+            };
+            if let Some(dir) = dir.filter(|d| d.is_dir()) {
+                let _ = ctx.vcs.follow_landed_target(&dir);
+            }
+        }
+        let path = record.workspace_path.clone();
+        // What the killed land would have done next; a repair that fails keeps the edits
+        // aside and the next run finishes it.
+        let _ = ctx.vcs.refresh(&path, &crate::vcs::jj::recovery_dir(&path));
+    }
+    Ok(())
+}
+
+/// Makes the records of `entries` follow what happened to their lands: finishes the lands
+/// killed before they could record what they did (for the workspaces nobody holds), then
+/// checks each land the status would show against its target ([`LandCheck`]), in one
+/// query per target. The answer is kept under a stamp of the repository's state (jj: its
+/// operation heads; git: its branch files' times), so while that stays the same it costs
+/// no process.
+pub fn follow(ctx: &Context, entries: &mut [Entry]) {
+    for entry in entries.iter_mut() {
+        finish_killed(ctx, entry);
+    }
+    check(ctx, entries);
+}
+
+fn finish_killed(ctx: &Context, entry: &mut Entry) {
+    let pending = entry
+        .record
+        .as_ref()
+        .is_some_and(|r| r.land_intent.is_some());
+    if !pending || !matches!(entry.problem, None | Some(Problem::Crashed)) {
+        return;
+    }
+    // A land under way holds the lease: only a land nobody runs is finished.
+    let Ok(Some(_lease)) = crate::lock::try_exclusive(&ctx.layout.lease(&entry.id)) else {
+        return;
+    };
+    let metadata::Loaded::Ok(mut record) = metadata::load(&entry.path) else {
+        return;
+    };
+    if finish(ctx, &mut record).is_ok() {
+        entry.record = Some(record);
+    }
+}
+
+fn check(ctx: &Context, entries: &mut [Entry]) {
+    let git = matches!(ctx.vcs, crate::vcs::Vcs::Git(_));
+    let lands: Vec<(&str, &Land)> = entries
+        .iter()
+        .filter_map(|e| {
+            let land = e.record.as_ref()?.shown_land()?;
+            // A conflicted land that changed nothing (git's always) has nothing to undo.
+            let checked = !(land.unapplied || git && land.outcome == LandOutcome::Conflicted);
+            checked.then_some((e.id.as_str(), land))
+        })
+        .collect();
+    if lands.is_empty() {
+        return;
+    }
+    let Some(held) = held_cached(ctx, &lands) else {
+        return;
+    };
+    let checked: Vec<String> = lands.iter().map(|(id, _)| id.to_string()).collect();
+    for entry in entries.iter_mut() {
+        if !checked.contains(&entry.id) {
+            continue;
+        }
+        if let Some(record) = entry.record.as_mut() {
+            record.land_check = match held.contains(&entry.id) {
+                true => LandCheck::Verified,
+                false => LandCheck::Undone,
+            };
+        }
+    }
+}
+
+/// [`crate::vcs::Vcs::lands_held`], answered from the cache while the repository's state
+/// ([`crate::vcs::Vcs::lands_stamp`]) and the lands asked about are the same.
+fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
+    let asked: String = lands
+        .iter()
+        .map(|(id, land)| {
+            let last = land.commits.last().map_or("", String::as_str);
+            format!("{id}\t{}\t{last}\n", land.target)
+        })
+        .collect();
+    let cache = ctx.layout.cache().join("lands-held.v1");
+    // Read the key before asking, so an answer is never filed under a newer key.
+    let key = ctx.vcs.lands_stamp();
+    if let (Some(key), Ok(text)) = (&key, std::fs::read_to_string(&cache)) {
+        let head = format!("{key}\n{asked}\n");
+        if let Some(body) = text.strip_prefix(&head) {
+            return Some(body.lines().map(str::to_string).collect());
+        }
+    }
+    let held = ctx.vcs.lands_held(lands).ok()?;
+    if let Some(key) = key {
+        let text = format!("{key}\n{asked}\n{}", held.join("\n"));
+        let _ = crate::fsutil::write_atomic(&cache, text.as_bytes());
+    }
+    Some(held)
 }
 
 /// The workspace's entry, refused when it is not one `land` can act on. Read from its files
@@ -91,21 +313,29 @@ fn no_record(id: &str, path: &Path) -> CliError {
     ))
 }
 
-/// The parent workspace's lease when the land goes to its working copy or branch: its files
-/// are not changed under a live run (or a creation or clean) of it, unless the land was asked
-/// from inside that very run.
-fn hold_parent(ctx: &Context, target: &Target) -> Result<Option<super::hold::Hold>> {
-    let Target::Workspace { id, path } = target else {
-        return Ok(None);
+/// The lease of the workspace whose files or branch the land changes: the parent's, or
+/// (git) the one whose branch `--onto` names. Its files are not changed under a live run (or
+/// a creation or clean) of it, unless the land was asked from inside that very run.
+fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super::hold::Hold>> {
+    let (other, path, what) = match target {
+        Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
+        Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
+            Some(other) if other != id && crate::layout::validate_id(&other).is_ok() => {
+                let what = format!("workspace {other:?}'s branch {rev}");
+                (other.clone(), ctx.layout.workspace(&other), what)
+            }
+            _ => return Ok(None),
+        },
+        Target::Main => return Ok(None),
     };
-    let parent = match metadata::load(path) {
+    let record = match metadata::load(&path) {
         metadata::Loaded::Ok(record) => Some(*record),
         _ => None,
     };
-    super::hold(ctx, id, parent.as_ref())
+    super::hold(ctx, &other, record.as_ref())
         .map(Some)
         .map_err(|mut err| {
-            err.message = format!("cannot land on the parent: {}", err.message);
+            err.message = format!("cannot land on {what}: {}", err.message);
             err
         })
 }
@@ -147,11 +377,21 @@ fn to_land(landing: &Landing, record: &Record) -> Land {
         merge_commit: landing.merge_commit.clone(),
         after_run_started_at: record.started_at.clone(),
         after_run_pid: record.pid,
+        recovered: false,
+        unapplied: !landing.conflicts.is_empty() && !landing.applied,
     }
 }
 
+fn record_check(entry: &Entry) -> LandCheck {
+    entry
+        .record
+        .as_ref()
+        .map_or(LandCheck::Unchecked, |r| r.land_check)
+}
+
 /// Whether `entry` was landed and all its work is in the target of that land: no problem, no
-/// live run, a clean last land, and the backend finds nothing unrecorded or outside it.
+/// live run, a clean last land not found undone, and the backend finds nothing unrecorded or
+/// outside it (its working copy snapshotted first).
 pub fn is_landed(ctx: &Context, entry: &Entry) -> bool {
     let land = match &entry.record {
         Some(record) if entry.problem.is_none() && !entry.is_live() => record.land.as_ref(),
@@ -159,6 +399,7 @@ pub fn is_landed(ctx: &Context, entry: &Entry) -> bool {
     };
     land.is_some_and(|land| {
         land.outcome == LandOutcome::Landed
+            && record_check(entry) != LandCheck::Undone
             && ctx
                 .vcs
                 .is_landed(&entry.id, &entry.path, land)

@@ -2,7 +2,7 @@
 //! edits, keeping aside what no commit keeps, forgetting it and deleting its directory.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::remove_workspace_dir;
@@ -14,6 +14,7 @@ use crate::liveness;
 use crate::lock::{self, Lock};
 use crate::metadata::Record;
 use crate::vcs::{Commit, Kept};
+use serde::{Deserialize, Serialize};
 
 /// The directory under the namespace that holds kept-aside files.
 pub const KEPT_DIR: &str = ".kept";
@@ -28,6 +29,8 @@ pub struct Options {
     pub delete_branch: bool,
     /// Delete the files no commit keeps instead of keeping them aside.
     pub discard_untracked: bool,
+    /// Keep aside disposable build output too (`gc`, which never discards a file).
+    pub keep_disposable: bool,
 }
 
 /// What a removal kept, and what became of the workspace's branch when asked to delete it.
@@ -39,6 +42,8 @@ pub struct Removal {
     pub commits: Vec<Commit>,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     pub branch_deleted: Option<std::result::Result<(), String>>,
+    /// Where an earlier, interrupted removal of the workspace kept files aside.
+    pub earlier_aside: Option<PathBuf>,
 }
 
 /// Removes one workspace. `lease` is the lease when the caller already holds it.
@@ -60,19 +65,28 @@ pub fn remove(
         Some(Problem::Renamed(name)) => name.as_str(),
         _ => entry.id.as_str(),
     };
+    if has_dir {
+        room_to_record(ctx, entry)?;
+    }
     let kept = match entry.problem {
         Some(Problem::Unregistered) => Kept::Unregistered,
         _ => ctx
             .vcs
             .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
     };
+    let journal = Journal::read(ctx, &entry.id);
     if kept == Kept::Unregistered {
+        if let Some(journal) = journal {
+            // Forgotten by a removal a kill interrupted: finish it.
+            return journal.finish(ctx, entry, name, has_dir, lease);
+        }
         if !args.force {
             return Err(super::unregistered(&entry.id, &entry.path));
         }
         // No commit keeps any of its files: every one is kept aside (or discarded as asked).
+        let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
         let aside = match has_dir {
-            true => set_aside(ctx, entry, &HashSet::new(), args)?,
+            true => set_aside(ctx, entry, &HashSet::new(), &dest, args)?,
             false => Aside::default(),
         };
         remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
@@ -83,6 +97,7 @@ pub fn remove(
             aside,
             commits: vec![],
             branch_deleted: None,
+            earlier_aside: None,
         });
     }
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
@@ -94,8 +109,22 @@ pub fn remove(
     );
     // Naming them is a report only: the repository keeps them whether or not this works.
     let commits = commits.unwrap_or_default();
+    let tracked = tracked?;
+    // The journal, before anything is moved or forgotten: a kill from here on is finished
+    // by the next command (see `settle_interrupted`), never left for `--force`.
+    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
+    let earlier_aside = journal
+        .map(|j| j.dest)
+        .filter(|d| std::fs::symlink_metadata(d).is_ok());
+    Journal {
+        dest: dest.clone(),
+        kept: KeptRecord::from(&kept),
+        discard_untracked: args.discard_untracked,
+        keep_disposable: args.keep_disposable,
+    }
+    .write(ctx, &entry.id)?;
     let aside = match has_dir {
-        true => set_aside(ctx, entry, &tracked?.into_iter().collect(), args)?,
+        true => set_aside(ctx, entry, &tracked.into_iter().collect(), &dest, args)?,
         false => Aside::default(),
     };
     ctx.vcs
@@ -107,6 +136,7 @@ pub fn remove(
     // now only means a workspace deleted by hand (see `inventory::all`).
     lease.remove();
     crate::state::remove(&entry.path)?;
+    Journal::remove(ctx, &entry.id);
     let branch_deleted = match (&kept, args.delete_branch) {
         (Kept::Branch { branch, .. }, true) => Some(
             ctx.vcs
@@ -127,7 +157,285 @@ pub fn remove(
         aside,
         commits,
         branch_deleted,
+        earlier_aside,
     })
+}
+
+/// A removal that a kill interrupted and the next command finished.
+pub struct Finished {
+    pub id: String,
+    pub path: PathBuf,
+    /// What it kept, or why it could not be finished now.
+    pub removal: Result<Removal>,
+}
+
+/// Finishes or rolls back what interrupted commands left, before a command reads the
+/// workspaces: a take from the pool (rolled back, it holds no one's work) and a removal
+/// (finished, keeping aside every file changed since it began). Skips what another process
+/// holds (a take under way holds the repository lock, a removal the workspace's lease).
+pub fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
+    super::pool::settle(ctx)?;
+    let mut finished = vec![];
+    for id in Journal::ids(ctx) {
+        let Some(lease) = lock::try_exclusive(&ctx.layout.lease(&id))? else {
+            continue;
+        };
+        let path = ctx.layout.workspace(&id);
+        let removal = match crate::inventory::one(ctx, &id) {
+            (_, Some(err)) => Err(err),
+            (Some(entry), None) => {
+                let journal = Journal::read(ctx, &id);
+                let args = Options {
+                    discard_untracked: journal.as_ref().is_some_and(|j| j.discard_untracked),
+                    keep_disposable: journal.as_ref().is_none_or(|j| j.keep_disposable),
+                    ..Options::default()
+                };
+                remove(ctx, &entry, &args, Some(lease))
+            }
+            // Nothing of it is left but the journal (and the state the journal outlived).
+            (None, None) => {
+                let journal = Journal::read(ctx, &id);
+                lease.remove();
+                let _ = crate::state::remove(&path);
+                Journal::remove(ctx, &id);
+                Ok(Removal {
+                    kept: journal.as_ref().map_or(Kept::Nothing, |j| j.kept.to_kept()),
+                    aside: Aside::default(),
+                    commits: vec![],
+                    branch_deleted: None,
+                    earlier_aside: journal
+                        .map(|j| j.dest)
+                        .filter(|d| std::fs::symlink_metadata(d).is_ok()),
+                })
+            }
+        };
+        finished.push(Finished { id, path, removal });
+    }
+    Ok(finished)
+}
+
+/// Whether a removal of `id` was interrupted (its journal is left).
+pub fn interrupted(ctx: &Context, id: &str) -> bool {
+    std::fs::symlink_metadata(Journal::path(ctx, id)).is_ok()
+}
+
+/// The journal of a removal, `<namespace>/.state/<id>.removing`: written once the edits are
+/// recorded, before any file is moved aside or the workspace forgotten; removed last.
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    /// Where the removal keeps aside the files no commit holds.
+    dest: PathBuf,
+    kept: KeptRecord,
+    discard_untracked: bool,
+    keep_disposable: bool,
+}
+
+/// What keeps the workspace's edits, as the journal records it.
+#[derive(Serialize, Deserialize)]
+struct KeptRecord {
+    change_id: Option<String>,
+    commit_id: Option<String>,
+    branch: Option<String>,
+    committed: bool,
+}
+
+impl From<&Kept> for KeptRecord {
+    fn from(kept: &Kept) -> Self {
+        let mut record = KeptRecord {
+            change_id: None,
+            commit_id: None,
+            branch: None,
+            committed: false,
+        };
+        match kept {
+            Kept::Change {
+                change_id,
+                commit_id,
+            } => {
+                record.change_id = Some(change_id.clone());
+                record.commit_id = Some(commit_id.clone());
+            }
+            Kept::Branch {
+                branch,
+                commit,
+                committed,
+                ..
+            } => {
+                record.branch = Some(branch.clone());
+                record.commit_id = Some(commit.clone());
+                record.committed = *committed;
+            }
+            Kept::Nothing | Kept::Unregistered => {}
+        }
+        record
+    }
+}
+
+impl KeptRecord {
+    fn to_kept(&self) -> Kept {
+        match (&self.change_id, &self.branch, &self.commit_id) {
+            (Some(change_id), _, Some(commit_id)) => Kept::Change {
+                change_id: change_id.clone(),
+                commit_id: commit_id.clone(),
+            },
+            (None, Some(branch), commit) => Kept::Branch {
+                branch: branch.clone(),
+                commit: commit.clone().unwrap_or_default(),
+                committed: self.committed,
+                head: None,
+            },
+            _ => Kept::Nothing,
+        }
+    }
+}
+
+const JOURNAL_SUFFIX: &str = ".removing";
+
+impl Journal {
+    fn path(ctx: &Context, id: &str) -> PathBuf {
+        ctx.layout
+            .dir
+            .join(crate::state::DIR_NAME)
+            .join(format!("{id}{JOURNAL_SUFFIX}"))
+    }
+
+    /// The ids whose removal journal is left.
+    fn ids(ctx: &Context) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::state::DIR_NAME)) else {
+            return vec![];
+        };
+        let mut ids: Vec<String> = dir
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                let id = name.strip_suffix(JOURNAL_SUFFIX)?;
+                crate::layout::validate_id(id).ok()?;
+                Some(id.to_string())
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    fn read(ctx: &Context, id: &str) -> Option<Journal> {
+        let file = crate::fsutil::open_existing_nofollow(&Journal::path(ctx, id)).ok()?;
+        serde_json::from_reader(std::io::BufReader::new(file)).ok()
+    }
+
+    fn write(&self, ctx: &Context, id: &str) -> Result<()> {
+        let text = serde_json::to_vec(self).map_err(|e| {
+            CliError::failure(format!(
+                "could not write the journal of removing {id:?}: {e}"
+            ))
+        })?;
+        crate::fsutil::create_dir_nofollow(&ctx.layout.dir.join(crate::state::DIR_NAME))?;
+        crate::fsutil::write_atomic(&Journal::path(ctx, id), &text)?;
+        Ok(())
+    }
+
+    fn remove(ctx: &Context, id: &str) {
+        let _ = crate::fsutil::remove_file(&Journal::path(ctx, id));
+    }
+
+    /// Finishes a removal a kill interrupted after the backend began forgetting the workspace:
+    /// its edits were recorded and the files no commit held kept aside before that, so what
+    /// is left on disk is what the recorded commit holds, unless changed since the journal was
+    /// written: every file changed since (by its ctime, which no one can set back) is kept
+    /// aside too, never deleted.
+    fn finish(
+        self,
+        ctx: &Context,
+        entry: &Entry,
+        name: &str,
+        has_dir: bool,
+        lease: Lock,
+    ) -> Result<Removal> {
+        use std::os::unix::fs::MetadataExt;
+        let ctime = |m: &std::fs::Metadata| (m.ctime(), m.ctime_nsec());
+        let since = std::fs::symlink_metadata(Journal::path(ctx, &entry.id))
+            .map(|m| ctime(&m))
+            .map_err(|e| CliError::io("read", &Journal::path(ctx, &entry.id), &e))?;
+        let aside = match has_dir {
+            true => {
+                let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
+                let held = |rel: &Path| {
+                    std::fs::symlink_metadata(entry.path.join(rel)).is_ok_and(|m| ctime(&m) < since)
+                };
+                aside::set_aside_unheld(&entry.path, &held, &dest, &Policy::keep_all()).map_err(
+                    |err| {
+                        CliError::failure(format!(
+                            "did not finish removing workspace {:?}: {err}",
+                            entry.id
+                        ))
+                        .hint(format!(
+                            "files already kept aside are in {}; free the problem, then clean again",
+                            dest.display()
+                        ))
+                    },
+                )?
+            }
+            false => Aside::default(),
+        };
+        ctx.vcs
+            .forget_removing(name, &entry.path, || match has_dir {
+                true => remove_workspace_dir(&ctx.layout.dir, &entry.path),
+                false => Ok(()),
+            })?;
+        lease.remove();
+        crate::state::remove(&entry.path)?;
+        Journal::remove(ctx, &entry.id);
+        Ok(Removal {
+            kept: self.kept.to_kept(),
+            aside,
+            commits: vec![],
+            branch_deleted: None,
+            earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
+        })
+    }
+}
+
+/// Refuses, before anything is recorded, a removal whose edits cannot be recorded for want
+/// of free space: a snapshot that fails half way on a full disk leaves a jj working copy
+/// stale. What it writes is at most the files changed since the backend last recorded the
+/// workspace (jj: its `tree_state`; git: its index), ignored ones aside; the repository and the namespace (the
+/// journal, the state) must have that room plus [`crate::disk::MARGIN`].
+fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathBuf>> {
+    match &ctx.vcs {
+        crate::vcs::Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
+        crate::vcs::Vcs::Git(git) => git.ignored_files(ws, dirs),
+    }
+}
+
+fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
+    let ws = &entry.path;
+    let gitdir = std::fs::read_to_string(ws.join(".git"))
+        .ok()
+        .and_then(|t| t.strip_prefix("gitdir:").map(|d| PathBuf::from(d.trim())));
+    let recorded = [
+        Some(ws.join(".jj/working_copy/tree_state")),
+        Some(ws.join(".git/index")),
+        gitdir.map(|d| d.join("index")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
+    .max()
+    .unwrap_or(std::time::UNIX_EPOCH);
+    // Ignored files (build output) are never recorded; when the backend cannot say which,
+    // every file counts.
+    let ignored: HashSet<PathBuf> = ignored(ctx, ws, true)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
+        .collect();
+    let bytes = crate::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
+    for dir in [&ctx.repo.root, &ctx.layout.dir] {
+        crate::disk::check_room(dir, bytes).map_err(|e| {
+            CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
+                "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
@@ -137,14 +445,40 @@ fn set_aside(
     ctx: &Context,
     entry: &Entry,
     tracked: &HashSet<PathBuf>,
+    dest: &Path,
     args: &Options,
 ) -> Result<Aside> {
-    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
-    let policy = Policy::new(args.discard_untracked, ctx.config.disposable.as_deref());
-    aside::set_aside(&entry.path, tracked, &dest, &policy).map_err(|err| {
+    let policy = policy(ctx, args);
+    aside::set_aside(&entry.path, tracked, dest, &policy).map_err(|err| {
         CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
             "files already kept aside are in {}; free the problem, then clean again",
             dest.display()
+        ))
+    })
+}
+
+fn policy(ctx: &Context, args: &Options) -> Policy {
+    match args.keep_disposable && !args.discard_untracked {
+        true => Policy::keep_all(),
+        false => Policy::new(args.discard_untracked, ctx.config.disposable.as_deref()),
+    }
+}
+
+/// What removing `entry` would keep aside or discard, without recording or moving anything:
+/// counted from the files the backend ignores (`.gitignore` at any depth, `info/exclude`)
+/// and nested repositories. A new file larger than jj's `snapshot.max-new-file-size` is
+/// not counted, though the removal keeps it aside too.
+pub fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<Aside> {
+    if std::fs::symlink_metadata(&entry.path).is_err() {
+        return Ok(Aside::default());
+    }
+    let ignored = ignored(ctx, &entry.path, false);
+    let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
+    let held = |rel: &std::path::Path| !ignored.contains(rel);
+    aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|err| {
+        CliError::failure(format!(
+            "could not look into workspace {:?}: {err}",
+            entry.id
         ))
     })
 }

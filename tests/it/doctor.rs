@@ -212,7 +212,7 @@ fn stale_locks_scratch_files_and_troubled_workspaces_are_warnings() {
     assert!(leftovers.iter().all(|l| l.0 == "warning"), "{doc:#}");
     assert!(
         messages[0].ends_with(
-            "/.recovering-w1 holds an interrupted recovery of workspace w1's working copy"
+            "/.recovering-w1 is a partial copy an interrupted repair of workspace w1 left (the workspace itself was not changed)"
         ),
         "{messages:?}"
     );

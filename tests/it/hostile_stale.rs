@@ -1,6 +1,7 @@
 //! Repairing a stale jj working copy survives a SIGKILL of agent-workspace at any point: the
 //! next `run` or `clean` finishes it before anything else, never runs on a half-restored tree,
-//! and a leftover partial copy never blocks it.
+//! and a leftover partial copy never blocks it. (Merges of edits with the update, and kills
+//! in the middle of them, are in `stale_repair`.)
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,8 +10,9 @@ use crate::harness::TestEnv;
 
 const MANY: usize = 4000;
 
-/// A workspace `w1` whose working copy is stale, with unrecorded edits: `first.txt` (recorded,
-/// then undone by `op restore`), `second.txt` and `many/0..MANY` (never seen by jj).
+/// A workspace `w1` whose working copy is stale, with unrecorded edits `second.txt` and
+/// `many/0..MANY` (never seen by jj); `first.txt` was recorded, then that snapshot undone by
+/// `op restore`, so the update removes it as jj's restore asks.
 fn stale_workspace(env: &TestEnv) -> (PathBuf, PathBuf) {
     let repo = env.jj_repo("repo");
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
@@ -31,8 +33,7 @@ fn scratch(env: &TestEnv, repo: &Path) -> PathBuf {
     env.namespace_dir(repo).join(".recovering-w1")
 }
 
-const CHECK: &str =
-    "cat first.txt second.txt many/0 && ls many | wc -l && jj diff --summary | grep -c many/";
+const CHECK: &str = "test ! -e first.txt && cat second.txt many/0 && ls many | wc -l && jj diff --summary | grep -c many/";
 
 fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
     let out = env.aw(repo, ["run", "w1", "--", "sh", "-c", CHECK]);
@@ -40,7 +41,7 @@ fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
     let count = format!("{MANY}\n");
     assert_eq!(
         out.stdout,
-        format!("first\nsecond\n0\n{count}{count}"),
+        format!("second\n0\n{count}{count}"),
         "{}",
         out.report()
     );
@@ -109,7 +110,7 @@ fn a_kill_after_the_copy_is_complete_is_resumed_by_clean() {
         .to_string();
     let files = env.jj_ok(&repo, ["file", "list", "-r", &commit]);
     assert!(
-        files.contains("first.txt") && files.contains("second.txt"),
+        !files.contains("first.txt") && files.contains("second.txt"),
         "{files}"
     );
     assert_eq!(files.matches("many/").count(), MANY);
@@ -117,9 +118,9 @@ fn a_kill_after_the_copy_is_complete_is_resumed_by_clean() {
 }
 
 #[test]
-fn a_half_mirrored_tree_is_completed_before_the_command_runs() {
-    // The state a kill during the copy back leaves: a whole copy (marked complete), the
-    // working copy updated by jj and only part of the files back.
+fn a_complete_copy_that_names_no_recorded_commit_is_kept_aside_whole() {
+    // What an older version leaves when killed after its copy was complete: no recorded
+    // commit, so which files were edits is unknown; the working copy already updated.
     let env = TestEnv::new();
     let (repo, ws) = stale_workspace(&env);
     let files = scratch(&env, &repo).join("files");
@@ -140,12 +141,31 @@ fn a_half_mirrored_tree_is_completed_before_the_command_runs() {
     copy.assert_ok();
     fs::write(scratch(&env, &repo).join("complete"), "copied\n").unwrap();
     env.jj(&ws, ["workspace", "update-stale"]).assert_ok();
-    // Whatever update-stale left of them, part of the files are not back yet.
-    let _ = fs::remove_dir_all(ws.join("many"));
-    let _ = fs::remove_file(ws.join("second.txt"));
-    fs::create_dir_all(ws.join("many")).unwrap();
-    fs::write(ws.join("many/0"), "reverted\n").unwrap();
-    assert_all_edits_back(&env, &repo);
+    let out = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
+    out.assert_code(125);
+    let kept_root = env.namespace_dir(&repo).join(".kept");
+    let kept = fs::read_dir(&kept_root)
+        .unwrap_or_else(|e| panic!("{e}\n{}", env.listing()))
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        out.stderr.contains(&kept.display().to_string()) && out.stderr.contains("\nHint: "),
+        "{}",
+        out.report()
+    );
+    assert_eq!(
+        fs::read_to_string(kept.join("first.txt")).unwrap(),
+        "first\n"
+    );
+    assert_eq!(fs::read_dir(kept.join("many")).unwrap().count(), MANY);
+    assert!(!scratch(&env, &repo).exists(), "{}", env.listing());
+    assert_eq!(
+        fs::read_to_string(kept.join("second.txt")).unwrap(),
+        "second\n"
+    );
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `land --dry-run` on jj: it predicts commits, files and conflicts and changes nothing, not
-//! even the operation log; onto a merge working copy it says it cannot predict.
+//! `land --dry-run` on jj: it says which commits, files and conflicts the land makes (jj's
+//! own result, from operations it never integrates) and changes nothing, not even the
+//! operation log, whatever the target working copy is.
 
 use std::fs;
 
@@ -56,10 +57,10 @@ fn a_clean_dry_run_predicts_no_conflict_and_records_no_operation() {
     assert!(repo.join("new.txt").exists());
 }
 
-/// A dry run onto a working-copy commit that is a merge cannot be predicted without landing:
-/// it says so and changes nothing.
+/// A dry run onto a working-copy commit that is a merge says what the land does, and
+/// changes nothing.
 #[test]
-fn a_dry_run_onto_a_merge_working_copy_says_it_cannot_predict() {
+fn a_dry_run_onto_a_merge_working_copy_says_what_the_land_does() {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     env.jj_ok(&repo, ["new", "root()", "-m", "side"]);
@@ -75,19 +76,103 @@ fn a_dry_run_onto_a_merge_working_copy_says_it_cannot_predict() {
         ],
     );
     let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
-    let out = env.aw(&repo, ["land", "w1", "--dry-run"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with(
-            "Error: cannot predict this land without doing it: the target working-copy commit is a merge"
-        ),
-        "{}",
-        out.report()
-    );
-    assert!(
-        out.stderr.contains("\nHint: land without --dry-run"),
-        "{}",
-        out.report()
-    );
+    let dry = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
+    dry.assert_ok();
     assert_eq!((op_ids(&env, &repo), graph(&env, &repo)), (ops, before));
+    let real = env.aw(&repo, ["land", "w1", "--json"]);
+    real.assert_ok();
+    let (dry, real) = (dry.json(), real.json());
+    for field in ["outcome", "files", "conflicts"] {
+        assert_eq!(dry[field], real[field], "{field}: {dry:#} {real:#}");
+    }
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "from w1\n");
+}
+
+/// The JSON document of an outcome, whatever its exit code.
+fn doc(out: &crate::harness::Outcome) -> serde_json::Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.report()))
+}
+
+/// Files of the `conflicts` of a `land --json` document, sorted.
+fn conflict_files(doc: &serde_json::Value) -> Vec<String> {
+    let mut files: Vec<String> = doc["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["file"].as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+/// The dry run says what the land does, on shapes where git's merge and jj's differ or
+/// might: the same line, a rename against an edit, a deletion against an edit, edits on
+/// adjacent lines, edits far apart.
+#[test]
+fn the_dry_run_says_exactly_what_the_land_does() {
+    let shapes: [(&str, &str, &str); 5] = [
+        ("same line", "printf 'w\\n' > a.txt", "m\n"),
+        ("rename", "mv a.txt moved.txt", "m\n"),
+        ("delete", "rm a.txt", "m\n"),
+        (
+            "adjacent",
+            "printf '1\\nw\\n3\\n4\\n5\\n' > a.txt",
+            "m\n2\n3\n4\n5\n",
+        ),
+        (
+            "apart",
+            "printf '1\\n2\\n3\\n4\\nw\\n' > a.txt",
+            "m\n2\n3\n4\n5\n",
+        ),
+    ];
+    for (shape, ws_edit, main_text) in shapes {
+        let env = TestEnv::new();
+        let repo = env.jj_repo("repo");
+        fs::write(repo.join("a.txt"), "1\n2\n3\n4\n5\n").unwrap();
+        env.jj_ok(&repo, ["commit", "-m", "five lines"]);
+        let script = format!("{ws_edit} && echo new > new.txt && jj commit -m work");
+        env.aw(&repo, ["run", "w1", "--", "sh", "-c", &script])
+            .assert_ok();
+        main_commits_a(&env, &repo, main_text);
+        snapshot(&env, &repo);
+        let before = graph(&env, &repo);
+        let dry = doc(&env.aw(&repo, ["land", "w1", "--dry-run", "--json"]));
+        assert_eq!(graph(&env, &repo), before, "{shape}");
+        let real = doc(&env.aw(&repo, ["land", "w1", "--json"]));
+        for field in ["outcome", "files", "conflicts"] {
+            assert_eq!(
+                dry[field], real[field],
+                "{shape}: {field}: {dry:#} {real:#}"
+            );
+        }
+        // The same commits: as they are (nothing applied), or rewritten by the land.
+        let subjects = |doc: &serde_json::Value| -> Vec<String> {
+            let commits = doc["commits"].as_array().unwrap();
+            commits.iter().map(|c| c["subject"].to_string()).collect()
+        };
+        assert_eq!(subjects(&dry), subjects(&real), "{shape}");
+        if real["applied"] == false {
+            assert_eq!(dry["commits"], real["commits"], "{shape}");
+        }
+        let expected_conflict = !matches!(shape, "apart");
+        assert_eq!(
+            dry["outcome"],
+            if expected_conflict {
+                "conflicted"
+            } else {
+                "landed"
+            },
+            "{shape}: {dry:#}"
+        );
+        if expected_conflict {
+            // What --allow-conflicts then leaves in the landed commits is what was said.
+            let allowed = doc(&env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]));
+            assert_eq!(
+                conflict_files(&allowed),
+                conflict_files(&dry),
+                "{shape}: {allowed:#}"
+            );
+            assert_eq!(allowed["files"], dry["files"], "{shape}");
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! `land` on jj: the work rebased below the main working copy in one operation `jj undo`
-//! reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
+//! `land` on jj: the work rebased below the main working copy, in operations the printed
+//! undo reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
 
 use std::fs;
 
@@ -9,12 +9,12 @@ use crate::land_support::{
 };
 
 #[test]
-fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
+fn a_land_puts_the_work_below_the_main_working_copy_and_its_undo_reverts_it() {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     fs::write(repo.join("mine.txt"), "main's own edit\n").unwrap();
     snapshot(&env, &repo);
-    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
+    let (ops, before) = (op_ids(&env, &repo), shape(&env, &repo));
     let out = env.aw(&repo, ["land", "w1"]);
     out.assert_ok();
     assert!(
@@ -44,18 +44,28 @@ fn a_land_puts_the_work_below_the_main_working_copy_in_one_operation() {
     // Not stale: jj works there without `workspace update-stale`.
     env.jj_ok(&ws, ["status"]);
     assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "from w1\n");
-    // One operation, which `jj undo` reverts to the commit graph as it was.
+    // The land's operations come after those before it (the rebase, the workspace's working
+    // copy put on top; in a colocated repository jj adds one resetting git's HEAD as the
+    // main working copy is updated). The printed undo takes the work back out of the main
+    // working copy, which keeps its own edit, and the workspace keeps it.
     let after = op_ids(&env, &repo);
-    assert_eq!(
-        after.len(),
-        ops.len() + 1,
+    assert!(
+        after.len() >= ops.len() + 2,
         "{}",
         env.jj_ok(&repo, ["op", "log"])
     );
-    assert_eq!(after[1..], ops[..]);
-    env.jj_ok(&repo, ["undo"]);
-    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(after[after.len() - ops.len()..], ops[..]);
+    let undo = undo_of(&out);
+    assert!(!undo.contains("restore"), "{undo}");
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(shape(&env, &repo), before);
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+    assert!(!repo.join("new.txt").exists());
+    assert_eq!(
+        fs::read_to_string(repo.join("mine.txt")).unwrap(),
+        "main's own edit\n"
+    );
+    assert_eq!(parent("w1@-"), "work");
     let record = env.metadata(&ws);
     assert_eq!(record["land"]["outcome"], "landed");
     assert_eq!(record["land"]["target"], "default@");
@@ -95,13 +105,13 @@ fn unrecorded_edits_are_recorded_first_and_land_too() {
 }
 
 #[test]
-fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
+fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it() {
     let env = TestEnv::new();
     let repo = repo_with_work(&env, "from w1\n");
     main_commits_a(&env, &repo, "from main\n");
     snapshot(&env, &repo);
-    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
-    let out = env.aw(&repo, ["land", "w1"]);
+    let (ops, before) = (op_ids(&env, &repo), shape(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
     out.assert_code(1);
     assert!(
         out.stdout
@@ -134,13 +144,37 @@ fn a_conflicted_land_is_recorded_listed_exits_1_and_jj_undo_reverts_it() {
         "{}",
         status.report()
     );
-    assert_eq!(op_ids(&env, &repo).len(), ops.len() + 1);
-    env.jj_ok(&repo, ["undo"]);
-    assert_eq!(graph(&env, &repo), before);
+    let after = op_ids(&env, &repo);
+    assert_eq!(after[after.len() - ops.len()..], ops[..]);
+    let undo = undo_of(&out);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(shape(&env, &repo), before);
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),
         "from main\n"
     );
+}
+
+/// Every visible commit's subject, parents' subjects, working copies and conflict flag:
+/// the commit graph up to rewritten ids (an undo moves commits back, as new commits).
+fn shape(env: &TestEnv, repo: &std::path::Path) -> String {
+    let template = r#"description.first_line() ++ " <- " ++ parents.map(|p| p.description().first_line()).join(",") ++ " " ++ working_copies ++ if(conflict, " conflict") ++ "\n""#;
+    let out = env.jj_ok(
+        repo,
+        ["log", "--no-graph", "-r", "all() ~ root()", "-T", template],
+    );
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    lines.join("\n")
+}
+
+/// The command after `Undo: ` in a land's output.
+fn undo_of(out: &crate::harness::Outcome) -> String {
+    out.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo: "))
+        .unwrap_or_else(|| panic!("{}", out.report()))
+        .to_string()
 }
 
 fn prefer(side: &str, expected: &str) {
@@ -148,7 +182,7 @@ fn prefer(side: &str, expected: &str) {
     let repo = repo_with_work(&env, "from w1\n");
     main_commits_a(&env, &repo, "from main\n");
     snapshot(&env, &repo);
-    let before = graph(&env, &repo);
+    let before = shape(&env, &repo);
     let out = env.aw(&repo, ["land", "w1", "--prefer", side]);
     out.assert_ok();
     assert!(
@@ -171,11 +205,21 @@ fn prefer(side: &str, expected: &str) {
         land["resolved"],
         serde_json::json!([{"file": "a.txt", "side": side}])
     );
-    // The rebase and each resolution are operations of their own: restoring the operation
-    // before the land reverts them all.
-    let op = land["operation_before"].as_str().unwrap().to_string();
-    env.jj_ok(&repo, ["op", "restore", &op]);
-    assert_eq!(graph(&env, &repo), before);
+    // The printed undo reverts the resolution and takes the work back out, the workspace's
+    // side included.
+    let undo = undo_of(&out);
+    assert_eq!(undo.matches("jj op revert ").count(), 1, "{undo}");
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(shape(&env, &repo), before);
+    let shown = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, shown), "from w1\n");
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),
         "from main\n"
@@ -235,4 +279,8 @@ fn onto_lands_on_top_of_a_given_revision_and_the_workspace_follows() {
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
     let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
     assert_eq!(land["target"], env.commit_id(&repo, "side").as_str());
+    // Again: the commits already sit there, and nothing changes.
+    let graph_now = crate::land_support::graph(&env, &repo);
+    env.aw(&repo, ["land", "w1", "--onto", "side"]).assert_ok();
+    assert_eq!(crate::land_support::graph(&env, &repo), graph_now);
 }

@@ -15,6 +15,7 @@ fn status_shows_landed(backend: Backend) {
     let status = env.aw(&repo, ["status", "w1", "--json"]).json();
     assert_eq!(status["status"], "landed");
     assert_eq!(status["record"]["land"]["outcome"], "landed");
+    assert_eq!(status["land_state"], "verified");
     let text = env.aw(&repo, ["status"]);
     assert!(
         text.stdout.contains("w1         landed"),
@@ -23,10 +24,9 @@ fn status_shows_landed(backend: Backend) {
     );
     // A run after the land is newer: its status shows again.
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    assert_eq!(
-        env.aw(&repo, ["status", "w1", "--json"]).json()["status"],
-        "done"
-    );
+    let after = env.aw(&repo, ["status", "w1", "--json"]).json();
+    assert_eq!(after["status"], "done");
+    assert_eq!(after["land_state"], serde_json::Value::Null);
     assert_eq!(fs::read_to_string(repo.join("x.txt")).unwrap(), "x\n");
 }
 

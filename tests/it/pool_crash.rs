@@ -11,7 +11,12 @@ use crate::pool_support::{pool, prepared_repo, ready, user_config, wait_filled, 
 
 /// A wrapper of `tool` first on PATH that runs the real one, then, when its arguments
 /// contain `trigger`, kills agent-workspace (its parent) with SIGKILL.
-fn killing_wrapper(env: &TestEnv, tool: &str, trigger: &str, before: bool) -> std::ffi::OsString {
+pub(crate) fn killing_wrapper(
+    env: &TestEnv,
+    tool: &str,
+    trigger: &str,
+    before: bool,
+) -> std::ffi::OsString {
     let dir = env.path().join(format!(
         "kill-{tool}-{}-{before}",
         trigger.trim().replace(' ', "-")

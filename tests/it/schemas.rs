@@ -298,3 +298,38 @@ fn pool_matches() {
     let drain = env.aw(&repo, ["pool", "drain", "--json"]);
     assert_valid("pool-drain", &drain.assert_ok().json());
 }
+
+/// The land's journal in the record (left by a killed land), the recovered land, and the
+/// status's `land_state` (verified, undone) match their schemas.
+fn land_journal_and_land_state_match(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    crate::land_record::killed_land(&env, backend, &repo, false);
+    let record = env.metadata(&ws);
+    assert!(record.get("land_intent").is_some(), "{record:#}");
+    assert_valid("record", &record);
+    let status = env.aw(&repo, ["status", "--json"]).json();
+    assert_eq!(
+        status["workspaces"][0]["land_state"], "verified",
+        "{status:#}"
+    );
+    assert_valid("status", &status);
+    let record = env.metadata(&ws);
+    assert_eq!(record["land"]["recovered"], true, "{record:#}");
+    assert_valid("record", &record);
+    let one = env.aw(&repo, ["status", "w1", "--json"]).json();
+    assert_valid("status-workspace", &one);
+}
+
+#[test]
+fn land_journal_and_land_state_match_jj() {
+    land_journal_and_land_state_match(Backend::Jj);
+}
+
+#[test]
+fn land_journal_and_land_state_match_git() {
+    land_journal_and_land_state_match(Backend::Git);
+}

@@ -17,17 +17,21 @@ impl Git {
         let mut committed = false;
         let mut head = None;
         if let Some(ws) = path {
-            let status = self
-                .call(ws)?
-                .args(["status", "--porcelain", "-z", "--untracked-files=all"])
-                .stdout();
-            let status = match status {
+            // Edits to files flagged skip-worktree or assume-unchanged are invisible to
+            // `status` and `add --all`: clear the flags first so they are committed too.
+            let listed = match self.call(ws)?.args(["ls-files", "-v", "-z"]).stdout() {
                 // Its administrative files are gone: git no longer knows this worktree.
                 Err(e) if e.stderr().contains("not a git repository") => {
                     return Ok(Kept::Unregistered)
                 }
                 other => other?,
             };
+            self.unhide_flagged(ws, &listed)?;
+            let status = self
+                .call(ws)?
+                .args(["status", "--porcelain", "-z", "--untracked-files=all"])
+                .stdout();
+            let status = status?;
             if !status.is_empty() {
                 // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
                 self.call(ws)?.args(["add", "--all"]).stdout()?;
@@ -55,6 +59,30 @@ impl Git {
             committed,
             head,
         })
+    }
+
+    /// Clears the skip-worktree and assume-unchanged flags (`listed` is `git ls-files -v -z`)
+    /// of the index entries of the worktree at `ws` whose file is on disk (a sparse checkout's absent files keep theirs:
+    /// clearing it would record them as deleted), so git compares those files again.
+    fn unhide_flagged(&self, ws: &Path, listed: &str) -> Result<()> {
+        let (skipped, assumed) = flagged_paths(listed);
+        // One flag per call: given both, update-index applies only the last to the paths.
+        for (flag, paths) in [
+            ("--no-skip-worktree", skipped),
+            ("--no-assume-unchanged", assumed),
+        ] {
+            let on_disk: Vec<&str> = paths
+                .into_iter()
+                .filter(|rel| std::fs::symlink_metadata(ws.join(rel)).is_ok())
+                .collect();
+            for chunk in on_disk.chunks(500) {
+                self.call(ws)?
+                    .args(["update-index", flag, "--"])
+                    .args(chunk.iter().copied())
+                    .stdout()?;
+            }
+        }
+        Ok(())
     }
 
     /// A failed commit of the uncommitted changes: unstage what `add --all` staged, so the
@@ -136,9 +164,59 @@ impl Git {
         Ok(crate::vcs::parse_commits(&out))
     }
 
+    /// The files of the worktree at `ws` that git ignores (and so `add --all` leaves out),
+    /// relative to `ws`.
+    /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
+    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
+        let out = self
+            .call(ws)?
+            .args([
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+            ])
+            .args(dirs.then_some("--directory"))
+            .stdout()?;
+        Ok(crate::vcs::split_nul(&out))
+    }
+
     /// The files of the worktree at `ws` that git tracks, relative to `ws`.
     pub fn tracked(&self, ws: &Path) -> Result<Vec<PathBuf>> {
         let out = self.call(ws)?.args(["ls-files", "-z"]).stdout()?;
         Ok(crate::vcs::split_nul(&out))
+    }
+}
+
+/// The paths `git ls-files -v -z` lists with the skip-worktree flag (tag `S` or `s`) and
+/// with the assume-unchanged flag (a lowercase tag).
+fn flagged_paths(listed: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut skipped, mut assumed) = (vec![], vec![]);
+    for entry in listed.split('\0') {
+        let Some((tag, rel)) = entry.split_once(' ') else {
+            continue;
+        };
+        if rel.is_empty() {
+            continue;
+        }
+        if tag.eq_ignore_ascii_case("s") {
+            skipped.push(rel);
+        }
+        if !tag.is_empty() && tag.chars().all(|c| c.is_ascii_lowercase()) {
+            assumed.push(rel);
+        }
+    }
+    (skipped, assumed)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flagged_paths_are_skip_worktree_or_assume_unchanged() {
+        let listed = "H a.txt\0S b.txt\0h c d.txt\0s e.txt\0M f.txt\0";
+        let (skipped, assumed) = super::flagged_paths(listed);
+        assert_eq!(skipped, ["b.txt", "e.txt"]);
+        assert_eq!(assumed, ["c d.txt", "e.txt"]);
     }
 }

@@ -3,30 +3,50 @@
 
 use std::path::{Path, PathBuf};
 
+use super::land_edits::WorkHead;
 use super::Git;
 use crate::process::ProcessError;
-use crate::vcs::land::{overlap, LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
 
 impl Git {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. Everything is decided on
     /// a commit of the uncommitted changes that no ref holds; only a land that will happen
     /// commits them to the workspace's branch and moves the target.
     pub fn land(&self, plan: &Plan) -> Result<Landing> {
-        let target = self.land_branch(&plan.target)?;
+        let target = match self.land_branch(&plan.target) {
+            // A rebase detaches HEAD: say that, not only that HEAD is detached.
+            Err(LandError::DetachedMain) => {
+                self.refuse_in_progress(&self.main)?;
+                return Err(LandError::DetachedMain);
+            }
+            other => other?,
+        };
         let onto = self
             .branch_tip(&target)?
             .ok_or_else(|| no_branch(&target))?;
+        let checked_out = self.worktree_on(&target)?;
+        if let Some(wt) = &checked_out {
+            self.refuse_in_progress(wt)?;
+        }
+        self.refuse_rebasing(&target)?;
         let branch = self.branch(plan.id);
-        let tip = self
+        let branch_tip = self
             .branch_tip(&branch)?
             .ok_or_else(|| no_branch(&branch))?;
-        let unsaved = self.unsaved_commit(plan.id, plan.ws, &tip)?;
-        let trial_tip = unsaved.as_ref().map_or(tip, |u| u.commit.clone());
+        // A merge or rebase stopped in the workspace: its files may hold conflict markers.
+        self.refuse_in_progress(plan.ws)?;
+        let head = self.work_head(plan, &branch, &branch_tip)?;
+        let start = match &head {
+            WorkHead::Branch => branch_tip.clone(),
+            WorkHead::Detached { commit } => commit.clone(),
+        };
+        let unsaved = self.unsaved_commit(plan.id, plan.ws, &start)?;
+        let trial_tip = unsaved.as_ref().map_or(start, |u| u.commit.clone());
         let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip)?;
+        landing.target_before = Some(onto.clone());
         if landing.commits.is_empty() || !landing.conflicts.is_empty() {
             return Ok(landing);
         }
-        let checked_out = self.worktree_on(&target)?;
         let mut already = vec![];
         if let Some(wt) = &checked_out {
             already = self.refuse_dirty(wt, &landing.files, &tree)?;
@@ -34,14 +54,15 @@ impl Git {
         if plan.dry_run {
             return Ok(landing);
         }
-        let (tip, recorded_edits) = match unsaved {
-            Some(unsaved) => self.save(plan, unsaved)?,
-            None => (trial_tip.clone(), false),
-        };
+        let (tip, recorded_edits) = self.save(plan, &head, &branch_tip, unsaved)?;
         if tip != trial_tip {
             (landing, tree) = self.merge_plan(plan, &target, &onto, &tip)?;
+            landing.target_before = Some(onto.clone());
             if !landing.conflicts.is_empty() {
                 return Ok(landing);
+            }
+            if let Some(wt) = &checked_out {
+                already = self.refuse_dirty(wt, &landing.files, &tree)?;
             }
         }
         let new = match self.is_ancestor(&onto, &tip)? {
@@ -65,10 +86,55 @@ impl Git {
                 .args([&new, &onto])
                 .stdout()?,
         };
+        landing.undo = Some(self.undo(&target, checked_out.as_deref(), &onto, &new, &already));
+        if let WorkHead::Detached { commit } = head {
+            landing.reattached_head = Some(commit);
+        }
         landing.recorded_edits = recorded_edits;
         landing.merge_commit = Some(new);
         landing.applied = true;
         Ok(landing)
+    }
+
+    /// The command that reverts a land that moved `target` from `old` to `new`, and nothing
+    /// else: refused by git once the branch moved on. A branch checked out in a worktree is
+    /// put back with `git reset --keep` there, only while that worktree is on it at `new`;
+    /// `--keep` refuses to touch a file with changes of its own. Files the worktree held as the
+    /// land brought them (`already`) get that content back, uncommitted, as before the land.
+    fn undo(
+        &self,
+        target: &str,
+        worktree: Option<&Path>,
+        old: &str,
+        new: &str,
+        already: &[String],
+    ) -> String {
+        let q = crate::process::quote;
+        let Some(wt) = worktree else {
+            let main = q(&self.main.display().to_string());
+            return format!(
+                "git -C {main} update-ref {} {old} {new}",
+                q(&format!("refs/heads/{target}"))
+            );
+        };
+        let path = wt.display().to_string();
+        let wt = q(&path);
+        let mut reset = format!("git -C {wt} reset --quiet --keep {old}");
+        if !already.is_empty() {
+            let files: Vec<String> = already.iter().map(|f| q(f)).collect();
+            reset += &format!(
+                " && git -C {wt} restore --source={new} --worktree -- {}",
+                files.join(" ")
+            );
+        }
+        let expected = q(&format!("refs/heads/{target}@{new}"));
+        let moved = q(&format!(
+            "not undone: {target} is no longer at {} in {path}",
+            &new[..new.len().min(12)],
+        ));
+        format!(
+            "if test \"$(git -C {wt} symbolic-ref -q HEAD)@$(git -C {wt} rev-parse -q --verify HEAD)\" = {expected}; then {reset}; else echo {moved} >&2; false; fi"
+        )
     }
 
     /// The branch a land goes to: the main worktree's, the parent workspace's, or the local
@@ -101,6 +167,24 @@ impl Git {
         }
     }
 
+    /// The workspace whose files or branch a land onto the local branch `rev` changes: the
+    /// one of ours that has it checked out, or whose branch it is.
+    pub fn onto_workspace(&self, rev: &str) -> crate::vcs::Result<Option<String>> {
+        let ours = self.list()?;
+        if let Ok(Some(wt)) = self.worktree_on(rev) {
+            if let Some(found) = ours
+                .iter()
+                .find(|r| r.path.as_deref() == Some(wt.as_path()))
+            {
+                return Ok(Some(found.name.clone()));
+            }
+        }
+        Ok(rev
+            .strip_prefix(&self.prefix)
+            .filter(|id| ours.iter().any(|r| r.name == *id))
+            .map(str::to_string))
+    }
+
     /// The worktree that has `branch` checked out, if any.
     fn worktree_on(&self, branch: &str) -> Result<Option<PathBuf>> {
         let out = self
@@ -115,67 +199,7 @@ impl Git {
         }))
     }
 
-    /// Refuses a land whose target worktree has changes (untracked files included) in files
-    /// the land would change, unless each such file already holds what the merge (`tree`)
-    /// brings (a child's fork of its parent's uncommitted changes): those are returned.
-    fn refuse_dirty(&self, wt: &Path, files: &[String], tree: &str) -> Result<Vec<String>> {
-        let out = self
-            .call(wt)?
-            .args([
-                "status",
-                "--porcelain",
-                "-z",
-                "--untracked-files=all",
-                "--no-renames",
-            ])
-            .stdout()?;
-        let dirty: Vec<String> = out
-            .split('\0')
-            .filter_map(|entry| entry.get(3..))
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
-        let both = overlap(files, &dirty);
-        if both.is_empty() || self.hold_result(wt, &both, tree)? {
-            return Ok(both);
-        }
-        Err(LandError::Dirty {
-            path: wt.to_path_buf(),
-            files: both,
-            jj: false,
-        })
-    }
-
-    /// Whether every one of `files` in the worktree `wt` has exactly its content in `tree`.
-    fn hold_result(&self, wt: &Path, files: &[String], tree: &str) -> Result<bool> {
-        if files.iter().any(|f| !wt.join(f).is_file()) {
-            return Ok(false);
-        }
-        let hashes = self
-            .call(wt)?
-            .args(["hash-object", "--"])
-            .args(files)
-            .stdout()?;
-        let listed = self
-            .call(&self.main)?
-            .args(["ls-tree", "-z", tree, "--"])
-            .args(files)
-            .stdout()?;
-        let blob = |file: &str| {
-            listed.split('\0').find_map(|entry| {
-                let (meta, path) = entry.split_once('\t')?;
-                (path == file).then(|| meta.rsplit(' ').next().unwrap_or(""))
-            })
-        };
-        let hashes: Vec<&str> = hashes.lines().collect();
-        Ok(hashes.len() == files.len()
-            && files
-                .iter()
-                .zip(hashes)
-                .all(|(f, hash)| blob(f) == Some(hash)))
-    }
-
-    fn is_ancestor(&self, ancestor: &str, of: &str) -> crate::vcs::Result<bool> {
+    pub(super) fn is_ancestor(&self, ancestor: &str, of: &str) -> crate::vcs::Result<bool> {
         let out = self
             .call(&self.main)?
             .args(["merge-base", "--is-ancestor", ancestor, of])

@@ -5,10 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
-use crate::vcs::land::Plan;
-use crate::vcs::land::Result;
+use crate::vcs::land::{LandError, Plan, Result};
 use crate::vcs::Kept;
 use crate::vcs::VcsError;
+
+/// Where a worktree's work is, for a land.
+pub enum WorkHead {
+    /// On the workspace's branch (or a HEAD elsewhere holding nothing the branch lacks).
+    Branch,
+    /// A detached HEAD at `commit`, which descends from the branch's tip.
+    Detached { commit: String },
+}
 
 /// A commit of a worktree's uncommitted changes and the index it was made from, which is
 /// deleted unless [`Git::save`] puts it in place.
@@ -31,8 +38,8 @@ impl Drop for ScratchIndex {
 }
 
 impl Git {
-    /// The uncommitted changes of the worktree at `ws` as a commit on `tip`; `None` when it
-    /// has none. Neither its index nor any ref changes.
+    /// The uncommitted changes of the worktree at `ws` as a commit on `tip`, the commit its
+    /// HEAD is on; `None` when it has none. Neither its index nor any ref changes.
     pub(super) fn unsaved_commit(&self, id: &str, ws: &Path, tip: &str) -> Result<Option<Unsaved>> {
         let status = self
             .call(ws)?
@@ -60,7 +67,9 @@ impl Git {
                 .args(args)
                 .stdout()?)
         };
-        with_index(&["read-tree", "-m", tip])?;
+        // The index is relative to HEAD, which is `tip` (see `work_head`): what is staged
+        // there (a file added with `add -f` over an ignore rule, say) stays, as in the
+        // `git add --all` + `git commit` this stands for.
         with_index(&["add", "--all"])?;
         let tree = with_index(&["write-tree"])?;
         let commit = self
@@ -77,49 +86,130 @@ impl Git {
         }))
     }
 
-    /// Commits the uncommitted changes for a land that goes ahead: when the worktree is on its
-    /// branch, the branch moves to the commit already made (if still at its tip) and the index
-    /// it was made from becomes the worktree's; otherwise as `clean` does. Gives the branch's
-    /// tip and whether anything was committed.
-    pub(super) fn save(&self, plan: &Plan, unsaved: Unsaved) -> Result<(String, bool)> {
-        let branch = self.branch(plan.id);
-        let on_branch = self
+    /// Where the work of the worktree at `ws` is, measured against its branch at `branch_tip`:
+    /// its branch, or a detached HEAD that descends from it. Refuses a HEAD elsewhere (a
+    /// detached one beside or behind the branch, or another branch) that holds work the branch
+    /// does not (commits or uncommitted changes): landing the branch would pass it over.
+    pub(super) fn work_head(
+        &self,
+        plan: &Plan,
+        branch: &str,
+        branch_tip: &str,
+    ) -> Result<WorkHead> {
+        let on = self
             .call(plan.ws)?
             .args(["symbolic-ref", "--quiet", "HEAD"])
-            .stdout()
-            .is_ok_and(|head| head.trim() == format!("refs/heads/{branch}"));
-        if on_branch {
-            let moved = self
-                .call(&self.main)?
-                .args(["update-ref", "-m"])
-                .arg(format!(
-                    "commit: agent-workspace: uncommitted changes of workspace {}",
-                    plan.id
-                ))
-                .arg(format!("refs/heads/{branch}"))
-                .args([&unsaved.commit, &unsaved.tip])
-                .stdout();
-            if moved.is_ok() {
-                let index = &unsaved.index;
-                if std::fs::rename(&index.path, &index.real).is_err() {
-                    // The branch has the changes; an index that still differs only costs the
-                    // next `git status` a refresh.
-                    let _ = self.call(plan.ws)?.args(["reset", "--quiet"]).stdout();
-                }
-                return Ok((unsaved.commit, true));
+            .stdout();
+        let other = match on {
+            Ok(name) if name.trim() == format!("refs/heads/{branch}") => {
+                return Ok(WorkHead::Branch)
+            }
+            Ok(name) => {
+                let name = name.trim();
+                Some(name.strip_prefix("refs/heads/").unwrap_or(name).to_string())
+            }
+            Err(crate::process::ProcessError::Failed { code: Some(1), .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let head = self
+            .call(plan.ws)?
+            .args(["rev-parse", "--verify", "HEAD"])
+            .stdout()?
+            .trim()
+            .to_string();
+        let dirty = !self
+            .call(plan.ws)?
+            .args(["status", "--porcelain", "-z", "--untracked-files=all"])
+            .stdout()?
+            .is_empty();
+        if !dirty && self.is_ancestor(&head, branch_tip)? {
+            // All it holds is on the branch already.
+            return Ok(WorkHead::Branch);
+        }
+        if other.is_none() && self.is_ancestor(branch_tip, &head)? {
+            return Ok(WorkHead::Detached { commit: head });
+        }
+        Err(LandError::HeadElsewhere {
+            id: plan.id.to_string(),
+            ws: plan.ws.to_path_buf(),
+            commit: head,
+            branch: branch.to_string(),
+            other,
+        })
+    }
+
+    /// Puts the work on the workspace's branch for a land that goes ahead, and gives the
+    /// branch's tip and whether uncommitted changes were committed. On its branch, the branch
+    /// moves to the commit of the uncommitted changes already made (if still at its tip) and
+    /// the index it was made from becomes the worktree's (otherwise they are committed as
+    /// `clean` does). A detached HEAD: the branch fast-forwards to it (or to that commit),
+    /// and HEAD is put back on the branch, at the same commit, so no file changes.
+    pub(super) fn save(
+        &self,
+        plan: &Plan,
+        head: &WorkHead,
+        branch_tip: &str,
+        unsaved: Option<Unsaved>,
+    ) -> Result<(String, bool)> {
+        let branch = self.branch(plan.id);
+        let committed = unsaved.is_some();
+        let message = match committed {
+            true => format!(
+                "commit: agent-workspace: uncommitted changes of workspace {}",
+                plan.id
+            ),
+            false => format!(
+                "agent-workspace land: the detached HEAD of workspace {}",
+                plan.id
+            ),
+        };
+        let (new, old) = match (head, &unsaved) {
+            (WorkHead::Branch, None) => return Ok((branch_tip.to_string(), false)),
+            (WorkHead::Branch, Some(u)) => (u.commit.clone(), u.tip.clone()),
+            (WorkHead::Detached { commit }, u) => (
+                u.as_ref().map_or(commit.clone(), |u| u.commit.clone()),
+                branch_tip.to_string(),
+            ),
+        };
+        let moved = self
+            .call(&self.main)?
+            .args(["update-ref", "-m", &message])
+            .arg(format!("refs/heads/{branch}"))
+            .args([&new, &old])
+            .stdout();
+        match (head, moved) {
+            (WorkHead::Detached { .. }, Err(e)) => return Err(e.into()),
+            (WorkHead::Detached { .. }, Ok(_)) => {
+                self.call(plan.ws)?
+                    .args(["symbolic-ref", "-m", &message, "HEAD"])
+                    .arg(format!("refs/heads/{branch}"))
+                    .stdout()?;
+            }
+            (WorkHead::Branch, Err(_)) => {
+                // The branch moved meanwhile: commit on it as `clean` does.
+                drop(unsaved);
+                return match self.keep_edits(plan.id, Some(plan.ws))? {
+                    Kept::Branch {
+                        commit, committed, ..
+                    } if !commit.is_empty() => Ok((commit, committed)),
+                    Kept::Unregistered => Err(VcsError::Unregistered {
+                        id: plan.id.to_string(),
+                        path: plan.ws.to_path_buf(),
+                    }
+                    .into()),
+                    _ => Err(super::land::no_branch(&branch)),
+                };
+            }
+            (WorkHead::Branch, Ok(_)) => {}
+        }
+        if let Some(unsaved) = unsaved {
+            let index = &unsaved.index;
+            if std::fs::rename(&index.path, &index.real).is_err() {
+                // The branch has the changes; an index that still differs only costs the
+                // next `git status` a refresh.
+                let _ = self.call(plan.ws)?.args(["reset", "--quiet"]).stdout();
             }
         }
-        drop(unsaved);
-        match self.keep_edits(plan.id, Some(plan.ws))? {
-            Kept::Branch {
-                commit, committed, ..
-            } if !commit.is_empty() => Ok((commit, committed)),
-            Kept::Unregistered => Err(VcsError::Unregistered {
-                id: plan.id.to_string(),
-                path: plan.ws.to_path_buf(),
-            }
-            .into()),
-            _ => Err(super::land::no_branch(&branch)),
-        }
+        Ok((new, committed))
     }
 }

@@ -2,11 +2,13 @@
 
 mod checkpoint;
 mod diff;
+mod held;
 mod index;
 mod keep;
 mod land;
 mod land_edits;
 mod land_merge;
+mod land_target;
 mod pool;
 pub use pool::BranchPlan;
 

@@ -38,6 +38,35 @@ impl Jj {
         Ok(parse_kept(&out))
     }
 
+    /// The files of the workspace at `ws` that jj's snapshot leaves out as ignored
+    /// (`.gitignore` at any depth, the backing repository's `info/exclude`), relative to `ws`:
+    /// asked of git with an empty index, so every file is compared with the ignore rules.
+    /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
+    pub fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
+        let no_index = std::env::temp_dir().join(format!(
+            "agent-workspace-no-index-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let out = self
+            .git()?
+            .arg("--work-tree")
+            .arg(ws)
+            .env("GIT_INDEX_FILE", no_index)
+            .args(["-C"])
+            .arg(ws)
+            .args([
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+            ])
+            .args(dirs.then_some("--directory"))
+            .stdout()?;
+        Ok(crate::vcs::split_nul(&out))
+    }
+
     /// The files the working-copy commit of workspace `id` holds, relative to its root; call
     /// it after [`Jj::keep_edits`] snapshotted the workspace.
     pub fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {

@@ -1,15 +1,20 @@
 //! Landing a jj workspace: its commits rebased between a working-copy commit and its parents
-//! (or onto a commit) in one `jj rebase`, conflicts recorded by jj and listed per commit.
-//! The calls are few on purpose: one snapshot of the workspace, one query of the target
-//! (which snapshots its working copy and says what it has changed), the recording of the
-//! workspace's edits, the rebase, then a look at the result beside the workspace's update.
+//! (or onto a commit), conflicts decided on jj's own result before any working copy changes.
+//! One snapshot of the workspace, one query of the target (which snapshots its working copy
+//! and says what it has changed), then the land as a trial that touches no working copy: the
+//! recording of the workspace's edits, the rebase, the workspace's working copy put on top,
+//! `--prefer`'s resolutions. Kept, the working copies are updated to it; a conflict not
+//! allowed, or a dry run, puts the repository back as it was.
 
 use std::path::{Path, PathBuf};
 
-use super::land_preview::{land_set, Preview};
+use super::land_preview::{land_set, Landed, Preview};
+use super::land_result::by_change;
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
-use crate::vcs::land::{overlap, LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::metadata::Conflict;
+use crate::process::{Call, ProcessError};
+use crate::vcs::land::{hex_ids, overlap, LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
 
 /// What the workspace's working-copy commit holds: `nothing`, or work with or without a
@@ -28,59 +33,197 @@ pub(super) struct Place {
 impl Jj {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. What would land (its
     /// working-copy commit included when it holds work) is checked against the target's
-    /// working copy before anything is recorded or rebased.
+    /// working copy before anything is recorded or rebased. The land is then made as a trial
+    /// of operations jj writes but does not integrate (`--no-integrate-operation`, each step
+    /// at the one before with `--at-op`): no working copy, no operation log and no other
+    /// process sees it, and jj's own result decides. A dry run, or a conflict the land may
+    /// not leave, ends there with nothing changed; otherwise the last operation is
+    /// integrated and both working copies are brought up to date with it.
+    ///
+    /// The trial is integrated only while the target working copy is as the preview saw
+    /// it: it is snapshotted again first, and an edit made there meanwhile makes the land
+    /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
     pub fn land(&self, plan: &Plan) -> Result<Landing> {
         let place = self.land_place(&plan.target)?;
         let work = self.snapshot_for_land(plan)?;
-        let preview = self.preview(plan, &place)?;
+        for _ in 0..ATTEMPTS {
+            if let Some(landing) = self.land_once(plan, &place, &work)? {
+                return Ok(landing);
+            }
+        }
+        Err(LandError::TargetChanging {
+            path: place.dir.clone(),
+        })
+    }
+
+    /// One attempt of [`Jj::land`]; `None` when the target working copy changed before the
+    /// trial could be integrated (nothing was changed).
+    fn land_once(&self, plan: &Plan, place: &Place, work: &str) -> Result<Option<Landing>> {
+        let preview = self.preview(plan, place)?;
         let mut landing = Landing {
-            target: target_name(&place, &preview),
+            target: target_name(place, &preview),
             ..Landing::default()
         };
         if preview.commits.is_empty() {
-            return Ok(landing);
+            return Ok(Some(landing));
         }
-        let mut files: Vec<String> = preview
-            .commits
-            .iter()
-            .flat_map(|c| c.files.clone())
-            .collect();
-        files.sort();
-        files.dedup();
-        landing.files = files;
+        landing.files = files_of(&preview.commits);
+        let before = self.operation_now()?;
+        landing.operation_before = Some(before.clone());
         if place.working_copy {
+            self.refuse_conflicted_target(place, &preview, &before)?;
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
         }
-        let op = self.operation_now()?;
-        landing.operation_before = Some(op.clone());
-        let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
-        if plan.dry_run {
-            landing.commits = preview.commits.iter().map(|c| c.commit.clone()).collect();
-            self.predict(&place, &preview.commits, &mut landing)?;
-            return Ok(landing);
+        self.refuse_moving_others(plan, place, &before)?;
+        let origin = self.origin(plan, place, &before)?;
+        let mut trial = Trial {
+            ops: vec![],
+            resolutions: vec![],
+            at: before,
+        };
+        let landed = self.trial(plan, place, &preview, work, &mut trial, &mut landing)?;
+        let keep = !plan.dry_run && (landing.conflicts.is_empty() || plan.allow_conflicts);
+        if trial.ops.is_empty() && place.working_copy {
+            // Moving commits below a working-copy commit always makes an operation: jj did
+            // not say which.
+            return Err(LandError::NoOperation {
+                id: plan.id.to_string(),
+            });
         }
+        if !keep || trial.ops.is_empty() {
+            // Nothing to keep, or (`--onto`) the commits already sat on the target.
+            as_previewed(&preview, &landed, &mut landing);
+            landing.applied = keep;
+            return Ok(Some(landing));
+        }
+        if place.working_copy && self.target_moved(place, &preview)? {
+            return Ok(None);
+        }
+        self.query()?
+            .args(["op", "integrate", &trial.at])
+            .stdout()?;
+        landing.applied = true;
+        landing.recorded_edits = work != "nothing";
+        let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
+        // A workspace built on the target working-copy commit follows that commit: only
+        // the landed commits go back.
+        let chain = match preview.target_in_workspace {
+            true => None,
+            false => Some(plan.id),
+        };
+        landing.undo = Some(undo_line(chain, &changes, &origin, &trial.resolutions));
+        landing.operations = trial.ops;
+        // Both working copies follow the result: jj snapshots each first (an edit made since
+        // the preview is kept), then updates it to its rewritten commit.
+        if place.working_copy {
+            self.call(&place.dir)?
+                .args(["workspace", "update-stale"])
+                .stdout()?;
+        }
+        self.call(plan.ws)?
+            .args(["workspace", "update-stale"])
+            .stdout()?;
+        Ok(Some(landing))
+    }
+
+    /// Brings a land's target working copy at `dir` up to date after the land moved it.
+    pub fn update_target_working_copy(&self, dir: &Path) -> crate::vcs::Result<()> {
+        self.call(dir)?
+            .args(["workspace", "update-stale"])
+            .stdout()?;
+        Ok(())
+    }
+
+    /// Whether the target working-copy commit is no longer the one the preview saw, once
+    /// its working copy is snapshotted again (an edit made there since the preview).
+    fn target_moved(&self, place: &Place, preview: &Preview) -> Result<bool> {
+        let out = self
+            .call(&place.dir)?
+            .args(["log", "--no-graph", "-r", &place.revset, "-T", "commit_id"])
+            .stdout()?;
+        Ok(out.trim() != preview.target_commit)
+    }
+
+    /// The land itself as unintegrated operations: the workspace's edits recorded, its
+    /// commits rebased, the workspace's working copy put on top of them, `--prefer`'s
+    /// resolutions; then what landed and every conflict it left, in the landed commits and
+    /// in the target working-copy commit. Returns the landed commits as the trial left them.
+    fn trial(
+        &self,
+        plan: &Plan,
+        place: &Place,
+        preview: &Preview,
+        work: &str,
+        trial: &mut Trial,
+        landing: &mut Landing,
+    ) -> Result<Vec<Landed>> {
+        let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
         if work != "nothing" {
-            self.record_edits(plan, work == "described")?;
-            landing.recorded_edits = true;
+            let call = self.step(plan.ws, &trial.at)?;
+            let call = match work == "described" {
+                true => call.arg("new"),
+                false => call
+                    .args(["commit", "-m"])
+                    .arg(format!("[workspace {}] edits recorded by land", plan.id)),
+            };
+            trial.run(call)?;
         }
         // Recording keeps the change id of the working-copy commit, so the changes stay.
         let set = land_set(plan.id, plan.base, &place.revset, false);
-        self.rebase(plan, &place, &set, false, preview.target_in_workspace)?;
-        landing.applied = true;
-        if let Some(side) = plan.prefer {
-            landing.resolved = self.prefer(&place, &changes, side)?;
+        let call = self.step(&place.dir, &trial.at)?;
+        let call = match place.working_copy {
+            // `-B`: the target's parents become the commits' parents, so only the
+            // workspace's own commits land, never the base it started from.
+            true => call.args(["rebase", "-r", &set, "-B", &place.revset]),
+            false => call
+                .args(["rebase", "-s"])
+                .arg(format!("roots({set})"))
+                .args(["-o", &place.revset]),
+        };
+        trial.run(call).map_err(|e| rebase_failed(plan, e))?;
+        if place.working_copy && !preview.target_in_workspace {
+            // After `rebase -r`, the workspace's working copy sat where its commits were.
+            let call = self
+                .step(&place.dir, &trial.at)?
+                .args(["rebase", "-s"])
+                .arg(workspace_revset(plan.id))
+                .arg("-o")
+                .arg(format!("heads({})", by_change(&changes)));
+            trial.run(call).map_err(|e| rebase_failed(plan, e))?;
         }
-        // The workspace's own working copy follows its rewritten commits meanwhile.
-        let updating = self
-            .call(plan.ws)?
-            .args(["workspace", "update-stale"])
-            .start()?;
-        let filled = self.fill(&changes, &mut landing);
-        updating.wait()?;
-        filled?;
-        Ok(landing)
+        if let Some(side) = plan.prefer {
+            let own: Vec<&str> = preview
+                .commits
+                .iter()
+                .filter(|c| c.conflicted)
+                .map(|c| c.change.as_str())
+                .collect();
+            landing.resolved = self.prefer(&changes, &own, side, trial)?;
+        }
+        let landed = self.fill(&trial.at, &changes, landing)?;
+        if place.working_copy {
+            self.target_conflicts(place, &trial.at, landing)?;
+        }
+        Ok(landed)
     }
 
+    /// A step of a trial: a jj command in `dir` at operation `at`, whose operation is
+    /// written but not integrated. Not `--quiet`: jj names that operation on stderr.
+    pub(super) fn step(&self, dir: &Path, at: &str) -> Result<Call> {
+        Ok(Call::new(self.binary()?)
+            .args(["--no-pager", "--color=never", "--no-integrate-operation"])
+            .arg(format!("--at-op={at}"))
+            .arg("-R")
+            .arg(dir)
+            .dir(&self.main)
+            .env("COLUMNS", "200")
+            .env("LINES", "50"))
+    }
+
+    /// A read-only query at operation `at` (which may be a trial's, not integrated).
+    pub(super) fn query_at(&self, at: &str) -> Result<Call> {
+        Ok(self.call(&self.main)?.arg(format!("--at-op={at}")))
+    }
     /// Resolves the target: `@` of the main workspace or of the parent workspace, or the one
     /// commit `--onto` names.
     fn land_place(&self, target: &Target) -> Result<Place> {
@@ -161,20 +304,6 @@ impl Jj {
         Ok(out.trim().to_string())
     }
 
-    /// Records the workspace's edits as a commit of their own under a new empty working-copy
-    /// commit, so the work lands and the workspace goes on above it.
-    fn record_edits(&self, plan: &Plan, described: bool) -> Result<()> {
-        let call = self.call(plan.ws)?;
-        let call = match described {
-            true => call.arg("new"),
-            false => call
-                .args(["commit", "-m"])
-                .arg(format!("[workspace {}] edits recorded by land", plan.id)),
-        };
-        call.stdout()?;
-        Ok(())
-    }
-
     /// The current operation: read from the operation heads, asking jj only when there are
     /// several (concurrent operations not merged yet).
     fn operation_now(&self) -> Result<String> {
@@ -189,40 +318,199 @@ impl Jj {
         }
     }
 
-    /// The one `jj rebase` of a land: between the target working-copy commit and its parents,
-    /// with the workspace's working copy kept on top of its commits; or onto a commit, with
-    /// whatever is built on the commits following them. A trial touches no working copy.
-    /// When the workspace is built on the target working-copy commit (`below`), the commits
-    /// go below that commit only, and the workspace's working copy follows it.
-    pub(super) fn rebase(
-        &self,
-        plan: &Plan,
-        place: &Place,
-        set: &str,
-        trial: bool,
-        below: bool,
-    ) -> Result<()> {
-        let mut call = self.call(&place.dir)?;
-        if trial {
-            call = call.arg("--ignore-working-copy");
+    /// The commits the land's commits came from: the parents of the roots of what lands,
+    /// outside it, as they are before the land.
+    fn origin(&self, plan: &Plan, place: &Place, at: &str) -> Result<Vec<String>> {
+        let set = land_set(plan.id, plan.base, &place.revset, true);
+        let out = self
+            .call(&place.dir)?
+            .arg(format!("--at-op={at}"))
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#])
+            .arg(format!("--revisions=parents(roots({set})) ~ ({set})"))
+            .stdout()?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// Refuses a land onto a working copy that has unresolved conflicts itself, naming them:
+    /// the land would add to them, and they are not the workspace's.
+    fn refuse_conflicted_target(&self, place: &Place, preview: &Preview, at: &str) -> Result<()> {
+        if !preview.target_conflicted {
+            return Ok(());
         }
-        let ws = workspace_revset(plan.id);
-        let call = match (place.working_copy, trial) {
-            (true, false) if !below => {
-                call.args(["rebase", "-r", set, "-B", &place.revset, "-B", &ws])
-            }
-            (true, _) => call.args(["rebase", "-r", set, "-B", &place.revset]),
-            (false, _) => call
-                .args(["rebase", "-s"])
-                .arg(format!("roots({set})"))
-                .args(["-o", &place.revset]),
-        };
-        call.stdout().map_err(|e| LandError::Rebase {
+        Err(LandError::TargetConflicted {
+            path: place.dir.clone(),
+            files: self.conflicted_files(at, &preview.target_commit)?,
+            jj: true,
+        })
+    }
+
+    /// Refuses a land that would rewrite the commits of another workspace (one built on the
+    /// commits that would land, e.g. started with `--base-change` on a checkpoint): that
+    /// workspace's lease is not held, and its working copy would change under it.
+    fn refuse_moving_others(&self, plan: &Plan, place: &Place, at: &str) -> Result<()> {
+        // The workspace's working copy moves too (it is put on top of the landed commits),
+        // and whatever is built on it with it.
+        let set = format!(
+            "{} | {}",
+            land_set(plan.id, plan.base, &place.revset, true),
+            workspace_revset(plan.id)
+        );
+        let mut mine = vec![workspace_revset(plan.id)];
+        if place.working_copy {
+            mine.push(place.revset.clone());
+        }
+        let out = self
+            .call(&place.dir)?
+            .arg(format!("--at-op={at}"))
+            .args(["log", "--no-graph", "-T", r#"working_copies ++ " ""#])
+            .arg(format!(
+                "--revisions=(descendants({set}) & working_copies()) ~ ({})",
+                mine.join(" | ")
+            ))
+            .stdout()?;
+        let mut others: Vec<String> = out
+            .split_whitespace()
+            .map(|w| w.trim_end_matches('@').to_string())
+            .collect();
+        others.sort();
+        others.dedup();
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(LandError::MovesOthers {
             id: plan.id.to_string(),
-            source: Box::new(e),
-        })?;
+            others,
+        })
+    }
+
+    /// Adds the conflicts the land left in the target working-copy commit itself (its own
+    /// edits against the landed commits), beyond those it inherits from them.
+    fn target_conflicts(&self, place: &Place, at: &str, landing: &mut Landing) -> Result<()> {
+        let out = self
+            .call(&place.dir)?
+            .arg(format!("--at-op={at}"))
+            .args(["log", "--no-graph", "-r"])
+            .arg(&place.revset)
+            .args(["-T", r#"if(conflict, commit_id)"#])
+            .stdout()?;
+        let commit = out.trim();
+        if !commit.is_empty() {
+            for file in self.conflicted_files(at, commit)? {
+                // A conflict the landed commits hold is the target's too: listed once.
+                if landing.conflicts.iter().any(|c| c.file == file) {
+                    continue;
+                }
+                landing.conflicts.push(Conflict {
+                    commit: commit.to_string(),
+                    file,
+                });
+            }
+        }
         Ok(())
     }
+}
+
+/// A trial's operations so far (oldest first) and the one the next step starts at.
+pub(super) struct Trial {
+    pub(super) ops: Vec<String>,
+    /// The operations of `--prefer`'s resolutions, oldest first.
+    pub(super) resolutions: Vec<String>,
+    pub(super) at: String,
+}
+
+/// How many times a land starts over when the target working copy changes under it.
+const ATTEMPTS: usize = 3;
+
+/// What jj says after an operation it did not integrate, before the operation's id.
+const UNINTEGRATED: &str = "--no-integrate-operation was requested: ";
+
+impl Trial {
+    /// Runs a step; the operation it wrote (if it changed anything) is where the next
+    /// starts.
+    pub(super) fn run(&mut self, call: Call) -> std::result::Result<(), ProcessError> {
+        let (_, stderr) = call.output()?;
+        if let Some(op) = stderr
+            .lines()
+            .find_map(|l| l.split_once(UNINTEGRATED).map(|(_, op)| op.trim()))
+            .filter(|op| !op.is_empty() && op.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            self.ops.push(op.to_string());
+            self.at = op.to_string();
+        }
+        Ok(())
+    }
+}
+
+fn rebase_failed(plan: &Plan, e: ProcessError) -> LandError {
+    LandError::Rebase {
+        id: plan.id.to_string(),
+        source: Box::new(e),
+    }
+}
+
+/// The files the commits change, sorted, once each.
+fn files_of(commits: &[Landed]) -> Vec<String> {
+    let mut files: Vec<String> = commits.iter().flat_map(|c| c.files.clone()).collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// After a trial that was put back: the commits as they are (the trial's are gone), and each
+/// conflict named by the commit it would have come from.
+fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
+    let original = |id: &str| {
+        trial
+            .iter()
+            .find(|l| l.commit.id == id)
+            .and_then(|l| preview.commits.iter().find(|c| c.change == l.change))
+            .map(|c| c.commit.id.clone())
+            .unwrap_or_else(|| preview.target_commit.clone())
+    };
+    let conflicts: Vec<Conflict> = landing
+        .conflicts
+        .iter()
+        .map(|c| Conflict {
+            commit: original(&c.commit),
+            file: c.file.clone(),
+        })
+        .collect();
+    landing.conflicts = conflicts;
+    landing.commits = preview.commits.iter().map(|c| c.commit.clone()).collect();
+    landing.recorded_edits = false;
+    landing.applied = false;
+}
+
+/// The command that takes the land back out of the target and nothing else, whatever was
+/// done after it: `--prefer`'s resolutions reverted (`jj op revert`, newest first: the
+/// workspace's side of each hunk comes back), then the landed commits and the workspace's
+/// commits above them up to its working copy moved back onto the commits they came from
+/// (`jj rebase -r`). What was built on them in the target since (its working copy, the
+/// user's later commits) stays, without the land's changes. `jj op restore` is never
+/// printed: it would drop every later operation too, and reverting the rebase operations
+/// keeps the landed changes under anything committed on them since.
+fn undo_line(
+    chain: Option<&str>,
+    changes: &[&str],
+    origin: &[String],
+    resolutions: &[String],
+) -> String {
+    let mut steps: Vec<String> = resolutions
+        .iter()
+        .rev()
+        .map(|op| format!("jj op revert {}", &op[..op.len().min(12)]))
+        .collect();
+    // Ids hold no single quote (layout's id rules), change ids only letters.
+    let onto: Vec<String> = hex_ids(origin)
+        .iter()
+        .map(|c| format!("-o {}", &c[..c.len().min(12)]))
+        .collect();
+    let moved = match chain {
+        Some(id) => format!("({})::{}", by_change(changes), workspace_revset(id)),
+        None => by_change(changes),
+    };
+    steps.push(format!("jj rebase -r '{moved}' {}", onto.join(" ")));
+    steps.join(" && ")
 }
 
 /// The recorded target: as asked, else the main working copy's workspace name (`default`
@@ -249,4 +537,23 @@ fn refuse_dirty(wc: &Path, files: &[String], dirty: &[String]) -> Result<()> {
         files: both,
         jj: true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_lines() {
+        let origin = ["0123456789abcdef".to_string(), "x;rm".to_string()];
+        let resolutions = ["aaaaaaaaaaaa".to_string(), "bbbbbbbbbbbb".to_string()];
+        assert_eq!(
+            undo_line(Some("w1"), &["kx", "zz"], &origin, &resolutions),
+            "jj op revert bbbbbbbbbbbb && jj op revert aaaaaaaaaaaa && jj rebase -r '(change_id(kx) | change_id(zz))::\"w1\"@' -o 0123456789ab"
+        );
+        assert_eq!(
+            undo_line(None, &["kx"], &origin[..1], &[]),
+            "jj rebase -r 'change_id(kx)' -o 0123456789ab"
+        );
+    }
 }

@@ -6,15 +6,19 @@ use super::{workspace_revset, Jj};
 use crate::vcs::land::{hex_ids, LandError, Plan, Result};
 use crate::vcs::Commit;
 
+/// Each file a commit changes as `F`, path; a file renamed away counts under its old path
+/// too (its content is gone from there).
+pub(super) const FILES_TEMPLATE: &str = r#"self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0" ++ if(f.status() == "renamed", "F\0" ++ f.source().path() ++ "\0", "")).join("")"#;
+
 /// Per commit `C`, change id, commit id, conflict flag, subject; for the target's working-copy
-/// commit `W`, its workspaces' names and whether workspace `id` is built on it (`1`); then
-/// each file the commit changes as `F`, path. Every field ends with NUL, which no path or
-/// first line holds.
+/// commit `W`, its workspaces' names, whether workspace `id` is built on it (`1`), its
+/// conflict flag and commit id; then each file the commit changes ([`FILES_TEMPLATE`]).
+/// Every field ends with NUL, which no path or first line holds.
 fn preview_template(id: &str) -> String {
     // Ids hold no quote (layout's id rules): the single-quoted literal is the revset.
     let ws = workspace_revset(id);
     format!(
-        r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0" ++ if(self.contained_in('::{ws}'), "1", "0") ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0").join("")"#
+        r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0" ++ if(self.contained_in('::{ws}'), "1", "0") ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ commit_id ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ {FILES_TEMPLATE}"#
     )
 }
 
@@ -35,6 +39,9 @@ pub(super) struct Preview {
     /// Whether the workspace is built on the target working-copy commit (a child forked from
     /// it): its working copy then follows that commit instead of the landed ones.
     pub(super) target_in_workspace: bool,
+    /// Whether the target working-copy commit has unresolved conflicts, and its id.
+    pub(super) target_conflicted: bool,
+    pub(super) target_commit: String,
     pub(super) target_files: Vec<String>,
 }
 
@@ -101,6 +108,8 @@ pub(super) fn parse_preview(text: &str) -> Preview {
                 let names = fields.next().unwrap_or("");
                 preview.target_names = names.split_whitespace().map(str::to_string).collect();
                 preview.target_in_workspace = fields.next() == Some("1");
+                preview.target_conflicted = fields.next() == Some("c");
+                preview.target_commit = fields.next().unwrap_or("").to_string();
                 to_target = true;
             }
             "F" => {
@@ -126,7 +135,7 @@ mod tests {
         let text = concat!(
             "C\0kx\0ab12\0c\0fix: a\tb\0F\0a.txt\0F\0sp ace\0",
             "\nW\0default@\0",
-            "1\0F\0mine.txt\0",
+            "1\0-\0ef56\0F\0mine.txt\0",
             "\nC\0zz\0cd34\0-\0\0"
         );
         let p = parse_preview(text);
@@ -136,6 +145,8 @@ mod tests {
         assert_eq!(p.commits[0].files, ["a.txt", "sp ace"]);
         assert_eq!(p.target_names, ["default@"]);
         assert!(p.target_in_workspace);
+        assert!(!p.target_conflicted);
+        assert_eq!(p.target_commit, "ef56");
         assert_eq!(p.target_files, ["mine.txt"]);
         assert_eq!(p.commits[1].change, "zz");
         assert!(p.commits[1].files.is_empty());

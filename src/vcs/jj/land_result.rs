@@ -1,64 +1,112 @@
-//! What a jj land left: the landed commits as rewritten, their conflicted files, `--prefer`'s
-//! resolutions, a dry run's trial and its revert, and whether a landed workspace's work is
-//! all in its target.
+//! What a jj land left: the landed commits as rewritten, their files and conflicted files,
+//! `--prefer`'s resolutions, and whether a landed workspace's work is all in its target.
 
 use std::path::Path;
 
-use super::land::Place;
+use super::land::Trial;
 use super::land_preview::{parse_preview, Landed};
 use super::{workspace_revset, Jj};
 use crate::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
 
-/// The preview template's commit part, without files.
-const LANDED_TEMPLATE: &str = r#""C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0""#;
+/// The preview template's commit part, with the files each commit changes.
+fn landed_template() -> String {
+    format!(
+        r#""C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0" ++ {}"#,
+        super::land_preview::FILES_TEMPLATE
+    )
+}
+
+/// The merge tool `--prefer` configures for its `jj resolve`.
+const PREFER_TOOL: &str = "agent-workspace-prefer";
 
 impl Jj {
-    fn landed(&self, changes: &[&str]) -> Result<Vec<Landed>> {
+    fn landed(&self, at: &str, changes: &[&str]) -> Result<Vec<Landed>> {
         let out = self
-            .query()?
-            .args(["log", "--no-graph", "--reversed", "-T", LANDED_TEMPLATE])
+            .query_at(at)?
+            .args(["log", "--no-graph", "--reversed", "-T"])
+            .arg(landed_template())
             .arg(format!("--revisions={}", by_change(changes)))
             .stdout()?;
         Ok(parse_preview(&out).commits)
     }
 
-    /// `--prefer`: resolves the oldest conflicted landed commit by taking one side
-    /// (`:theirs` is the rebased commit, the workspace's; `:ours` the target's), until none
-    /// is left or jj cannot resolve what remains.
+    /// `--prefer`: resolves the oldest conflicted landed commit, until none is left or jj
+    /// cannot resolve what remains, with a merge tool configured for the call: `git
+    /// merge-file --ours|--theirs` merges each conflicted file again, taking that side in
+    /// the conflicting hunks only (both sides' other changes stay, as git's `-X ours|theirs`).
+    /// `$left` is the target's side (the new parent), `$right` the workspace's (the rebased
+    /// commit). A conflict jj cannot give a tool (more than two sides, a file deleted on one
+    /// side) or one git cannot merge (binary) stays a conflict. Each resolution is an
+    /// operation of the trial.
+    /// A commit that was conflicted before the land holds the workspace's own conflict, not
+    /// one between the workspace and the target: it is left alone (`own`).
     pub(super) fn prefer(
         &self,
-        place: &Place,
         changes: &[&str],
+        own: &[&str],
         side: Side,
+        trial: &mut Trial,
     ) -> Result<Vec<Resolved>> {
-        let tool = match side {
-            Side::Workspace => ":theirs",
-            Side::Target => ":ours",
+        let flag = match side {
+            Side::Workspace => "--theirs",
+            Side::Target => "--ours",
         };
+        // A TOML literal string: the script holds no single quote.
+        let script = format!(
+            r#"git merge-file -p {flag} -L target -L base -L workspace "$1" "$2" "$3" > "$4""#
+        );
         let mut resolved = vec![];
         for _ in 0..=changes.len() {
-            let Some(first) = self.landed(changes)?.into_iter().find(|l| l.conflicted) else {
+            let Some(first) = self
+                .landed(&trial.at, changes)?
+                .into_iter()
+                .find(|l| l.conflicted && !own.contains(&l.change.as_str()))
+            else {
                 break;
             };
-            let files = self.conflicted_files(&first.commit.id)?;
-            let done = self
-                .call(&place.dir)?
-                .args(["resolve", "--tool", tool, "-r", &first.commit.id])
-                .stdout();
-            if done.is_err() {
+            let files = self.conflicted_files(&trial.at, &first.commit.id)?;
+            let call = self
+                .step(&self.main, &trial.at)?
+                .args(["resolve", "-r", &first.commit.id, "--tool", PREFER_TOOL])
+                .arg(format!("--config=merge-tools.{PREFER_TOOL}.program='sh'"))
+                .arg(format!(
+                    r#"--config=merge-tools.{PREFER_TOOL}.merge-args=["-c", '{script}', "sh", "$left", "$base", "$right", "$output"]"#
+                ));
+            let op = trial.at.clone();
+            if trial.run(call).is_err() {
                 break;
             }
-            resolved.extend(files.into_iter().map(|file| Resolved { file, side }));
+            if trial.at != op {
+                trial.resolutions.push(trial.at.clone());
+            }
+            let now = self.commit_of(&trial.at, &first.change)?;
+            let left = self.conflicted_files(&trial.at, &now)?;
+            resolved.extend(
+                files
+                    .into_iter()
+                    .filter(|f| !left.contains(f))
+                    .map(|file| Resolved { file, side }),
+            );
         }
         resolved.sort_by(|a, b| a.file.cmp(&b.file));
         resolved.dedup();
         Ok(resolved)
     }
 
-    fn conflicted_files(&self, commit: &str) -> Result<Vec<String>> {
+    /// The commit of `change` now.
+    fn commit_of(&self, at: &str, change: &str) -> Result<String> {
         let out = self
-            .query()?
+            .query_at(at)?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#])
+            .arg(format!("--revisions={}", by_change(&[change])))
+            .stdout()?;
+        Ok(out.lines().next().unwrap_or_default().to_string())
+    }
+
+    pub(super) fn conflicted_files(&self, at: &str, commit: &str) -> Result<Vec<String>> {
+        let out = self
+            .query_at(at)?
             .args(["file", "list", "-r", commit, "-T"])
             .arg(r#"if(conflict, path ++ "\0")"#)
             .stdout()?;
@@ -68,22 +116,33 @@ impl Jj {
             .collect())
     }
 
-    /// The landed commits as they are now, and each conflicted file of each.
-    pub(super) fn fill(&self, changes: &[&str], landing: &mut Landing) -> Result<()> {
+    /// The landed commits as they are now, the files they change, and each conflicted file
+    /// of each. Returns them as listed.
+    pub(super) fn fill(
+        &self,
+        at: &str,
+        changes: &[&str],
+        landing: &mut Landing,
+    ) -> Result<Vec<Landed>> {
         landing.commits.clear();
         landing.conflicts.clear();
-        for landed in self.landed(changes)? {
-            if landed.conflicted {
-                for file in self.conflicted_files(&landed.commit.id)? {
+        let landed = self.landed(at, changes)?;
+        let mut files: Vec<String> = landed.iter().flat_map(|l| l.files.clone()).collect();
+        files.sort();
+        files.dedup();
+        landing.files = files;
+        for one in &landed {
+            if one.conflicted {
+                for file in self.conflicted_files(at, &one.commit.id)? {
                     landing.conflicts.push(Conflict {
-                        commit: landed.commit.id.clone(),
+                        commit: one.commit.id.clone(),
                         file,
                     });
                 }
             }
-            landing.commits.push(landed.commit);
+            landing.commits.push(one.commit.clone());
         }
-        Ok(())
+        Ok(landed)
     }
 
     /// Whether the work of workspace `id` at `ws` is all in the target of `land`: after a
@@ -111,7 +170,7 @@ impl Jj {
 }
 
 /// A revset of the given change ids (jj change ids only: lowercase letters).
-fn by_change(changes: &[&str]) -> String {
+pub(super) fn by_change(changes: &[&str]) -> String {
     let ids: Vec<String> = changes
         .iter()
         .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase()))

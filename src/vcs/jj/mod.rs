@@ -1,10 +1,11 @@
 //! jj invocations, one method per call, each parser beside its call.
 
+mod carry;
 mod checkpoint;
 mod diff;
+mod held;
 mod keep;
 mod land;
-mod land_predict;
 mod land_preview;
 mod land_result;
 mod pool;

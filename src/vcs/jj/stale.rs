@@ -1,10 +1,12 @@
 //! A working copy another workspace made stale: detecting it cheaply and updating it with
-//! `jj workspace update-stale`, its files carried across in a copy that survives a kill.
+//! `jj workspace update-stale`, its unrecorded edits carried across (see `carry`) from a
+//! copy that survives a kill.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::Jj;
+use super::{workspace_revset, Jj};
+use crate::process::ProcessError;
 use crate::vcs::error::{CarryFailure, Result, VcsError};
 use crate::{recovery, tree};
 
@@ -46,9 +48,9 @@ impl Jj {
         }
     }
 
-    /// Updates a stale working copy. The user's files are copied to `scratch` first and put
-    /// back afterwards, so edits jj never recorded survive the update; if putting them back
-    /// fails, the error names where they are kept.
+    /// Updates a stale working copy, carrying across only the edits jj never recorded. The
+    /// user's files are copied to `scratch` first, with the commit the working copy last
+    /// recorded, so that a kill at any point leaves what the next command needs to finish.
     pub(super) fn carry_across_update(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let kept = |e: std::io::Error| VcsError::Carry {
             action: "carry the edits of the stale working copy",
@@ -60,15 +62,61 @@ impl Jj {
         if !recovery::is_complete(scratch) {
             // A partial copy from an interrupted repair: the workspace was not touched yet.
             recovery::discard(scratch).map_err(kept)?;
-            tree::copy(ws, &recovery::files(scratch)).map_err(kept)?;
-            recovery::mark_complete(scratch).map_err(kept)?;
+            let recorded = self.checked_out(ws)?;
+            let siblings = match &recorded {
+                Some(commit) => self.siblings(commit)?,
+                None => vec![],
+            };
+            // Never start a copy that cannot fit: a full disk would leave a copy of empty
+            // files. A failed copy is removed again, never presented as keeping anything.
+            let not_carried = |why: String| VcsError::NotCarried {
+                path: ws.to_path_buf(),
+                why,
+            };
+            crate::disk::check_room(scratch, crate::disk::usage(ws).allocated)
+                .map_err(|e| not_carried(e.to_string()))?;
+            if let Err(e) = tree::copy(ws, &recovery::files(scratch))
+                .and_then(|()| recovery::mark_complete(scratch, recorded.as_deref(), &siblings))
+            {
+                let _ = recovery::discard(scratch);
+                return Err(not_carried(format!("copying its files failed: {e}")));
+            }
         }
         self.finish_recovery(ws, scratch)
     }
 
-    /// Puts back a whole copy at `scratch`: `update-stale` (a no-op when already done; it
-    /// waits for a still-running one through jj's working-copy lock), the copy mirrored over
-    /// the workspace, a snapshot, and only then the copy removed. Safe to repeat.
+    /// The commit the working copy at `ws` has checked out, read without a snapshot: the
+    /// working copy's own operation, and the workspace's commit as of that operation.
+    /// `None` when jj no longer has that operation.
+    fn checked_out(&self, ws: &Path) -> Result<Option<String>> {
+        let state = self
+            .call(ws)?
+            .args(["--ignore-working-copy", "debug", "working-copy"])
+            .stdout()?;
+        let Some(op) = parse_operation(&state) else {
+            return Ok(None);
+        };
+        let out = self
+            .call(ws)?
+            .args(["--ignore-working-copy", "--at-op", &op])
+            .args(["log", "--no-graph", "-T", "commit_id", "-r"])
+            .arg(workspace_revset(&workspace_id(ws)))
+            .stdout();
+        match out {
+            Ok(id) if !id.trim().is_empty() => Ok(Some(id.trim().to_string())),
+            Ok(_) => Ok(None),
+            // jj lost that operation (or cannot read it): the edits cannot be told apart, so
+            // the copy is kept whole.
+            Err(e @ ProcessError::Failed { .. }) if !e.stderr().is_empty() => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Finishes a repair from a whole copy at `scratch`: `update-stale` (a no-op when already
+    /// done; it waits for a still-running one through jj's working-copy lock), the commit it
+    /// checked out recorded, the unrecorded edits merged onto it, a snapshot, and only then
+    /// the copy removed. Safe to repeat: the merges are computed from jj's contents and the
+    /// copy, never from the workspace's half-written files.
     fn finish_recovery(&self, ws: &Path, scratch: &Path) -> Result<()> {
         let named = |source: CarryFailure| VcsError::Carry {
             action: "carry the edits of the stale working copy",
@@ -78,17 +126,117 @@ impl Jj {
             resumes: true,
         };
         let io = |e: std::io::Error| named(e.into());
+        // Whatever fails from here on names the copy and says the next command resumes.
+        let carry_err = |e: VcsError| match e {
+            VcsError::Process(p) => named(p.into()),
+            VcsError::Io {
+                action,
+                path,
+                source,
+            } => io(std::io::Error::new(
+                source.kind(),
+                format!("could not {action} {}: {source}", path.display()),
+            )),
+            other => other,
+        };
         self.call(ws)?
             .args(["workspace", "update-stale"])
             .stdout()
             .map_err(|e| named(e.into()))?;
-        tree::mirror(&recovery::files(scratch), ws).map_err(io)?;
+        let id = workspace_id(ws);
+        let updated = match recovery::updated(scratch) {
+            Some(updated) => updated,
+            None => {
+                let Some(commit) = self.checked_out(ws).map_err(carry_err)? else {
+                    return Err(named(CarryFailure::Io(std::io::Error::other(
+                        "jj does not know the commit the working copy was updated to",
+                    ))));
+                };
+                let kept_root = ws.with_file_name(".kept");
+                let updated = recovery::Updated {
+                    commit,
+                    kept: crate::aside::fresh_dest(&kept_root, &id),
+                };
+                recovery::mark_updated(scratch, &updated).map_err(io)?;
+                updated
+            }
+        };
+        let copy = recovery::files(scratch);
+        let conflict = match recovery::recorded(scratch) {
+            Some(recorded) => {
+                let carried = self
+                    .carry_edits(ws, &copy, &recorded, &updated.commit, &updated.kept)
+                    .map_err(carry_err)?;
+                (!carried.conflicts.is_empty()).then(|| VcsError::StaleConflict {
+                    id: id.clone(),
+                    ws: ws.to_path_buf(),
+                    files: carried.conflicts,
+                })
+            }
+            // Which files were edits is unknown: every file is kept as it was.
+            None => {
+                if fs::symlink_metadata(&updated.kept).is_ok() {
+                    tree::remove(&updated.kept).map_err(io)?;
+                }
+                tree::copy(&copy, &updated.kept).map_err(io)?;
+                Some(VcsError::StaleUnknownBase {
+                    id: id.clone(),
+                    ws: ws.to_path_buf(),
+                    kept: updated.kept.clone(),
+                })
+            }
+        };
         // Record the carried edits now, on top of the updated working-copy commit.
         self.call(ws)?
             .args(["log", "--no-graph", "-r", "@", "-T", "''"])
             .stdout()
             .map_err(|e| named(e.into()))?;
-        recovery::discard(scratch).map_err(io)
+        if let Some(recorded) = recovery::recorded(scratch) {
+            self.abandon_stale_snapshots(ws, &recorded, &recovery::siblings(scratch))
+                .map_err(carry_err)?;
+        }
+        recovery::discard(scratch).map_err(io)?;
+        match conflict {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Abandons what jj 0.45's `update-stale` made of the stale files: it snapshots them onto
+    /// the recorded commit at the working copy's old operation, which leaves a divergent
+    /// sibling of the updated commit (same change) holding the old tree. Its edits were
+    /// carried (or kept aside) and recorded by then, and the old tree is the recorded commit;
+    /// only commits of the change that did not exist before the update, and that nothing is
+    /// built on, are abandoned.
+    fn abandon_stale_snapshots(&self, ws: &Path, recorded: &str, before: &[String]) -> Result<()> {
+        let current = self
+            .query()?
+            .args(["log", "--no-graph", "-T", "commit_id", "-r"])
+            .arg(workspace_revset(&workspace_id(ws)))
+            .stdout()?;
+        let made: Vec<String> = self
+            .siblings(recorded)?
+            .into_iter()
+            .filter(|c| *c != current.trim() && c != recorded && !before.contains(c))
+            .collect();
+        if made.is_empty() {
+            return Ok(());
+        }
+        // One with children (another workspace built on it) stays: abandoning it would move
+        // commits this command holds no lease for.
+        let heads = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#, "-r"])
+            .arg(format!("({}) & visible_heads()", made.join(" | ")))
+            .stdout()?;
+        let heads: Vec<&str> = heads.lines().collect();
+        if heads.is_empty() {
+            return Ok(());
+        }
+        self.query()?
+            .args(["abandon", "-r", &heads.join(" | ")])
+            .stdout()?;
+        Ok(())
     }
 
     /// Finishes a repair a killed run left at `scratch` (or drops its partial copy).
@@ -119,8 +267,25 @@ impl Jj {
     }
 }
 
-/// The revset naming workspace `id`'s working-copy commit; ids never need escaping inside a
-/// string literal because they hold no quotes or backslashes.
+/// The id of the workspace at `ws`: its directory's name.
+fn workspace_id(ws: &Path) -> String {
+    ws.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The working copy's operation id in `jj debug working-copy`'s output.
+fn parse_operation(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line
+            .trim()
+            .strip_prefix("Current operation: OperationId(\"")?;
+        let id = rest.split('"').next()?;
+        (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+    })
+}
+
 /// Where the files of the workspace at `ws` are carried across `update-stale`: beside it, in
 /// the namespace directory, named after its directory (a dot-name, so never a workspace).
 pub fn recovery_dir(ws: &Path) -> PathBuf {

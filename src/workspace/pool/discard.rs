@@ -65,6 +65,25 @@ pub fn recover(ctx: &Context) -> Result<()> {
     Ok(())
 }
 
+/// Settles the takes a crash interrupted, when a journal is left and no take is under way
+/// (the repository lock is free; otherwise the take holding it settles them): what a
+/// command runs before it reads the workspaces, so a half-taken entry never shows as one.
+pub fn settle(ctx: &Context) -> Result<()> {
+    let Ok(files) = fs::read_dir(ctx.layout.pool_dir()) else {
+        return Ok(());
+    };
+    let journal = files
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().ends_with(".taking"));
+    if !journal {
+        return Ok(());
+    }
+    match lock::try_exclusive(&ctx.layout.repo_lock())? {
+        Some(_repo) => recover(ctx),
+        None => Ok(()),
+    }
+}
+
 /// Settles a take of workspace `id` a crash interrupted, if there is one (taking the
 /// repository lock); true when one was found.
 pub fn recover_taken(ctx: &Context, id: &str) -> Result<bool> {
@@ -107,7 +126,9 @@ pub fn drain(ctx: &Context) -> Result<Vec<PathBuf>> {
         recover(ctx)?;
     }
     let mut removed = vec![];
-    for entry in super::list(ctx, false) {
+    let mut found = super::list(ctx, false);
+    found.extend(super::leaked(ctx, false));
+    for entry in found {
         if matches!(entry.state, State::Ready | State::Stale) && !unready(ctx, &entry)? {
             continue;
         }

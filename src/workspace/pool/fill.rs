@@ -51,7 +51,9 @@ pub fn fill(ctx: &Context, opts: &Options, notes: &mut Vec<super::super::Note>) 
     };
     crate::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
     let mut filled = Filled::default();
-    for entry in super::list(ctx, false) {
+    let mut found = super::list(ctx, false);
+    found.extend(super::leaked(ctx, false));
+    for entry in found {
         let removable = match entry.state {
             State::Incomplete => true,
             State::Stale => super::discard::unready(ctx, &entry)?,

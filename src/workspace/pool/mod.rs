@@ -15,7 +15,7 @@ mod discard;
 pub mod fill;
 mod take;
 
-pub use discard::{drain, recover, recover_taken};
+pub use discard::{drain, recover, recover_taken, settle};
 pub use take::{abandon, begin, complete, finish, take};
 
 use std::fs;
@@ -111,9 +111,51 @@ pub fn fingerprint(ctx: &Context) -> String {
 }
 
 /// Every prepared workspace of the namespace, oldest first, except those a take's journal
-/// names (they are being taken, or are the recovery's to discard).
+/// names (they are being taken, or are the recovery's to discard), then the registrations a
+/// kill left without a directory ([`leaked`]).
 pub fn entries(ctx: &Context) -> Vec<Entry> {
-    list(ctx, crate::lock::is_held(&ctx.layout.pool_lock()))
+    // The backend is asked first: the slow part, kept out of the time between asking whether
+    // a fill is under way and reading the entries (and the caller asking it again).
+    let registered = ctx.vcs.list().unwrap_or_default();
+    let filling = crate::lock::is_held(&ctx.layout.pool_lock());
+    let mut found = list(ctx, filling);
+    found.extend(leaked_of(ctx, registered, filling));
+    found
+}
+
+/// The backend's registrations of prepared workspaces (`.pool-<token>`) whose directory is
+/// gone and that no take's journal names: what a fill or drain killed between deleting a
+/// directory and forgetting it (or a directory deleted by hand) leaves. Incomplete (or
+/// preparing, while a fill holds the pool lock); the next fill or drain forgets them. Asks
+/// the backend, so a take never calls it.
+pub fn leaked(ctx: &Context, filling: bool) -> Vec<Entry> {
+    leaked_of(ctx, ctx.vcs.list().unwrap_or_default(), filling)
+}
+
+/// [`leaked`] among `registered`.
+fn leaked_of(ctx: &Context, registered: Vec<crate::vcs::Registered>, filling: bool) -> Vec<Entry> {
+    let mut found: Vec<Entry> = registered
+        .into_iter()
+        .filter_map(|reg| {
+            let token = reg.name.strip_prefix(POOL_PREFIX)?.to_string();
+            let path = ctx.layout.pool_entry(&token);
+            let ours = reg.path.as_deref().is_none_or(|p| p == path);
+            let gone = fs::symlink_metadata(&path).is_err();
+            let taking = fs::symlink_metadata(journal(&ctx.layout, &token)).is_ok();
+            (valid_token(&token) && ours && gone && !taking).then_some(Entry {
+                path,
+                token,
+                state: match filling {
+                    true => State::Preparing,
+                    false => State::Incomplete,
+                },
+                ready: None,
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| a.token.cmp(&b.token));
+    found.dedup_by(|a, b| a.token == b.token);
+    found
 }
 
 /// [`entries`], where `filling` says whether a fill is under way in another process.

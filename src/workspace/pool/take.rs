@@ -162,7 +162,7 @@ fn oldest_ready(ctx: &Context) -> Option<(Entry, Ready)> {
     if fs::symlink_metadata(ctx.layout.pool_dir()).is_err() {
         return None;
     }
-    super::entries(ctx)
+    super::list(ctx, crate::lock::is_held(&ctx.layout.pool_lock()))
         .into_iter()
         .filter(|e| e.state == State::Ready)
         .find_map(|e| Some((e.clone(), e.ready?)))

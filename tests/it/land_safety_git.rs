@@ -1,0 +1,602 @@
+//! `land` on git never loses or overwrites what anyone wrote: the printed undo reverts only
+//! that land (and is refused once the branch moved on), another workspace's branch is not
+//! landed on under its run, the main worktree's ignored files, edits under a renamed name and
+//! an unfinished merge are never overwritten, a detached HEAD's commits are never passed over,
+//! and the dry run says what the land then does.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::backends::{git_ok, git_repo};
+use crate::harness::{wait_for_file, TestEnv};
+
+/// Every ref, the main worktree's index and status, and `w1`'s status and HEAD.
+fn state(env: &TestEnv, repo: &Path) -> String {
+    let ws = env.ws_path(repo, "w1");
+    let status = ["status", "--porcelain", "--untracked-files=all"];
+    [
+        git_ok(
+            env,
+            repo,
+            &["for-each-ref", "--format=%(refname) %(objectname)"],
+        ),
+        git_ok(env, repo, &["ls-files", "-s"]),
+        git_ok(env, repo, &status),
+        git_ok(env, &ws, &status),
+        git_ok(env, &ws, &["rev-parse", "HEAD"]),
+    ]
+    .join("--\n")
+}
+
+/// A git repo whose workspace `w1` ran `script`.
+fn repo_where_w1_ran(env: &TestEnv, script: &str) -> PathBuf {
+    let repo = git_repo(env, "repo");
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    repo
+}
+
+fn rev(env: &TestEnv, dir: &Path, rev: &str) -> String {
+    git_ok(env, dir, &["rev-parse", rev]).trim().to_string()
+}
+
+/// Runs the undo a land printed, through a shell, in `dir`.
+fn run_undo(env: &TestEnv, dir: &Path, undo: &str) -> crate::harness::Outcome {
+    env.cmd("sh", dir).args(["-c", undo]).run()
+}
+
+#[test]
+fn the_printed_undo_of_a_land_in_the_main_worktree_puts_it_back() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(&env, "echo w1 > a.txt && echo new > new.txt");
+    let before = rev(&env, &repo, "main");
+    fs::write(repo.join("mine.txt"), "untracked\n").unwrap();
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_ok();
+    let line = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo: "))
+        .unwrap_or_else(|| panic!("no undo line: {}", out.report()))
+        .to_string();
+    let landed = rev(&env, &repo, "main");
+    assert_ne!(landed, before);
+    // The undo names its directory: it works from anywhere.
+    run_undo(&env, env.path(), &line).assert_ok();
+    assert_eq!(rev(&env, &repo, "main"), before);
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+    assert!(!repo.join("new.txt").exists());
+    assert_eq!(
+        git_ok(&env, &repo, &["status", "--porcelain"]),
+        "?? mine.txt\n"
+    );
+    // The workspace's branch still holds its work: it lands again.
+    let again = env.aw(&repo, ["land", "w1", "--json"]);
+    again.assert_ok();
+    let doc = again.json();
+    assert_eq!(doc["target_before"], before.as_str());
+    assert_eq!(doc["merge_commit"], landed.as_str());
+    assert!(doc["undo"].as_str().unwrap().contains("--keep"), "{doc}");
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "w1\n");
+}
+
+#[test]
+fn the_printed_undo_is_refused_once_the_user_committed_more() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(&env, "echo w1 > a.txt");
+    // main moved too: the land is a merge commit.
+    fs::write(repo.join("sub/b.txt"), "main\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "main edit"]);
+    let doc = env.aw(&repo, ["land", "w1", "--json"]).json();
+    assert_eq!(doc["outcome"], "landed", "{doc}");
+    let undo = doc["undo"].as_str().unwrap().to_string();
+    fs::write(repo.join("later.txt"), "user's later work\n").unwrap();
+    git_ok(&env, &repo, &["add", "later.txt"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "later"]);
+    let later = rev(&env, &repo, "main");
+    let refused = run_undo(&env, &repo, &undo);
+    assert_ne!(refused.code(), Some(0), "{}", refused.report());
+    assert_eq!(rev(&env, &repo, "main"), later);
+    assert_eq!(
+        fs::read_to_string(repo.join("later.txt")).unwrap(),
+        "user's later work\n"
+    );
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "w1\n");
+    assert_eq!(git_ok(&env, &repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn the_printed_undo_of_a_branch_moved_by_update_ref_is_a_compare_and_swap() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(&env, "echo w1 > a.txt");
+    git_ok(&env, &repo, &["branch", "release"]);
+    let before = rev(&env, &repo, "release");
+    let doc = env
+        .aw(&repo, ["land", "w1", "--onto", "release", "--json"])
+        .json();
+    let undo = doc["undo"].as_str().unwrap().to_string();
+    let landed = rev(&env, &repo, "release");
+    assert_eq!(
+        undo,
+        format!(
+            "git -C {} update-ref refs/heads/release {before} {landed}",
+            repo.display()
+        )
+    );
+    assert_eq!(doc["target_before"], before.as_str());
+    run_undo(&env, &repo, &undo).assert_ok();
+    assert_eq!(rev(&env, &repo, "release"), before);
+    // Landed again, then the branch moves on: the same undo is refused.
+    let doc = env
+        .aw(&repo, ["land", "w1", "--onto", "release", "--json"])
+        .json();
+    let undo = doc["undo"].as_str().unwrap().to_string();
+    let tree = rev(&env, &repo, "release^{tree}");
+    let parent = rev(&env, &repo, "release");
+    let later = git_ok(
+        &env,
+        &repo,
+        &["commit-tree", &tree, "-p", &parent, "-m", "later"],
+    );
+    git_ok(
+        &env,
+        &repo,
+        &["update-ref", "refs/heads/release", later.trim()],
+    );
+    let refused = run_undo(&env, &repo, &undo);
+    assert_ne!(refused.code(), Some(0), "{}", refused.report());
+    assert_eq!(rev(&env, &repo, "release"), later.trim());
+}
+
+/// `land --onto <another workspace's branch>` changes that workspace's files: refused while
+/// a run holds it, as a land on a parent is.
+#[test]
+fn landing_onto_another_workspace_s_branch_under_its_run_is_busy() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(&env, "echo w1 > a.txt");
+    let started = env.path().join("started");
+    let release = env.path().join("release");
+    let script = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        started.display(),
+        release.display()
+    );
+    let run = env
+        .aw_cmd(&repo)
+        .args(["run", "w2", "--", "sh", "-c", &script])
+        .spawn();
+    wait_for_file(&started);
+    let w2 = env.ws_path(&repo, "w2");
+    let before = rev(&env, &w2, "HEAD");
+    let busy = env.aw(&repo, ["land", "w1", "--onto", "agent-workspace/w2"]);
+    let a_then = fs::read_to_string(w2.join("a.txt")).unwrap();
+    let head_then = rev(&env, &w2, "HEAD");
+    fs::write(&release, "").unwrap();
+    run.wait().assert_ok();
+    busy.assert_code(1);
+    assert!(
+        busy.stderr.starts_with(
+            "Error: cannot land on workspace \"w2\"'s branch agent-workspace/w2: workspace \"w2\" is busy"
+        ),
+        "{}",
+        busy.report()
+    );
+    assert!(busy.stderr.contains("\nHint: "), "{}", busy.report());
+    assert_eq!(a_then, "hello\n");
+    assert_eq!(head_then, before);
+    // Once the run ended, the land goes through and changes w2's files.
+    env.aw(&repo, ["land", "w1", "--onto", "agent-workspace/w2"])
+        .assert_ok();
+    assert_eq!(fs::read_to_string(w2.join("a.txt")).unwrap(), "w1\n");
+}
+
+/// A file the main worktree ignores that the workspace tracks: `git merge --ff-only` would
+/// replace it without a copy anywhere.
+#[test]
+fn a_file_main_ignores_but_the_workspace_tracks_is_never_overwritten() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    fs::write(repo.join(".gitignore"), "*.log\n").unwrap();
+    git_ok(&env, &repo, &["add", ".gitignore"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "ignore logs"]);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo agent > notes.log && echo same > same.log && git add -f notes.log same.log",
+        ],
+    )
+    .assert_ok();
+    fs::write(repo.join("notes.log"), "the user's own log\n").unwrap();
+    fs::write(repo.join("same.log"), "same\n").unwrap();
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with("Error: ")
+            && out.stderr.contains("notes.log")
+            && !out.stderr.contains("same.log"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert_eq!(
+        fs::read_to_string(repo.join("notes.log")).unwrap(),
+        "the user's own log\n"
+    );
+    assert_eq!(state(&env, &repo), before);
+    // The dry run says the same.
+    env.aw(&repo, ["land", "w1", "--dry-run"]).assert_code(1);
+    // Once the user moved it away, the land goes through; an identical file is no obstacle.
+    fs::rename(repo.join("notes.log"), env.path().join("kept.log")).unwrap();
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    assert_eq!(
+        fs::read_to_string(repo.join("notes.log")).unwrap(),
+        "agent\n"
+    );
+    assert_eq!(fs::read_to_string(repo.join("same.log")).unwrap(), "same\n");
+}
+
+/// The workspace renamed a file the main worktree has an uncommitted edit to.
+#[test]
+fn an_edit_in_main_to_a_file_the_workspace_renamed_blocks_the_land() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(&env, "git mv a.txt renamed.txt && git commit -qm rename");
+    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains(
+            "has uncommitted changes in files the land would change: a.txt; nothing was landed"
+        ),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "main's unfinished edit\n"
+    );
+}
+
+/// The main worktree in the middle of a merge (conflicted) and of a rebase.
+#[test]
+fn a_main_worktree_mid_merge_or_rebase_is_refused_naming_the_cause() {
+    let env = TestEnv::new();
+    // The workspace's change is elsewhere, and uncommitted: a land would commit it first.
+    let repo = repo_where_w1_ran(&env, "echo new > new.txt");
+    git_ok(&env, &repo, &["checkout", "-q", "-b", "side"]);
+    fs::write(repo.join("a.txt"), "side\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "side"]);
+    git_ok(&env, &repo, &["checkout", "-q", "main"]);
+    fs::write(repo.join("a.txt"), "main\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "main"]);
+    let merge = env.cmd("git", &repo).args(["merge", "-q", "side"]).run();
+    assert_eq!(merge.code(), Some(1), "{}", merge.report());
+    let before = state(&env, &repo);
+    for args in [&["land", "w1"][..], &["land", "w1", "--dry-run"]] {
+        let out = env.aw(&repo, args);
+        out.assert_code(1);
+        assert!(
+            out.stderr.starts_with("Error: the main worktree at ")
+                && out.stderr.contains("is in the middle of a merge"),
+            "{}",
+            out.report()
+        );
+        assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+        assert_eq!(state(&env, &repo), before);
+    }
+    git_ok(&env, &repo, &["merge", "--abort"]);
+    // A rebase stopped on a conflict: HEAD is detached, the branch is being rebased.
+    let rebase = env.cmd("git", &repo).args(["rebase", "side"]).run();
+    assert_eq!(rebase.code(), Some(1), "{}", rebase.report());
+    let before = state(&env, &repo);
+    for args in [&["land", "w1"][..], &["land", "w1", "--onto", "main"]] {
+        let out = env.aw(&repo, args);
+        out.assert_code(1);
+        assert!(
+            out.stderr.contains("is in the middle of a rebase"),
+            "{}",
+            out.report()
+        );
+        assert_eq!(state(&env, &repo), before);
+    }
+    git_ok(&env, &repo, &["rebase", "--abort"]);
+    // Unmerged entries without any operation in progress (a conflicted `stash pop`).
+    fs::write(repo.join("a.txt"), "stashed\n").unwrap();
+    git_ok(&env, &repo, &["stash", "-q"]);
+    fs::write(repo.join("a.txt"), "committed\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "again"]);
+    let pop = env.cmd("git", &repo).args(["stash", "pop", "-q"]).run();
+    assert_ne!(pop.code(), Some(0), "{}", pop.report());
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("has unmerged files: a.txt"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+}
+
+/// An agent that detached its HEAD and committed there: its commits land (and the worktree
+/// is back on its branch), never "Nothing to land".
+#[test]
+fn a_commit_on_a_detached_head_lands() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(
+        &env,
+        "git checkout -q --detach && echo d > d.txt && git add d.txt && git commit -qm detached-work && echo u > u.txt",
+    );
+    let ws = env.ws_path(&repo, "w1");
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.starts_with("Landed 2 commits of w1 onto main\n"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(fs::read_to_string(repo.join("d.txt")).unwrap(), "d\n");
+    assert_eq!(fs::read_to_string(repo.join("u.txt")).unwrap(), "u\n");
+    assert_eq!(
+        git_ok(&env, &ws, &["symbolic-ref", "HEAD"]),
+        "refs/heads/agent-workspace/w1\n"
+    );
+    assert_eq!(git_ok(&env, &ws, &["status", "--porcelain"]), "");
+    assert_eq!(
+        rev(&env, &repo, "main"),
+        rev(&env, &repo, "agent-workspace/w1")
+    );
+    assert!(
+        !git_ok(&env, &repo, &["branch", "--list"]).contains("-detached-"),
+        "no branch made silently"
+    );
+}
+
+/// A detached HEAD that left the branch's own commits behind: refused, naming the commit,
+/// with nothing moved.
+#[test]
+fn a_detached_head_beside_the_branch_is_refused_naming_its_commit() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(
+        &env,
+        "echo b > b.txt && git add b.txt && git commit -qm on-branch && git checkout -q --detach HEAD~1 && echo d > d.txt && git add d.txt && git commit -qm detached-work",
+    );
+    let ws = env.ws_path(&repo, "w1");
+    let detached = rev(&env, &ws, "HEAD");
+    let before = state(&env, &repo);
+    for args in [&["land", "w1"][..], &["land", "w1", "--dry-run"]] {
+        let out = env.aw(&repo, args);
+        out.assert_code(1);
+        assert!(
+            out.stderr.starts_with("Error: ")
+                && out.stderr.contains(&detached[..12])
+                && out.stderr.contains("agent-workspace/w1"),
+            "{}",
+            out.report()
+        );
+        assert!(!out.stdout.contains("Nothing to land"), "{}", out.report());
+        assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+        assert_eq!(state(&env, &repo), before);
+    }
+}
+
+/// The fields of a land's JSON a dry run predicts.
+fn prediction(doc: &serde_json::Value) -> serde_json::Value {
+    let subjects: Vec<&serde_json::Value> = doc["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["subject"])
+        .collect();
+    let conflicts: Vec<&serde_json::Value> = doc["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["file"])
+        .collect();
+    serde_json::json!({
+        "outcome": doc["outcome"],
+        "target": doc["target"],
+        "commits": subjects,
+        "files": doc["files"],
+        "conflicts": conflicts,
+        "resolved": doc["resolved"],
+    })
+}
+
+/// Dry run then land, in each situation: the dry run's JSON says what the land's then does.
+#[test]
+fn a_dry_run_predicts_the_real_land() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("uncommitted work", "echo w1 > a.txt && echo n > n.txt", &[]),
+        (
+            "committed and uncommitted work, main moved",
+            "echo c > c.txt && git add c.txt && git commit -qm c && echo w1 > sub/b.txt",
+            &["main-moves"],
+        ),
+        ("a conflict", "echo w1 > a.txt", &["main-conflicts"]),
+        (
+            "a conflict resolved",
+            "echo w1 > a.txt && echo n > n.txt",
+            &["main-conflicts", "--prefer", "workspace"],
+        ),
+        (
+            "a detached HEAD with uncommitted changes",
+            "git checkout -q --detach && echo d > d.txt && git add d.txt && git commit -qm d && echo u > a.txt",
+            &[],
+        ),
+    ];
+    for (what, script, extra) in cases {
+        let env = TestEnv::new();
+        let repo = repo_where_w1_ran(&env, script);
+        let mut args = vec!["land", "w1", "--json"];
+        for arg in *extra {
+            match *arg {
+                "main-moves" => {
+                    fs::write(repo.join("m.txt"), "m\n").unwrap();
+                    git_ok(&env, &repo, &["add", "m.txt"]);
+                    git_ok(&env, &repo, &["commit", "-q", "-m", "m"]);
+                }
+                "main-conflicts" => {
+                    fs::write(repo.join("a.txt"), "main\n").unwrap();
+                    git_ok(&env, &repo, &["commit", "-q", "-am", "main"]);
+                }
+                other => args.push(other),
+            }
+        }
+        let mut dry = args.clone();
+        dry.push("--dry-run");
+        let predicted = env.aw(&repo, &dry);
+        let real = env.aw(&repo, &args);
+        assert_eq!(predicted.code(), real.code(), "{what}: {}", real.report());
+        let doc = |out: &crate::harness::Outcome| -> serde_json::Value {
+            serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.report()))
+        };
+        assert_eq!(
+            prediction(&doc(&predicted)),
+            prediction(&doc(&real)),
+            "{what}: {}\n{}",
+            predicted.report(),
+            real.report()
+        );
+    }
+}
+
+/// A child landed on its parent brings the parent's own uncommitted changes it started from;
+/// the undo gives the parent those back, uncommitted, as before the land.
+#[test]
+fn the_undo_of_a_land_on_a_parent_keeps_the_parent_s_uncommitted_changes() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
+        .assert_ok();
+    env.aw(
+        &repo,
+        [
+            "run",
+            "c",
+            "--parent",
+            "p",
+            "--",
+            "sh",
+            "-c",
+            "echo c > c.txt",
+        ],
+    )
+    .assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    let before = rev(&env, &parent, "HEAD");
+    let doc = env.aw(&repo, ["land", "c", "--json"]).json();
+    assert_eq!(doc["target"], "agent-workspace/p", "{doc}");
+    assert_eq!(fs::read_to_string(parent.join("c.txt")).unwrap(), "c\n");
+    run_undo(&env, &repo, doc["undo"].as_str().unwrap()).assert_ok();
+    assert_eq!(rev(&env, &parent, "HEAD"), before);
+    assert!(!parent.join("c.txt").exists());
+    assert_eq!(fs::read_to_string(parent.join("p.txt")).unwrap(), "p\n");
+    assert_eq!(
+        git_ok(
+            &env,
+            &parent,
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        "?? p.txt\n"
+    );
+}
+
+/// What main ignores where the land puts a directory (a file `logs`) or a file (a directory
+/// `cache/` of ignored files): `git merge` would delete them, with no copy anywhere.
+#[test]
+fn ignored_files_in_the_way_of_a_landed_path_are_never_removed() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    fs::write(repo.join(".gitignore"), "logs\ncache/\n").unwrap();
+    git_ok(&env, &repo, &["add", ".gitignore"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "ignore"]);
+    let script = "mkdir logs && echo x > logs/a.txt && echo y > cache && git add -f logs/a.txt cache && git commit -qm add";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    fs::write(repo.join("logs"), "the user's log file\n").unwrap();
+    fs::create_dir(repo.join("cache")).unwrap();
+    fs::write(repo.join("cache/data"), "the user's cache\n").unwrap();
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("files that git ignores there where the land would write: cache/data, logs;"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("logs")).unwrap(),
+        "the user's log file\n"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("cache/data")).unwrap(),
+        "the user's cache\n"
+    );
+}
+
+/// A workspace whose agent left a merge stopped on a conflict: its files hold conflict
+/// markers, which a land would commit as content.
+#[test]
+fn a_workspace_mid_merge_is_refused_and_no_marker_lands() {
+    let env = TestEnv::new();
+    let script = "git checkout -qb side && echo s > a.txt && git commit -qam s \
+        && git checkout -q agent-workspace/w1 && echo w > a.txt && git commit -qam w \
+        && ! git merge -q side";
+    let repo = repo_where_w1_ran(&env, script);
+    let ws = env.ws_path(&repo, "w1");
+    assert!(fs::read_to_string(ws.join("a.txt"))
+        .unwrap()
+        .contains("<<<<<<<"));
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with("Error: the worktree at ")
+            && out
+                .stderr
+                .contains("is in the middle of a merge; nothing was landed"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("merge --abort"), "{}", out.report());
+    assert_eq!(state(&env, &repo), before);
+    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+}
+
+/// An agent that switched to a branch of its own and committed there: landing the
+/// workspace's branch would pass that work over, so the land is refused naming the branch.
+#[test]
+fn work_on_another_branch_is_refused_naming_it() {
+    let env = TestEnv::new();
+    let repo = repo_where_w1_ran(
+        &env,
+        "git switch -qc feature && echo f > f.txt && git add f.txt && git commit -qm feature-work",
+    );
+    let before = state(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .starts_with("Error: workspace \"w1\" is on branch feature (at ")
+            && out.stderr.contains("not on its branch agent-workspace/w1"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("switch agent-workspace/w1 && git -C "),
+        "{}",
+        out.report()
+    );
+    assert_eq!(state(&env, &repo), before);
+}

@@ -1,0 +1,461 @@
+//! `land` on jj that cannot corrupt: a conflict changes nothing unless allowed, `--prefer`
+//! takes a side in the conflicting hunks only, the printed undo reverts the land alone, a
+//! child lands only its own commits, other workspaces are never moved, the main working
+//! copy's renamed-away edits and its own conflicts are refused, and the dry run says what the
+//! land does.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+use crate::land_support::{graph, main_commits_a, repo_with_work, snapshot, subjects};
+
+fn read(path: PathBuf) -> String {
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The JSON document of an outcome, whatever its exit code.
+fn json(out: &crate::harness::Outcome) -> serde_json::Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.report()))
+}
+
+/// No file under `dir` (outside `.jj`) holds a conflict marker.
+fn assert_no_markers(dir: &Path) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().is_some_and(|n| n == ".jj" || n == ".git") {
+            continue;
+        }
+        if path.is_dir() {
+            assert_no_markers(&path);
+        } else if let Ok(text) = fs::read_to_string(&path) {
+            assert!(
+                !text.contains("<<<<<<<") && !text.contains(">>>>>>>"),
+                "{}: {text}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_conflict_changes_nothing_unless_allowed() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    main_commits_a(&env, &repo, "from main\n");
+    let ws = env.ws_path(&repo, "w1");
+    // Unrecorded edits in the workspace too: recording them is part of what is put back.
+    fs::write(ws.join("more.txt"), "more\n").unwrap();
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--json"]);
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(doc["applied"], false, "{doc:#}");
+    assert_eq!(doc["recorded_edits"], false, "{doc:#}");
+    assert_eq!(doc["undo"], serde_json::Value::Null, "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["file"], "a.txt", "{doc:#}");
+    // The conflict is named by the commit as it is (the trial's copy is gone).
+    let work = env.commit_id(&repo, "description(exact:\"work\\n\")");
+    assert_eq!(doc["conflicts"][0]["commit"], work.as_str(), "{doc:#}");
+    // Every commit and both working copies as they were; nothing stale, no marker anywhere.
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(read(repo.join("a.txt")), "from main\n");
+    assert!(!repo.join("new.txt").exists());
+    assert_eq!(read(ws.join("a.txt")), "from w1\n");
+    assert_eq!(read(ws.join("more.txt")), "more\n");
+    env.jj_ok(&repo, ["status"]);
+    env.jj_ok(&ws, ["status"]);
+    assert_eq!(graph(&env, &repo), before);
+    assert_no_markers(&repo);
+    assert_no_markers(&ws);
+    // The text says so and exits 1 with a hint naming both ways on.
+    let text = env.aw(&repo, ["land", "w1"]);
+    text.assert_code(1);
+    assert!(
+        text.stdout
+            .starts_with("Did not land 2 commits of w1 onto default@\n"),
+        "{}",
+        text.report()
+    );
+    assert!(
+        text.stderr.starts_with(
+            "Error: landing workspace w1 onto default@ conflicts in 1 file; nothing was changed"
+        ),
+        "{}",
+        text.report()
+    );
+    assert!(
+        text.stderr.contains("--prefer workspace|target")
+            && text.stderr.contains("--allow-conflicts"),
+        "{}",
+        text.report()
+    );
+    assert_eq!(graph(&env, &repo), before);
+    // --allow-conflicts lands them as jj conflicts, and says how to revert exactly that.
+    let allowed = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
+    allowed.assert_code(1);
+    let doc = json(&allowed);
+    assert_eq!(doc["applied"], true, "{doc:#}");
+    assert_eq!(doc["recorded_edits"], true, "{doc:#}");
+    assert_eq!(
+        subjects(
+            &env,
+            &repo,
+            "conflicts() & ::@- & description(exact:\"work\\n\")"
+        ),
+        "work"
+    );
+    assert!(read(repo.join("a.txt")).contains("<<<<<<<"));
+    assert_eq!(read(repo.join("more.txt")), "more\n");
+    let undo = doc["undo"].as_str().unwrap().to_string();
+    assert!(undo.starts_with("jj rebase -r "), "{undo}");
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(read(repo.join("a.txt")), "from main\n");
+    assert!(!repo.join("more.txt").exists());
+}
+
+/// A repo whose `a.txt` has five lines; workspace `w1` changed lines 1 and 5 (committed),
+/// the main workspace lines 1 and 3 (committed): line 1 conflicts, the others do not.
+fn hunks(env: &TestEnv) -> PathBuf {
+    let repo = env.jj_repo("repo");
+    fs::write(repo.join("a.txt"), "1\n2\n3\n4\n5\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "five lines"]);
+    let script = "printf 'w1\\n2\\n3\\n4\\nw5\\n' > a.txt && jj commit -m work";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits_a(env, &repo, "m1\n2\nm3\n4\n5\n");
+    snapshot(env, &repo);
+    repo
+}
+
+fn prefer_takes_a_side_in_the_conflicting_hunks_only(side: &str, expected: &str) {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", side, "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    assert_eq!(doc["outcome"], "landed", "{doc:#}");
+    assert_eq!(
+        doc["resolved"],
+        serde_json::json!([{"file": "a.txt", "side": side}])
+    );
+    assert_eq!(read(repo.join("a.txt")), expected);
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
+        ),
+        ""
+    );
+    // What landed is what the landed commit changes now.
+    assert_eq!(doc["files"], serde_json::json!(["a.txt"]), "{doc:#}");
+    // The printed undo reverts the rebase and the resolution together.
+    let undo = doc["undo"].as_str().unwrap().to_string();
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nm3\n4\n5\n");
+}
+
+#[test]
+fn prefer_workspace_keeps_the_target_s_other_hunks() {
+    prefer_takes_a_side_in_the_conflicting_hunks_only("workspace", "w1\n2\nm3\n4\nw5\n");
+}
+
+#[test]
+fn prefer_target_keeps_the_workspace_s_other_hunks() {
+    prefer_takes_a_side_in_the_conflicting_hunks_only("target", "m1\n2\nm3\n4\nw5\n");
+}
+
+#[test]
+fn the_printed_undo_reverts_the_land_and_keeps_later_work() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_ok();
+    let undo = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo: "))
+        .unwrap_or_else(|| panic!("{}", out.report()))
+        .to_string();
+    assert!(!undo.contains("restore"), "{undo}");
+    // The user goes on in main: a commit of their own after the land.
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    // The user's commit and file stay; the land's change is gone from main.
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"later\\n\")"),
+        "later"
+    );
+    assert_eq!(read(repo.join("a.txt")), "hello\n");
+    assert!(!repo.join("new.txt").exists());
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"work\\n\")"),
+        ""
+    );
+}
+
+#[test]
+fn a_child_lands_only_its_own_commits() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
+        .assert_ok();
+    let child = [
+        "run",
+        "c",
+        "--parent",
+        "p",
+        "--",
+        "sh",
+        "-c",
+        "echo c > c.txt",
+    ];
+    env.aw(&repo, child).assert_ok();
+    // The parent edits the file its child's copy holds, after the child started.
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p2 > p.txt"])
+        .assert_ok();
+    let out = env.aw(&repo, ["land", "c", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    assert_eq!(doc["outcome"], "landed", "{doc:#}");
+    assert_eq!(doc["files"], serde_json::json!(["c.txt"]), "{doc:#}");
+    let parent = env.ws_path(&repo, "p");
+    assert_eq!(read(parent.join("p.txt")), "p2\n");
+    assert_eq!(read(parent.join("c.txt")), "c\n");
+    assert_no_markers(&parent);
+    // The landed commit has one parent, not the copy of the parent's state.
+    let parents = env.jj_ok(
+        &parent,
+        ["log", "--no-graph", "-r", "@-", "-T", r#"parents.len()"#],
+    );
+    assert_eq!(parents, "1");
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
+        ),
+        ""
+    );
+    // The child goes on above its landed commit.
+    let c = env.ws_path(&repo, "c");
+    env.jj_ok(&c, ["status"]);
+    assert_eq!(read(c.join("c.txt")), "c\n");
+    assert_no_markers(&c);
+}
+
+#[test]
+fn a_land_never_moves_another_workspace() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo w > w.txt"])
+        .assert_ok();
+    let cp = env.aw(&repo, ["checkpoint", "w1", "--json"]);
+    cp.assert_ok();
+    let commit = cp.json()["commit"].as_str().unwrap().to_string();
+    let other = [
+        "run",
+        "o",
+        "--base-change",
+        &commit,
+        "--",
+        "sh",
+        "-c",
+        "echo o > o.txt",
+    ];
+    env.aw(&repo, other).assert_ok();
+    // Another one on w1's working-copy commit itself, which the land puts on top.
+    let wc = env.commit_id(&repo, "w1@");
+    let on_wc = [
+        "run",
+        "o2",
+        "--base-change",
+        &wc,
+        "--",
+        "sh",
+        "-c",
+        "echo o2 > o2.txt",
+    ];
+    env.aw(&repo, on_wc).assert_ok();
+    snapshot(&env, &repo);
+    let o = env.ws_path(&repo, "o");
+    env.jj_ok(&o, ["status"]);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with(
+            "Error: landing workspace \"w1\" would move the commits of workspaces o, o2 built on its commits; nothing was landed"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("\nHint: land o, o2 first"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(graph(&env, &repo), before);
+    assert!(!repo.join("w.txt").exists());
+    // Once the other workspaces are cleaned, the land goes through.
+    env.aw(&repo, ["clean", "o"]).assert_ok();
+    env.aw(&repo, ["clean", "o2"]).assert_ok();
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    assert_eq!(read(repo.join("w.txt")), "w\n");
+}
+
+#[test]
+fn a_main_edit_to_a_file_the_workspace_renamed_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let script = "mv a.txt renamed.txt && jj commit -m rename";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("has edits in files the land would change: a.txt; nothing was landed"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(read(repo.join("a.txt")), "main's unfinished edit\n");
+    assert_eq!(graph(&env, &repo), before);
+}
+
+#[test]
+fn a_conflicted_main_working_copy_is_refused_naming_its_conflicts() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo w > w.txt"])
+        .assert_ok();
+    // The main working copy is a merge of two sides that changed a.txt differently.
+    for side in ["left", "right"] {
+        env.jj_ok(
+            &repo,
+            ["new", "description(exact:\"initial\\n\")", "-m", side],
+        );
+        fs::write(repo.join("a.txt"), format!("{side}\n")).unwrap();
+    }
+    env.jj_ok(
+        &repo,
+        [
+            "new",
+            "description(exact:\"left\\n\")",
+            "description(exact:\"right\\n\")",
+        ],
+    );
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.starts_with("Error: the working copy at ")
+            && out
+                .stderr
+                .contains(" has unresolved conflicts in a.txt; nothing was landed"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stderr.contains("\nHint: resolve them there first"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(graph(&env, &repo), before);
+    assert!(!repo.join("w.txt").exists());
+}
+
+#[test]
+fn allow_conflicts_is_a_usage_error_on_git() {
+    let env = TestEnv::new();
+    let repo = crate::backends::Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo w > w.txt"])
+        .assert_ok();
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .starts_with("Error: --allow-conflicts is for jj repositories"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+}
+
+/// A conflict `--prefer` cannot settle (the workspace's own merge of two of its commits that
+/// changed the same line, which becomes more than two-sided once rebased) is reported, and
+/// nothing changes.
+#[test]
+fn a_conflict_prefer_cannot_settle_is_reported_and_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let script = concat!(
+        "echo A > a.txt && jj commit -m A",
+        " && jj new 'description(exact:\"initial\\n\")' -m B && echo B > a.txt",
+        " && jj new 'description(exact:\"A\\n\")' 'description(exact:\"B\\n\")' -m M",
+        " && jj new"
+    );
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(doc["applied"], false, "{doc:#}");
+    let m = env.commit_id(&repo, "description(exact:\"M\\n\")");
+    let conflicts = doc["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c["commit"] == m.as_str() && c["file"] == "a.txt"),
+        "{doc:#}"
+    );
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(read(repo.join("a.txt")), "from main\n");
+    assert_no_markers(&repo);
+}
+
+/// The undo of a `--prefer` land, after the user committed on top of it: the user's commit
+/// stays, the land's changes go, and the workspace has its own side of every hunk back.
+#[test]
+fn the_undo_of_a_prefer_land_keeps_later_work_and_gives_the_workspace_its_side_back() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "target", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nm3\n4\nw5\n");
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nm3\n4\n5\n");
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
+        ),
+        ""
+    );
+    let shown = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, shown), "w1\n2\n3\n4\nw5\n");
+}
