@@ -186,6 +186,7 @@ impl World<'_> {
             next_file: 0,
             expect: Expect::Any,
             may_crash: false,
+            brought: vec![],
         });
     }
 

@@ -1,12 +1,13 @@
 //! `land` (with and without `--prefer` and `--allow-conflicts`), a land SIGKILLed part way,
 //! and the undo a land printed: what each tells the model.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
 
 use crate::backends::Backend;
 use crate::harness::AW;
 
-use super::observe::commit_tokens;
+use super::observe::{commit_tokens, tokens, Scan};
 use super::oracle::{Expect, LandRec, MAIN};
 use super::proc::argv;
 use super::steps::Mode;
@@ -45,6 +46,14 @@ impl World<'_> {
             .collect();
         let before = self.model.required(&target);
         added.retain(|n| !before.contains(n));
+        // What `--prefer` merges: both sides' files as they are and the commit they forked
+        // from, to tell which lines are in conflicting hunks.
+        let sides = prefer.map(|_| Sides {
+            base: self.fork_point(id, &target),
+            target: self.texts(&target, &tscan),
+            workspace: self.texts(id, &wscan),
+        });
+        let git_before = self.git_head(&target);
         let mut args = argv(&["land", id]);
         if let Some(p) = prefer {
             args.extend(argv(&["--prefer", p]));
@@ -71,7 +80,7 @@ impl World<'_> {
         }
         let mut conflicts = vec![];
         let mut resolved = vec![];
-        let mut undo = vec![];
+        let mut undo = String::new();
         for line in out.stdout.lines().chain(out.stderr.lines()) {
             if let Some(rest) = line.strip_prefix("Conflict in ") {
                 let file = rest.rsplit_once(" (").map_or(rest, |(f, _)| f);
@@ -81,7 +90,8 @@ impl World<'_> {
                     resolved.push((file.to_string(), side.starts_with("target")));
                 }
             } else if let Some(rest) = line.strip_prefix("Undo: ") {
-                undo = rest.split_whitespace().map(str::to_string).collect();
+                // A shell command line (quoted revsets, `&&`, `if ...; fi`): run by `sh -c`.
+                undo = rest.trim().to_string();
             }
         }
         let landed = out.ok() && out.stdout.lines().any(|l| l.starts_with("Landed "));
@@ -92,8 +102,20 @@ impl World<'_> {
                 .any(|l| l.starts_with("Landed with conflicts"));
         if applied {
             for (file, target_side) in &resolved {
+                // The losing side's lines in the file's conflicting hunks, by the user's
+                // choice; every other line of both sides must survive (hunk-level prefer).
+                let hunks = sides.as_ref().and_then(|s| self.conflict_hunks(s, file));
                 if *target_side {
-                    let dropped = wscan.files.get(file).cloned().unwrap_or_default();
+                    let dropped = match &hunks {
+                        Some((_, ws_side)) => ws_side.clone(),
+                        None => wscan.files.get(file).cloned().unwrap_or_default(),
+                    };
+                    if !dropped.is_empty() {
+                        self.log.push(format!(
+                            "    --prefer target may drop the workspace's conflicting lines: {}",
+                            self.names(&dropped)
+                        ));
+                    }
                     for n in dropped {
                         added.remove(&n);
                         if let Some(set) = self.model.required_mut(id) {
@@ -101,15 +123,27 @@ impl World<'_> {
                         }
                     }
                 } else {
-                    let mut dropped = tscan.files.get(file).cloned().unwrap_or_default();
-                    if !tscan.files.contains_key(file) {
-                        // The workspace renamed the file: the target's side is under the
-                        // old name, one of the files the workspace no longer has.
-                        for (old, ns) in &tscan.files {
-                            if !wscan.files.contains_key(old) {
-                                dropped.extend(ns);
+                    let dropped = match &hunks {
+                        Some((target_side, _)) => target_side.clone(),
+                        None => {
+                            let mut dropped = tscan.files.get(file).cloned().unwrap_or_default();
+                            if !tscan.files.contains_key(file) {
+                                // The workspace renamed the file: the target's side is under
+                                // the old name, one of the files the workspace no longer has.
+                                for (old, ns) in &tscan.files {
+                                    if !wscan.files.contains_key(old) {
+                                        dropped.extend(ns);
+                                    }
+                                }
                             }
+                            dropped
                         }
+                    };
+                    if !dropped.is_empty() {
+                        self.log.push(format!(
+                            "    --prefer workspace may drop the target's conflicting lines: {}",
+                            self.names(&dropped)
+                        ));
                     }
                     if let Some(set) = self.model.required_mut(&target) {
                         for n in dropped {
@@ -150,8 +184,15 @@ impl World<'_> {
             // A refusal leaves the workspace's status as it was.
             self.model.ws[id].expect.clone()
         };
+        let brought = match (&git_before, landed) {
+            (Some(before), true) => self.git_brought(&target, before),
+            _ => vec![],
+        };
         if let Some(w) = self.model.ws.get_mut(id) {
             w.expect = expect;
+            if landed {
+                w.brought = brought;
+            }
         }
         if applied || !conflicts.is_empty() {
             self.model.last_land = (!undo.is_empty()).then(|| LandRec {
@@ -225,7 +266,7 @@ impl World<'_> {
         self.stats.undos += 1;
         self.log.push(format!("  undo the land of {}", rec.ws));
         let repo = self.repo.clone();
-        let out = self.cmd(&repo, &rec.undo[0], &rec.undo[1..]);
+        let out = self.cmd(&repo, "sh", &argv(&["-c", &rec.undo]));
         if out.ok() {
             if let Some(set) = self.model.required_mut(&rec.target) {
                 for n in &rec.added {
@@ -249,5 +290,152 @@ impl World<'_> {
                 w.expect = Expect::Not(&["landed", "conflicted"], "the land was undone");
             }
         }
+    }
+}
+
+/// The two sides of a `--prefer` land before it ran, and the commit they forked from.
+struct Sides {
+    base: Option<String>,
+    target: BTreeMap<String, String>,
+    workspace: BTreeMap<String, String>,
+}
+
+impl World<'_> {
+    /// The text of every file of a scan of `loc`.
+    fn texts(&self, loc: &str, scan: &Scan) -> BTreeMap<String, String> {
+        scan.files
+            .keys()
+            .map(|f| {
+                let text = fs::read_to_string(self.dir(loc).join(f)).unwrap_or_default();
+                (f.clone(), text)
+            })
+            .collect()
+    }
+
+    /// The commit `id`'s work and `target` forked from (the base of the land's merge).
+    fn fork_point(&mut self, id: &str, target: &str) -> Option<String> {
+        let repo = self.repo.clone();
+        let out = match self.backend {
+            Backend::Jj => {
+                let tgt = if target == MAIN {
+                    "default@".to_string()
+                } else {
+                    format!("{target}@")
+                };
+                let revset = format!("heads(::{id}@ & ::{tgt})");
+                self.cmd(
+                    &repo,
+                    "jj",
+                    &argv(&[
+                        "--no-pager",
+                        "--ignore-working-copy",
+                        "log",
+                        "--no-graph",
+                        "-r",
+                        &revset,
+                        "-T",
+                        "commit_id ++ \"\\n\"",
+                    ]),
+                )
+            }
+            Backend::Git => {
+                let t = self.git_head(target)?;
+                let w = self.git_head(id)?;
+                self.cmd(&repo, "git", &argv(&["merge-base", &t, &w]))
+            }
+        };
+        let commit = out.stdout.lines().next().unwrap_or_default().trim();
+        (out.ok() && !commit.is_empty()).then(|| commit.to_string())
+    }
+
+    /// git: the commit `loc`'s HEAD is at.
+    fn git_head(&self, loc: &str) -> Option<String> {
+        if self.backend != Backend::Git {
+            return None;
+        }
+        let out = super::proc::run(
+            self.env,
+            &self.dir(loc),
+            "git",
+            &argv(&["rev-parse", "HEAD"]),
+        );
+        out.ok().then(|| out.stdout.trim().to_string())
+    }
+
+    /// git: the commits a land brought into `loc` (from `before` to its HEAD now).
+    fn git_brought(&self, loc: &str, before: &str) -> Vec<String> {
+        let out = super::proc::run(
+            self.env,
+            &self.dir(loc),
+            "git",
+            &argv(&["rev-list", &format!("{before}..HEAD")]),
+        );
+        out.stdout.lines().map(str::to_string).collect()
+    }
+
+    /// The tokens of each side in the conflicting hunks of a three-way merge of `file`
+    /// (`git merge-file`, as the land's `--prefer` merges): (target's, workspace's). `None`
+    /// when the file is not on both sides (a rename: the caller counts the whole file).
+    fn conflict_hunks(&self, sides: &Sides, file: &str) -> Option<(Vec<u64>, Vec<u64>)> {
+        let target = sides.target.get(file)?;
+        let workspace = sides.workspace.get(file)?;
+        let base = sides
+            .base
+            .as_ref()
+            .map(|b| {
+                let out = super::proc::run(
+                    self.env,
+                    &self.repo,
+                    "git",
+                    &argv(&["show", &format!("{b}:{file}")]),
+                );
+                if out.ok() {
+                    out.stdout
+                } else {
+                    String::new()
+                }
+            })
+            .unwrap_or_default();
+        let io = self.env.path().join(".stress-io");
+        fs::create_dir_all(&io).ok()?;
+        let paths = [io.join("t"), io.join("b"), io.join("w")];
+        for (p, text) in paths.iter().zip([target, &base, workspace]) {
+            fs::write(p, text).ok()?;
+        }
+        let mut args = argv(&[
+            "merge-file",
+            "-p",
+            "-L",
+            "target",
+            "-L",
+            "base",
+            "-L",
+            "workspace",
+        ]);
+        args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+        let out = super::proc::run(self.env, &self.repo, "git", &args);
+        let (mut t, mut w) = (vec![], vec![]);
+        let mut side = 0;
+        for line in out.stdout.lines() {
+            if line.starts_with("<<<<<<< ") {
+                side = 1;
+            } else if line.starts_with("=======") && side == 1 {
+                side = 2;
+            } else if line.starts_with(">>>>>>> ") {
+                side = 0;
+            } else if side == 1 {
+                t.extend(tokens(line, self.seed));
+            } else if side == 2 {
+                w.extend(tokens(line, self.seed));
+            }
+        }
+        Some((t, w))
+    }
+
+    fn names(&self, ns: &[u64]) -> String {
+        ns.iter()
+            .map(|n| format!("L{}_{n}_", self.seed))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }

@@ -29,6 +29,8 @@ pub struct Token {
 pub enum Expect {
     Any,
     Is(&'static str),
+    /// One of these statuses.
+    OneOf(&'static [&'static str]),
     /// None of these statuses, and why not.
     Not(&'static [&'static str], &'static str),
 }
@@ -45,6 +47,9 @@ pub struct Ws {
     pub expect: Expect,
     /// A run of it was SIGKILLed since its last run that finished: `crashed` is fine.
     pub may_crash: bool,
+    /// git: the commits its last land brought into the target (a user's amend of one of
+    /// them leaves the land no longer an ancestor of the target).
+    pub brought: Vec<String>,
 }
 
 /// The last land, while its printed undo may still be run.
@@ -53,7 +58,8 @@ pub struct LandRec {
     pub target: String,
     pub added: BTreeSet<u64>,
     pub allowed: Vec<(String, String)>,
-    pub undo: Vec<String>,
+    /// The printed undo: a shell command line, run in the repository.
+    pub undo: String,
 }
 
 #[derive(Default)]
@@ -255,6 +261,12 @@ pub fn check(model: &Model, seen: &Seen, seed: u64) -> Vec<String> {
                             "STATUS: {id} shows `{}`, the model expects `{want}`",
                             s.status
                         )),
+                        Expect::OneOf(want) if !want.contains(&s.status.as_str()) => {
+                            bad.push(format!(
+                                "STATUS: {id} shows `{}`, the model expects one of {want:?}",
+                                s.status
+                            ))
+                        }
                         Expect::Not(not, why) if not.contains(&s.status.as_str()) => {
                             bad.push(format!("STATUS: {id} shows `{}` after {why}", s.status))
                         }

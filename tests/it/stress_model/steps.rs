@@ -101,7 +101,62 @@ impl World<'_> {
             }
         };
         self.note(program, args, &out);
+        if program == AW {
+            self.kept_named(&out);
+        }
         out
+    }
+
+    /// The lines a command kept aside and named (a stale repair whose update conflicts with
+    /// a workspace's unrecorded edit keeps the edit in `<namespace>/.kept/<id>-<time>/` and
+    /// says so): the workspace no longer has to hold them on its disk, and the LOST check
+    /// finds them in `.kept/`.
+    fn kept_named(&mut self, out: &Out) {
+        let text = out.text();
+        let mut dirs: Vec<String> = vec![];
+        for word in text.split(|c: char| c.is_whitespace() || "`'\"(),;".contains(c)) {
+            let Some((_, rest)) = word.split_once("/.kept/") else {
+                continue;
+            };
+            let dir = rest
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .trim_end_matches([':', '.']);
+            if !dir.is_empty() && !dirs.iter().any(|d| d == dir) {
+                dirs.push(dir.to_string());
+            }
+        }
+        for dir in dirs {
+            // `<id>-<time>[.n]`: ids in a round hold no `-`.
+            let Some((id, _)) = dir.split_once('-') else {
+                continue;
+            };
+            let kept = super::observe::scan(&self.ns.join(".kept").join(&dir), self.seed).all();
+            let on_disk = self.scan(id).all();
+            let excused: Vec<u64> = self
+                .model
+                .required(id)
+                .into_iter()
+                .filter(|n| kept.contains(n) && !on_disk.contains(n))
+                .collect();
+            if excused.is_empty() {
+                continue;
+            }
+            self.log.push(format!(
+                "    kept aside in .kept/{dir} (named by the command): {}",
+                excused
+                    .iter()
+                    .map(|n| format!("L{}_{n}_", self.seed))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            if let Some(set) = self.model.required_mut(id) {
+                for n in &excused {
+                    set.remove(n);
+                }
+            }
+        }
     }
 
     fn checkpoint(&mut self, mode: Mode) {

@@ -7,7 +7,7 @@ use std::fs;
 use crate::backends::Backend;
 
 use super::observe::MARKERS;
-use super::oracle::{Fate, MAIN};
+use super::oracle::{Expect, Fate, MAIN};
 use super::proc::argv;
 use super::world::{World, SHARED};
 
@@ -79,10 +79,19 @@ impl World<'_> {
             }
             Backend::Git => {
                 self.log.push("  user amends main's last commit".into());
+                let repo = self.repo.clone();
+                let head = self.cmd(&repo, "git", &argv(&["rev-parse", "HEAD"]));
+                let head = head.stdout.trim().to_string();
+                // Amending a commit a land brought leaves the workspace's commit no longer
+                // an ancestor of main: `status` may say `done` (conservative) or `landed`.
+                for w in self.model.ws.values_mut() {
+                    if w.expect == Expect::Is("landed") && w.brought.contains(&head) {
+                        w.expect = Expect::OneOf(&["done", "landed"]);
+                    }
+                }
                 let n = self.model.token(MAIN);
                 self.append(MAIN, "main-amend.txt", n);
                 self.model.written(MAIN, n);
-                let repo = self.repo.clone();
                 self.cmd(&repo, "git", &argv(&["add", "-A"]));
                 self.cmd(
                     &repo,
