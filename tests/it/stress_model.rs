@@ -82,6 +82,7 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             continue;
         }
         if !keep_going {
+            save(&env, &world);
             return Some(report(&world, step, &broken, steps));
         }
         broken_steps += 1;
@@ -144,6 +145,28 @@ fn action(log: &[String], step: u64) -> String {
         .map(|l| l.trim())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// With `STRESS_SAVE=1`, a copy of the round's whole directory (repository, workspaces,
+/// configuration) at the break, to look into: `$TMPDIR/stress-model-<backend>-<seed>-env`.
+fn save(env: &TestEnv, world: &World) {
+    if std::env::var("STRESS_SAVE").is_ok_and(|v| v == "1") {
+        let dest = std::env::temp_dir().join(format!(
+            "stress-model-{}-{}-env",
+            world.backend.name(),
+            world.seed
+        ));
+        let _ = fs::remove_dir_all(&dest);
+        let out = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(env.path())
+            .arg(&dest)
+            .status();
+        eprintln!(
+            "saved the round's directory to {} ({out:?})",
+            dest.display()
+        );
+    }
 }
 
 fn write_log(world: &World) -> std::path::PathBuf {

@@ -186,6 +186,7 @@ impl World<'_> {
             next_file: 0,
             expect: Expect::Any,
             may_crash: false,
+            half_made: false,
             brought: vec![],
         });
     }
@@ -221,6 +222,11 @@ impl World<'_> {
         }
         let live = self.dir(id).is_dir();
         let w = self.model.ws.get_mut(id).expect("a known workspace");
+        w.half_made = if out.killed {
+            !w.live || w.half_made
+        } else {
+            false
+        };
         w.live = live;
         if out.ok() {
             w.expect = Expect::Is("done");

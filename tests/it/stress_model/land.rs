@@ -117,6 +117,7 @@ impl World<'_> {
                         ));
                     }
                     for n in dropped {
+                        self.model.dropped(n);
                         added.remove(&n);
                         if let Some(set) = self.model.required_mut(id) {
                             set.remove(&n);
@@ -144,6 +145,9 @@ impl World<'_> {
                             "    --prefer workspace may drop the target's conflicting lines: {}",
                             self.names(&dropped)
                         ));
+                    }
+                    for n in &dropped {
+                        self.model.dropped(*n);
                     }
                     if let Some(set) = self.model.required_mut(&target) {
                         for n in dropped {
@@ -322,7 +326,20 @@ impl World<'_> {
                 } else {
                     format!("{target}@")
                 };
-                let revset = format!("heads(::{id}@ & ::{tgt})");
+                // A workspace started on a checkpoint or a child lands only its own
+                // commits: their base is the one it started on, while it is an ancestor.
+                let record = fs::read_to_string(self.dir(id).join(".agent-workflow.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+                let started = record
+                    .as_ref()
+                    .and_then(|r| r["base_change"].as_str())
+                    .filter(|c| c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                    .map(|c| format!("heads(::{id}@ & ::present({c}))"));
+                let revset = match started {
+                    Some(started) => format!("coalesce({started}, heads(::{id}@ & ::{tgt}))"),
+                    None => format!("heads(::{id}@ & ::{tgt})"),
+                };
                 self.cmd(
                     &repo,
                     "jj",

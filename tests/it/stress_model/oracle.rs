@@ -17,6 +17,9 @@ pub enum Fate {
     Deleted,
     /// Never written (the command writing it was killed or refused first).
     Unwritten,
+    /// In the losing side's conflicting hunk of a `--prefer` land: dropped by the user's
+    /// explicit choice (the land's undo brings it back).
+    Dropped,
 }
 
 pub struct Token {
@@ -47,6 +50,9 @@ pub struct Ws {
     pub expect: Expect,
     /// A run of it was SIGKILLed since its last run that finished: `crashed` is fine.
     pub may_crash: bool,
+    /// Its first run (which creates it) was SIGKILLed: it may be half made, and the next
+    /// command rolls it back.
+    pub half_made: bool,
     /// git: the commits its last land brought into the target (a user's amend of one of
     /// them leaves the land no longer an ancestor of the target).
     pub brought: Vec<String>,
@@ -133,6 +139,15 @@ impl Model {
         self.main_required.remove(&n);
         for w in self.ws.values_mut() {
             w.required.remove(&n);
+        }
+    }
+
+    /// `n` was in the losing side's conflicting hunk of a `--prefer` land: not checked.
+    pub fn dropped(&mut self, n: u64) {
+        if let Some(t) = self.tokens.get_mut(&n) {
+            if t.fate == Fate::Live {
+                t.fate = Fate::Dropped;
+            }
         }
     }
 

@@ -182,6 +182,23 @@ impl<'a> World<'a> {
     /// Looks at everything and checks the model; `lenient` leaves `status` out (the step
     /// right after a kill, before any command could repair).
     pub fn check(&mut self, lenient: bool) -> Vec<String> {
+        // `status` first: it finishes or rolls back what a killed command left (a removal,
+        // a creation), and the disks are looked at as it left them.
+        let status = (!lenient).then(|| status(self.env, &self.repo));
+        for id in self.model.live_ws() {
+            let gone = !self.dir(&id).is_dir();
+            if let Some(w) = self.model.ws.get_mut(&id) {
+                if w.half_made && gone {
+                    // A creation killed before the workspace's state was saved: nothing ran
+                    // in it, and the next command rolled it back.
+                    w.live = false;
+                    w.required.clear();
+                    w.half_made = false;
+                    self.log
+                        .push(format!("    {id}: its killed creation was rolled back"));
+                }
+            }
+        }
         let mut disks = BTreeMap::new();
         disks.insert(MAIN.to_string(), self.scan(MAIN));
         if let Ok(entries) = fs::read_dir(&self.ns) {
@@ -200,7 +217,6 @@ impl<'a> World<'a> {
             &self.model.named,
             self.seed,
         );
-        let status = (!lenient).then(|| status(self.env, &self.repo));
         let seen = Seen {
             disks,
             kept,
