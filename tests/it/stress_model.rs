@@ -105,6 +105,7 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
         world.stats
     );
     eprintln!("{summary}");
+    let log_file = write_log(&world);
     if kinds.is_empty() {
         return None;
     }
@@ -112,7 +113,6 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
         .values()
         .map(|(step, b)| format!("step {step}: {b}"))
         .collect();
-    let log_file = write_log(&world);
     Some(format!(
         "=== {summary}\nfirst step of each kind of break (whole log: {}):\n{}\n",
         log_file.display(),

@@ -44,6 +44,15 @@ impl World<'_> {
                 w.required.clear();
             }
         }
+        if !live {
+            // A child landed in a workspace now removed: its land can no longer be checked
+            // against a live target, so `status` may say `done` (conservative) or `landed`.
+            for w in self.model.ws.values_mut() {
+                if w.parent.as_deref() == Some(id) && w.expect == Expect::Is("landed") {
+                    w.expect = Expect::OneOf(&["done", "landed"]);
+                }
+            }
+        }
         if self.model.last_land.as_ref().is_some_and(|l| l.ws == id) {
             self.model.last_land = None;
         }

@@ -113,6 +113,26 @@ impl World<'_> {
     /// finds them in `.kept/`.
     fn kept_named(&mut self, out: &Out) {
         let text = out.text();
+        // The stale repair reports the files whose update conflicts with an unrecorded edit
+        // (exit non-zero): the workspace holds the updated version of each, which may be a
+        // jj conflict (markers on disk, reported).
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("Error: workspace \"") else {
+                continue;
+            };
+            let Some((id, rest)) = rest.split_once('"') else {
+                continue;
+            };
+            if let Some(files) =
+                rest.strip_prefix(" was stale; updating it conflicts with its unrecorded edits to ")
+            {
+                for file in files.split(", ") {
+                    self.model
+                        .allowed
+                        .insert((id.to_string(), file.trim().to_string()));
+                }
+            }
+        }
         let mut dirs: Vec<String> = vec![];
         for word in text.split(|c: char| c.is_whitespace() || "`'\"(),;".contains(c)) {
             let Some((_, rest)) = word.split_once("/.kept/") else {
