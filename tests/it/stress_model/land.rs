@@ -245,9 +245,9 @@ impl World<'_> {
             "    killed land: the target holds its lines: {happened}"
         ));
         if happened {
-            if let Some(set) = self.model.required_mut(target) {
-                set.extend(added);
-            }
+            // The land's journal is finished by the next command (which brings the target's
+            // working copy up to date): from then on its disk must hold them.
+            self.model.pending.push((target.to_string(), added));
         }
         if let Some(w) = self.model.ws.get_mut(id) {
             w.expect = if happened {
@@ -271,28 +271,6 @@ impl World<'_> {
         self.log.push(format!("  undo the land of {}", rec.ws));
         let repo = self.repo.clone();
         let out = self.cmd(&repo, "sh", &argv(&["-c", &rec.undo]));
-        // jj: reverting the land's operation after later commits in main that changed the
-        // same lines leaves jj conflicts, which jj reports ("unresolved conflicts at these
-        // paths: <file>  2-sided conflict"): those files may hold markers in main.
-        let text = out.text();
-        let mut listing = false;
-        for line in text.lines() {
-            if line.to_lowercase().contains("conflict") {
-                self.log.push(format!("      {line}"));
-            }
-            if line.contains("unresolved conflicts at these paths") {
-                listing = true;
-                continue;
-            }
-            let path = line.split_whitespace().next().unwrap_or_default();
-            if listing && line.contains("conflict") && !path.is_empty() {
-                self.model
-                    .allowed
-                    .insert((MAIN.to_string(), path.to_string()));
-            } else {
-                listing = false;
-            }
-        }
         if out.ok() {
             if let Some(set) = self.model.required_mut(&rec.target) {
                 for n in &rec.added {
@@ -314,6 +292,29 @@ impl World<'_> {
             }
             if let Some(w) = self.model.ws.get_mut(&rec.ws) {
                 w.expect = Expect::Not(&["landed", "conflicted"], "the land was undone");
+            }
+        }
+        // (After the allowances the undone land had: they are taken back above.)
+        // jj: reverting the land's operation after later commits in main that changed the
+        // same lines leaves jj conflicts, which jj reports ("unresolved conflicts at these
+        // paths: <file>  2-sided conflict"): those files may hold markers in main.
+        let text = out.text();
+        let mut listing = false;
+        for line in text.lines() {
+            if line.to_lowercase().contains("conflict") {
+                self.log.push(format!("      {line}"));
+            }
+            if line.contains("unresolved conflicts at these paths") {
+                listing = true;
+                continue;
+            }
+            let path = line.split_whitespace().next().unwrap_or_default();
+            if listing && line.contains("conflict") && !path.is_empty() {
+                self.model
+                    .allowed
+                    .insert((MAIN.to_string(), path.to_string()));
+            } else {
+                listing = false;
             }
         }
     }

@@ -80,6 +80,9 @@ pub struct Model {
     /// Allowances whose conflict was undone, by the workspace whose disk still shows it:
     /// they go when the next command of agent-workspace brings that workspace up to date.
     pub fading: BTreeMap<String, Vec<(String, String)>>,
+    /// Lines a location must hold once the next command finished what a killed one left
+    /// (a killed land that happened: the next command brings the target up to date).
+    pub pending: Vec<(String, BTreeSet<u64>)>,
     /// Commit ids the tool named (clean, gc).
     pub named: BTreeSet<String>,
     pub next_ws: u32,

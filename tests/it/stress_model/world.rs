@@ -185,6 +185,13 @@ impl<'a> World<'a> {
         // `status` first: it finishes or rolls back what a killed command left (a removal,
         // a creation), and the disks are looked at as it left them.
         let status = (!lenient).then(|| status(self.env, &self.repo));
+        if !lenient {
+            for (loc, added) in std::mem::take(&mut self.model.pending) {
+                if let Some(set) = self.model.required_mut(&loc) {
+                    set.extend(added);
+                }
+            }
+        }
         for id in self.model.live_ws() {
             let gone = !self.dir(&id).is_dir();
             if let Some(w) = self.model.ws.get_mut(&id) {
