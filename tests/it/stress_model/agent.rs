@@ -115,6 +115,7 @@ impl World<'_> {
                     }
                     let from = self.rng.pick(&own).clone();
                     let to = self.own_file(id);
+                    self.renamed_marked(id, &from, &to);
                     if let Some(moved) = pending.remove(&from) {
                         pending.insert(to.clone(), moved);
                     }
@@ -128,6 +129,7 @@ impl World<'_> {
                 5 => {
                     let from = *self.rng.pick(SHARED);
                     let to = format!("moved-{id}-{}.txt", self.rng.below(1000));
+                    self.renamed_marked(id, from, &to);
                     script
                         .text
                         .push_str(&format!("[ -f {from} ] && mv {from} {to}; "));
@@ -142,6 +144,15 @@ impl World<'_> {
         }
         script.text.push_str("true");
         script
+    }
+
+    /// The agent renames `from` to `to`: a conflict reported for `from` there is now in
+    /// `to` (jj seed 6 step 93: a marked file an agent renamed).
+    fn renamed_marked(&mut self, id: &str, from: &str, to: &str) {
+        let key = (id.to_string(), from.to_string());
+        if self.model.allowed.contains(&key) {
+            self.model.allowed.insert((id.to_string(), to.to_string()));
+        }
     }
 
     fn own_file(&mut self, id: &str) -> String {

@@ -45,11 +45,17 @@ impl World<'_> {
             }
         }
         if !live {
-            // A child landed in a workspace now removed: its land can no longer be checked
-            // against a live target, so `status` may say `done` (conservative) or `landed`.
+            // A child landed (or whose land conflicted) in a workspace now removed: its land
+            // can no longer be checked against a live target, so `status` may say `done`
+            // (conservative) or what the land said (jj seeds 3 and 2 at 100 steps).
             for w in self.model.ws.values_mut() {
-                if w.parent.as_deref() == Some(id) && w.expect == Expect::Is("landed") {
+                if w.parent.as_deref() != Some(id) {
+                    continue;
+                }
+                if w.expect == Expect::Is("landed") {
                     w.expect = Expect::OneOf(&["done", "landed"]);
+                } else if w.expect == Expect::Is("conflicted") {
+                    w.expect = Expect::OneOf(&["done", "conflicted"]);
                 }
             }
         }
