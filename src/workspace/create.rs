@@ -19,6 +19,7 @@ pub(super) fn create(
 ) -> Result<Opened> {
     let _repo_lock = lock::exclusive(&ctx.layout.repo_lock())?;
     super::pool::recover(ctx)?;
+    recover(ctx)?;
     create_locked(ctx, req, path, req.known_before, notes)
 }
 
@@ -77,11 +78,15 @@ fn create_locked(
             record.copied = taken.prepared.copied.clone();
             taken.created.clone()
         }
-        None => match ctx
-            .vcs
-            .create(req.id, path, &base, req.base_change.is_some())
-        {
-            Ok(created) => created,
+        None => match journal::begin(ctx, req.id).and_then(|()| {
+            ctx.vcs
+                .create(req.id, path, &base, req.base_change.is_some())
+                .map_err(CliError::from)
+        }) {
+            Ok(created) => {
+                journal::created(ctx, req.id, &created)?;
+                created
+            }
             // The name may be taken (by a workspace whose directory went away, or one made
             // elsewhere): ask the backend and go the way that knows about it.
             Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
@@ -93,7 +98,7 @@ fn create_locked(
             Err(err) => {
                 // A failed add can leave a registered name and a half-made directory.
                 roll_back(ctx, req.id, path, &Created::default());
-                return Err(err.into());
+                return Err(err);
             }
         },
     };
@@ -133,6 +138,7 @@ fn create_locked(
     if let Some(taken) = &taken {
         super::pool::finish(ctx, &taken.token);
     }
+    journal::finish(ctx, req.id);
     Ok(Opened {
         record,
         created: true,
@@ -230,6 +236,131 @@ fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
     let _ = crate::store::state::remove(path);
     if let (Some(branch), true) = (&created.branch, created.new_branch) {
         let _ = ctx.vcs.delete_branch(branch, true);
+    }
+    journal::finish(ctx, id);
+}
+
+/// Rolls back the creations a kill interrupted before the workspace's state was saved (their
+/// journal is left, the state is not): nothing ran in them yet, so nothing of anyone's is in
+/// them. The caller holds the repository lock, which every creation holds.
+fn recover(ctx: &Context) -> Result<()> {
+    for id in journal::ids(ctx) {
+        let path = ctx.layout.workspace(&id);
+        match crate::store::state::read(&path) {
+            crate::store::state::Found::Missing => {
+                let created = journal::read(ctx, &id);
+                roll_back(ctx, &id, &path, &created);
+            }
+            // Created whole; only the journal's removal was interrupted.
+            _ => journal::finish(ctx, &id),
+        }
+    }
+    Ok(())
+}
+
+/// Settles the creations a kill interrupted, when a journal is left and no creation is under
+/// way (the repository lock is free; otherwise the creation holding it settles them): what
+/// a command runs before it reads the workspaces, so a half-made workspace never shows as
+/// `missing-metadata`.
+pub(super) fn settle(ctx: &Context) -> Result<()> {
+    if journal::ids(ctx).is_empty() {
+        return Ok(());
+    }
+    match lock::try_exclusive(&ctx.layout.repo_lock())? {
+        Some(_repo) => recover(ctx),
+        None => Ok(()),
+    }
+}
+
+/// Whether a creation of `id` a kill interrupted is left to settle.
+pub(super) fn interrupted(ctx: &Context, id: &str) -> bool {
+    fs::symlink_metadata(journal::path(ctx, id)).is_ok()
+}
+
+/// A creation's journal, `<namespace>/.state/<id>.creating`: written before the backend
+/// registers the workspace, rewritten with the branch the backend made, removed once the
+/// workspace's state is saved (or the creation rolled back).
+mod journal {
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Serialize};
+
+    use crate::error::Result;
+    use crate::vcs::Created;
+    use crate::workspace::context::Context;
+
+    const SUFFIX: &str = ".creating";
+
+    #[derive(Serialize, Deserialize, Default)]
+    struct Journal {
+        /// The branch the backend made for the workspace (git), once known.
+        branch: Option<String>,
+        new_branch: bool,
+    }
+
+    pub(super) fn path(ctx: &Context, id: &str) -> PathBuf {
+        ctx.layout
+            .dir
+            .join(crate::store::state::DIR_NAME)
+            .join(format!("{id}{SUFFIX}"))
+    }
+
+    fn write(ctx: &Context, id: &str, journal: &Journal) -> Result<()> {
+        // Invariant: a struct of an optional string and a bool always serializes.
+        let text = serde_json::to_vec(journal).expect("a journal serializes");
+        crate::store::fsutil::create_dir_nofollow(
+            &ctx.layout.dir.join(crate::store::state::DIR_NAME),
+        )?;
+        crate::store::fsutil::write_atomic(&path(ctx, id), &text)?;
+        Ok(())
+    }
+
+    pub(super) fn begin(ctx: &Context, id: &str) -> Result<()> {
+        write(ctx, id, &Journal::default())
+    }
+
+    pub(super) fn created(ctx: &Context, id: &str, created: &Created) -> Result<()> {
+        write(
+            ctx,
+            id,
+            &Journal {
+                branch: created.branch.clone(),
+                new_branch: created.new_branch,
+            },
+        )
+    }
+
+    /// What the backend made, as far as the journal knows (a kill between the backend's
+    /// add and the journal's rewrite leaves the branch unknown: it is kept).
+    pub(super) fn read(ctx: &Context, id: &str) -> Created {
+        let journal: Journal = crate::store::fsutil::open_existing_nofollow(&path(ctx, id))
+            .ok()
+            .and_then(|f| serde_json::from_reader(std::io::BufReader::new(f)).ok())
+            .unwrap_or_default();
+        Created {
+            branch: journal.branch,
+            new_branch: journal.new_branch,
+        }
+    }
+
+    pub(super) fn finish(ctx: &Context, id: &str) {
+        let _ = crate::store::fsutil::remove_file(&path(ctx, id));
+    }
+
+    pub(super) fn ids(ctx: &Context) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::store::state::DIR_NAME)) else {
+            return vec![];
+        };
+        let mut ids: Vec<String> = dir
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                let id = name.strip_suffix(SUFFIX)?;
+                crate::store::layout::validate_id(id).ok()?;
+                Some(id.to_string())
+            })
+            .collect();
+        ids.sort();
+        ids
     }
 }
 

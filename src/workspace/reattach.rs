@@ -25,6 +25,11 @@ pub(super) fn reattach(
     if stateless && req.create && super::pool::recover_taken(ctx, req.id)? {
         return super::create::create(ctx, req, path, notes);
     }
+    // A creation a kill interrupted before its state was saved: rolled back, then created
+    // anew (create settles it under the repository lock).
+    if stateless && req.create && super::create::interrupted(ctx, req.id) {
+        return super::create::create(ctx, req, path, notes);
+    }
     let record = match loaded {
         Loaded::Ok(record) => *record,
         Loaded::Newer(version, _) => {

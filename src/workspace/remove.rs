@@ -175,6 +175,7 @@ pub(crate) struct Finished {
 /// holds (a take under way holds the repository lock, a removal the workspace's lease).
 pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
     super::pool::settle(ctx)?;
+    super::create::settle(ctx)?;
     let mut finished = vec![];
     for id in Journal::ids(ctx) {
         let Some(lease) = lock::try_exclusive(&ctx.layout.lease(&id))? else {

@@ -71,6 +71,7 @@ mod stale_repair;
 mod status;
 mod status_details;
 mod status_watch;
+mod stress_model;
 mod tools;
 mod usage;
 mod verdicts;

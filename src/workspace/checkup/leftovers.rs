@@ -76,6 +76,18 @@ pub(super) fn check(layout: &Layout) -> Vec<Check> {
                         ),
                     ));
                 }
+            } else if let Some(id) = name.strip_suffix(".creating").filter(|_| {
+                dir == layout.dir.join(crate::store::state::DIR_NAME)
+                    && !crate::store::lock::is_held(&layout.repo_lock())
+            }) {
+                found.push(Check::warning(
+                    "leftovers",
+                    format!(
+                        "{} is the journal of a creation of {id} a kill interrupted",
+                        path.display()
+                    ),
+                    "`agent-workspace status` rolls it back (nothing ran in it yet)",
+                ));
             } else if name.starts_with(".fork-")
                 && name.ends_with(".index")
                 && !crate::store::lock::is_held(&layout.repo_lock())

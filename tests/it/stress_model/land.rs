@@ -1,0 +1,481 @@
+//! `land` (with and without `--prefer` and `--allow-conflicts`), a land SIGKILLed part way,
+//! and the undo a land printed: what each tells the model.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+
+use crate::backends::Backend;
+use crate::harness::AW;
+
+use super::observe::{commit_tokens, tokens, Scan};
+use super::oracle::{Expect, LandRec, MAIN};
+use super::proc::argv;
+use super::steps::Mode;
+use super::world::World;
+
+impl World<'_> {
+    /// Where `land id` lands: the parent workspace while it lives, else the main working copy.
+    fn target_of(&self, id: &str) -> String {
+        match self.model.ws.get(id).and_then(|w| w.parent.clone()) {
+            Some(p) if self.model.ws.get(&p).is_some_and(|w| w.live) => p,
+            _ => MAIN.to_string(),
+        }
+    }
+
+    /// `land <id>` with a random `--prefer` (and `--allow-conflicts` when the binary has it).
+    pub(super) fn land(&mut self, id: &str, mode: Mode) {
+        self.stats.lands += 1;
+        let target = self.target_of(id);
+        let prefer = match self.rng.below(10) {
+            0 | 1 => Some("workspace"),
+            2 | 3 => Some("target"),
+            _ => None,
+        };
+        let allow = self.allow_conflicts && self.rng.chance(20);
+        self.log.push(format!("  land {id} into {target}"));
+        let wscan = self.scan(id);
+        let tscan = self.scan(&target);
+        // What the land brings: the lines the workspace wrote or that landed in it (the
+        // lines of its base are the target's business: the target may have dropped them).
+        let on_disk = wscan.all();
+        let mut added: BTreeSet<u64> = self
+            .model
+            .required(id)
+            .into_iter()
+            .filter(|n| on_disk.contains(n))
+            .collect();
+        let before = self.model.required(&target);
+        added.retain(|n| !before.contains(n));
+        // What `--prefer` merges: both sides' files as they are and the commit they forked
+        // from, to tell which lines are in conflicting hunks.
+        let sides = prefer.map(|_| Sides {
+            base: self.fork_point(id, &target),
+            target: self.texts(&target, &tscan),
+            workspace: self.texts(id, &wscan),
+        });
+        let git_before = self.git_head(&target);
+        let mut args = argv(&["land", id]);
+        if let Some(p) = prefer {
+            args.extend(argv(&["--prefer", p]));
+        }
+        if allow {
+            args.push("--allow-conflicts".into());
+        }
+        let out = self.exec(AW, &args, mode);
+        self.model.touched(id);
+        self.model.touched(&target);
+        for line in out.stdout.lines() {
+            if [
+                "Landed", "Did not", "Nothing", "Conflict", "Resolved", "Undo",
+            ]
+            .iter()
+            .any(|p| line.starts_with(p))
+            {
+                self.log.push(format!("      {line}"));
+            }
+        }
+        if out.killed {
+            self.killed_land(id, &target, added);
+            return;
+        }
+        let mut conflicts = vec![];
+        let mut resolved = vec![];
+        let mut undo = String::new();
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            if let Some(rest) = line.strip_prefix("Conflict in ") {
+                let file = rest.rsplit_once(" (").map_or(rest, |(f, _)| f);
+                conflicts.push(file.to_string());
+            } else if let Some(rest) = line.strip_prefix("Resolved ") {
+                if let Some((file, side)) = rest.split_once(" by taking the ") {
+                    resolved.push((file.to_string(), side.starts_with("target")));
+                }
+            } else if let Some(rest) = line.strip_prefix("Undo: ") {
+                // A shell command line (quoted revsets, `&&`, `if ...; fi`): run by `sh -c`.
+                undo = rest.trim().to_string();
+            }
+        }
+        let landed = out.ok() && out.stdout.lines().any(|l| l.starts_with("Landed "));
+        let applied = landed
+            || out
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("Landed with conflicts"));
+        if applied {
+            for (file, target_side) in &resolved {
+                // The losing side's lines in the file's conflicting hunks, by the user's
+                // choice; every other line of both sides must survive (hunk-level prefer).
+                let hunks = sides.as_ref().and_then(|s| self.conflict_hunks(s, file));
+                if *target_side {
+                    let dropped = match &hunks {
+                        Some((_, ws_side)) => ws_side.clone(),
+                        None => wscan.files.get(file).cloned().unwrap_or_default(),
+                    };
+                    if !dropped.is_empty() {
+                        self.log.push(format!(
+                            "    --prefer target may drop the workspace's conflicting lines: {}",
+                            self.names(&dropped)
+                        ));
+                    }
+                    for n in dropped {
+                        self.model.dropped(n);
+                        added.remove(&n);
+                        if let Some(set) = self.model.required_mut(id) {
+                            set.remove(&n);
+                        }
+                    }
+                } else {
+                    let dropped = match &hunks {
+                        Some((target_side, _)) => target_side.clone(),
+                        None => {
+                            let mut dropped = tscan.files.get(file).cloned().unwrap_or_default();
+                            if !tscan.files.contains_key(file) {
+                                // The workspace renamed the file: the target's side is under
+                                // the old name, one of the files the workspace no longer has.
+                                for (old, ns) in &tscan.files {
+                                    if !wscan.files.contains_key(old) {
+                                        dropped.extend(ns);
+                                    }
+                                }
+                            }
+                            dropped
+                        }
+                    };
+                    if !dropped.is_empty() {
+                        self.log.push(format!(
+                            "    --prefer workspace may drop the target's conflicting lines: {}",
+                            self.names(&dropped)
+                        ));
+                    }
+                    for n in &dropped {
+                        self.model.dropped(*n);
+                    }
+                    if let Some(set) = self.model.required_mut(&target) {
+                        for n in dropped {
+                            set.remove(&n);
+                        }
+                    }
+                }
+            }
+            if let Some(set) = self.model.required_mut(&target) {
+                set.extend(added.iter().copied());
+            }
+        }
+        let mut allowed = vec![];
+        if !conflicts.is_empty() && !out.ok() {
+            self.stats.lands_conflicted += 1;
+            for file in &conflicts {
+                for loc in [&target, &id.to_string()] {
+                    let key = (loc.to_string(), file.to_string());
+                    if self.model.allowed.insert(key.clone()) {
+                        allowed.push(key);
+                    }
+                }
+            }
+        }
+        let expect = if !conflicts.is_empty() && !out.ok() {
+            Expect::Is("conflicted")
+        } else if landed && resolved.iter().any(|(_, target_side)| *target_side) {
+            // Whether a land that dropped some of the workspace's lines counts as landed is
+            // for `land` to say; the lines themselves are checked.
+            self.stats.lands_landed += 1;
+            Expect::Any
+        } else if landed && conflicts.is_empty() {
+            self.stats.lands_landed += 1;
+            Expect::Is("landed")
+        } else if out.ok() {
+            Expect::Any
+        } else {
+            // A refusal leaves the workspace's status as it was.
+            self.model.ws[id].expect.clone()
+        };
+        let brought = match (&git_before, landed) {
+            (Some(before), true) => self.git_brought(&target, before),
+            _ => vec![],
+        };
+        if let Some(w) = self.model.ws.get_mut(id) {
+            w.expect = expect;
+            if landed {
+                w.brought = brought;
+            }
+        }
+        if applied || !conflicts.is_empty() {
+            self.model.last_land = (!undo.is_empty()).then(|| LandRec {
+                ws: id.to_string(),
+                target: target.clone(),
+                added: if applied { added } else { BTreeSet::new() },
+                allowed,
+                undo,
+            });
+        }
+    }
+
+    /// A land killed part way: it happened if the target's commit now holds what it brings.
+    fn killed_land(&mut self, id: &str, target: &str, added: BTreeSet<u64>) {
+        let commit = match self.backend {
+            Backend::Jj => {
+                let rev = if target == MAIN {
+                    "default@".to_string()
+                } else {
+                    format!("{target}@")
+                };
+                let out = self.cmd(
+                    &self.repo.clone(),
+                    "jj",
+                    &argv(&[
+                        "--no-pager",
+                        "--ignore-working-copy",
+                        "log",
+                        "--no-graph",
+                        "-r",
+                        &rev,
+                        "-T",
+                        "commit_id",
+                    ]),
+                );
+                out.stdout.trim().to_string()
+            }
+            Backend::Git => {
+                let out = self.cmd(&self.dir(target), "git", &argv(&["rev-parse", "HEAD"]));
+                out.stdout.trim().to_string()
+            }
+        };
+        let there = commit_tokens(self.env, &self.repo, &commit, self.seed);
+        let happened = !added.is_empty() && added.iter().all(|n| there.contains(n));
+        self.log.push(format!(
+            "    killed land: the target holds its lines: {happened}"
+        ));
+        if happened {
+            // The land's journal is finished by the next command (which brings the target's
+            // working copy up to date): from then on its disk must hold them.
+            self.model.pending.push((target.to_string(), added));
+        }
+        if let Some(w) = self.model.ws.get_mut(id) {
+            w.expect = if happened {
+                Expect::Not(
+                    &["done", "error", "idle", "interrupted"],
+                    "a killed land whose lines are in the target",
+                )
+            } else {
+                Expect::Any
+            };
+        }
+        self.model.last_land = None;
+    }
+
+    /// Runs the undo the last land printed; the model forgets what that land brought.
+    pub(super) fn undo(&mut self) {
+        let Some(rec) = self.model.last_land.take() else {
+            return;
+        };
+        self.stats.undos += 1;
+        self.log.push(format!("  undo the land of {}", rec.ws));
+        let repo = self.repo.clone();
+        let out = self.cmd(&repo, "sh", &argv(&["-c", &rec.undo]));
+        if out.ok() {
+            if let Some(set) = self.model.required_mut(&rec.target) {
+                for n in &rec.added {
+                    set.remove(n);
+                }
+            }
+            // The undo ran in the main working copy, which it updated; a workspace's disk
+            // shows the undone conflict until a command brings it up to date.
+            for key in rec.allowed {
+                if key.0 == MAIN {
+                    self.model.allowed.remove(&key);
+                } else {
+                    self.model
+                        .fading
+                        .entry(key.0.clone())
+                        .or_default()
+                        .push(key);
+                }
+            }
+            if let Some(w) = self.model.ws.get_mut(&rec.ws) {
+                w.expect = Expect::Not(&["landed", "conflicted"], "the land was undone");
+            }
+        }
+        // (After the allowances the undone land had: they are taken back above.)
+        // jj: reverting the land's operation after later commits in main that changed the
+        // same lines leaves jj conflicts, which jj reports ("unresolved conflicts at these
+        // paths: <file>  2-sided conflict"): those files may hold markers in main.
+        let text = out.text();
+        let mut listing = false;
+        for line in text.lines() {
+            if line.to_lowercase().contains("conflict") {
+                self.log.push(format!("      {line}"));
+            }
+            if line.contains("unresolved conflicts at these paths") {
+                listing = true;
+                continue;
+            }
+            let path = line.split_whitespace().next().unwrap_or_default();
+            if listing && line.contains("conflict") && !path.is_empty() {
+                self.model
+                    .allowed
+                    .insert((MAIN.to_string(), path.to_string()));
+            } else {
+                listing = false;
+            }
+        }
+    }
+}
+
+/// The two sides of a `--prefer` land before it ran, and the commit they forked from.
+struct Sides {
+    base: Option<String>,
+    target: BTreeMap<String, String>,
+    workspace: BTreeMap<String, String>,
+}
+
+impl World<'_> {
+    /// The text of every file of a scan of `loc`.
+    fn texts(&self, loc: &str, scan: &Scan) -> BTreeMap<String, String> {
+        scan.files
+            .keys()
+            .map(|f| {
+                let text = fs::read_to_string(self.dir(loc).join(f)).unwrap_or_default();
+                (f.clone(), text)
+            })
+            .collect()
+    }
+
+    /// The commit `id`'s work and `target` forked from (the base of the land's merge).
+    fn fork_point(&mut self, id: &str, target: &str) -> Option<String> {
+        let repo = self.repo.clone();
+        let out = match self.backend {
+            Backend::Jj => {
+                let tgt = if target == MAIN {
+                    "default@".to_string()
+                } else {
+                    format!("{target}@")
+                };
+                // A workspace started on a checkpoint or a child lands only its own
+                // commits: their base is the one it started on, while it is an ancestor.
+                let record = fs::read_to_string(self.dir(id).join(".agent-workflow.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+                let started = record
+                    .as_ref()
+                    .and_then(|r| r["base_change"].as_str())
+                    .filter(|c| c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                    .map(|c| format!("heads(::{id}@ & ::present({c}))"));
+                let revset = match started {
+                    Some(started) => format!("coalesce({started}, heads(::{id}@ & ::{tgt}))"),
+                    None => format!("heads(::{id}@ & ::{tgt})"),
+                };
+                self.cmd(
+                    &repo,
+                    "jj",
+                    &argv(&[
+                        "--no-pager",
+                        "--ignore-working-copy",
+                        "log",
+                        "--no-graph",
+                        "-r",
+                        &revset,
+                        "-T",
+                        "commit_id ++ \"\\n\"",
+                    ]),
+                )
+            }
+            Backend::Git => {
+                let t = self.git_head(target)?;
+                let w = self.git_head(id)?;
+                self.cmd(&repo, "git", &argv(&["merge-base", &t, &w]))
+            }
+        };
+        let commit = out.stdout.lines().next().unwrap_or_default().trim();
+        (out.ok() && !commit.is_empty()).then(|| commit.to_string())
+    }
+
+    /// git: the commit `loc`'s HEAD is at.
+    fn git_head(&self, loc: &str) -> Option<String> {
+        if self.backend != Backend::Git {
+            return None;
+        }
+        let out = super::proc::run(
+            self.env,
+            &self.dir(loc),
+            "git",
+            &argv(&["rev-parse", "HEAD"]),
+        );
+        out.ok().then(|| out.stdout.trim().to_string())
+    }
+
+    /// git: the commits a land brought into `loc` (from `before` to its HEAD now).
+    fn git_brought(&self, loc: &str, before: &str) -> Vec<String> {
+        let out = super::proc::run(
+            self.env,
+            &self.dir(loc),
+            "git",
+            &argv(&["rev-list", &format!("{before}..HEAD")]),
+        );
+        out.stdout.lines().map(str::to_string).collect()
+    }
+
+    /// The tokens of each side in the conflicting hunks of a three-way merge of `file`
+    /// (`git merge-file`, as the land's `--prefer` merges): (target's, workspace's). `None`
+    /// when the file is not on both sides (a rename: the caller counts the whole file).
+    fn conflict_hunks(&self, sides: &Sides, file: &str) -> Option<(Vec<u64>, Vec<u64>)> {
+        let target = sides.target.get(file)?;
+        let workspace = sides.workspace.get(file)?;
+        let base = sides
+            .base
+            .as_ref()
+            .map(|b| {
+                let out = super::proc::run(
+                    self.env,
+                    &self.repo,
+                    "git",
+                    &argv(&["show", &format!("{b}:{file}")]),
+                );
+                if out.ok() {
+                    out.stdout
+                } else {
+                    String::new()
+                }
+            })
+            .unwrap_or_default();
+        let io = self.env.path().join(".stress-io");
+        fs::create_dir_all(&io).ok()?;
+        let paths = [io.join("t"), io.join("b"), io.join("w")];
+        for (p, text) in paths.iter().zip([target, &base, workspace]) {
+            fs::write(p, text).ok()?;
+        }
+        let mut args = argv(&[
+            "merge-file",
+            "-p",
+            "-L",
+            "target",
+            "-L",
+            "base",
+            "-L",
+            "workspace",
+        ]);
+        args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+        let out = super::proc::run(self.env, &self.repo, "git", &args);
+        let (mut t, mut w) = (vec![], vec![]);
+        let mut side = 0;
+        for line in out.stdout.lines() {
+            if line.starts_with("<<<<<<< ") {
+                side = 1;
+            } else if line.starts_with("=======") && side == 1 {
+                side = 2;
+            } else if line.starts_with(">>>>>>> ") {
+                side = 0;
+            } else if side == 1 {
+                t.extend(tokens(line, self.seed));
+            } else if side == 2 {
+                w.extend(tokens(line, self.seed));
+            }
+        }
+        Some((t, w))
+    }
+
+    fn names(&self, ns: &[u64]) -> String {
+        ns.iter()
+            .map(|n| format!("L{}_{n}_", self.seed))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -1,0 +1,235 @@
+//! A round's world: the repository, the workspaces' namespace, the generator, the model and
+//! the step log; setting it up and observing it after each step.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::backends::Backend;
+use crate::harness::{TestEnv, AW};
+
+use super::observe::{scan, status, History, Scan};
+use super::oracle::{check, Model, Seen, MAIN};
+use super::proc::{argv, run, Out};
+use super::rng::Rng;
+
+/// How many of each thing a round did, for the figures in docs/stress.md.
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub steps: u64,
+    pub kills: u64,
+    pub runs: u64,
+    pub lands: u64,
+    pub lands_landed: u64,
+    pub lands_conflicted: u64,
+    pub undos: u64,
+    pub cleans: u64,
+    pub user_commits: u64,
+}
+
+pub struct World<'a> {
+    pub env: &'a TestEnv,
+    pub backend: Backend,
+    pub repo: PathBuf,
+    pub ns: PathBuf,
+    pub seed: u64,
+    pub rng: Rng,
+    pub model: Model,
+    pub log: Vec<String>,
+    pub history: History,
+    /// Whether this binary's `land` takes `--allow-conflicts`.
+    pub allow_conflicts: bool,
+    pub stats: Stats,
+}
+
+/// The files every agent and the user append to, so that their edits meet.
+pub const SHARED: &[&str] = &["s0.txt", "s1.txt", "s2.txt", "sub/s3.txt"];
+
+impl<'a> World<'a> {
+    /// A fresh repository of `backend` with the shared files committed, and `gc` configured
+    /// to remove landed workspaces after a second.
+    pub fn new(env: &'a TestEnv, backend: Backend, seed: u64) -> World<'a> {
+        let repo = backend.repo(env);
+        let config = env.path().join("xdg/config/agent-workspace");
+        fs::create_dir_all(&config).expect("create the config dir");
+        fs::write(config.join("config.toml"), "[retention]\nlanded = \"1s\"\n")
+            .expect("write the user config");
+        let mut world = World {
+            env,
+            backend,
+            ns: env.namespace_dir(&repo),
+            repo,
+            seed,
+            rng: Rng::new(seed),
+            model: Model::default(),
+            log: vec![],
+            history: History::default(),
+            allow_conflicts: false,
+            stats: Stats::default(),
+        };
+        for file in SHARED {
+            let n = world.model.token(MAIN);
+            world.append(MAIN, file, n);
+            world.model.written(MAIN, n);
+        }
+        world.user_commit("shared files");
+        let help = run(env, &world.repo, AW, &argv(&["land", "--help"]));
+        world.allow_conflicts = help.stdout.contains("--allow-conflicts");
+        world
+    }
+
+    /// The directory of a location: the main working copy or a workspace.
+    pub fn dir(&self, loc: &str) -> PathBuf {
+        if loc == MAIN {
+            self.repo.clone()
+        } else {
+            self.ns.join(loc)
+        }
+    }
+
+    pub fn scan(&self, loc: &str) -> Scan {
+        scan(&self.dir(loc), self.seed)
+    }
+
+    /// The text of token `n`'s line, as `loc` writes it.
+    pub fn line(&self, loc: &str, n: u64) -> String {
+        format!("{loc} L{}_{n}_", self.seed)
+    }
+
+    /// Appends token `n`'s line to `file` in `loc`'s directory (the user's edits).
+    pub fn append(&self, loc: &str, file: &str, n: u64) {
+        let path = self.dir(loc).join(file);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create a directory");
+        }
+        let mut text = fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&self.line(loc, n));
+        text.push('\n');
+        fs::write(&path, text).expect("append a line");
+    }
+
+    /// Runs a command and logs it with how it ended.
+    pub fn cmd(&mut self, dir: &Path, program: &str, args: &[String]) -> Out {
+        let out = run(self.env, dir, program, args);
+        self.note(program, args, &out);
+        out
+    }
+
+    pub fn note(&mut self, program: &str, args: &[String], out: &Out) {
+        let program = if program == AW {
+            "agent-workspace"
+        } else {
+            program
+        };
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| {
+                if a.contains(' ') || a.contains('\'') {
+                    format!("'{}'", a.replace('\'', "'\\''"))
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let first = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("Error:"))
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        self.log.push(format!(
+            "    $ {program} {} -> {}{first}",
+            shown.join(" "),
+            out.how()
+        ));
+    }
+
+    /// A jj command in the main working copy, brought up to date first if it is stale (as
+    /// a user would, following jj's hint).
+    pub fn user_jj(&mut self, args: &[&str]) -> Out {
+        let repo = self.repo.clone();
+        let mut full = argv(&["--no-pager", "--color=never"]);
+        full.extend(argv(args));
+        let out = self.cmd(&repo, "jj", &full);
+        if !out.ok() && out.stderr.contains("stale") {
+            self.cmd(
+                &repo,
+                "jj",
+                &argv(&["--no-pager", "workspace", "update-stale"]),
+            );
+            return self.cmd(&repo, "jj", &full);
+        }
+        out
+    }
+
+    /// Commits everything in the main working copy.
+    pub fn user_commit(&mut self, message: &str) -> bool {
+        self.stats.user_commits += 1;
+        let repo = self.repo.clone();
+        match self.backend {
+            Backend::Jj => self.user_jj(&["commit", "-m", message]).ok(),
+            Backend::Git => {
+                self.cmd(&repo, "git", &argv(&["add", "-A"]));
+                self.cmd(&repo, "git", &argv(&["commit", "-q", "-m", message]))
+                    .ok()
+            }
+        }
+    }
+
+    /// Looks at everything and checks the model; `lenient` leaves `status` out (the step
+    /// right after a kill, before any command could repair).
+    pub fn check(&mut self, lenient: bool) -> Vec<String> {
+        // `status` first: it finishes or rolls back what a killed command left (a removal,
+        // a creation), and the disks are looked at as it left them.
+        let status = (!lenient).then(|| status(self.env, &self.repo));
+        if !lenient {
+            for (loc, added) in std::mem::take(&mut self.model.pending) {
+                if let Some(set) = self.model.required_mut(&loc) {
+                    set.extend(added);
+                }
+            }
+        }
+        for id in self.model.live_ws() {
+            let gone = !self.dir(&id).is_dir();
+            if let Some(w) = self.model.ws.get_mut(&id) {
+                if w.half_made && gone {
+                    // A creation killed before the workspace's state was saved: nothing ran
+                    // in it, and the next command rolled it back.
+                    w.live = false;
+                    w.required.clear();
+                    w.half_made = false;
+                    self.log
+                        .push(format!("    {id}: its killed creation was rolled back"));
+                }
+            }
+        }
+        let mut disks = BTreeMap::new();
+        disks.insert(MAIN.to_string(), self.scan(MAIN));
+        if let Ok(entries) = fs::read_dir(&self.ns) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if !name.starts_with('.') && entry.path().is_dir() {
+                    disks.insert(name.clone(), scan(&entry.path(), self.seed));
+                }
+            }
+        }
+        let kept = scan(&self.ns.join(".kept"), self.seed);
+        let history = self.history.tokens(
+            self.env,
+            &self.repo,
+            self.backend,
+            &self.model.named,
+            self.seed,
+        );
+        let seen = Seen {
+            disks,
+            kept,
+            history,
+            status,
+        };
+        check(&self.model, &seen, self.seed)
+    }
+}
