@@ -90,6 +90,8 @@ fn create_locked(
             // The name may be taken (by a workspace whose directory went away, or one made
             // elsewhere): ask the backend and go the way that knows about it.
             Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+                // Nothing of this attempt was made: its journal goes; the next one writes its own.
+                journal::finish(ctx, req.id);
                 if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
                     remove_workspace_dir(&ctx.layout.dir, path)?;
                 }

@@ -112,11 +112,16 @@ fn failed_creations_leave_no_worktree_branch_or_directory() {
         .map(|d| {
             d.filter_map(Result::ok)
                 .map(|e| e.file_name())
-                .filter(|n| n != ".locks" && n != ".cache")
+                .filter(|n| n != ".locks" && n != ".cache" && n != ".state")
                 .collect()
         })
         .unwrap_or_default();
     assert!(dirs.is_empty(), "left behind: {dirs:?}");
+    // The tool's own state directory may stay (creations journal there), empty.
+    let state: Vec<_> = fs::read_dir(ns.join(".state"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(state.is_empty(), "left behind in .state: {state:?}");
     assert_eq!(branches(&env, &repo), ["agent-workspace/w2", "main"]);
     let worktrees = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
     assert_eq!(worktrees.matches("worktree ").count(), 2, "{worktrees}");

@@ -447,3 +447,29 @@ fn recorded_work_an_operation_elsewhere_undid_is_kept_aside_and_named() {
     next.assert_ok();
     assert_eq!(next.stdout, LINES);
 }
+
+/// An unrecorded rename in the stale workspace (the update snapshots it into a sibling
+/// commit, where jj reports it as a rename): the repair reads both paths, never jj's
+/// `{old => new}` display, keeps the renamed file and reports the old name, which the
+/// workspace deleted and the update changed.
+#[test]
+fn an_unrecorded_rename_is_carried_as_a_delete_and_an_add() {
+    let env = TestEnv::new();
+    let (repo, ws) = repo_with_agent_commit(&env);
+    fs::rename(ws.join("f.txt"), ws.join("moved.txt")).unwrap();
+    rebase_onto_upstream(&env, &repo, "upstream");
+    let run = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
+    run.assert_code(125);
+    assert!(
+        run.stderr.starts_with("Error: ")
+            && run.stderr.contains("f.txt: the workspace had deleted it")
+            && !run.stderr.contains("exit status"),
+        "{}",
+        run.report()
+    );
+    assert_eq!(fs::read_to_string(ws.join("moved.txt")).unwrap(), LINES);
+    assert_eq!(unrecorded_markers(&env, &repo), Vec::<String>::new());
+    let next = env.aw(&repo, ["run", "w1", "--", "cat", "moved.txt"]);
+    next.assert_ok();
+    assert_eq!(next.stdout, LINES);
+}

@@ -283,14 +283,16 @@ impl Jj {
         Ok(out.lines().map(str::to_string).collect())
     }
 
-    /// The paths that differ between two commits, with their types before and after
-    /// (`jj diff --types`: `-` absent, `F` file, `L` symlink, `C` conflict, `G` submodule).
+    /// The paths that differ between two commits, with their types before and after (`-`
+    /// absent, `F` file, `L` symlink, `C` conflict, `G` submodule, `T` tree). A rename is
+    /// its two paths: the old one gone, the new one added (jj's `--types` output writes a
+    /// rename as `{old => new}`, which names no path).
     fn changed_paths(&self, from: &str, to: &str) -> Result<Vec<(String, char, char)>> {
         let out = self
             .query()?
-            .args(["diff", "--types", "--from", from, "--to", to])
+            .args(["diff", "--from", from, "--to", to, "-T", DIFF_TEMPLATE])
             .stdout_bytes()?;
-        Ok(parse_types(&out))
+        Ok(parse_diff(&out))
     }
 
     /// `path` in `commit`, as jj materializes it; `modes` caches the commit's executable
@@ -367,16 +369,38 @@ impl Jj {
 }
 
 /// Parses `jj diff --types` output: two type letters, a space, the path.
-fn parse_types(out: &[u8]) -> Vec<(String, char, char)> {
-    out.split(|b| *b == b'\n')
-        .filter_map(|line| {
-            let text = String::from_utf8_lossy(line);
-            let mut chars = text.chars();
-            let (before, after) = (chars.next()?, chars.next()?);
-            let path = chars.as_str().strip_prefix(' ')?;
-            (!path.is_empty()).then(|| (path.to_string(), before, after))
-        })
-        .collect()
+/// Per changed path: its status, then source path and type, then target path and type, each
+/// field ending with NUL (which no path holds).
+const DIFF_TEMPLATE: &str = r#"status ++ "\0" ++ source.path() ++ "\0" ++ source.file_type() ++ "\0" ++ target.path() ++ "\0" ++ target.file_type() ++ "\0""#;
+
+/// Parses [`DIFF_TEMPLATE`] output into (path, type before, type after).
+fn parse_diff(out: &[u8]) -> Vec<(String, char, char)> {
+    let text = String::from_utf8_lossy(out);
+    let fields: Vec<&str> = text.split('\0').collect();
+    let kind = |t: &str| match t {
+        "" => '-',
+        "file" => 'F',
+        "symlink" => 'L',
+        "conflict" => 'C',
+        "git-submodule" => 'G',
+        _ => 'T',
+    };
+    let mut paths = vec![];
+    for entry in fields.chunks_exact(5) {
+        let status = entry[0].trim_start_matches('\n');
+        let (source, before, target, after) = (entry[1], kind(entry[2]), entry[3], kind(entry[4]));
+        match status {
+            "renamed" => {
+                paths.push((source.to_string(), before, '-'));
+                paths.push((target.to_string(), '-', after));
+            }
+            // A copy leaves its source as it was.
+            "copied" => paths.push((target.to_string(), '-', after)),
+            _ if !target.is_empty() => paths.push((target.to_string(), before, after)),
+            _ => {}
+        }
+    }
+    paths
 }
 
 /// `path` as a relative path of normal components only (jj never names another kind).
@@ -537,14 +561,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn types_are_parsed() {
-        let out = b"FF a.txt\n-F sub/new file\nCF c\nx\n";
+    fn changed_paths_are_parsed_with_renames_as_two_paths() {
+        let out = concat!(
+            "modified\0a.txt\0file\0a.txt\0file\0",
+            "added\0sub/new file\0\0sub/new file\0file\0",
+            "modified\0c\0conflict\0c\0file\0",
+            "renamed\0s1.txt\0file\0moved/s1 {x => y}.txt\0symlink\0",
+            "copied\0a.txt\0file\0b.txt\0file\0",
+            "removed\0gone\0git-submodule\0gone\0\0"
+        );
         assert_eq!(
-            parse_types(out),
+            parse_diff(out.as_bytes()),
             [
                 ("a.txt".to_string(), 'F', 'F'),
                 ("sub/new file".to_string(), '-', 'F'),
                 ("c".to_string(), 'C', 'F'),
+                ("s1.txt".to_string(), 'F', '-'),
+                ("moved/s1 {x => y}.txt".to_string(), '-', 'L'),
+                ("b.txt".to_string(), '-', 'F'),
+                ("gone".to_string(), 'G', '-'),
             ]
         );
     }
