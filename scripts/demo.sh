@@ -116,7 +116,7 @@ show "$aw" checkpoint demo-1 -m "consolidated"
 step "What landing it would do (changes nothing): agent-workspace land demo-1 --dry-run"
 show "$aw" land demo-1 --dry-run
 
-step "Land it: its commits go below the main working copy (one jj operation, jj undo reverts it)"
+step "Land it: its commits go below the main working copy (the printed Undo line takes it back out, and nothing done after it)"
 show "$aw" land demo-1
 [ -f consolidation/summary.md ] || die "the landed summary is not in the main working copy"
 
