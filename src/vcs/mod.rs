@@ -469,20 +469,7 @@ impl Vcs {
         match self {
             Vcs::Jj(jj) => jj.landed_since(id, target, base, before),
             Vcs::Git(git) => {
-                let probe = crate::store::metadata::Land {
-                    at: String::new(),
-                    target: target.to_string(),
-                    commits: vec![],
-                    outcome: crate::store::metadata::LandOutcome::Landed,
-                    resolved: vec![],
-                    conflicts: vec![],
-                    operation_before: None,
-                    after_run_started_at: None,
-                    after_run_pid: None,
-                    merge_commit: None,
-                    recovered: true,
-                    unapplied: false,
-                };
+                let probe = crate::store::metadata::Land::probe(target, true);
                 if git.lands_held(&[(id, &probe)])?.is_empty() {
                     return Ok(None);
                 }

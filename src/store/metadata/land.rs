@@ -91,6 +91,28 @@ pub(crate) struct Land {
     pub unapplied: bool,
 }
 
+impl Land {
+    /// A land onto `target` with nothing else known: what a backend is asked about when it
+    /// checks whether a workspace's work is in that target (`recovered`: the commits it
+    /// brought are not known).
+    pub(crate) fn probe(target: &str, recovered: bool) -> Land {
+        Land {
+            at: String::new(),
+            target: target.to_string(),
+            commits: vec![],
+            outcome: Outcome::Landed,
+            resolved: vec![],
+            conflicts: vec![],
+            operation_before: None,
+            after_run_started_at: None,
+            after_run_pid: None,
+            merge_commit: None,
+            recovered,
+            unapplied: false,
+        }
+    }
+}
+
 /// A land under way, saved in the record before the backend changes anything, so that the
 /// next command of any kind can tell whether a land that was killed happened and record it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -135,10 +135,7 @@ impl Jj {
         let ws = workspace_revset(id);
         let (commits, landed) = match target.strip_suffix('@') {
             Some(name) => {
-                let probe = Land {
-                    target: format!("{name}@"),
-                    ..blank()
-                };
+                let probe = Land::probe(&format!("{name}@"), false);
                 let landed = !self.lands_held(&[(id, &probe)])?.is_empty();
                 let commits = match (landed, before) {
                     (true, Some(op)) => self.landed_changes(&ws, name, op).unwrap_or_default(),
@@ -230,22 +227,5 @@ fn stop(land: &Land) -> Option<String> {
             let ids = hex_ids(std::slice::from_ref(last));
             ids.first().map(|id| format!("present({id})"))
         }
-    }
-}
-
-fn blank() -> Land {
-    Land {
-        at: String::new(),
-        target: String::new(),
-        commits: vec![],
-        outcome: crate::store::metadata::LandOutcome::Landed,
-        resolved: vec![],
-        conflicts: vec![],
-        operation_before: None,
-        after_run_started_at: None,
-        after_run_pid: None,
-        merge_commit: None,
-        recovered: false,
-        unapplied: false,
     }
 }
