@@ -94,6 +94,9 @@ pub(crate) struct Created {
     pub branch: Option<String>,
     /// Whether that branch was created by this call.
     pub new_branch: bool,
+    /// The commit a new branch starts at: a rollback deletes the branch only while it is
+    /// still there (anything else on it is someone's work).
+    pub start: Option<String>,
 }
 
 /// A repository's backend, ready to run its commands.
@@ -178,6 +181,24 @@ impl Vcs {
                 .workspace_add(id, path, base)
                 .map(|()| Created::default()),
             Vcs::Git(git) => git.worktree_add(id, path, base, explicit),
+        }
+    }
+
+    /// What [`Vcs::create`] of `id` on `base` will make, known before it runs so a journal
+    /// can name it first (git: the branch, whether it is new, the commit it starts at).
+    pub(crate) fn plan_create(&self, id: &str, base: &[String]) -> Result<Created> {
+        match self {
+            Vcs::Jj(_) => Ok(Created::default()),
+            Vcs::Git(git) => git.plan_worktree(id, base),
+        }
+    }
+
+    /// Deletes the branch a creation made (`created.new_branch`), only while it still points
+    /// at the commit it started at: a rollback never takes anyone's commits with it.
+    pub(crate) fn delete_created_branch(&self, created: &Created) -> Result<()> {
+        match (self, &created.branch, created.new_branch) {
+            (Vcs::Git(git), Some(branch), true) => git.delete_branch_at(branch, &created.start),
+            _ => Ok(()),
         }
     }
 

@@ -78,31 +78,33 @@ fn create_locked(
             record.copied = taken.prepared.copied.clone();
             taken.created.clone()
         }
-        None => match journal::begin(ctx, req.id).and_then(|()| {
-            ctx.vcs
-                .create(req.id, path, &base, req.base_change.is_some())
-                .map_err(CliError::from)
-        }) {
-            Ok(created) => {
-                journal::created(ctx, req.id, &created)?;
-                created
-            }
-            // The name may be taken (by a workspace whose directory went away, or one made
-            // elsewhere): ask the backend and go the way that knows about it.
-            Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
-                // Nothing of this attempt was made: its journal goes; the next one writes its own.
-                journal::finish(ctx, req.id);
-                if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-                    remove_workspace_dir(&ctx.layout.dir, path)?;
+        None => {
+            match journal::begin(ctx, req.id, &ctx.vcs.plan_create(req.id, &base)?).and_then(|()| {
+                ctx.vcs
+                    .create(req.id, path, &base, req.base_change.is_some())
+                    .map_err(CliError::from)
+            }) {
+                Ok(created) => {
+                    journal::created(ctx, req.id, &created)?;
+                    created
                 }
-                return create_locked(ctx, req, path, true, notes);
+                // The name may be taken (by a workspace whose directory went away, or one made
+                // elsewhere): ask the backend and go the way that knows about it.
+                Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+                    // Nothing of this attempt was made: its journal goes; the next one writes its own.
+                    journal::finish(ctx, req.id);
+                    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                        remove_workspace_dir(&ctx.layout.dir, path)?;
+                    }
+                    return create_locked(ctx, req, path, true, notes);
+                }
+                Err(err) => {
+                    // A failed add can leave a registered name and a half-made directory.
+                    roll_back(ctx, req.id, path, &Created::default());
+                    return Err(err);
+                }
             }
-            Err(err) => {
-                // A failed add can leave a registered name and a half-made directory.
-                roll_back(ctx, req.id, path, &Created::default());
-                return Err(err);
-            }
-        },
+        }
     };
     record.branch = created.branch.clone();
     record.base_envrc_sha256 =
@@ -236,9 +238,7 @@ fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
     }
     let _ = ctx.vcs.forget(id, path);
     let _ = crate::store::state::remove(path);
-    if let (Some(branch), true) = (&created.branch, created.new_branch) {
-        let _ = ctx.vcs.delete_branch(branch, true);
-    }
+    let _ = ctx.vcs.delete_created_branch(created);
     journal::finish(ctx, id);
 }
 
@@ -293,11 +293,14 @@ mod journal {
 
     const SUFFIX: &str = ".creating";
 
+    /// What the creation makes (git: its branch, whether it is new, the commit a new one
+    /// starts at), written before the backend runs so a kill never leaves it unknown.
     #[derive(Serialize, Deserialize, Default)]
     struct Journal {
-        /// The branch the backend made for the workspace (git), once known.
         branch: Option<String>,
         new_branch: bool,
+        #[serde(default)]
+        start: Option<String>,
     }
 
     pub(super) fn path(ctx: &Context, id: &str) -> PathBuf {
@@ -317,10 +320,12 @@ mod journal {
         Ok(())
     }
 
-    pub(super) fn begin(ctx: &Context, id: &str) -> Result<()> {
-        write(ctx, id, &Journal::default())
+    /// Journals what the creation will make (`planned`), before the backend runs.
+    pub(super) fn begin(ctx: &Context, id: &str, planned: &Created) -> Result<()> {
+        created(ctx, id, planned)
     }
 
+    /// Journals what the backend made.
     pub(super) fn created(ctx: &Context, id: &str, created: &Created) -> Result<()> {
         write(
             ctx,
@@ -328,12 +333,13 @@ mod journal {
             &Journal {
                 branch: created.branch.clone(),
                 new_branch: created.new_branch,
+                start: created.start.clone(),
             },
         )
     }
 
-    /// What the backend made, as far as the journal knows (a kill between the backend's
-    /// add and the journal's rewrite leaves the branch unknown: it is kept).
+    /// What the backend made, or was about to make, as the journal says (an unreadable
+    /// journal: nothing known, so no branch is deleted).
     pub(super) fn read(ctx: &Context, id: &str) -> Created {
         let journal: Journal = crate::store::fsutil::open_existing_nofollow(&path(ctx, id))
             .ok()
@@ -342,6 +348,7 @@ mod journal {
         Created {
             branch: journal.branch,
             new_branch: journal.new_branch,
+            start: journal.start,
         }
     }
 

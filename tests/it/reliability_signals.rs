@@ -149,6 +149,9 @@ fn a_kill_while_the_workspace_is_created_is_rolled_back_by_the_next_command(back
         Backend::Git => {
             let list = crate::backends::git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
             assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+            // The branch the killed creation made (it holds nothing but the base) goes too.
+            let branches = crate::backends::git_ok(&env, &repo, &["branch", "--list"]);
+            assert!(!branches.contains("w1"), "{branches}");
         }
     }
 
@@ -187,4 +190,28 @@ fn a_run_after_a_kill_while_the_workspace_is_created_creates_it_whole(backend: B
     assert!(env.ws_path(&repo, "w1").join("ran").exists());
     let doctor = env.aw(&repo, ["doctor"]);
     assert!(!doctor.stdout.contains(".creating"), "{}", doctor.stdout);
+}
+
+/// git: the rollback of a killed creation deletes the branch it made only while that branch
+/// is where the creation started it; a commit made on it since (by hand, before the next
+/// command) is someone's work and keeps the branch.
+#[test]
+fn the_rollback_of_a_killed_creation_keeps_its_branch_once_it_holds_a_commit() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let path = crate::pool_crash::killing_wrapper(&env, "git", "worktree add", false);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .env("TRIGGER", "worktree add")
+        .args(["run", "w1", "--", "true"])
+        .run();
+    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    let ws = env.ws_path(&repo, "w1");
+    crate::backends::git_ok(&env, &ws, &["commit", "--allow-empty", "-m", "by hand"]);
+    let tip = crate::backends::git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
+
+    env.aw(&repo, ["status"]).assert_ok();
+    let kept = crate::backends::git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
+    assert_eq!(kept, tip, "the branch holding a commit was kept");
 }

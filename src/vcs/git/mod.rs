@@ -168,10 +168,50 @@ impl Git {
                 source: Box::new(e),
             });
         }
+        let start = match new_branch {
+            true => self.branch_tip(&branch).ok().flatten(),
+            false => None,
+        };
         Ok(Created {
             branch: Some(branch),
             new_branch,
+            start,
         })
+    }
+
+    /// What [`Git::worktree_add`] of `id` on `base` will make: its branch, whether the branch
+    /// is new, and the commit a new one starts at.
+    pub(crate) fn plan_worktree(&self, id: &str, base: &[String]) -> Result<Created> {
+        let branch = self.branch(id);
+        let new_branch = self.branch_tip(&branch)?.is_none();
+        let start = match new_branch {
+            true => Some(self.rev(base.first().map_or("HEAD", String::as_str))?),
+            false => None,
+        };
+        Ok(Created {
+            branch: Some(branch),
+            new_branch,
+            start,
+        })
+    }
+
+    /// The full commit id `rev` names.
+    fn rev(&self, rev: &str) -> Result<String> {
+        let out = self
+            .call(&self.main)?
+            .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+            .arg(format!("{rev}^{{commit}}"))
+            .stdout()?;
+        Ok(out.trim().to_string())
+    }
+
+    /// Deletes `branch` if it still points at `start` (unknown: never): what a rolled-back
+    /// creation made, and nothing anyone committed since.
+    pub(crate) fn delete_branch_at(&self, branch: &str, start: &Option<String>) -> Result<()> {
+        match (self.branch_tip(branch)?, start) {
+            (Some(tip), Some(start)) if &tip == start => self.delete_branch(branch, true),
+            _ => Ok(()),
+        }
     }
 
     /// Unregisters the worktree at `path`; its directory is expected to be gone already.

@@ -88,6 +88,10 @@ impl Git {
         Ok(Created {
             branch: Some(branch.clone()),
             new_branch,
+            start: match new_branch {
+                true => self.branch_tip(branch).ok().flatten(),
+                false => None,
+            },
         })
     }
 }
