@@ -7,7 +7,8 @@
 //!
 //! - `cli`: clap definitions, the dispatch and one thin command per subcommand;
 //!   `ui`: the output sink (stdout, colour, the status table, the progress line, the words)
-//! - `workspace`: the lifecycle: open, create, take from the pool, repair, land, remove; the
+//! - `session`: a run from lease to outcome (the lifecycle of `run`, built on `workspace`);
+//!   `workspace`: the lifecycle: open, create, take from the pool, repair, land, remove; the
 //!   inventory of a namespace, `doctor`'s checkup, the context every command starts from,
 //!   the command's launch and direnv's trust policy
 //! - `vcs`: jj and git behind one enum; `config`: the configuration files
@@ -27,6 +28,7 @@ mod exec;
 mod progress;
 mod refname;
 mod repo;
+mod session;
 mod store;
 mod ui;
 mod vars;

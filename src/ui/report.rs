@@ -371,3 +371,34 @@ pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
         Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", crate::store::metadata::FILE_NAME),
     }
 }
+
+/// The words for what went wrong around a run whose command ran (its exit code stands).
+pub(crate) fn run_warning(warning: &crate::session::Warning) -> String {
+    use crate::session::Warning;
+    let with_hint = |text: String, err: &crate::error::CliError, default: &str| {
+        format!(
+            "Warning: {text}: {}\nHint: {}",
+            err.message,
+            err.hint.as_deref().unwrap_or(default)
+        )
+    };
+    match warning {
+        Warning::ViewChanged { view } => format!(
+            "Warning: {} was changed during the run; rewrote it from agent-workspace's state",
+            view.display()
+        ),
+        Warning::NotRecorded { code, err } => with_hint(
+            format!("the run ended (exit code {code}) but its outcome could not be recorded"),
+            err,
+            "check the workspace and its state directory",
+        ),
+        Warning::NotInCheckpoint { path, why } => {
+            format!("Warning: not in the checkpoint: {} ({why})", path.display())
+        }
+        Warning::CheckpointFailed { code, err } => with_hint(
+            format!("the run ended (exit code {code}) but its checkpoint failed"),
+            err,
+            "run `agent-workspace checkpoint` on the workspace",
+        ),
+    }
+}

@@ -10,7 +10,7 @@ use crate::architecture::{module_graph, src, Graph};
 /// files) of `src/` each belongs to.
 const LAYERS: [(&str, &[&str]); 6] = [
     ("command", &["cli", "ui"]),
-    ("lifecycle", &["workspace"]),
+    ("lifecycle", &["session", "workspace"]),
     ("backend", &["vcs", "config"]),
     ("exec", &["exec"]),
     ("store", &["store"]),

@@ -1,0 +1,170 @@
+//! The supervised run: recorded as running while direnv loads, the command run under its
+//! guard, the outcome judged and recorded, `--checkpoint`'s checkpoint made.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::error::{CliError, Result};
+use crate::exec::liveness;
+use crate::exec::process::Ending;
+use crate::exec::signals;
+use crate::store::lock::Lock;
+use crate::store::metadata::{self, Loaded, Record, Status};
+use crate::workspace;
+use crate::workspace::context::Context;
+use crate::workspace::direnv::Loader;
+use crate::workspace::launch::{Launch, Sandboxing};
+
+/// A workspace made ready for a command, holding its lease.
+pub(crate) struct Entered {
+    pub record: Record,
+    /// Whether entering made the workspace (false: it existed and was reattached).
+    pub created: bool,
+    pub lease: Lock,
+    pub loader: Loader,
+}
+
+/// How a supervised run ended: the command's exit code (the answer even when recording it
+/// failed) and what went wrong around it, worth a warning.
+pub(crate) struct Ended {
+    pub code: i32,
+    pub status: Status,
+    pub warnings: Vec<Warning>,
+}
+
+/// What went wrong around a run whose command ran: its exit code stands, these are said.
+pub(crate) enum Warning {
+    /// The record view in the workspace was changed during the run and rewritten.
+    ViewChanged { view: PathBuf },
+    /// The outcome could not be recorded (a full disk, a command that deleted its workspace).
+    NotRecorded { code: i32, err: CliError },
+    /// A file `--checkpoint` could not record.
+    NotInCheckpoint { path: PathBuf, why: String },
+    /// `--checkpoint`'s checkpoint failed.
+    CheckpointFailed { code: i32, err: CliError },
+}
+
+/// Records the run as running, runs `command`, and records how it ended; with `checkpoint`
+/// records the run's work in a checkpoint afterwards.
+pub(crate) fn supervise(
+    ctx: &Context,
+    entered: &mut Entered,
+    command: &[OsString],
+    checkpoint: bool,
+    sandboxing: Option<Sandboxing>,
+) -> Result<Ended> {
+    let record = &mut entered.record;
+    let launch = Launch::new(
+        ctx,
+        record,
+        entered.loader.clone(),
+        command,
+        Some(entered.lease.fd()),
+        sandboxing.as_ref(),
+    )?;
+    let started_at = Instant::now();
+    let mut saved = None;
+    // The run is recorded while direnv loads the environment; the command starts after.
+    let ran = launch.run_after(|| {
+        let pid = std::process::id();
+        let argv = command.iter().map(|a| a.to_string_lossy().into_owned());
+        record.start_run(argv.collect(), pid, liveness::start_time(pid));
+        metadata::save(record)?;
+        saved = metadata::saved_stamp(&record.workspace_path);
+        Ok(())
+    })?;
+    // The guard may still be exiting: it is waited for when `ran` goes, after the record.
+    let outcome = &ran.outcome;
+    let (status, code, signal) = match outcome {
+        Ok(ending) => judge(*ending),
+        Err(_) => (Status::Error, 125, None),
+    };
+    record.finish_run(status, code, signal, started_at.elapsed());
+    let mut warnings = vec![];
+    if checkpoint && matches!(outcome, Ok(e) if started(e)) {
+        checkpoint_run(ctx, record, code, &mut warnings);
+    }
+    // A checkpoint made from inside the run (nested) counted itself in the record it saved.
+    if metadata::saved_stamp(&record.workspace_path) != saved {
+        if let Loaded::Ok(saved) = metadata::load(&record.workspace_path) {
+            record.checkpoints = record.checkpoints.max(saved.checkpoints);
+            // So did a land: keep what it recorded, and the journal of one killed meanwhile
+            // (the next command finishes it).
+            record.land = saved.land.clone().or(record.land.take());
+            record.land_intent = saved.land_intent.clone();
+        }
+    }
+    if metadata::view_changed(&record.workspace_path) {
+        warnings.push(Warning::ViewChanged {
+            view: metadata::path(&record.workspace_path),
+        });
+    }
+    // The command ran: its exit code is the answer even if the record cannot be written
+    // (a full disk, a command that deleted its workspace), which is said on stderr.
+    if let (Ok(_), Err(err)) = (outcome, metadata::save(record)) {
+        warnings.push(Warning::NotRecorded {
+            code,
+            err: CliError::from(err),
+        });
+    }
+    let status = record.status;
+    ran.outcome.map(|_| Ended {
+        code,
+        status,
+        warnings,
+    })
+}
+
+/// `--checkpoint`: records the run's work in a checkpoint and keeps it in the run's history
+/// entry. The command ran, so its exit code stands: a failure is a warning.
+fn checkpoint_run(ctx: &Context, record: &mut Record, code: i32, warnings: &mut Vec<Warning>) {
+    let message = workspace::run_message(record, code);
+    match workspace::checkpoint(ctx, record, Some(&message)) {
+        Ok(done) => {
+            if let Some(run) = record.runs.last_mut() {
+                run.checkpoint = done.commit();
+            }
+            // Ignored files are left out on purpose; said by `checkpoint`, not after every run.
+            for u in done.recorded.unrecorded.iter().filter(|u| !u.ignored) {
+                warnings.push(Warning::NotInCheckpoint {
+                    path: u.path.clone(),
+                    why: u.why.clone(),
+                });
+            }
+        }
+        Err(err) => warnings.push(Warning::CheckpointFailed { code, err }),
+    }
+}
+
+/// The recorded status, exit code and signal for how the command ended. The exit code is
+/// always the command's; a command that handled or ignored a stop signal and still exited 0
+/// is `done` (the signal it got is recorded), so status and exit code never disagree.
+fn judge(ending: Ending) -> (Status, i32, Option<i32>) {
+    let code = ending.code();
+    match (ending, signals::received()) {
+        (Ending::Exited(0), received) => (Status::Done, 0, received),
+        (_, Some(sig)) => (Status::Interrupted, code, Some(sig)),
+        (Ending::Signaled(sig), None) if is_stop_signal(sig) => {
+            (Status::Interrupted, code, Some(sig))
+        }
+        (Ending::Signaled(sig), None) => (Status::Error, code, Some(sig)),
+        (_, None) => (Status::Error, code, None),
+    }
+}
+
+fn is_stop_signal(sig: i32) -> bool {
+    [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGKILL,
+        libc::SIGQUIT,
+    ]
+    .contains(&sig)
+}
+
+/// Whether an ending means the command ran (so `--checkpoint` records its work).
+fn started(ending: &Ending) -> bool {
+    !matches!(ending, Ending::NotStarted(_))
+}
