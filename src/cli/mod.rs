@@ -16,6 +16,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, CliError> {
     let global = &cli.global;
     match &cli.command {
         Command::Run(args) => commands::run::cmd_run(global, args),
+        Command::Create(args) => commands::create::cmd_create(global, args),
+        Command::Path(args) => commands::path::cmd_path(global, args),
         Command::Status(args) if args.watch => {
             commands::status_watch::cmd_status_watch(global, args.interval)
         }

@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     Run(crate::cli::commands::run::RunArgs),
     Status(crate::cli::commands::status::StatusArgs),
+    Create(crate::cli::commands::create::CreateArgs),
+    Path(crate::cli::commands::path::PathArgs),
     Shell(crate::cli::commands::shell::ShellArgs),
     Clean(crate::cli::commands::clean::CleanArgs),
     Checkpoint(crate::cli::commands::checkpoint::CheckpointArgs),
@@ -93,7 +95,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
         ];
     }
     hints.push(format!("see `{command} --help`"));

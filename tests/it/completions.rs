@@ -47,7 +47,7 @@ fn zsh_and_fish_complete_ids_through_the_hidden_command() {
         .lines()
         .filter(|l| l.contains(":id -- ") || l.contains("::ids -- "))
         .collect();
-    assert_eq!(id_args.len(), 8, "{zsh}");
+    assert_eq!(id_args.len(), 10, "{zsh}");
     for line in id_args {
         assert!(line.ends_with(":_agent_workspace_ids' \\"), "{line}");
     }

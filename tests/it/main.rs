@@ -16,6 +16,7 @@ mod colour;
 mod completions;
 mod config;
 mod copy;
+mod create_path;
 mod diff_changes;
 mod diff_patch;
 mod diff_safety;

@@ -13,6 +13,7 @@ const SCHEMAS: &[&str] = &[
     "checkpoint",
     "clean",
     "clean-purge",
+    "create",
     "diff",
     "doctor",
     "error",
@@ -223,7 +224,9 @@ fn a_field_the_schema_does_not_know_is_caught() {
 fn land_and_sync_tools_match(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
+    assert_valid("create", &env.aw(&repo, ["create", "w1", "--json"]).json());
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_valid("create", &env.aw(&repo, ["create", "w1", "--json"]).json());
     let ws = env.ws_path(&repo, "w1");
     assert_valid("land", &env.aw(&repo, ["land", "w1", "--json"]).json());
     fs::write(ws.join("new.txt"), "new\n").unwrap();

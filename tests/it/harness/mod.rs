@@ -27,6 +27,8 @@ pub use system::{running_as_root, which, NOBODY};
 pub const SUBCOMMANDS: &[&str] = &[
     "run",
     "status",
+    "create",
+    "path",
     "shell",
     "clean",
     "pool",

@@ -1,0 +1,40 @@
+//! `path`: print a workspace's directory, for `cd "$(agent-workspace path ID)"`.
+
+use clap::Args;
+
+use crate::cli::global::GlobalArgs;
+use crate::error::Result;
+use crate::store::layout::validate_id;
+use crate::ui::output;
+use crate::workspace::context::Context;
+
+/// Print a workspace's directory (exit 1 when there is none)
+///
+/// Reads only the layout and the workspace's own state: no jj or git call, so it is as fast
+/// as a shell function needs.
+///
+/// Example: `cd "$(agent-workspace path fix-1)"`
+#[derive(Debug, Args)]
+pub struct PathArgs {
+    /// Workspace id
+    pub id: String,
+}
+
+pub(crate) fn cmd_path(global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
+    validate_id(&args.id)?;
+    let ctx = Context::open(global)?;
+    let path = ctx.layout.workspace(&args.id);
+    let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+    let known = !matches!(
+        crate::store::state::read(&path),
+        crate::store::state::Found::Missing
+    );
+    if !(is_dir && known) {
+        return Err(crate::workspace::unknown(&args.id, &path).hint(format!(
+            "list workspaces with `agent-workspace status`; make this one with `agent-workspace create {}`",
+            args.id
+        )));
+    }
+    output::print(&format!("{}\n", path.display()))?;
+    Ok(0)
+}
