@@ -269,19 +269,6 @@ pub(crate) fn note(note: &Note) -> String {
     }
 }
 
-/// Prints the notes of opening a workspace on stderr.
-pub(crate) fn print_notes(notes: &[Note]) {
-    use std::io::IsTerminal;
-    let terminal = std::io::stderr().is_terminal();
-    for n in notes {
-        // Sizes and times of copied files help a person at a terminal; scripts get quiet.
-        if matches!(n, Note::Copied { .. }) && !terminal {
-            continue;
-        }
-        eprintln!("{}", note(n));
-    }
-}
-
 /// How a run was sandboxed, in a few words: `no`, or `bwrap` with its options.
 pub(crate) fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String {
     let Some(options) = options else {

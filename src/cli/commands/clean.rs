@@ -12,7 +12,7 @@ use crate::store::aside;
 use crate::store::layout::validate_id;
 use crate::store::lock;
 use crate::store::metadata;
-use crate::ui::output;
+use crate::ui::Ui;
 use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
@@ -69,7 +69,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for id in &args.ids {
         validate_id(id)?;
     }
@@ -91,10 +91,10 @@ pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         .into_iter()
         .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
     for line in crate::ui::report::settled(&others) {
-        eprintln!("{line}");
+        ui.note(line);
     }
     if args.purge_kept {
-        return purge_kept(&ctx, args);
+        return purge_kept(ui, &ctx, args);
     }
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
@@ -113,7 +113,7 @@ pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         })
         .collect();
     let results: Vec<_> = finished.into_iter().chain(selected).collect();
-    report(&results, args)?;
+    report(ui, &results, args)?;
     let failed = results.iter().any(|(_, _, o)| match o {
         Outcome::Failed(_) => true,
         Outcome::Skipped(_) => !bulk,
@@ -245,7 +245,7 @@ fn refusal(entry: &Entry, force: bool, resuming: bool) -> Option<String> {
 }
 
 /// `clean --purge-kept`: deletes kept-aside directories.
-fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
+fn purge_kept(ui: &Ui, ctx: &Context, args: &CleanArgs) -> Result<i32> {
     let root = ctx.layout.dir.join(KEPT_DIR);
     let io = |e: std::io::Error| {
         CliError::failure(format!("could not purge {}: {e}", root.display()))
@@ -285,13 +285,17 @@ fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     } else if dirs.is_empty() {
-        eprintln!("No kept-aside directory matched");
+        ui.note("No kept-aside directory matched");
     }
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
-fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {
+fn report(
+    ui: &Ui,
+    results: &[(String, std::path::PathBuf, Outcome)],
+    args: &CleanArgs,
+) -> Result<()> {
     if args.json {
         let (mut removed, mut skipped, mut failed) = (vec![], vec![], vec![]);
         for (id, path, outcome) in results {
@@ -307,7 +311,7 @@ fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -
             }
         }
         let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "removed": removed, "skipped": skipped, "failed": failed});
-        return output::print(&format!(
+        return ui.data(&format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         ));
@@ -317,12 +321,12 @@ fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -
         match outcome {
             Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
             Outcome::WouldRemove => text += &format!("Would remove {id} ({})\n", path.display()),
-            Outcome::Skipped(reason) => eprintln!("Skipped {id}: {reason}"),
-            Outcome::Failed(err) => eprintln!("{err}"),
+            Outcome::Skipped(reason) => ui.note(format!("Skipped {id}: {reason}")),
+            Outcome::Failed(err) => ui.error(err),
         }
     }
     if results.is_empty() {
-        eprintln!("No workspace matched");
+        ui.note("No workspace matched");
     }
-    output::print(&text)
+    ui.data(&text)
 }

@@ -6,8 +6,9 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
+use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::checkup::{self, Check, Level};
-use crate::{ui::output, ui::report};
 
 /// Check the tools, the workspace root, the repository and its workspaces; each finding is
 /// ok, a warning or an error with its fix (exit 1 when any is an error)
@@ -26,7 +27,7 @@ struct DoctorJson {
     checks: Vec<Check>,
 }
 
-pub(crate) fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
+pub(crate) fn cmd_doctor(ui: &Ui, global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
     let findings = checkup::run(global.into());
     let mut checks = findings.checks;
     for entry in &findings.troubled {
@@ -49,7 +50,7 @@ pub(crate) fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> 
     } else {
         render(&checks)
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(if ok { 0 } else { 1 })
 }
 

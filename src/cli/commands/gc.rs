@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
-use crate::ui::output;
 use crate::ui::report::{aside_json, describe, files, removal_json};
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::gc::{self, Candidate, Expiry};
 use crate::workspace::inventory;
@@ -37,16 +37,16 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
+pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if !args.dry_run {
         for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
-            eprintln!("{line}");
+            ui.note(line);
         }
     }
     if ctx.config.retention.is_empty() && !args.json {
-        eprintln!(
-            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"
+        ui.note(
+            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing",
         );
     }
     let (mut entries, warning) = inventory::all(&ctx);
@@ -80,7 +80,7 @@ pub(crate) fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
             (c, outcome)
         })
         .collect();
-    report(&results, args)?;
+    report(ui, &results, args)?;
     Ok(i32::from(
         results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_))),
     ))
@@ -153,7 +153,7 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
     }
 }
 
-fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
+fn report(ui: &Ui, results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
     if args.json {
         let mut doc = GcJson {
             schema_version: 1,
@@ -171,7 +171,7 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
             list.push(item(c, outcome));
         }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        return output::print(&format!("{text}\n"));
+        return ui.data(&format!("{text}\n"));
     }
     let mut text = String::new();
     for (c, outcome) in results {
@@ -179,7 +179,7 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
         match outcome {
             // The line `clean` prints, so what reads one reads the other; the why on stderr.
             Outcome::Removed(r) => {
-                eprintln!("Expired {id}: {why}");
+                ui.note(format!("Expired {id}: {why}"));
                 text += &format!("{}\n", describe(id, path, r));
             }
             Outcome::WouldRemove(aside) => {
@@ -196,12 +196,12 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
                 }
                 text += "\n";
             }
-            Outcome::Skipped(reason) => eprintln!("Skipped {id} ({why}): {reason}"),
-            Outcome::Failed(err) => eprintln!("{err}"),
+            Outcome::Skipped(reason) => ui.note(format!("Skipped {id} ({why}): {reason}")),
+            Outcome::Failed(err) => ui.error(err),
         }
     }
     if results.is_empty() {
-        eprintln!("No workspace is past its retention");
+        ui.note("No workspace is past its retention");
     }
-    output::print(&text)
+    ui.data(&text)
 }

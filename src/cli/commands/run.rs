@@ -13,8 +13,8 @@ use crate::exec::signals;
 use crate::store::layout::validate_id;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{self, Loaded, Record, Status};
-use crate::ui::progress_line::ProgressLine;
 use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::direnv::{self, Loader};
 use crate::workspace::inventory;
@@ -61,14 +61,18 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs) -> Result<i32> {
+pub(crate) fn cmd_run(
+    ui: &Ui,
+    ctx_args: &crate::cli::global::GlobalArgs,
+    args: &RunArgs,
+) -> Result<i32> {
     validate_id(&args.id)?;
     if let Some(parent) = &args.parent {
         validate_id(parent)?;
     }
     signals::install();
     let mut ctx = Context::open(ctx_args)?;
-    let progress = ProgressLine::on_stderr(&format!("workspace {}", args.id));
+    let progress = ui.progress(&format!("workspace {}", args.id));
     ctx.progress = progress.progress();
     ctx.vcs.check_id(&args.id)?;
     let path = ctx.layout.workspace(&args.id);
@@ -80,18 +84,19 @@ pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs)
         // A clean of this id a kill interrupted: finish it, then run on a new workspace.
         for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?)
         {
-            eprintln!("{line}");
+            ui.note(line);
         }
     }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
-    let Some((mut record, lease, loader)) = enter(&ctx, args, &path, sandboxing.as_ref())? else {
+    let Some((mut record, lease, loader)) = enter(ui, &ctx, args, &path, sandboxing.as_ref())?
+    else {
         return run_nested(args, &path);
     };
     drop(progress);
     record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
-    let code = supervise(&ctx, &mut record, loader, args, &lease, sandboxing)?;
+    let code = supervise(ui, &ctx, &mut record, loader, args, &lease, sandboxing)?;
     if args.cleanup && record.status == Status::Done {
-        remove_after_run(&ctx, &args.id, lease)?;
+        remove_after_run(ui, &ctx, &args.id, lease)?;
     }
     Ok(code)
 }
@@ -99,6 +104,7 @@ pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs)
 /// Takes the workspace's lease (none: a nested run of the run holding it), creates or
 /// reattaches it, and readies its record, environment, tools and setup for the command.
 fn enter(
+    ui: &Ui,
     ctx: &Context,
     args: &RunArgs,
     path: &Path,
@@ -110,7 +116,7 @@ fn enter(
     let Some(lease) = take_lease(ctx, args, path)? else {
         return Ok(None);
     };
-    let (opened, lease) = open(ctx, args, known_before, lease)?;
+    let (opened, lease) = open(ui, ctx, args, known_before, lease)?;
     if opened.created && ctx.config.pool_size > 0 {
         // Never delays the run: a failure to start it only costs the next run a checkout.
         let _ = workspace::pool::refill_in_background(ctx);
@@ -132,12 +138,13 @@ fn enter(
         lease: lease.fd(),
         trust: args.trust_config,
     };
-    prepare(ctx, &mut record, opened.created, &setup)?;
+    prepare(ui, ctx, &mut record, opened.created, &setup)?;
     Ok(Some((record, lease, loader)))
 }
 
 /// Brings the tools bundle up to date and runs the setup when it is due.
 fn prepare(
+    ui: &Ui,
     ctx: &Context,
     record: &mut Record,
     created: bool,
@@ -146,7 +153,7 @@ fn prepare(
     let mut notes = vec![];
     let synced = workspace::tools::sync(ctx, record, false, &mut notes);
     ctx.progress.idle();
-    report::print_notes(&notes);
+    ui.notes(&notes);
     synced?;
     if workspace::setup::due(ctx, record, created) {
         workspace::setup::run(ctx, record, setup)?;
@@ -158,6 +165,7 @@ fn prepare(
 /// telling. A refused creation leaves no lease file: one without a directory would claim a
 /// workspace that was deleted by hand.
 fn open(
+    ui: &Ui,
     ctx: &Context,
     args: &RunArgs,
     known_before: bool,
@@ -179,7 +187,7 @@ fn open(
         workspace::open(ctx, &req, &mut notes)
     });
     ctx.progress.idle();
-    report::print_notes(&notes);
+    ui.notes(&notes);
     match opened {
         Ok(opened) => Ok((opened, lease)),
         Err(err) => {
@@ -193,11 +201,11 @@ fn open(
 }
 
 /// `--cleanup`: removes the workspace, whose lease this run holds, after its success.
-fn remove_after_run(ctx: &Context, id: &str, lease: Lock) -> Result<()> {
+fn remove_after_run(ui: &Ui, ctx: &Context, id: &str, lease: Lock) -> Result<()> {
     let entry = inventory::local(ctx, id)
         .ok_or_else(|| workspace::unknown(id, &ctx.layout.workspace(id)))?;
     let removal = remove::remove(ctx, &entry, &remove::Options::default(), Some(lease))?;
-    eprintln!("{}", report::describe(id, &entry.path, &removal));
+    ui.note(report::describe(id, &entry.path, &removal));
     Ok(())
 }
 
@@ -272,6 +280,7 @@ fn run_nested(args: &RunArgs, path: &Path) -> Result<i32> {
 
 /// Records the run as running, runs it, and records how it ended.
 fn supervise(
+    ui: &Ui,
     ctx: &Context,
     record: &mut Record,
     loader: Loader,
@@ -307,7 +316,7 @@ fn supervise(
     };
     record.finish_run(status, code, signal, started.elapsed());
     if args.checkpoint && matches!(outcome, Ok(e) if !matches!(e, Ending::NotStarted(_))) {
-        checkpoint_run(ctx, record, code);
+        checkpoint_run(ui, ctx, record, code);
     }
     // A checkpoint made from inside the run (nested) counted itself in the record it saved.
     if metadata::saved_stamp(&record.workspace_path) != saved {
@@ -320,19 +329,23 @@ fn supervise(
         }
     }
     if metadata::view_changed(&record.workspace_path) {
-        eprintln!(
-            "Warning: {} was changed during the run; rewrote it from agent-workspace's state",
+        ui.warning(format!(
+            "{} was changed during the run; rewrote it from agent-workspace's state",
             metadata::path(&record.workspace_path).display()
-        );
+        ));
     }
     // The command ran: its exit code is the answer even if the record cannot be written
     // (a full disk, a command that deleted its workspace), which is said on stderr.
     if let (Ok(_), Err(err)) = (outcome, metadata::save(record)) {
         let err = CliError::from(err);
-        eprintln!(
-            "Warning: the run ended (exit code {code}) but its outcome could not be recorded: {}\nHint: {}",
-            err.message,
-            err.hint.as_deref().unwrap_or("check the workspace and its state directory")
+        ui.warning_with_hint(
+            format!(
+                "the run ended (exit code {code}) but its outcome could not be recorded: {}",
+                err.message
+            ),
+            err.hint
+                .as_deref()
+                .unwrap_or("check the workspace and its state directory"),
         );
     }
     ran.outcome.map(|_| code)
@@ -340,7 +353,7 @@ fn supervise(
 
 /// `--checkpoint`: records the run's work in a checkpoint and keeps it in the run's history
 /// entry. The command ran, so its exit code stands: a failure is a warning.
-fn checkpoint_run(ctx: &Context, record: &mut Record, code: i32) {
+fn checkpoint_run(ui: &Ui, ctx: &Context, record: &mut Record, code: i32) {
     let message = workspace::run_message(record, code);
     match workspace::checkpoint(ctx, record, Some(&message)) {
         Ok(done) => {
@@ -349,19 +362,21 @@ fn checkpoint_run(ctx: &Context, record: &mut Record, code: i32) {
             }
             // Ignored files are left out on purpose; said by `checkpoint`, not after every run.
             for u in done.recorded.unrecorded.iter().filter(|u| !u.ignored) {
-                eprintln!(
-                    "Warning: not in the checkpoint: {} ({})",
+                ui.warning(format!(
+                    "not in the checkpoint: {} ({})",
                     u.path.display(),
                     u.why
-                );
+                ));
             }
         }
-        Err(err) => eprintln!(
-            "Warning: the run ended (exit code {code}) but its checkpoint failed: {}\nHint: {}",
-            err.message,
+        Err(err) => ui.warning_with_hint(
+            format!(
+                "the run ended (exit code {code}) but its checkpoint failed: {}",
+                err.message
+            ),
             err.hint
                 .as_deref()
-                .unwrap_or("run `agent-workspace checkpoint` on the workspace")
+                .unwrap_or("run `agent-workspace checkpoint` on the workspace"),
         ),
     }
 }

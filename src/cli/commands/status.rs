@@ -1,7 +1,5 @@
 //! `status`: a table of the namespace's workspaces, or one workspace's record.
 
-use std::io::Write;
-
 use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
@@ -12,6 +10,7 @@ use crate::store::layout::validate_id;
 use crate::ui::output;
 use crate::ui::report;
 use crate::ui::status_table::{self, Columns};
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::details::{self, ChangeCounts, Extra};
 use crate::workspace::inventory::{self, Entry, Problem};
@@ -48,13 +47,13 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
     }
 }
 
-pub(crate) fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
+pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     if let Some(id) = &args.id {
         validate_id(id)?;
     }
     let ctx = Context::open(global)?;
     for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
-        eprintln!("{line}");
+        ui.note(line);
     }
     let (mut entries, warning) = match &args.id {
         Some(id) => {
@@ -66,23 +65,23 @@ pub(crate) fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> 
         None => inventory::all(&ctx),
     };
     if let Some(warning) = warning {
-        eprintln!(
-            "Warning: could not ask the backend which workspaces it knows: {}",
+        ui.warning(format!(
+            "could not ask the backend which workspaces it knows: {}",
             warning.message
-        );
+        ));
         if let Some(hint) = &warning.hint {
-            eprintln!("Hint: {hint}");
+            ui.hint(hint);
         }
     }
     crate::workspace::land::follow(&ctx, &mut entries);
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     let mut text = render(&entries, &extra, args);
-    if args.id.is_none() && !args.json && output::colour(global.color) {
+    if args.id.is_none() && !args.json {
         text = output::style_second_column(&text, status_table::status_style);
     }
-    output::print(&text)?;
+    ui.styled_data(&text)?;
     if !args.json {
-        print_hints(&entries);
+        print_hints(ui, &entries);
     }
     Ok(0)
 }
@@ -120,14 +119,16 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
 }
 
 /// What to do about each workspace with a problem, on stderr.
-fn print_hints(entries: &[Entry]) {
+fn print_hints(ui: &Ui, entries: &[Entry]) {
     let mut hints = String::new();
     for entry in entries {
         if let Some(problem) = &entry.problem {
             hints += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
         }
     }
-    let _ = std::io::stderr().write_all(hints.as_bytes());
+    if !hints.is_empty() {
+        ui.note(hints.trim_end_matches('\n'));
+    }
 }
 
 /// `status --json`: every workspace of the namespace.
