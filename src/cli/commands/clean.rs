@@ -4,10 +4,10 @@
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, ErrorJson, Result};
 use crate::store::aside;
 use crate::store::layout::validate_id;
 use crate::store::lock;
@@ -17,7 +17,7 @@ use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
-use crate::ui::report::{describe, removal_json};
+use crate::ui::report::{describe, RemovalJson};
 use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
 /// Remove workspaces, keeping their edits in the repository.
@@ -279,7 +279,11 @@ fn purge_kept(ui: &Ui, ctx: &Context, args: &CleanArgs) -> Result<i32> {
         text += &format!("{verb} {}\n", dir.display());
     }
     if args.json {
-        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "purged": dirs});
+        let doc = PurgeJson {
+            dry_run: args.dry_run,
+            purged: dirs,
+            schema_version: 1,
+        };
         text = format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
@@ -300,17 +304,27 @@ fn report(
         let (mut removed, mut skipped, mut failed) = (vec![], vec![], vec![]);
         for (id, path, outcome) in results {
             match outcome {
-                Outcome::Removed(removal) => removed.push(removal_json(id, path, Some(removal))),
-                Outcome::WouldRemove => removed.push(removal_json(id, path, None)),
-                Outcome::Skipped(reason) => {
-                    skipped.push(json!({"workspace_id": id, "reason": reason}))
+                Outcome::Removed(removal) => {
+                    removed.push(RemovalJson::new(id, path, Some(removal)))
                 }
-                Outcome::Failed(err) => {
-                    failed.push(json!({"workspace_id": id, "error": err.to_json()}))
-                }
+                Outcome::WouldRemove => removed.push(RemovalJson::new(id, path, None)),
+                Outcome::Skipped(reason) => skipped.push(SkippedJson {
+                    reason: reason.clone(),
+                    workspace_id: id.clone(),
+                }),
+                Outcome::Failed(err) => failed.push(FailedJson {
+                    error: err.to_json(),
+                    workspace_id: id.clone(),
+                }),
             }
         }
-        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "removed": removed, "skipped": skipped, "failed": failed});
+        let doc = CleanJson {
+            dry_run: args.dry_run,
+            failed,
+            removed,
+            schema_version: 1,
+            skipped,
+        };
         return ui.data(&format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
@@ -329,4 +343,37 @@ fn report(
         ui.note("No workspace matched");
     }
     ui.data(&text)
+}
+
+/// `clean --json`: what was removed (or would be), skipped and failed. Fields in alphabetical
+/// order, as they have always been printed.
+#[derive(Serialize)]
+struct CleanJson {
+    dry_run: bool,
+    failed: Vec<FailedJson>,
+    removed: Vec<RemovalJson>,
+    schema_version: u32,
+    skipped: Vec<SkippedJson>,
+}
+
+/// A workspace `clean` left alone, and why.
+#[derive(Serialize)]
+struct SkippedJson {
+    reason: String,
+    workspace_id: String,
+}
+
+/// A workspace `clean` failed to remove, and the error.
+#[derive(Serialize)]
+struct FailedJson {
+    error: ErrorJson,
+    workspace_id: String,
+}
+
+/// `clean --purge-kept --json`: the kept-aside directories deleted (or that would be).
+#[derive(Serialize)]
+struct PurgeJson {
+    dry_run: bool,
+    purged: Vec<std::path::PathBuf>,
+    schema_version: u32,
 }

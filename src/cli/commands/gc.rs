@@ -6,12 +6,11 @@ use std::time::SystemTime;
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
-use crate::ui::report::{aside_json, describe, files, removal_json};
+use crate::ui::report::{describe, files, AsideJson, RemovalJson};
 use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::gc::{self, Candidate, Expiry};
@@ -120,7 +119,7 @@ struct Item {
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<crate::error::ErrorJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    removal: Option<Value>,
+    removal: Option<RemovalJson>,
 }
 
 fn item(c: &Candidate, outcome: &Outcome) -> Item {
@@ -140,12 +139,10 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
             _ => None,
         },
         removal: match outcome {
-            Outcome::Removed(r) => Some(removal_json(id, path, Some(r))),
+            Outcome::Removed(r) => Some(RemovalJson::new(id, path, Some(r))),
             Outcome::WouldRemove(aside) => {
-                let mut json = removal_json(id, path, None);
-                if let Some(aside) = aside {
-                    json["untracked"] = aside_json(aside);
-                }
+                let mut json = RemovalJson::new(id, path, None);
+                json.untracked = aside.as_ref().map(AsideJson::from);
                 Some(json)
             }
             _ => None,

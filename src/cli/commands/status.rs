@@ -2,11 +2,11 @@
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
+use crate::store::metadata::Record;
 use crate::ui::output;
 use crate::ui::report;
 use crate::ui::status_table::{self, Columns};
@@ -146,10 +146,10 @@ struct WorkspaceJson<'a> {
     schema_version: Option<u64>,
     workspace_id: &'a str,
     status: &'a str,
-    recorded_status: Value,
-    workflow: Value,
-    backend: Value,
-    updated_at: Value,
+    recorded_status: Option<&'a str>,
+    workflow: Option<&'a str>,
+    backend: Option<&'a str>,
+    updated_at: Option<&'a str>,
     path: &'a std::path::Path,
     problem: Option<&'static str>,
     hint: Option<String>,
@@ -161,7 +161,7 @@ struct WorkspaceJson<'a> {
     /// Whether that parent is gone.
     orphaned: bool,
     /// The whole record, or a newer schema's raw JSON, or null.
-    record: Value,
+    record: Option<RecordJson<'a>>,
     /// `--size`: allocated bytes, hard links counted once.
     #[serde(skip_serializing_if = "Option::is_none")]
     size_bytes: Option<u64>,
@@ -177,6 +177,15 @@ struct WorkspaceJson<'a> {
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
     #[serde(skip_serializing_if = "Option::is_none")]
     last_activity: Option<&'a str>,
+}
+
+/// The record in `status --json`: this schema's, or a newer one's as read (foreign data this
+/// build has no type for, printed as is).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum RecordJson<'a> {
+    Known(&'a Record),
+    Newer(&'a serde_json::Value),
 }
 
 impl<'a> WorkspaceJson<'a> {
@@ -200,19 +209,26 @@ impl<'a> WorkspaceJson<'a> {
 impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
     fn from(entry: &'a Entry) -> Self {
         let record = match (&entry.record, &entry.raw) {
-            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
-            (None, Some(raw)) => raw.clone(),
-            _ => Value::Null,
+            (Some(record), _) => Some(RecordJson::Known(record)),
+            (None, Some(raw)) => Some(RecordJson::Newer(raw)),
+            _ => None,
         };
-        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
+        // A newer schema's fields are shown when they are the strings this one knows.
+        let newer = |key: &str| entry.raw.as_ref()?.get(key)?.as_str();
+        let known = entry.record.as_deref();
         WorkspaceJson {
             schema_version: None,
             workspace_id: &entry.id,
             status: entry.status(),
-            recorded_status: get("status"),
-            workflow: get("workflow"),
-            backend: get("backend"),
-            updated_at: get("updated_at"),
+            recorded_status: known.map(|r| r.status.as_str()).or_else(|| newer("status")),
+            workflow: match known {
+                Some(r) => r.workflow.as_deref(),
+                None => newer("workflow"),
+            },
+            backend: known
+                .map(|r| r.backend.as_str())
+                .or_else(|| newer("backend")),
+            updated_at: entry.updated_at(),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
             land_state: entry
