@@ -26,12 +26,7 @@ const SPEAKING: [&str; 10] = [
 
 /// Files outside `src/ui/` that may hold one of those words because they read them: the
 /// backends' stderr classifiers recognise jj's and git's own warnings.
-const READERS: [&str; 3] = [
-    "vcs/jj/classify.rs",
-    "vcs/git/classify.rs",
-    // Until its parser of jj's refused-snapshot warning moves into the classifier.
-    "vcs/jj/checkpoint.rs",
-];
+const READERS: [&str; 2] = ["vcs/jj/classify.rs", "vcs/git/classify.rs"];
 
 /// One line per place outside `src/ui/` that speaks: `path:line: text`.
 fn speakers(root: &Path) -> Vec<String> {
@@ -100,4 +95,54 @@ fn the_scan_finds_each_way_of_speaking() {
         speaking_lines("    // eprintln!(\"Warning: x\")").count(),
         0
     );
+}
+
+/// Whether a line of code matches a backend's stderr text.
+fn reads_stderr_text(line: &str) -> bool {
+    let code = line.trim_start();
+    !code.starts_with("//")
+        && code.contains("stderr")
+        && [
+            ".contains(",
+            ".starts_with(",
+            ".lines()",
+            ".split_once(",
+            ".find(",
+        ]
+        .iter()
+        .any(|m| code.contains(m))
+}
+
+/// jj's and git's stderr is read in one place per backend, `vcs/{jj,git}/classify.rs`,
+/// where its wording is tested against what the pinned versions print.
+#[test]
+fn only_the_classifiers_match_a_backend_s_stderr() {
+    let root = src();
+    let mut found = vec![];
+    for layer in ["vcs", "workspace"] {
+        for file in rust_files(&root.join(layer)) {
+            let rel = file
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if READERS.contains(&rel.as_str()) {
+                continue;
+            }
+            let text = fs::read_to_string(&file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if reads_stderr_text(line) {
+                    found.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "match jj's or git's stderr in vcs/<backend>/classify.rs instead:\n{}",
+        found.join("\n")
+    );
+    assert!(reads_stderr_text(
+        r#"Err(e) if e.stderr().contains("is not a working tree") => Ok(()),"#
+    ));
 }
