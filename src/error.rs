@@ -107,6 +107,7 @@ impl CliError {
 
 /// An error as `--json` outputs carry it: what kind, the message, its causes and the hint.
 #[derive(Debug, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ErrorJson {
     /// `usage`, `failure` or `interrupted`.
     pub kind: &'static str,

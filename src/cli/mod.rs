@@ -4,6 +4,8 @@
 pub(crate) mod commands;
 pub(crate) mod global;
 pub(crate) mod parse;
+#[cfg(test)]
+mod schemas;
 
 use clap::CommandFactory;
 

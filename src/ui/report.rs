@@ -169,6 +169,7 @@ fn short(commit: &str) -> &str {
 /// would be) removed and what keeps its work. Fields in alphabetical order, the order these
 /// objects have always been printed in.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct RemovalJson {
     /// Whether `--delete-branch` deleted the branch; null when not asked.
     pub branch_deleted: Option<bool>,
@@ -189,6 +190,7 @@ pub(crate) struct RemovalJson {
 
 /// A commit that holds a removed workspace's work.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct CommitJson {
     pub commit_id: String,
     pub subject: String,
@@ -196,6 +198,7 @@ pub(crate) struct CommitJson {
 
 /// The branch a removed worktree's HEAD is kept on.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct HeadJson {
     pub branch: String,
     pub commit: String,
@@ -205,6 +208,7 @@ pub(crate) struct HeadJson {
 
 /// What became of a workspace's files that no commit holds.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct AsideJson {
     pub discarded_bytes: u64,
     pub discarded_files: u64,

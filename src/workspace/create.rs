@@ -294,6 +294,7 @@ mod journal {
     const SUFFIX: &str = ".creating";
 
     #[derive(Serialize, Deserialize, Default)]
+    #[cfg_attr(test, derive(schemars::JsonSchema))]
     struct Journal {
         /// The branch the backend made for the workspace (git), once known.
         branch: Option<String>,

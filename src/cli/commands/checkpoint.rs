@@ -91,7 +91,8 @@ fn text(id: &str, done: &Checkpointed) -> String {
 
 /// `checkpoint --json`.
 #[derive(Serialize)]
-struct CheckpointJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CheckpointJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     created: bool,
@@ -105,6 +106,7 @@ struct CheckpointJson<'a> {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct NotRecorded<'a> {
     path: &'a std::path::Path,
     why: &'a str,

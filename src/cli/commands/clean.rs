@@ -348,7 +348,8 @@ fn report(
 /// `clean --json`: what was removed (or would be), skipped and failed. Fields in alphabetical
 /// order, as they have always been printed.
 #[derive(Serialize)]
-struct CleanJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CleanJson {
     dry_run: bool,
     failed: Vec<FailedJson>,
     removed: Vec<RemovalJson>,
@@ -358,6 +359,7 @@ struct CleanJson {
 
 /// A workspace `clean` left alone, and why.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct SkippedJson {
     reason: String,
     workspace_id: String,
@@ -365,6 +367,7 @@ struct SkippedJson {
 
 /// A workspace `clean` failed to remove, and the error.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct FailedJson {
     error: ErrorJson,
     workspace_id: String,
@@ -372,7 +375,8 @@ struct FailedJson {
 
 /// `clean --purge-kept --json`: the kept-aside directories deleted (or that would be).
 #[derive(Serialize)]
-struct PurgeJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct PurgeJson {
     dry_run: bool,
     purged: Vec<std::path::PathBuf>,
     schema_version: u32,

@@ -49,10 +49,11 @@ pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<
 
 /// `diff --json`.
 #[derive(Serialize)]
-struct DiffJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DiffJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
-    backend: &'a str,
+    backend: crate::repo::Backend,
     base_commits: &'a [String],
     /// The commit (or merged tree) the files are compared to.
     against: &'a str,
@@ -65,6 +66,7 @@ struct DiffJson<'a> {
 
 /// The sums over every changed file.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Totals {
     files: usize,
     insertions: u64,
@@ -85,7 +87,7 @@ fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
     let value = DiffJson {
         schema_version: 1,
         workspace_id: &record.workspace_id,
-        backend: record.backend.as_str(),
+        backend: record.backend,
         base_commits: &record.base_commits,
         against: &found.against,
         latest: &found.latest,

@@ -21,9 +21,11 @@ pub struct DoctorArgs {
 
 /// `doctor --json`.
 #[derive(Serialize)]
-struct DoctorJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DoctorJson {
     schema_version: u64,
     ok: bool,
+    #[cfg_attr(test, schemars(length(min = 1)))]
     checks: Vec<Check>,
 }
 

@@ -98,7 +98,8 @@ fn why(expiry: &Expiry) -> String {
 
 /// The `--json` document.
 #[derive(Serialize)]
-struct GcJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct GcJson {
     schema_version: u32,
     dry_run: bool,
     removed: Vec<Item>,
@@ -108,6 +109,7 @@ struct GcJson {
 
 /// One workspace in it: the removal's fields (as `clean --json`), its status, age, retention.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Item {
     workspace_id: String,
     path: PathBuf,

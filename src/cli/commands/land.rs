@@ -199,10 +199,12 @@ fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
 
 /// `land --json`.
 #[derive(Serialize)]
-struct LandJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct LandJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     dry_run: bool,
+    #[cfg_attr(test, schemars(extend("enum" = ["nothing", "landed", "conflicted"])))]
     outcome: &'static str,
     target: &'a str,
     commits: &'a [Commit],

@@ -214,7 +214,8 @@ fn json<T: Serialize>(value: &T) -> Result<String> {
 }
 
 #[derive(Serialize)]
-struct FillJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct FillJson<'a> {
     schema_version: u32,
     prepared: &'a [PathBuf],
     removed: &'a [PathBuf],
@@ -222,7 +223,8 @@ struct FillJson<'a> {
 }
 
 #[derive(Serialize)]
-struct StatusJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct StatusJson<'a> {
     schema_version: u32,
     size: usize,
     ready: usize,
@@ -231,6 +233,7 @@ struct StatusJson<'a> {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct EntryJson<'a> {
     path: &'a std::path::Path,
     state: State,
@@ -239,7 +242,8 @@ struct EntryJson<'a> {
 }
 
 #[derive(Serialize)]
-struct DrainJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DrainJson<'a> {
     schema_version: u32,
     removed: &'a [PathBuf],
 }

@@ -133,28 +133,37 @@ fn print_hints(ui: &Ui, entries: &[Entry]) {
 
 /// `status --json`: every workspace of the namespace.
 #[derive(Serialize)]
-struct StatusJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct StatusJson<'a> {
     schema_version: u64,
     workspaces: Vec<WorkspaceJson<'a>>,
 }
 
 /// One workspace in `status --json` (and `status ID --json` alone).
 #[derive(Serialize)]
-struct WorkspaceJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct WorkspaceJson<'a> {
     /// `status <ID> --json` alone: the version of this object's schema.
     #[serde(skip_serializing_if = "Option::is_none")]
     schema_version: Option<u64>,
     workspace_id: &'a str,
     status: &'a str,
+    #[cfg_attr(test, schemars(extend("enum" = ["idle", "running", "done", "error", "interrupted", null])))]
     recorded_status: Option<&'a str>,
     workflow: Option<&'a str>,
+    #[cfg_attr(test, schemars(extend("enum" = ["jj", "git", null])))]
     backend: Option<&'a str>,
     updated_at: Option<&'a str>,
     path: &'a std::path::Path,
+    #[cfg_attr(
+        test,
+        schemars(extend("enum" = [null, "crashed", "missing-directory", "unregistered", "corrupt-metadata", "missing-metadata", "newer-schema", "not-a-directory", "tampered-record", "backend-mismatch", "branch-mismatch", "renamed"]))
+    )]
     problem: Option<&'static str>,
     hint: Option<String>,
     /// Whether the land the status shows was checked against its target now: `verified`,
     /// `undone` (the status is then the run's), `unchecked`; null when no land is shown.
+    #[cfg_attr(test, schemars(extend("enum" = [null, "verified", "undone", "unchecked"])))]
     land_state: Option<&'static str>,
     /// The workspace this one was started from (`run --parent`).
     parent: Option<&'a str>,
@@ -167,6 +176,7 @@ struct WorkspaceJson<'a> {
     size_bytes: Option<u64>,
     /// `--size`: the newest modification time of its files.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     newest_mtime: Option<String>,
     /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,12 +186,14 @@ struct WorkspaceJson<'a> {
     changes_error: Option<&'a str>,
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     last_activity: Option<&'a str>,
 }
 
 /// The record in `status --json`: this schema's, or a newer one's as read (foreign data this
 /// build has no type for, printed as is).
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum RecordJson<'a> {
     Known(&'a Record),

@@ -59,7 +59,8 @@ pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs)
 
 /// `sync-tools --json`.
 #[derive(Serialize)]
-struct SyncJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct SyncJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     /// The bundle directory; null when nothing was copied.
