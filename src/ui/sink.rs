@@ -27,11 +27,6 @@ impl Ui {
         }
     }
 
-    /// Whether stdout gets colour.
-    pub(crate) fn colour(&self) -> bool {
-        self.colour
-    }
-
     /// Prints data on stdout; a reader that went away (broken pipe) is not an error.
     pub fn data(&self, text: &str) -> Result<()> {
         output::print(text)
@@ -45,9 +40,15 @@ impl Ui {
     /// Prints data holding `anstyle` escapes on stdout, through `anstream`: kept when colour is
     /// on, stripped when it is off.
     pub(crate) fn styled_data(&self, text: &str) -> Result<()> {
+        output::print(&self.paint(text))
+    }
+
+    /// `text`, holding `anstyle` escapes, as stdout shows it: as is when colour is on, the
+    /// escapes stripped through `anstream` when it is off.
+    pub(crate) fn paint(&self, text: &str) -> String {
         match self.colour {
-            true => output::print(text),
-            false => output::print(&anstream::adapter::strip_str(text).to_string()),
+            true => text.to_string(),
+            false => anstream::adapter::strip_str(text).to_string(),
         }
     }
 

@@ -32,7 +32,6 @@ pub(crate) fn cmd_status_watch(ui: &Ui, global: &GlobalArgs, interval: Duration)
     }
     signals::install();
     let ctx = Context::open(global)?;
-    let colour = ui.colour();
     let mut asked = Registrations::default();
     let screen = Screen::enter()?;
     loop {
@@ -41,7 +40,8 @@ pub(crate) fn cmd_status_watch(ui: &Ui, global: &GlobalArgs, interval: Duration)
             inventory::all_with(&ctx, &mut |with_paths| asked.get(&ctx.vcs, with_paths));
         // Lands shown only while they hold (the answer kept while the repository is unchanged).
         crate::workspace::land::follow(&ctx, &mut entries);
-        let text = frame(&entries, warning.as_ref(), interval, colour);
+        let text = frame(&entries, warning.as_ref(), interval);
+        let text = ui.paint(&text);
         screen.draw(&text)?;
         if let Some(sig) = wait(interval) {
             drop(screen);
@@ -66,12 +66,7 @@ fn wait(interval: Duration) -> Option<i32> {
 }
 
 /// One screen: a title, the table with run times and exit codes, then what is wrong.
-fn frame(
-    entries: &[Entry],
-    warning: Option<&CliError>,
-    interval: Duration,
-    colour: bool,
-) -> String {
+fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration) -> String {
     let mut text = format!(
         "agent-workspace status, every {}s (Ctrl-C to stop)\n\n",
         interval.as_secs_f64()
@@ -83,9 +78,7 @@ fn frame(
     };
     let mut table = String::new();
     status_table::table(entries, &extra, columns, &mut table);
-    if colour {
-        table = output::style_second_column(&table, status_table::status_style);
-    }
+    table = output::style_second_column(&table, status_table::status_style);
     text += &table;
     if let Some(warning) = warning {
         text += &format!(
