@@ -1,6 +1,5 @@
 //! The command error type: what failed, why, and what to do about it.
 
-use std::fmt;
 use std::path::Path;
 
 /// How a failure is classified; each kind maps to a documented exit code.
@@ -108,6 +107,7 @@ impl CliError {
 
 /// An error as `--json` outputs carry it: what kind, the message, its causes and the hint.
 #[derive(Debug, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ErrorJson {
     /// `usage`, `failure` or `interrupted`.
     pub kind: &'static str,
@@ -130,22 +130,6 @@ impl CliError {
             causes: self.causes.clone(),
             hint: self.hint.clone(),
         }
-    }
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Error: {}", self.message)?;
-        for cause in &self.causes {
-            for (i, line) in cause.lines().enumerate() {
-                let lead = if i == 0 { "Caused by: " } else { "           " };
-                write!(f, "\n{lead}{line}")?;
-            }
-        }
-        if let Some(hint) = &self.hint {
-            write!(f, "\nHint: {hint}")?;
-        }
-        Ok(())
     }
 }
 

@@ -35,11 +35,12 @@ mod vars;
 mod vcs;
 mod workspace;
 
-// What the binary uses: parsing, the one dispatch, the guard's entry, the error and its
-// rendering, stdout for clap's own text.
+// What the binary uses: parsing, the one dispatch, the guard's entry, the error, and the
+// output sink that renders it and prints clap's own text.
 pub use cli::commands::exec::cmd_exec as run_guard;
 pub use cli::dispatch;
 pub use cli::parse::{parse, Cli, Parsed};
 pub use error::CliError;
 pub use exec::process::TRAMPOLINE;
-pub use ui::output::print;
+pub use ui::output::ColorChoice;
+pub use ui::Ui;

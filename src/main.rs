@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use agent_workspace::{CliError, Parsed};
+use agent_workspace::{CliError, ColorChoice, Parsed, Ui};
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -13,27 +13,32 @@ fn main() -> ExitCode {
         .get(1)
         .is_some_and(|a| a == agent_workspace::TRAMPOLINE)
     {
-        return code(agent_workspace::run_guard(&args[2..]));
+        return code(agent_workspace::run_guard(
+            &Ui::new(ColorChoice::Never),
+            &args[2..],
+        ));
     }
     let cli = match agent_workspace::parse(args) {
         Ok(Parsed::Command(cli)) => cli,
         Ok(Parsed::Print(text)) => {
-            return match agent_workspace::print(&text) {
+            let ui = Ui::new(ColorChoice::Auto);
+            return match ui.data(&text) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(err) => fail(&err, false),
-            }
+                Err(err) => fail(&ui, &err, false),
+            };
         }
-        Err(err) => return fail(&err, false),
+        Err(err) => return fail(&Ui::new(ColorChoice::Auto), &err, false),
     };
-    match agent_workspace::dispatch(&cli) {
+    let ui = Ui::new(cli.global.color);
+    match agent_workspace::dispatch(&ui, &cli) {
         Ok(status) => code(status),
-        Err(err) => fail(&err, cli.wraps_command()),
+        Err(err) => fail(&ui, &err, cli.wraps_command()),
     }
 }
 
-/// Prints `err` as the one rendered error and gives its exit code.
-fn fail(err: &CliError, wraps_command: bool) -> ExitCode {
-    eprintln!("{err}");
+/// Renders `err` through the sink and gives its exit code.
+fn fail(ui: &Ui, err: &CliError, wraps_command: bool) -> ExitCode {
+    ui.error(err);
     ExitCode::from(err.exit_code(wraps_command))
 }
 

@@ -10,6 +10,7 @@ use crate::error::{CliError, Result};
 
 /// Which version-control system manages a workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     Jj,

@@ -4,35 +4,40 @@
 pub(crate) mod commands;
 pub(crate) mod global;
 pub(crate) mod parse;
+#[cfg(test)]
+mod schemas;
 
 use clap::CommandFactory;
 
 use crate::error::CliError;
+use crate::ui::Ui;
 use parse::{Cli, Command};
 
 /// Runs the parsed command: one `cmd_<name>` per subcommand; its exit status, or the error
 /// to render.
-pub fn dispatch(cli: &Cli) -> Result<i32, CliError> {
+pub fn dispatch(ui: &Ui, cli: &Cli) -> Result<i32, CliError> {
     let global = &cli.global;
     match &cli.command {
-        Command::Run(args) => commands::run::cmd_run(global, args),
-        Command::Create(args) => commands::create::cmd_create(global, args),
-        Command::Path(args) => commands::path::cmd_path(global, args),
+        Command::Run(args) => commands::run::cmd_run(ui, global, args),
+        Command::Create(args) => commands::create::cmd_create(ui, global, args),
+        Command::Path(args) => commands::path::cmd_path(ui, global, args),
         Command::Status(args) if args.watch => {
-            commands::status_watch::cmd_status_watch(global, args.interval)
+            commands::status_watch::cmd_status_watch(ui, global, args.interval)
         }
-        Command::Status(args) => commands::status::cmd_status(global, args),
-        Command::Shell(args) => commands::shell::cmd_shell(global, args),
-        Command::Clean(args) => commands::clean::cmd_clean(global, args),
-        Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(global, args),
-        Command::Diff(args) => commands::diff::cmd_diff(global, args),
-        Command::Gc(args) => commands::gc::cmd_gc(global, args),
-        Command::Pool(args) => commands::pool::cmd_pool(global, args),
-        Command::Land(args) => commands::land::cmd_land(global, args),
-        Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(global, args),
-        Command::Doctor(args) => commands::doctor::cmd_doctor(global, args),
-        Command::Completions(args) => commands::completions::cmd_completions(args, Cli::command()),
-        Command::Man(args) => commands::man::cmd_man(args, Cli::command()),
-        Command::CompleteIds => commands::complete_ids::cmd_complete_ids(global),
+        Command::Status(args) => commands::status::cmd_status(ui, global, args),
+        Command::Shell(args) => commands::shell::cmd_shell(ui, global, args),
+        Command::Clean(args) => commands::clean::cmd_clean(ui, global, args),
+        Command::Checkpoint(args) => commands::checkpoint::cmd_checkpoint(ui, global, args),
+        Command::Diff(args) => commands::diff::cmd_diff(ui, global, args),
+        Command::Gc(args) => commands::gc::cmd_gc(ui, global, args),
+        Command::Pool(args) => commands::pool::cmd_pool(ui, global, args),
+        Command::Land(args) => commands::land::cmd_land(ui, global, args),
+        Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(ui, global, args),
+        Command::Doctor(args) => commands::doctor::cmd_doctor(ui, global, args),
+        Command::Completions(args) => {
+            commands::completions::cmd_completions(ui, args, Cli::command())
+        }
+        Command::Man(args) => commands::man::cmd_man(ui, args, Cli::command()),
+        Command::CompleteIds => commands::complete_ids::cmd_complete_ids(ui, global),
     }
 }

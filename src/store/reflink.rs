@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a copy did, kept in the record (`copied`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Copied {
     /// Regular files created.
     pub files: u64,

@@ -19,6 +19,7 @@ const MAX_DEPTH: usize = 40;
 
 /// What a workspace's record keeps about its bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Recorded {
     /// The bundle directory, relative to the workspace.
     pub dir: String,

@@ -5,4 +5,8 @@
 pub(crate) mod output;
 pub(crate) mod progress_line;
 pub(crate) mod report;
+pub(crate) mod screen;
+pub(crate) mod sink;
 pub(crate) mod status_table;
+
+pub use sink::Ui;

@@ -82,12 +82,14 @@ where
 }
 
 /// Prints to stdout; a reader that went away (broken pipe) is not an error.
-pub fn print(text: &str) -> Result<()> {
+pub(crate) fn print(text: &str) -> Result<()> {
+    print_bytes(text.as_bytes())
+}
+
+/// Prints bytes to stdout as they are; a reader that went away (broken pipe) is not an error.
+pub(crate) fn print_bytes(bytes: &[u8]) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::failure("could not write to stdout")

@@ -1,9 +1,9 @@
 //! How the command layer words what the lifecycle returns: a removal (the text line and the
 //! JSON object `clean` and `run --cleanup` print) and the notes of opening a workspace.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::error::CliError;
 use crate::store::aside::Aside;
@@ -165,57 +165,124 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-pub(crate) fn removal_json(id: &str, path: &Path, removal: Option<&Removal>) -> Value {
-    let kept = removal.map(|r| &r.kept);
-    let (change, commit, branch, committed) = match kept {
-        Some(Kept::Change {
-            change_id,
-            commit_id,
-        }) => (Some(change_id), Some(commit_id), None, false),
-        Some(Kept::Branch {
-            branch,
-            commit,
-            committed,
-            ..
-        }) => (None, Some(commit), Some(branch), *committed),
-        _ => (None, None, None, false),
-    };
-    json!({
-        "workspace_id": id,
-        "path": path,
-        "kept_change_id": change,
-        "kept_commit_id": commit,
-        "kept_branch": branch,
-        "committed_uncommitted_changes": committed,
-        "branch_deleted": removal.and_then(|r| r.branch_deleted.as_ref()).map(|r| r.is_ok()),
-        "head": removal.and_then(head_json),
-        "commits": removal.map(|r| r.commits.iter()
-            .map(|c| json!({"commit_id": c.id, "subject": c.subject}))
-            .collect::<Vec<_>>()),
-        "untracked": removal.map(|r| aside_json(&r.aside)),
-    })
+/// A workspace in `clean --json`'s `removed` (and `gc --json`'s `removal`): what was (or
+/// would be) removed and what keeps its work. Fields in alphabetical order, the order these
+/// objects have always been printed in.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct RemovalJson {
+    /// Whether `--delete-branch` deleted the branch; null when not asked.
+    pub branch_deleted: Option<bool>,
+    /// Further commits that hold the workspace's work; null in a dry run.
+    pub commits: Option<Vec<CommitJson>>,
+    /// Whether uncommitted changes were committed to the kept branch first.
+    pub committed_uncommitted_changes: bool,
+    /// Where a detached HEAD was kept reachable (git).
+    pub head: Option<HeadJson>,
+    pub kept_branch: Option<String>,
+    pub kept_change_id: Option<String>,
+    pub kept_commit_id: Option<String>,
+    pub path: PathBuf,
+    /// The files no commit holds: kept aside, or discarded; null when not known.
+    pub untracked: Option<AsideJson>,
+    pub workspace_id: String,
 }
 
-fn head_json(removal: &Removal) -> Option<Value> {
-    match &removal.kept {
-        Kept::Branch { head: Some(h), .. } => Some(json!({
-            "branch": h.branch, "commit": h.commit, "created": h.created,
-        })),
-        _ => None,
+/// A commit that holds a removed workspace's work.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CommitJson {
+    pub commit_id: String,
+    pub subject: String,
+}
+
+/// The branch a removed worktree's HEAD is kept on.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct HeadJson {
+    pub branch: String,
+    pub commit: String,
+    /// Whether the branch was created to keep a detached HEAD reachable.
+    pub created: bool,
+}
+
+/// What became of a workspace's files that no commit holds.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct AsideJson {
+    pub discarded_bytes: u64,
+    pub discarded_files: u64,
+    pub disposable_bytes: u64,
+    pub disposable_files: u64,
+    pub disposable_patterns: Vec<String>,
+    pub kept_bytes: u64,
+    pub kept_dir: Option<PathBuf>,
+    pub kept_files: u64,
+}
+
+impl RemovalJson {
+    /// Workspace `id` at `path`, removed (`removal`) or, in a dry run, not (`None`).
+    pub(crate) fn new(id: &str, path: &Path, removal: Option<&Removal>) -> RemovalJson {
+        let kept = removal.map(|r| &r.kept);
+        let (change, commit, branch, committed) = match kept {
+            Some(Kept::Change {
+                change_id,
+                commit_id,
+            }) => (Some(change_id), Some(commit_id), None, false),
+            Some(Kept::Branch {
+                branch,
+                commit,
+                committed,
+                ..
+            }) => (None, Some(commit), Some(branch), *committed),
+            _ => (None, None, None, false),
+        };
+        let head = match kept {
+            Some(Kept::Branch { head: Some(h), .. }) => Some(HeadJson {
+                branch: h.branch.clone(),
+                commit: h.commit.clone(),
+                created: h.created,
+            }),
+            _ => None,
+        };
+        RemovalJson {
+            branch_deleted: removal
+                .and_then(|r| r.branch_deleted.as_ref())
+                .map(|r| r.is_ok()),
+            commits: removal.map(|r| {
+                r.commits
+                    .iter()
+                    .map(|c| CommitJson {
+                        commit_id: c.id.clone(),
+                        subject: c.subject.clone(),
+                    })
+                    .collect()
+            }),
+            committed_uncommitted_changes: committed,
+            head,
+            kept_branch: branch.cloned(),
+            kept_change_id: change.cloned(),
+            kept_commit_id: commit.cloned(),
+            path: path.to_path_buf(),
+            untracked: removal.map(|r| AsideJson::from(&r.aside)),
+            workspace_id: id.to_string(),
+        }
     }
 }
 
-pub(crate) fn aside_json(a: &Aside) -> Value {
-    json!({
-        "kept_dir": a.kept_dir,
-        "kept_files": a.kept_files,
-        "kept_bytes": a.kept_bytes,
-        "disposable_files": a.disposable_files,
-        "disposable_bytes": a.disposable_bytes,
-        "disposable_patterns": a.disposable_patterns,
-        "discarded_files": a.discarded_files,
-        "discarded_bytes": a.discarded_bytes,
-    })
+impl From<&Aside> for AsideJson {
+    fn from(a: &Aside) -> AsideJson {
+        AsideJson {
+            discarded_bytes: a.discarded_bytes,
+            discarded_files: a.discarded_files,
+            disposable_bytes: a.disposable_bytes,
+            disposable_files: a.disposable_files,
+            disposable_patterns: a.disposable_patterns.clone(),
+            kept_bytes: a.kept_bytes,
+            kept_dir: a.kept_dir.clone(),
+            kept_files: a.kept_files,
+        }
+    }
 }
 
 /// The line to print for a note of opening a workspace.
@@ -266,19 +333,6 @@ pub(crate) fn note(note: &Note) -> String {
             "Warning: not copied into the tools bundle (symlinks leading out of the repository): {}",
             paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         ),
-    }
-}
-
-/// Prints the notes of opening a workspace on stderr.
-pub(crate) fn print_notes(notes: &[Note]) {
-    use std::io::IsTerminal;
-    let terminal = std::io::stderr().is_terminal();
-    for n in notes {
-        // Sizes and times of copied files help a person at a terminal; scripts get quiet.
-        if matches!(n, Note::Copied { .. }) && !terminal {
-            continue;
-        }
-        eprintln!("{}", note(n));
     }
 }
 
@@ -372,29 +426,33 @@ pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
     }
 }
 
-/// The words for what went wrong around a run whose command ran (its exit code stands).
-pub(crate) fn run_warning(warning: &crate::session::Warning) -> String {
+/// The words for what went wrong around a run whose command ran (its exit code stands): the
+/// warning and, when there is one, its hint.
+pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<String>) {
     use crate::session::Warning;
     let with_hint = |text: String, err: &crate::error::CliError, default: &str| {
-        format!(
-            "Warning: {text}: {}\nHint: {}",
-            err.message,
-            err.hint.as_deref().unwrap_or(default)
+        (
+            format!("{text}: {}", err.message),
+            Some(err.hint.clone().unwrap_or_else(|| default.to_string())),
         )
     };
     match warning {
-        Warning::ViewChanged { view } => format!(
-            "Warning: {} was changed during the run; rewrote it from agent-workspace's state",
-            view.display()
+        Warning::ViewChanged { view } => (
+            format!(
+                "{} was changed during the run; rewrote it from agent-workspace's state",
+                view.display()
+            ),
+            None,
         ),
         Warning::NotRecorded { code, err } => with_hint(
             format!("the run ended (exit code {code}) but its outcome could not be recorded"),
             err,
             "check the workspace and its state directory",
         ),
-        Warning::NotInCheckpoint { path, why } => {
-            format!("Warning: not in the checkpoint: {} ({why})", path.display())
-        }
+        Warning::NotInCheckpoint { path, why } => (
+            format!("not in the checkpoint: {} ({why})", path.display()),
+            None,
+        ),
         Warning::CheckpointFailed { code, err } => with_hint(
             format!("the run ended (exit code {code}) but its checkpoint failed"),
             err,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 /// How a file changed between the base and the workspace's latest state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum FileKind {
     Created,
@@ -27,6 +28,7 @@ impl FileKind {
 
 /// One changed file, its path relative to the workspace root.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct FileChange {
     pub path: String,
     /// The path it had in the base, for a renamed file.
@@ -42,6 +44,7 @@ pub(crate) struct FileChange {
 
 /// A commit the workspace made on top of its base.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct WorkCommit {
     pub commit_id: String,
     /// jj's change id; none for git.

@@ -58,6 +58,7 @@ pub(crate) struct Head {
 
 /// A commit that holds a workspace's work: its id and the first line of its description.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Commit {
     pub id: String,
     pub subject: String,

@@ -296,6 +296,7 @@ mod journal {
     /// What the creation makes (git: its branch, whether it is new, the commit a new one
     /// starts at), written before the backend runs so a kill never leaves it unknown.
     #[derive(Serialize, Deserialize, Default)]
+    #[cfg_attr(test, derive(schemars::JsonSchema))]
     struct Journal {
         branch: Option<String>,
         new_branch: bool,

@@ -11,6 +11,7 @@ use crate::workspace::inventory::{Entry, Problem};
 
 /// A workspace's changes since its base, in numbers (and its commits).
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct ChangeCounts {
     pub commits: Vec<WorkCommit>,
     pub files: usize,

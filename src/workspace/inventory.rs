@@ -60,7 +60,8 @@ pub(crate) struct Entry {
     pub id: String,
     pub path: PathBuf,
     pub record: Option<Box<Record>>,
-    /// The raw JSON of a record from a newer schema, shown as is.
+    /// The raw JSON of a record from a newer schema, shown as is. A `Value`, not a report
+    /// type: it is foreign data (written by a newer build) that this one can only pass on.
     pub raw: Option<Value>,
     pub problem: Option<Problem>,
 }

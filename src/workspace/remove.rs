@@ -223,6 +223,7 @@ pub(crate) fn interrupted(ctx: &Context, id: &str) -> bool {
 /// The journal of a removal, `<namespace>/.state/<id>.removing`: written once the edits are
 /// recorded, before any file is moved aside or the workspace forgotten; removed last.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Journal {
     /// Where the removal keeps aside the files no commit holds.
     dest: PathBuf,
@@ -233,6 +234,7 @@ struct Journal {
 
 /// What keeps the workspace's edits, as the journal records it.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct KeptRecord {
     change_id: Option<String>,
     commit_id: Option<String>,

@@ -3,6 +3,9 @@
 //! Every test owns a [`harness::TestEnv`]: a temp dir with its own HOME, XDG dirs and jj
 //! config, in which every command starts from a cleared environment.
 
+// Test code reports with println! and friends; the crate speaks only through its Ui.
+#![allow(clippy::disallowed_macros)]
+
 mod architecture;
 mod backends;
 mod base_change;
@@ -76,3 +79,4 @@ mod stress_model;
 mod tools;
 mod usage;
 mod verdicts;
+mod voice;

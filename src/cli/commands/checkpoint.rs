@@ -9,7 +9,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::layout::validate_id;
 use crate::store::metadata;
-use crate::ui::output;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::{self, Checkpointed};
 
@@ -26,7 +26,7 @@ pub struct CheckpointArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
+pub(crate) fn cmd_checkpoint(ui: &Ui, global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
     validate_id(&args.id)?;
     if args.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(CliError::usage("the checkpoint message is empty")
@@ -46,20 +46,20 @@ pub(crate) fn cmd_checkpoint(global: &GlobalArgs, args: &CheckpointArgs) -> Resu
         })?;
     }
     for u in &done.recorded.unrecorded {
-        eprintln!(
-            "Warning: not in the checkpoint: {} ({})",
+        ui.warning(format!(
+            "not in the checkpoint: {} ({})",
             u.path.display(),
             u.why
-        );
+        ));
     }
     if !done.recorded.unrecorded.is_empty() {
-        eprintln!("Hint: un-ignore or shrink these files (jj: raise snapshot.max-new-file-size) to have checkpoints keep them");
+        ui.hint("un-ignore or shrink these files (jj: raise snapshot.max-new-file-size) to have checkpoints keep them");
     }
     let text = match args.json {
         true => json(&record.workspace_id, &done),
         false => text(&record.workspace_id, &done),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
@@ -91,7 +91,8 @@ fn text(id: &str, done: &Checkpointed) -> String {
 
 /// `checkpoint --json`.
 #[derive(Serialize)]
-struct CheckpointJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CheckpointJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     created: bool,
@@ -105,6 +106,7 @@ struct CheckpointJson<'a> {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct NotRecorded<'a> {
     path: &'a std::path::Path,
     why: &'a str,

@@ -4,20 +4,20 @@
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, ErrorJson, Result};
 use crate::store::aside;
 use crate::store::layout::validate_id;
 use crate::store::lock;
 use crate::store::metadata;
-use crate::ui::output;
+use crate::ui::Ui;
 use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
-use crate::ui::report::{describe, removal_json};
+use crate::ui::report::{describe, RemovalJson};
 use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
 /// Remove workspaces, keeping their edits in the repository.
@@ -69,7 +69,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     for id in &args.ids {
         validate_id(id)?;
     }
@@ -91,10 +91,10 @@ pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         .into_iter()
         .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
     for line in crate::ui::report::settled(&others) {
-        eprintln!("{line}");
+        ui.note(line);
     }
     if args.purge_kept {
-        return purge_kept(&ctx, args);
+        return purge_kept(ui, &ctx, args);
     }
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
@@ -113,7 +113,7 @@ pub(crate) fn cmd_clean(global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
         })
         .collect();
     let results: Vec<_> = finished.into_iter().chain(selected).collect();
-    report(&results, args)?;
+    report(ui, &results, args)?;
     let failed = results.iter().any(|(_, _, o)| match o {
         Outcome::Failed(_) => true,
         Outcome::Skipped(_) => !bulk,
@@ -245,7 +245,7 @@ fn refusal(entry: &Entry, force: bool, resuming: bool) -> Option<String> {
 }
 
 /// `clean --purge-kept`: deletes kept-aside directories.
-fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
+fn purge_kept(ui: &Ui, ctx: &Context, args: &CleanArgs) -> Result<i32> {
     let root = ctx.layout.dir.join(KEPT_DIR);
     let io = |e: std::io::Error| {
         CliError::failure(format!("could not purge {}: {e}", root.display()))
@@ -279,35 +279,53 @@ fn purge_kept(ctx: &Context, args: &CleanArgs) -> Result<i32> {
         text += &format!("{verb} {}\n", dir.display());
     }
     if args.json {
-        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "purged": dirs});
+        let doc = PurgeJson {
+            dry_run: args.dry_run,
+            purged: dirs,
+            schema_version: 1,
+        };
         text = format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     } else if dirs.is_empty() {
-        eprintln!("No kept-aside directory matched");
+        ui.note("No kept-aside directory matched");
     }
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
-fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -> Result<()> {
+fn report(
+    ui: &Ui,
+    results: &[(String, std::path::PathBuf, Outcome)],
+    args: &CleanArgs,
+) -> Result<()> {
     if args.json {
         let (mut removed, mut skipped, mut failed) = (vec![], vec![], vec![]);
         for (id, path, outcome) in results {
             match outcome {
-                Outcome::Removed(removal) => removed.push(removal_json(id, path, Some(removal))),
-                Outcome::WouldRemove => removed.push(removal_json(id, path, None)),
-                Outcome::Skipped(reason) => {
-                    skipped.push(json!({"workspace_id": id, "reason": reason}))
+                Outcome::Removed(removal) => {
+                    removed.push(RemovalJson::new(id, path, Some(removal)))
                 }
-                Outcome::Failed(err) => {
-                    failed.push(json!({"workspace_id": id, "error": err.to_json()}))
-                }
+                Outcome::WouldRemove => removed.push(RemovalJson::new(id, path, None)),
+                Outcome::Skipped(reason) => skipped.push(SkippedJson {
+                    reason: reason.clone(),
+                    workspace_id: id.clone(),
+                }),
+                Outcome::Failed(err) => failed.push(FailedJson {
+                    error: err.to_json(),
+                    workspace_id: id.clone(),
+                }),
             }
         }
-        let doc = json!({"schema_version": 1, "dry_run": args.dry_run, "removed": removed, "skipped": skipped, "failed": failed});
-        return output::print(&format!(
+        let doc = CleanJson {
+            dry_run: args.dry_run,
+            failed,
+            removed,
+            schema_version: 1,
+            skipped,
+        };
+        return ui.data(&format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         ));
@@ -317,12 +335,49 @@ fn report(results: &[(String, std::path::PathBuf, Outcome)], args: &CleanArgs) -
         match outcome {
             Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
             Outcome::WouldRemove => text += &format!("Would remove {id} ({})\n", path.display()),
-            Outcome::Skipped(reason) => eprintln!("Skipped {id}: {reason}"),
-            Outcome::Failed(err) => eprintln!("{err}"),
+            Outcome::Skipped(reason) => ui.note(format!("Skipped {id}: {reason}")),
+            Outcome::Failed(err) => ui.error(err),
         }
     }
     if results.is_empty() {
-        eprintln!("No workspace matched");
+        ui.note("No workspace matched");
     }
-    output::print(&text)
+    ui.data(&text)
+}
+
+/// `clean --json`: what was removed (or would be), skipped and failed. Fields in alphabetical
+/// order, as they have always been printed.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CleanJson {
+    dry_run: bool,
+    failed: Vec<FailedJson>,
+    removed: Vec<RemovalJson>,
+    schema_version: u32,
+    skipped: Vec<SkippedJson>,
+}
+
+/// A workspace `clean` left alone, and why.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct SkippedJson {
+    reason: String,
+    workspace_id: String,
+}
+
+/// A workspace `clean` failed to remove, and the error.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct FailedJson {
+    error: ErrorJson,
+    workspace_id: String,
+}
+
+/// `clean --purge-kept --json`: the kept-aside directories deleted (or that would be).
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct PurgeJson {
+    dry_run: bool,
+    purged: Vec<std::path::PathBuf>,
+    schema_version: u32,
 }

@@ -3,15 +3,16 @@
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
-use crate::{ui::output, workspace::inventory};
+use crate::workspace::inventory;
 
-pub(crate) fn cmd_complete_ids(global: &GlobalArgs) -> Result<i32> {
+pub(crate) fn cmd_complete_ids(ui: &Ui, global: &GlobalArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let ids: String = inventory::directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, _, _)| id + "\n")
         .collect();
-    output::print(&ids)?;
+    ui.data(&ids)?;
     Ok(0)
 }

@@ -4,7 +4,7 @@ use clap::Args;
 use clap_complete::Shell;
 
 use crate::error::{CliError, Result};
-use crate::ui::output;
+use crate::ui::Ui;
 
 /// Print the completion script for SHELL on stdout
 #[derive(Debug, Args)]
@@ -15,7 +15,11 @@ pub struct CompletionsArgs {
 }
 
 /// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub(crate) fn cmd_completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<i32> {
+pub(crate) fn cmd_completions(
+    ui: &Ui,
+    args: &CompletionsArgs,
+    mut command: clap::Command,
+) -> Result<i32> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "agent-workspace", &mut script);
     let script = String::from_utf8(script).map_err(|e| {
@@ -27,7 +31,7 @@ pub(crate) fn cmd_completions(args: &CompletionsArgs, mut command: clap::Command
         Shell::Zsh => zsh_with_ids(&script),
         _ => script,
     };
-    output::print(&script)?;
+    ui.data(&script)?;
     Ok(0)
 }
 

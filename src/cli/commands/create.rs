@@ -11,9 +11,8 @@ use crate::exec::signals;
 use crate::session::{self, Start};
 use crate::store::layout::validate_id;
 use crate::store::metadata::{self, Record};
-use crate::ui::output;
-use crate::ui::progress_line::ProgressLine;
 use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 
 /// Make a workspace ready (or reattach it) without running a command; print its directory
@@ -58,14 +57,14 @@ pub struct CreateArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_create(global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
+pub(crate) fn cmd_create(ui: &Ui, global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
     validate_id(&args.id)?;
     if let Some(parent) = &args.parent {
         validate_id(parent)?;
     }
     signals::install();
     let mut ctx = Context::open(global)?;
-    let progress = ProgressLine::on_stderr(&format!("workspace {}", args.id));
+    let progress = ui.progress(&format!("workspace {}", args.id));
     ctx.progress = progress.progress();
     ctx.vcs.check_id(&args.id)?;
     let path = ctx.layout.workspace(&args.id);
@@ -74,7 +73,7 @@ pub(crate) fn cmd_create(global: &GlobalArgs, args: &CreateArgs) -> Result<i32> 
     }
     if crate::workspace::remove::interrupted(&ctx, &args.id) {
         for line in report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
-            eprintln!("{line}");
+            ui.note(line);
         }
     }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
@@ -89,8 +88,7 @@ pub(crate) fn cmd_create(global: &GlobalArgs, args: &CreateArgs) -> Result<i32> 
         wait: args.wait,
         sandboxing: sandboxing.as_ref(),
     };
-    let Some(entered) = session::enter(&ctx, &start, &mut |notes| report::print_notes(notes))?
-    else {
+    let Some(entered) = session::enter(&ctx, &start, &mut |notes| ui.notes(notes))? else {
         return Err(nested(&args.id));
     };
     drop(progress);
@@ -99,7 +97,7 @@ pub(crate) fn cmd_create(global: &GlobalArgs, args: &CreateArgs) -> Result<i32> 
         true => json(&entered.record, entered.created),
         false => format!("{}\n", path.display()),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
@@ -113,7 +111,8 @@ fn nested(id: &str) -> CliError {
 
 /// `create --json`.
 #[derive(Serialize)]
-struct CreateJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct CreateJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     /// Whether this call made the workspace (false: it existed and was reattached).

@@ -1,14 +1,13 @@
 //! `diff`: what a workspace changed since it was created, as a summary, a patch or JSON.
 
-use std::io::Write;
-
 use clap::Args;
 use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::layout::validate_id;
 use crate::ui::output;
+use crate::ui::Ui;
 use crate::vcs::diff::{Changes, FileChange, WorkCommit};
 use crate::workspace::changes;
 use crate::workspace::context::Context;
@@ -31,40 +30,30 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_diff(global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
+pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;
     let found = changes::read(&ctx, &target.record, &target.path)?;
     if args.patch {
         let patch = ctx.vcs.patch(&found.against, &found.latest)?;
-        return write_bytes(&patch).map(|()| 0);
+        return ui.data_bytes(&patch).map(|()| 0);
     }
     let text = match args.json {
         true => json(&target.record, &found),
         false => summary(&args.id, target.record.backend.as_str(), &found),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
-}
-
-/// The patch, byte for byte; a reader that went away is not an error.
-fn write_bytes(bytes: &[u8]) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(CliError::failure("could not write to stdout").cause(e.to_string()))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// `diff --json`.
 #[derive(Serialize)]
-struct DiffJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DiffJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
-    backend: &'a str,
+    backend: crate::repo::Backend,
     base_commits: &'a [String],
     /// The commit (or merged tree) the files are compared to.
     against: &'a str,
@@ -77,6 +66,7 @@ struct DiffJson<'a> {
 
 /// The sums over every changed file.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Totals {
     files: usize,
     insertions: u64,
@@ -97,7 +87,7 @@ fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
     let value = DiffJson {
         schema_version: 1,
         workspace_id: &record.workspace_id,
-        backend: record.backend.as_str(),
+        backend: record.backend,
         base_commits: &record.base_commits,
         against: &found.against,
         latest: &found.latest,

@@ -6,8 +6,9 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
+use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::checkup::{self, Check, Level};
-use crate::{ui::output, ui::report};
 
 /// Check the tools, the workspace root, the repository and its workspaces; each finding is
 /// ok, a warning or an error with its fix (exit 1 when any is an error)
@@ -20,13 +21,15 @@ pub struct DoctorArgs {
 
 /// `doctor --json`.
 #[derive(Serialize)]
-struct DoctorJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DoctorJson {
     schema_version: u64,
     ok: bool,
+    #[cfg_attr(test, schemars(length(min = 1)))]
     checks: Vec<Check>,
 }
 
-pub(crate) fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
+pub(crate) fn cmd_doctor(ui: &Ui, global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
     let findings = checkup::run(global.into());
     let mut checks = findings.checks;
     for entry in &findings.troubled {
@@ -49,7 +52,7 @@ pub(crate) fn cmd_doctor(global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> 
     } else {
         render(&checks)
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(if ok { 0 } else { 1 })
 }
 

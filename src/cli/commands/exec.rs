@@ -15,9 +15,11 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::error::CliError;
 use crate::exec::liveness;
 use crate::exec::process::{self, GuardSetup, TRAMPOLINE};
 use crate::exec::signals;
+use crate::ui::Ui;
 
 /// The guard's exit code when its supervisor ended the run before the command started (it
 /// could not record the run, or it died); the supervisor reports why, or nobody is left to.
@@ -28,14 +30,17 @@ const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs the guard for `args` (`-- CMD...`); returns its exit code when it cannot raise the
 /// command's signal on itself.
-pub fn cmd_exec(args: &[OsString]) -> i32 {
+pub fn cmd_exec(ui: &Ui, args: &[OsString]) -> i32 {
     let command = match args.first() {
         Some(sep) if sep == "--" => &args[1..],
         _ => args,
     };
     let mut setup = process::report_started();
     if command.is_empty() {
-        eprintln!("Error: {TRAMPOLINE} needs a command\nHint: it is run by agent-workspace itself");
+        ui.error(
+            &CliError::usage(format!("{TRAMPOLINE} needs a command"))
+                .hint("it is run by agent-workspace itself"),
+        );
         return 125;
     }
     #[cfg(not(target_os = "linux"))]
@@ -45,15 +50,18 @@ pub fn cmd_exec(args: &[OsString]) -> i32 {
         }
         // No subreaper or parent-death signal here: become the command, as before.
         let (code, err) = process::exec(command, None);
-        eprintln!("Error: {}: {err}", command[0].to_string_lossy());
+        ui.error(&CliError::failure(format!(
+            "{}: {err}",
+            command[0].to_string_lossy()
+        )));
         return code;
     }
     #[cfg(target_os = "linux")]
-    guard(command, &mut setup)
+    guard(ui, command, &mut setup)
 }
 
 #[cfg(target_os = "linux")]
-fn guard(command: &[OsString], setup: &mut GuardSetup) -> i32 {
+fn guard(ui: &Ui, command: &[OsString], setup: &mut GuardSetup) -> i32 {
     let set = signals::guard_set();
     signals::block(&set);
     // SAFETY: prctl with constant arguments on this process.
@@ -83,7 +91,7 @@ fn guard(command: &[OsString], setup: &mut GuardSetup) -> i32 {
                 127 => "check its name and the PATH the workspace's environment sets",
                 _ => "make it executable (chmod +x) or run it through its interpreter",
             };
-            eprintln!("Error: {program}: {what}\nHint: {hint}");
+            ui.error(&CliError::failure(format!("{program}: {what}")).hint(hint));
             return code;
         }
     };

@@ -6,13 +6,12 @@ use std::time::SystemTime;
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
-use crate::ui::output;
-use crate::ui::report::{aside_json, describe, files, removal_json};
+use crate::ui::report::{describe, files, AsideJson, RemovalJson};
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::gc::{self, Candidate, Expiry};
 use crate::workspace::inventory;
@@ -37,16 +36,16 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
+pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if !args.dry_run {
         for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
-            eprintln!("{line}");
+            ui.note(line);
         }
     }
     if ctx.config.retention.is_empty() && !args.json {
-        eprintln!(
-            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing"
+        ui.note(
+            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing",
         );
     }
     let (mut entries, warning) = inventory::all(&ctx);
@@ -80,7 +79,7 @@ pub(crate) fn cmd_gc(global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
             (c, outcome)
         })
         .collect();
-    report(&results, args)?;
+    report(ui, &results, args)?;
     Ok(i32::from(
         results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_))),
     ))
@@ -99,7 +98,8 @@ fn why(expiry: &Expiry) -> String {
 
 /// The `--json` document.
 #[derive(Serialize)]
-struct GcJson {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct GcJson {
     schema_version: u32,
     dry_run: bool,
     removed: Vec<Item>,
@@ -109,6 +109,7 @@ struct GcJson {
 
 /// One workspace in it: the removal's fields (as `clean --json`), its status, age, retention.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Item {
     workspace_id: String,
     path: PathBuf,
@@ -120,7 +121,7 @@ struct Item {
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<crate::error::ErrorJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    removal: Option<Value>,
+    removal: Option<RemovalJson>,
 }
 
 fn item(c: &Candidate, outcome: &Outcome) -> Item {
@@ -140,12 +141,10 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
             _ => None,
         },
         removal: match outcome {
-            Outcome::Removed(r) => Some(removal_json(id, path, Some(r))),
+            Outcome::Removed(r) => Some(RemovalJson::new(id, path, Some(r))),
             Outcome::WouldRemove(aside) => {
-                let mut json = removal_json(id, path, None);
-                if let Some(aside) = aside {
-                    json["untracked"] = aside_json(aside);
-                }
+                let mut json = RemovalJson::new(id, path, None);
+                json.untracked = aside.as_ref().map(AsideJson::from);
                 Some(json)
             }
             _ => None,
@@ -153,7 +152,7 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
     }
 }
 
-fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
+fn report(ui: &Ui, results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
     if args.json {
         let mut doc = GcJson {
             schema_version: 1,
@@ -171,7 +170,7 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
             list.push(item(c, outcome));
         }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        return output::print(&format!("{text}\n"));
+        return ui.data(&format!("{text}\n"));
     }
     let mut text = String::new();
     for (c, outcome) in results {
@@ -179,7 +178,7 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
         match outcome {
             // The line `clean` prints, so what reads one reads the other; the why on stderr.
             Outcome::Removed(r) => {
-                eprintln!("Expired {id}: {why}");
+                ui.note(format!("Expired {id}: {why}"));
                 text += &format!("{}\n", describe(id, path, r));
             }
             Outcome::WouldRemove(aside) => {
@@ -196,12 +195,12 @@ fn report(results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
                 }
                 text += "\n";
             }
-            Outcome::Skipped(reason) => eprintln!("Skipped {id} ({why}): {reason}"),
-            Outcome::Failed(err) => eprintln!("{err}"),
+            Outcome::Skipped(reason) => ui.note(format!("Skipped {id} ({why}): {reason}")),
+            Outcome::Failed(err) => ui.error(err),
         }
     }
     if results.is_empty() {
-        eprintln!("No workspace is past its retention");
+        ui.note("No workspace is past its retention");
     }
-    output::print(&text)
+    ui.data(&text)
 }

@@ -10,7 +10,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::layout::validate_id;
 use crate::store::metadata::{Conflict, Resolved, Side};
-use crate::ui::output;
+use crate::ui::Ui;
 use crate::vcs::land::Landing;
 use crate::vcs::Commit;
 use crate::workspace::context::Context;
@@ -49,7 +49,7 @@ pub enum Prefer {
     Target,
 }
 
-pub(crate) fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
+pub(crate) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
@@ -82,9 +82,9 @@ pub(crate) fn cmd_land(global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
         true => json(&args.id, args.dry_run, &landing),
         false => text(&args.id, args.dry_run, &landing),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     if !landing.conflicts.is_empty() && !args.json {
-        eprintln!("{}", conflict_error(&ctx, &args.id, &landing));
+        ui.error(&conflict_error(&ctx, &args.id, &landing));
     }
     Ok(i32::from(!landing.conflicts.is_empty()))
 }
@@ -199,10 +199,12 @@ fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
 
 /// `land --json`.
 #[derive(Serialize)]
-struct LandJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct LandJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     dry_run: bool,
+    #[cfg_attr(test, schemars(extend("enum" = ["nothing", "landed", "conflicted"])))]
     outcome: &'static str,
     target: &'a str,
     commits: &'a [Commit],

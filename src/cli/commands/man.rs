@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::{CliError, Result};
-use crate::ui::output;
+use crate::ui::Ui;
 
 /// Write the manual pages (agent-workspace.1 and agent-workspace-<subcommand>.1) into a
 /// directory
@@ -17,7 +17,7 @@ pub struct ManArgs {
 }
 
 /// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub(crate) fn cmd_man(args: &ManArgs, command: clap::Command) -> Result<i32> {
+pub(crate) fn cmd_man(ui: &Ui, args: &ManArgs, command: clap::Command) -> Result<i32> {
     let mut command = command.disable_help_subcommand(true);
     // Building names each subcommand `agent-workspace-<name>`: its page's title and file.
     command.build();
@@ -31,7 +31,7 @@ pub(crate) fn cmd_man(args: &ManArgs, command: clap::Command) -> Result<i32> {
         .iter()
         .map(|p| format!("{}\n", p.display()))
         .collect();
-    output::print(&list)?;
+    ui.data(&list)?;
     Ok(0)
 }
 

@@ -5,7 +5,7 @@ use clap::Args;
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
-use crate::ui::output;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 
 /// Print a workspace's directory (exit 1 when there is none)
@@ -20,7 +20,7 @@ pub struct PathArgs {
     pub id: String,
 }
 
-pub(crate) fn cmd_path(global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
+pub(crate) fn cmd_path(ui: &Ui, global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     let path = ctx.layout.workspace(&args.id);
@@ -35,6 +35,6 @@ pub(crate) fn cmd_path(global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
             args.id
         )));
     }
-    output::print(&format!("{}\n", path.display()))?;
+    ui.data(&format!("{}\n", path.display()))?;
     Ok(0)
 }

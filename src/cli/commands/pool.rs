@@ -9,7 +9,7 @@ use crate::cli::global::GlobalArgs;
 use crate::config::MAX_POOL;
 use crate::error::{CliError, Result};
 use crate::ui::output;
-use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::pool::{self, fill, State};
 
@@ -52,23 +52,23 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-pub(crate) fn cmd_pool(global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
+pub(crate) fn cmd_pool(ui: &Ui, global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
     crate::exec::signals::install();
     let mut ctx = Context::open(global)?;
     ctx.layout.ensure(&ctx.repo)?;
     match &args.action {
         PoolAction::Fill(fill) => {
-            let progress = crate::ui::progress_line::ProgressLine::on_stderr("pool");
+            let progress = ui.progress("pool");
             ctx.progress = progress.progress();
-            cmd_fill(&ctx, fill)
+            cmd_fill(ui, &ctx, fill)
         }
-        PoolAction::Status(json) => cmd_status(&ctx, json.json),
-        PoolAction::Drain(json) => cmd_drain(&ctx, json.json),
-        PoolAction::Refill => cmd_refill(&ctx),
+        PoolAction::Status(json) => cmd_status(ui, &ctx, json.json),
+        PoolAction::Drain(json) => cmd_drain(ui, &ctx, json.json),
+        PoolAction::Refill => cmd_refill(ui, &ctx),
     }
 }
 
-fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
+fn cmd_fill(ui: &Ui, ctx: &Context, args: &FillArgs) -> Result<i32> {
     let opts = fill::Options {
         target: fill_target(args.count, ctx.config.pool_size)?,
         wait: true,
@@ -77,7 +77,7 @@ fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
     let mut notes = vec![];
     let filled = fill::fill(ctx, &opts, &mut notes);
     ctx.progress.idle();
-    report::print_notes(&notes);
+    ui.notes(&notes);
     let filled = filled?;
     let text = match args.json.json {
         true => json(&FillJson {
@@ -88,7 +88,7 @@ fn cmd_fill(ctx: &Context, args: &FillArgs) -> Result<i32> {
         })?,
         false => fill_text(&filled),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
@@ -119,7 +119,7 @@ fn fill_text(filled: &fill::Filled) -> String {
     text
 }
 
-fn cmd_status(ctx: &Context, json_out: bool) -> Result<i32> {
+fn cmd_status(ui: &Ui, ctx: &Context, json_out: bool) -> Result<i32> {
     let entries = pool::entries(ctx);
     let filling = crate::store::lock::is_held(&ctx.layout.pool_lock());
     let ready = entries.iter().filter(|e| e.state == State::Ready).count();
@@ -141,7 +141,7 @@ fn cmd_status(ctx: &Context, json_out: bool) -> Result<i32> {
         })?,
         false => status_text(&entries, ready, ctx.config.pool_size, filling),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
@@ -166,7 +166,7 @@ fn status_text(entries: &[pool::Entry], ready: usize, size: usize, filling: bool
     text
 }
 
-fn cmd_drain(ctx: &Context, json_out: bool) -> Result<i32> {
+fn cmd_drain(ui: &Ui, ctx: &Context, json_out: bool) -> Result<i32> {
     let removed = pool::drain(ctx)?;
     let text = match json_out {
         true => json(&DrainJson {
@@ -179,12 +179,12 @@ fn cmd_drain(ctx: &Context, json_out: bool) -> Result<i32> {
             .map(|p| format!("removed {}\n", p.display()))
             .collect(),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
 /// The background fill `run` starts after taking a prepared workspace: quiet, never waiting.
-fn cmd_refill(ctx: &Context) -> Result<i32> {
+fn cmd_refill(ui: &Ui, ctx: &Context) -> Result<i32> {
     let opts = fill::Options {
         target: ctx.config.pool_size,
         wait: false,
@@ -193,7 +193,7 @@ fn cmd_refill(ctx: &Context) -> Result<i32> {
     let mut notes = vec![];
     let filled = fill::fill(ctx, &opts, &mut notes)?;
     if filled.busy {
-        eprintln!("another fill is under way; leaving the pool to it");
+        ui.note("another fill is under way; leaving the pool to it");
     }
     Ok(0)
 }
@@ -214,7 +214,8 @@ fn json<T: Serialize>(value: &T) -> Result<String> {
 }
 
 #[derive(Serialize)]
-struct FillJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct FillJson<'a> {
     schema_version: u32,
     prepared: &'a [PathBuf],
     removed: &'a [PathBuf],
@@ -222,7 +223,8 @@ struct FillJson<'a> {
 }
 
 #[derive(Serialize)]
-struct StatusJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct StatusJson<'a> {
     schema_version: u32,
     size: usize,
     ready: usize,
@@ -231,6 +233,7 @@ struct StatusJson<'a> {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct EntryJson<'a> {
     path: &'a std::path::Path,
     state: State,
@@ -239,7 +242,8 @@ struct EntryJson<'a> {
 }
 
 #[derive(Serialize)]
-struct DrainJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct DrainJson<'a> {
     schema_version: u32,
     removed: &'a [PathBuf],
 }

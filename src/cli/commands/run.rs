@@ -9,8 +9,8 @@ use crate::exec::signals;
 use crate::session::{self, Start};
 use crate::store::layout::validate_id;
 use crate::store::metadata::Status;
-use crate::ui::progress_line::ProgressLine;
 use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 
 /// Run a command in a workspace, creating it if needed.
@@ -54,14 +54,18 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs) -> Result<i32> {
+pub(crate) fn cmd_run(
+    ui: &Ui,
+    ctx_args: &crate::cli::global::GlobalArgs,
+    args: &RunArgs,
+) -> Result<i32> {
     validate_id(&args.id)?;
     if let Some(parent) = &args.parent {
         validate_id(parent)?;
     }
     signals::install();
     let mut ctx = Context::open(ctx_args)?;
-    let progress = ProgressLine::on_stderr(&format!("workspace {}", args.id));
+    let progress = ui.progress(&format!("workspace {}", args.id));
     ctx.progress = progress.progress();
     ctx.vcs.check_id(&args.id)?;
     let path = ctx.layout.workspace(&args.id);
@@ -72,7 +76,7 @@ pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs)
     if crate::workspace::remove::interrupted(&ctx, &args.id) {
         // A clean of this id a kill interrupted: finish it, then run on a new workspace.
         for line in report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
-            eprintln!("{line}");
+            ui.note(line);
         }
     }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
@@ -87,8 +91,7 @@ pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs)
         wait: args.wait,
         sandboxing: sandboxing.as_ref(),
     };
-    let Some(mut entered) = session::enter(&ctx, &start, &mut |notes| report::print_notes(notes))?
-    else {
+    let Some(mut entered) = session::enter(&ctx, &start, &mut |notes| ui.notes(notes))? else {
         return Err(session::run_nested(&args.command, &path));
     };
     drop(progress);
@@ -101,11 +104,14 @@ pub(crate) fn cmd_run(ctx_args: &crate::cli::global::GlobalArgs, args: &RunArgs)
         sandboxing,
     )?;
     for warning in &ended.warnings {
-        eprintln!("{}", report::run_warning(warning));
+        match report::run_warning(warning) {
+            (message, Some(hint)) => ui.warning_with_hint(message, hint),
+            (message, None) => ui.warning(message),
+        }
     }
     if args.cleanup && ended.status == Status::Done {
         let (path, removal) = session::remove_after_run(&ctx, &args.id, entered.lease)?;
-        eprintln!("{}", report::describe(&args.id, &path, &removal));
+        ui.note(report::describe(&args.id, &path, &removal));
     }
     Ok(ended.code)
 }

@@ -6,6 +6,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::exec::signals;
 use crate::store::layout::validate_id;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::direnv;
 use crate::workspace::launch::Launch;
@@ -26,7 +27,7 @@ pub struct ShellArgs {
     pub sandbox: crate::cli::global::SandboxArgs,
 }
 
-pub(crate) fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+pub(crate) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     validate_id(&args.id)?;
     signals::install();
     let ctx = Context::open(global)?;
@@ -44,7 +45,7 @@ pub(crate) fn cmd_shell(global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     // the record of the workflow alone.
     let mut notes = vec![];
     let opened = workspace::open(&ctx, &req, &mut notes);
-    crate::ui::report::print_notes(&notes);
+    ui.notes(&notes);
     let mut record = opened?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
     let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());

@@ -1,17 +1,16 @@
 //! `status`: a table of the namespace's workspaces, or one workspace's record.
 
-use std::io::Write;
-
 use clap::Args;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
+use crate::store::metadata::Record;
 use crate::ui::output;
 use crate::ui::report;
 use crate::ui::status_table::{self, Columns};
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::details::{self, ChangeCounts, Extra};
 use crate::workspace::inventory::{self, Entry, Problem};
@@ -48,13 +47,13 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
     }
 }
 
-pub(crate) fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
+pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     if let Some(id) = &args.id {
         validate_id(id)?;
     }
     let ctx = Context::open(global)?;
     for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
-        eprintln!("{line}");
+        ui.note(line);
     }
     let (mut entries, warning) = match &args.id {
         Some(id) => {
@@ -66,23 +65,23 @@ pub(crate) fn cmd_status(global: &GlobalArgs, args: &StatusArgs) -> Result<i32> 
         None => inventory::all(&ctx),
     };
     if let Some(warning) = warning {
-        eprintln!(
-            "Warning: could not ask the backend which workspaces it knows: {}",
+        ui.warning(format!(
+            "could not ask the backend which workspaces it knows: {}",
             warning.message
-        );
+        ));
         if let Some(hint) = &warning.hint {
-            eprintln!("Hint: {hint}");
+            ui.hint(hint);
         }
     }
     crate::workspace::land::follow(&ctx, &mut entries);
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
     let mut text = render(&entries, &extra, args);
-    if args.id.is_none() && !args.json && output::colour(global.color) {
+    if args.id.is_none() && !args.json {
         text = output::style_second_column(&text, status_table::status_style);
     }
-    output::print(&text)?;
+    ui.styled_data(&text)?;
     if !args.json {
-        print_hints(&entries);
+        print_hints(ui, &entries);
     }
     Ok(0)
 }
@@ -120,52 +119,64 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
 }
 
 /// What to do about each workspace with a problem, on stderr.
-fn print_hints(entries: &[Entry]) {
+fn print_hints(ui: &Ui, entries: &[Entry]) {
     let mut hints = String::new();
     for entry in entries {
         if let Some(problem) = &entry.problem {
             hints += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
         }
     }
-    let _ = std::io::stderr().write_all(hints.as_bytes());
+    if !hints.is_empty() {
+        ui.note(hints.trim_end_matches('\n'));
+    }
 }
 
 /// `status --json`: every workspace of the namespace.
 #[derive(Serialize)]
-struct StatusJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct StatusJson<'a> {
     schema_version: u64,
     workspaces: Vec<WorkspaceJson<'a>>,
 }
 
 /// One workspace in `status --json` (and `status ID --json` alone).
 #[derive(Serialize)]
-struct WorkspaceJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct WorkspaceJson<'a> {
     /// `status <ID> --json` alone: the version of this object's schema.
     #[serde(skip_serializing_if = "Option::is_none")]
     schema_version: Option<u64>,
     workspace_id: &'a str,
     status: &'a str,
-    recorded_status: Value,
-    workflow: Value,
-    backend: Value,
-    updated_at: Value,
+    #[cfg_attr(test, schemars(extend("enum" = ["idle", "running", "done", "error", "interrupted", null])))]
+    recorded_status: Option<&'a str>,
+    workflow: Option<&'a str>,
+    #[cfg_attr(test, schemars(extend("enum" = ["jj", "git", null])))]
+    backend: Option<&'a str>,
+    updated_at: Option<&'a str>,
     path: &'a std::path::Path,
+    #[cfg_attr(
+        test,
+        schemars(extend("enum" = [null, "crashed", "missing-directory", "unregistered", "corrupt-metadata", "missing-metadata", "newer-schema", "not-a-directory", "tampered-record", "backend-mismatch", "branch-mismatch", "renamed"]))
+    )]
     problem: Option<&'static str>,
     hint: Option<String>,
     /// Whether the land the status shows was checked against its target now: `verified`,
     /// `undone` (the status is then the run's), `unchecked`; null when no land is shown.
+    #[cfg_attr(test, schemars(extend("enum" = [null, "verified", "undone", "unchecked"])))]
     land_state: Option<&'static str>,
     /// The workspace this one was started from (`run --parent`).
     parent: Option<&'a str>,
     /// Whether that parent is gone.
     orphaned: bool,
     /// The whole record, or a newer schema's raw JSON, or null.
-    record: Value,
+    record: Option<RecordJson<'a>>,
     /// `--size`: allocated bytes, hard links counted once.
     #[serde(skip_serializing_if = "Option::is_none")]
     size_bytes: Option<u64>,
     /// `--size`: the newest modification time of its files.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     newest_mtime: Option<String>,
     /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,7 +186,18 @@ struct WorkspaceJson<'a> {
     changes_error: Option<&'a str>,
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     last_activity: Option<&'a str>,
+}
+
+/// The record in `status --json`: this schema's, or a newer one's as read (foreign data this
+/// build has no type for, printed as is).
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(untagged)]
+enum RecordJson<'a> {
+    Known(&'a Record),
+    Newer(&'a serde_json::Value),
 }
 
 impl<'a> WorkspaceJson<'a> {
@@ -199,19 +221,26 @@ impl<'a> WorkspaceJson<'a> {
 impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
     fn from(entry: &'a Entry) -> Self {
         let record = match (&entry.record, &entry.raw) {
-            (Some(record), _) => serde_json::to_value(record).unwrap_or(Value::Null),
-            (None, Some(raw)) => raw.clone(),
-            _ => Value::Null,
+            (Some(record), _) => Some(RecordJson::Known(record)),
+            (None, Some(raw)) => Some(RecordJson::Newer(raw)),
+            _ => None,
         };
-        let get = |key: &str| record.get(key).cloned().unwrap_or(Value::Null);
+        // A newer schema's fields are shown when they are the strings this one knows.
+        let newer = |key: &str| entry.raw.as_ref()?.get(key)?.as_str();
+        let known = entry.record.as_deref();
         WorkspaceJson {
             schema_version: None,
             workspace_id: &entry.id,
             status: entry.status(),
-            recorded_status: get("status"),
-            workflow: get("workflow"),
-            backend: get("backend"),
-            updated_at: get("updated_at"),
+            recorded_status: known.map(|r| r.status.as_str()).or_else(|| newer("status")),
+            workflow: match known {
+                Some(r) => r.workflow.as_deref(),
+                None => newer("workflow"),
+            },
+            backend: known
+                .map(|r| r.backend.as_str())
+                .or_else(|| newer("backend")),
+            updated_at: entry.updated_at(),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
             land_state: entry

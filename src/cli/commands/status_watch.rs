@@ -4,7 +4,6 @@
 //! which workspaces it knows only when its stamp (jj's operation heads, git's worktree
 //! records) changed since it was last asked.
 
-use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cli::global::GlobalArgs;
@@ -12,7 +11,10 @@ use crate::error::{CliError, Result};
 use crate::exec::signals;
 use crate::ui::output;
 use crate::ui::report;
+use crate::ui::screen::Screen;
+use crate::ui::sink::warning_line;
 use crate::ui::status_table::{self, Columns};
+use crate::ui::Ui;
 use crate::vcs::{self, Registered, Vcs};
 use crate::workspace::context::Context;
 use crate::workspace::details::Extra;
@@ -21,8 +23,8 @@ use crate::workspace::inventory::{self, Entry};
 /// How often a wait between redraws looks for Ctrl-C.
 const POLL: Duration = Duration::from_millis(50);
 
-pub(crate) fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Result<i32> {
-    if !std::io::stdout().is_terminal() {
+pub(crate) fn cmd_status_watch(ui: &Ui, global: &GlobalArgs, interval: Duration) -> Result<i32> {
+    if !Screen::possible() {
         return Err(CliError::usage(
             "status --watch redraws a terminal, and stdout is not one; a program reads `status --json`",
         )
@@ -30,7 +32,6 @@ pub(crate) fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Resul
     }
     signals::install();
     let ctx = Context::open(global)?;
-    let colour = output::colour(global.color);
     let mut asked = Registrations::default();
     let screen = Screen::enter()?;
     loop {
@@ -39,7 +40,8 @@ pub(crate) fn cmd_status_watch(global: &GlobalArgs, interval: Duration) -> Resul
             inventory::all_with(&ctx, &mut |with_paths| asked.get(&ctx.vcs, with_paths));
         // Lands shown only while they hold (the answer kept while the repository is unchanged).
         crate::workspace::land::follow(&ctx, &mut entries);
-        let text = frame(&entries, warning.as_ref(), interval, colour);
+        let text = frame(&entries, warning.as_ref(), interval);
+        let text = ui.paint(&text);
         screen.draw(&text)?;
         if let Some(sig) = wait(interval) {
             drop(screen);
@@ -64,12 +66,7 @@ fn wait(interval: Duration) -> Option<i32> {
 }
 
 /// One screen: a title, the table with run times and exit codes, then what is wrong.
-fn frame(
-    entries: &[Entry],
-    warning: Option<&CliError>,
-    interval: Duration,
-    colour: bool,
-) -> String {
+fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration) -> String {
     let mut text = format!(
         "agent-workspace status, every {}s (Ctrl-C to stop)\n\n",
         interval.as_secs_f64()
@@ -81,14 +78,15 @@ fn frame(
     };
     let mut table = String::new();
     status_table::table(entries, &extra, columns, &mut table);
-    if colour {
-        table = output::style_second_column(&table, status_table::status_style);
-    }
+    table = output::style_second_column(&table, status_table::status_style);
     text += &table;
     if let Some(warning) = warning {
         text += &format!(
-            "\nWarning: could not ask the backend which workspaces it knows: {}\n",
-            warning.message
+            "\n{}\n",
+            warning_line(format!(
+                "could not ask the backend which workspaces it knows: {}",
+                warning.message
+            ))
         );
     }
     for entry in entries {
@@ -135,59 +133,4 @@ impl Registrations {
         *kept = Some(answer.clone());
         Ok(answer)
     }
-}
-
-/// The terminal while watching: the alternate screen, no cursor, no line wrapping; each
-/// frame overwrites the last in place. Dropping it restores the terminal.
-struct Screen;
-
-impl Screen {
-    fn enter() -> Result<Screen> {
-        write_out("\x1b[?1049h\x1b[?25l\x1b[?7l")?;
-        Ok(Screen)
-    }
-
-    /// Writes `text` from the top-left corner, clearing the rest of each line and of the
-    /// screen; lines beyond the terminal's height are left out.
-    fn draw(&self, text: &str) -> Result<()> {
-        let rows = output::terminal_rows().unwrap_or(u16::MAX) as usize;
-        let mut out = String::from("\x1b[H");
-        let lines: Vec<&str> = text.lines().collect();
-        let fits = lines.len() < rows;
-        let shown = if fits {
-            lines.len()
-        } else {
-            rows.saturating_sub(2)
-        };
-        for line in &lines[..shown] {
-            out += line;
-            out += "\x1b[K\r\n";
-        }
-        if !fits {
-            out += &format!(
-                "({} more lines: make the terminal taller)\x1b[K",
-                lines.len() - shown
-            );
-        }
-        out += "\x1b[J";
-        write_out(&out)
-    }
-}
-
-impl Drop for Screen {
-    fn drop(&mut self) {
-        let _ = write_out("\x1b[?7h\x1b[?25h\x1b[?1049l");
-    }
-}
-
-fn write_out(text: &str) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| {
-            CliError::failure("could not write to the terminal")
-                .cause(e.to_string())
-                .hint("the workspaces were not changed by watching them")
-        })
 }

@@ -7,8 +7,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::validate_id;
 use crate::store::metadata;
-use crate::ui::output;
-use crate::ui::report;
+use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::{self, tools::Synced};
 
@@ -22,7 +21,7 @@ pub struct SyncToolsArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
+pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
     validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
@@ -32,7 +31,7 @@ pub(crate) fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Resul
     let mut record = workspace::usable(&ctx, &args.id, "copy tools into")?;
     let mut notes = vec![];
     let synced = workspace::tools::sync(&ctx, &mut record, true, &mut notes);
-    report::print_notes(&notes);
+    ui.notes(&notes);
     let text = match synced? {
         Some(synced) => {
             metadata::save(&record)?;
@@ -54,13 +53,14 @@ pub(crate) fn cmd_sync_tools(global: &GlobalArgs, args: &SyncToolsArgs) -> Resul
             ctx.repo.root.display()
         ),
     };
-    output::print(&text)?;
+    ui.data(&text)?;
     Ok(0)
 }
 
 /// `sync-tools --json`.
 #[derive(Serialize)]
-struct SyncJson<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct SyncJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     /// The bundle directory; null when nothing was copied.

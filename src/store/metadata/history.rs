@@ -6,8 +6,11 @@ use super::{now, Record, Status, MAX_RUNS};
 
 /// One finished (or crashed) run in a workspace's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Run {
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub started_at: String,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub finished_at: Option<String>,
     pub duration_ms: Option<u64>,
     pub status: Status,
@@ -26,6 +29,7 @@ pub(crate) struct Run {
 
 /// A commit a checkpoint made: its id, and its change id with jj.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Checkpoint {
     pub commit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

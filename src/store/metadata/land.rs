@@ -6,6 +6,7 @@ use super::{Record, Status};
 
 /// How a land ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Outcome {
     /// Every commit reached the target without a conflict left.
@@ -25,6 +26,7 @@ impl Outcome {
 
 /// The side `--prefer` took for a conflicted file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Side {
     Workspace,
@@ -42,6 +44,7 @@ impl Side {
 
 /// A conflicted file resolved by taking one side.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Resolved {
     pub file: String,
     pub side: Side,
@@ -49,6 +52,7 @@ pub(crate) struct Resolved {
 
 /// A file left conflicted in a commit (git: the workspace's tip, which was not merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Conflict {
     pub commit: String,
     pub file: String,
@@ -56,6 +60,7 @@ pub(crate) struct Conflict {
 
 /// What the last `land` of a workspace did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Land {
     pub at: String,
     /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
@@ -116,6 +121,7 @@ impl Land {
 /// A land under way, saved in the record before the backend changes anything, so that the
 /// next command of any kind can tell whether a land that was killed happened and record it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Intent {
     pub at: String,
     /// The target as [`Land::target`] names it.

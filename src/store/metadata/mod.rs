@@ -30,11 +30,16 @@ type Result<T> = std::result::Result<T, FsError>;
 pub(crate) const FILE_NAME: &str = ".agent-workflow.json";
 /// The schema this build writes; newer records are read but never overwritten.
 pub(crate) const SCHEMA_VERSION: u64 = 1;
+/// What a record's times look like (RFC 3339, UTC, whole seconds), as its schema says.
+#[cfg(test)]
+pub(crate) const TIMESTAMP_PATTERN: &str =
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$";
 /// How many past runs a record keeps.
 pub(crate) const MAX_RUNS: usize = 50;
 
 /// What a workspace's last (or current) run recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Status {
     Idle,
@@ -58,8 +63,10 @@ impl Status {
 
 /// The workspace record. Unknown fields are kept so an older build never drops them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Record {
     pub schema_version: u64,
+    #[cfg_attr(test, schemars(regex(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")))]
     pub workspace_id: String,
     pub workflow: Option<String>,
     pub status: Status,
@@ -83,11 +90,15 @@ pub(crate) struct Record {
     /// `none` when it had none; unknown for a record rebuilt after it was lost.
     #[serde(default)]
     pub base_envrc_sha256: Option<String>,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub created_at: String,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub updated_at: String,
     #[serde(default)]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub started_at: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub finished_at: Option<String>,
     #[serde(default)]
     pub exit_code: Option<i32>,
@@ -348,6 +359,7 @@ pub(crate) fn keep_aside(workspace: &Path) -> Result<Vec<PathBuf>> {
 
 /// How a run is confined, as the user asked and as the record keeps it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SandboxOptions {
     /// Whether the network stays reachable (`--no-network` removes it).
     pub network: bool,

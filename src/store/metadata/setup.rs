@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// How the setup ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum SetupStatus {
     /// Exited 0: not run again.
@@ -19,6 +20,7 @@ pub(crate) enum SetupStatus {
 
 /// The setup's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Setup {
     pub status: SetupStatus,
     pub command: Vec<String>,

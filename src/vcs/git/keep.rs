@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::classify::{self, Failure};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::vcs::error::{Result, VcsError};
@@ -21,7 +22,7 @@ impl Git {
             // `status` and `add --all`: clear the flags first so they are committed too.
             let listed = match self.call(ws)?.args(["ls-files", "-v", "-z"]).stdout() {
                 // Its administrative files are gone: git no longer knows this worktree.
-                Err(e) if e.stderr().contains("not a git repository") => {
+                Err(e) if classify::failure(e.stderr()) == Failure::NotARepository => {
                     return Ok(Kept::Unregistered)
                 }
                 other => other?,

@@ -1,6 +1,7 @@
 //! git invocations for the worktree backend, one method per call, each parser beside its call.
 
 mod checkpoint;
+mod classify;
 mod diff;
 mod held;
 mod index;
@@ -19,6 +20,7 @@ use super::{Created, Registered};
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
+use classify::Failure;
 
 /// The branch prefix used when `AGENT_WORKSPACE_BRANCH_PREFIX` is not set.
 pub(crate) const DEFAULT_PREFIX: &str = "agent-workspace/";
@@ -223,7 +225,7 @@ impl Git {
             .stdout();
         match out {
             Ok(_) => Ok(()),
-            Err(e) if e.stderr().contains("is not a working tree") => Ok(()),
+            Err(e) if classify::failure(e.stderr()) == Failure::NotAWorktree => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -237,7 +239,7 @@ impl Git {
             .stdout();
         match out {
             Ok(_) => Ok(()),
-            Err(e) if !force && e.stderr().contains("is not fully merged") => {
+            Err(e) if !force && classify::failure(e.stderr()) == Failure::NotFullyMerged => {
                 Err(VcsError::NotMerged {
                     branch: branch.to_string(),
                 })

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::classify::{self, Failure};
 use super::stale::recovery_dir;
 use super::Jj;
 use crate::repo::Backend;
@@ -97,7 +98,7 @@ impl Jj {
                 .args(["log", "--no-graph", "-r", "@", "-T", template]))
         };
         match query()?.output() {
-            Err(e) if e.stderr().contains("working copy is stale") => {
+            Err(e) if classify::failure(e.stderr()) == Failure::Stale => {
                 self.update_stale(ws, &scratch)?;
                 Ok(query()?.output()?)
             }
@@ -106,31 +107,16 @@ impl Jj {
     }
 }
 
-/// The files jj's "Refused to snapshot some files" warning names (too large to snapshot).
+/// The files jj refused to snapshot (too large), as a checkpoint's unrecorded files.
 fn parse_refused(stderr: &str) -> Vec<Unrecorded> {
-    let mut found: Vec<Unrecorded> = vec![];
-    let mut inside = false;
-    for line in stderr.lines() {
-        if line.starts_with("Warning: Refused to snapshot") {
-            inside = true;
-            continue;
-        }
-        match line.strip_prefix("  ") {
-            Some(item) if inside && !item.starts_with(' ') => {
-                let (path, why) = item.rsplit_once(": ").unwrap_or((item, "refused by jj"));
-                let path = PathBuf::from(path);
-                if !found.iter().any(|u| u.path == path) {
-                    found.push(Unrecorded {
-                        path,
-                        why: format!("jj refused to snapshot it: {why}"),
-                        ignored: false,
-                    });
-                }
-            }
-            _ => inside = false,
-        }
-    }
-    found
+    classify::refused_snapshot(stderr)
+        .into_iter()
+        .map(|(path, why)| Unrecorded {
+            path,
+            why: format!("jj refused to snapshot it: {why}"),
+            ignored: false,
+        })
+        .collect()
 }
 
 fn parse_committed(text: &str) -> (String, String, Vec<PathBuf>) {
@@ -144,17 +130,6 @@ fn parse_committed(text: &str) -> (String, String, Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refused_files() {
-        let stderr = "Warning: Refused to snapshot some files:\n  big.bin: 1.9MiB (2000000 bytes); the maximum size allowed is 1.0MiB (1048576 bytes)\n  a: b.bin: 2.0MiB (2 bytes); the maximum\nHint: This is to prevent large files\n  * Add the file(s) to `.gitignore`\nWarning: Refused to snapshot some files:\n  big.bin: 1.9MiB\n";
-        let found = parse_refused(stderr);
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0].path, PathBuf::from("big.bin"));
-        assert!(found[0].why.contains("1.9MiB"), "{}", found[0].why);
-        assert_eq!(found[1].path, PathBuf::from("a: b.bin"));
-        assert!(parse_refused("Warning: something else\n  x: y\n").is_empty());
-    }
 
     #[test]
     fn committed() {

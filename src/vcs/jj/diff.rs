@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
 use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
@@ -131,18 +132,15 @@ fn hex_ids(base: &[String]) -> Vec<String> {
 }
 
 fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
-    let stderr = e.stderr();
-    if stderr.contains("working copy is stale") {
-        return VcsError::Stale { id: id.to_string() };
-    }
-    if stderr.contains("doesn't have a working-copy commit") {
-        return VcsError::Unregistered {
+    match classify::failure(e.stderr()) {
+        Failure::Stale => VcsError::Stale { id: id.to_string() },
+        Failure::NoWorkingCopy => VcsError::Unregistered {
             id: id.to_string(),
             path: ws.to_path_buf(),
-        };
-    }
-    VcsError::Changes {
-        id: id.to_string(),
-        source: Box::new(e),
+        },
+        _ => VcsError::Changes {
+            id: id.to_string(),
+            source: Box::new(e),
+        },
     }
 }

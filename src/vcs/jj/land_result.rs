@@ -190,19 +190,12 @@ pub(super) struct Trial {
     pub(super) at: String,
 }
 
-/// What jj says after an operation it did not integrate, before the operation's id.
-const UNINTEGRATED: &str = "--no-integrate-operation was requested: ";
-
 impl Trial {
     /// Runs a step; the operation it wrote (if it changed anything) is where the next
     /// starts.
     pub(super) fn run(&mut self, call: Call) -> std::result::Result<(), ProcessError> {
         let (_, stderr) = call.output()?;
-        if let Some(op) = stderr
-            .lines()
-            .find_map(|l| l.split_once(UNINTEGRATED).map(|(_, op)| op.trim()))
-            .filter(|op| !op.is_empty() && op.bytes().all(|b| b.is_ascii_hexdigit()))
-        {
+        if let Some(op) = super::classify::unintegrated_operation(&stderr) {
             self.ops.push(op.to_string());
             self.at = op.to_string();
         }

@@ -2,6 +2,7 @@
 
 mod carry;
 mod checkpoint;
+mod classify;
 mod diff;
 mod held;
 mod keep;
@@ -21,6 +22,7 @@ use super::Registered;
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 use crate::vcs::error::{Result, VcsError};
+use classify::Failure;
 
 /// The name jj gives the repository's main workspace.
 pub(crate) const MAIN_WORKSPACE: &str = "default";
@@ -226,7 +228,11 @@ impl Jj {
             .stdout();
         match out {
             Ok(text) => Ok(Some(text.into_bytes())),
-            Err(e @ ProcessError::Failed { .. }) if e.stderr().contains("No such path") => Ok(None),
+            Err(e @ ProcessError::Failed { .. })
+                if classify::failure(e.stderr()) == Failure::NoSuchPath =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(e.into()),
         }
     }

@@ -5,6 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::ProcessError;
 use crate::vcs::error::{CarryFailure, Result, VcsError};
@@ -28,10 +29,8 @@ impl Jj {
             .stdout();
         match out {
             Ok(out) => Ok(Probe::Fresh(out)),
-            Err(e) if e.stderr().contains("working copy is stale") => Ok(Probe::Stale),
-            Err(e) if e.stderr().contains("doesn't have a working-copy commit") => {
-                Ok(Probe::Unknown)
-            }
+            Err(e) if classify::failure(e.stderr()) == Failure::Stale => Ok(Probe::Stale),
+            Err(e) if classify::failure(e.stderr()) == Failure::NoWorkingCopy => Ok(Probe::Unknown),
             Err(e) => Err(e.into()),
         }
     }

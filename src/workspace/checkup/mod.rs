@@ -13,6 +13,7 @@ use crate::workspace::inventory::{self, Entry};
 
 /// How bad a check's finding is; any error makes `doctor` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Level {
     Ok,
@@ -22,6 +23,7 @@ pub(crate) enum Level {
 
 /// One finding: what was checked, what was found and, unless ok, how to fix it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Check {
     pub name: String,
     pub level: Level,

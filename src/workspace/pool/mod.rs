@@ -29,6 +29,7 @@ use crate::workspace::context::Context;
 
 /// A prepared workspace's ready file: what it was prepared as.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Ready {
     pub schema_version: u32,
     /// The configuration it was prepared under ([`fingerprint`]); another one makes it stale.
@@ -42,6 +43,7 @@ pub(crate) struct Ready {
 
 /// What a pool entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum State {
     /// Complete, and prepared under the current configuration: a run may take it.

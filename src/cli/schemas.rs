@@ -1,0 +1,150 @@
+//! The JSON Schemas under `schema/` are generated from the types each `--json` output (and
+//! the record) is serialized from, so a field added to an output changes its schema with it.
+//! This test fails when a checked-in schema differs from what the types give;
+//! `AGENT_WORKSPACE_WRITE_SCHEMAS=1 cargo test --lib schemas` writes them anew.
+
+use std::path::{Path, PathBuf};
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{json, Value};
+
+use super::commands::{
+    checkpoint, clean, create, diff, doctor, gc, land, pool, status, sync_tools,
+};
+use crate::error::ErrorJson;
+use crate::store::metadata::Record;
+
+/// The variable that makes the test write the schemas instead of comparing them.
+const WRITE: &str = "AGENT_WORKSPACE_WRITE_SCHEMAS";
+
+/// Every schema: its file name under `schema/`, its title, and its text.
+fn schemas() -> Vec<(&'static str, String)> {
+    vec![
+        schema::<checkpoint::CheckpointJson>(
+            "checkpoint",
+            "checkpoint <ID> --json: the checkpoint made (or why none was)",
+        ),
+        schema::<clean::CleanJson>("clean", "clean --json: what was removed, skipped and failed"),
+        schema::<clean::PurgeJson>(
+            "clean-purge",
+            "clean --purge-kept --json: the kept-aside directories deleted (or that would be, with --dry-run)",
+        ),
+        schema::<create::CreateJson>(
+            "create",
+            "create <ID> --json: the workspace made ready (or reattached)",
+        ),
+        schema::<diff::DiffJson>("diff", "diff <ID> --json: what a workspace changed since its base"),
+        schema::<doctor::DoctorJson>("doctor", "doctor --json: each check's finding"),
+        schema::<ErrorJson>("error", "An error in JSON output (clean --json's and gc --json's failed entries)"),
+        schema::<gc::GcJson>(
+            "gc",
+            "gc --json: the workspaces the configured retention let go, those skipped and those that failed",
+        ),
+        schema::<land::LandJson>("land", "land <ID> --json: what landed (or would, with --dry-run)"),
+        schema::<pool::DrainJson>("pool-drain", "pool drain --json: the prepared workspaces removed"),
+        schema::<pool::FillJson>("pool-fill", "pool fill --json: what a fill prepared and removed"),
+        schema::<pool::StatusJson>(
+            "pool-status",
+            "pool status --json: the prepared workspaces of a repository",
+        ),
+        schema::<Record>(
+            "record",
+            "The workspace record (.agent-workflow.json in a workspace, and the record in .state/<id>.json)",
+        ),
+        schema::<status::WorkspaceJson>(
+            "status-workspace",
+            "status <ID> --json: one workspace (also each item of status --json)",
+        ),
+        schema::<status::StatusJson>("status", "status --json: every workspace of the repository"),
+        schema::<sync_tools::SyncJson>(
+            "sync-tools",
+            "sync-tools <ID> --json: the tools bundle copied into a workspace",
+        ),
+    ]
+}
+
+/// The schema of what `T` serializes to (draft 2020-12), named and titled, as its file holds it.
+fn schema<T: JsonSchema>(name: &'static str, title: &str) -> (&'static str, String) {
+    let generated = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut doc = generated.to_value();
+    let root = doc.as_object_mut().expect("a root schema is an object");
+    root.insert(
+        "$id".into(),
+        json!(format!("urn:agent-workspace:schema:{name}:1")),
+    );
+    root.insert("title".into(), json!(title));
+    // The version of a document's schema is always this one: a newer build writes a new id.
+    if let Some(version) = root
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("schema_version"))
+    {
+        *version = json!({"const": 1});
+    }
+    close(&mut doc);
+    let mut text = serde_json::to_string_pretty(&doc).expect("a schema serializes");
+    text.push('\n');
+    (name, text)
+}
+
+/// Outputs hold exactly the fields their types declare: every object schema with properties
+/// and no word on others refuses others (the record, whose unknown fields are kept, says so).
+fn close(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(close);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close),
+        _ => {}
+    }
+}
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema")
+}
+
+#[test]
+fn the_checked_in_schemas_are_the_generated_ones() {
+    let write = std::env::var_os(WRITE).is_some_and(|v| !v.is_empty());
+    let mut stale = vec![];
+    for (name, text) in schemas() {
+        let file = dir().join(format!("{name}.schema.json"));
+        if write {
+            std::fs::write(&file, &text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        } else if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+            stale.push(file.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "out of date with the types they are generated from:\n{}\nrun `{WRITE}=1 cargo test --lib schemas` and check the diff in",
+        stale.join("\n")
+    );
+}
+
+/// Every file under `schema/` is generated: none is left to be kept by hand.
+#[test]
+fn every_schema_file_is_generated() {
+    let mut files: Vec<String> = std::fs::read_dir(dir())
+        .expect("schema/ exists")
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    files.sort();
+    let mut generated: Vec<String> = schemas()
+        .into_iter()
+        .map(|(name, _)| format!("{name}.schema.json"))
+        .collect();
+    generated.sort();
+    assert_eq!(files, generated);
+}

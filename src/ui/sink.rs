@@ -1,0 +1,126 @@
+//! The one output sink every command is handed: data to stdout; errors, warnings, hints and
+//! notes to stderr in one vocabulary; the progress line; whether colour is on.
+//!
+//! Nothing else in the crate writes to stdout or stderr (`tests/it/voice.rs` holds that, and
+//! clippy's `disallowed-macros` refuses `println!` and friends outside this folder).
+
+use std::fmt::Display;
+use std::io::{IsTerminal, Write};
+
+use crate::error::{CliError, Result};
+use crate::ui::output::{self, ColorChoice};
+use crate::ui::progress_line::ProgressLine;
+use crate::ui::report;
+use crate::workspace::Note;
+
+/// Where a command's output goes, and how it looks.
+pub struct Ui {
+    colour: bool,
+}
+
+impl Ui {
+    /// The sink for `--color choice` (`NO_COLOR` and whether stdout is a terminal decide
+    /// `auto`).
+    pub fn new(choice: ColorChoice) -> Ui {
+        Ui {
+            colour: output::colour(choice),
+        }
+    }
+
+    /// Prints data on stdout; a reader that went away (broken pipe) is not an error.
+    pub fn data(&self, text: &str) -> Result<()> {
+        output::print(text)
+    }
+
+    /// Prints bytes on stdout as they are (a patch); a reader that went away is not an error.
+    pub(crate) fn data_bytes(&self, bytes: &[u8]) -> Result<()> {
+        output::print_bytes(bytes)
+    }
+
+    /// Prints data holding `anstyle` escapes on stdout, through `anstream`: kept when colour is
+    /// on, stripped when it is off.
+    pub(crate) fn styled_data(&self, text: &str) -> Result<()> {
+        output::print(&self.paint(text))
+    }
+
+    /// `text`, holding `anstyle` escapes, as stdout shows it: as is when colour is on, the
+    /// escapes stripped through `anstream` when it is off.
+    pub(crate) fn paint(&self, text: &str) -> String {
+        match self.colour {
+            true => text.to_string(),
+            false => anstream::adapter::strip_str(text).to_string(),
+        }
+    }
+
+    /// An error: `Error: message`, its causes, its hint.
+    pub fn error(&self, err: &CliError) {
+        stderr(&format!("{}\n", render_error(err)));
+    }
+
+    /// `Warning: message`.
+    pub(crate) fn warning(&self, message: impl Display) {
+        stderr(&format!("{}\n", warning_line(message)));
+    }
+
+    /// `Warning: message` and what to do about it.
+    pub(crate) fn warning_with_hint(&self, message: impl Display, hint: impl Display) {
+        stderr(&format!("{}\nHint: {hint}\n", warning_line(message)));
+    }
+
+    /// `Hint: text`, after a warning or an error.
+    pub(crate) fn hint(&self, hint: impl Display) {
+        stderr(&format!("Hint: {hint}\n"));
+    }
+
+    /// A line of what happened on the way (removed, skipped, finished), on stderr.
+    pub(crate) fn note(&self, line: impl Display) {
+        stderr(&format!("{line}\n"));
+    }
+
+    /// The notes of opening a workspace, one line each. The sizes and times of copied files
+    /// help a person at a terminal; scripts get quiet.
+    pub(crate) fn notes(&self, notes: &[Note]) {
+        let terminal = std::io::stderr().is_terminal();
+        for n in notes {
+            if matches!(n, Note::Copied { .. }) && !terminal {
+                continue;
+            }
+            self.note(report::note(n));
+        }
+    }
+
+    /// The progress line about `subject` (such as `workspace w`): drawn on stderr while it
+    /// lives, when stderr is a terminal; erased when dropped.
+    pub(crate) fn progress(&self, subject: &str) -> ProgressLine {
+        ProgressLine::on_stderr(subject)
+    }
+}
+
+/// The one rendering of an error: `Error: message`, a `Caused by:` per cause (continuation
+/// lines indented under it), then `Hint: hint`.
+pub(crate) fn render_error(err: &CliError) -> String {
+    let mut text = format!("Error: {}", err.message);
+    for cause in &err.causes {
+        for (i, line) in cause.lines().enumerate() {
+            let lead = if i == 0 { "Caused by: " } else { "           " };
+            text.push_str(&format!("\n{lead}{line}"));
+        }
+    }
+    if let Some(hint) = &err.hint {
+        text.push_str(&format!("\nHint: {hint}"));
+    }
+    text
+}
+
+/// `Warning: message`, the words of a warning wherever it is shown (stderr, a redrawn screen).
+pub(crate) fn warning_line(message: impl Display) -> String {
+    format!("Warning: {message}")
+}
+
+/// Writes to stderr; a stderr that cannot be written to is not worth failing the command for.
+fn stderr(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}

@@ -1,0 +1,55 @@
+//! The one reader of git's stderr: what a failed git command said, in the terms
+//! agent-workspace acts on. git runs with `LC_ALL=C`, so its wording is the English one
+//! matched here, tested on what git 2.47 prints (captured from real commands; the integration
+//! tests run the same situations end to end).
+
+/// What a failed git command reported, as far as agent-workspace tells failures apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The directory is no longer a worktree git knows (its administrative files are gone).
+    NotARepository,
+    /// `worktree remove` of a path git holds no worktree at.
+    NotAWorktree,
+    /// `branch -d` of a branch whose commits are not merged.
+    NotFullyMerged,
+    /// Anything else: reported as git said it.
+    Other,
+}
+
+/// Sorts a failed git command by its stderr.
+pub(crate) fn failure(stderr: &str) -> Failure {
+    if stderr.contains("not a git repository") {
+        Failure::NotARepository
+    } else if stderr.contains("is not a working tree") {
+        Failure::NotAWorktree
+    } else if stderr.contains("is not fully merged") {
+        Failure::NotFullyMerged
+    } else {
+        Failure::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What git 2.47.3 printed under LC_ALL=C.
+
+    /// `git ls-files -v -z` in a worktree whose `.git/worktrees/<name>` was deleted.
+    const NO_ADMIN: &str = "fatal: not a git repository: /tmp/cls/g/.git/worktrees/gwt2\n";
+    /// `git worktree remove --force --force <a path that is no worktree>`.
+    const NO_WORKTREE: &str = "fatal: '/tmp/cls/nowt' is not a working tree\n";
+    /// `git branch --quiet -d --end-of-options br` with a commit only on br.
+    const UNMERGED: &str = "error: the branch 'br' is not fully merged\nhint: If you are sure you want to delete it, run 'git branch -D br'\nhint: Disable this message with \"git config advice.forceDeleteBranch false\"\n";
+
+    #[test]
+    fn failures_are_told_apart() {
+        assert_eq!(failure(NO_ADMIN), Failure::NotARepository);
+        assert_eq!(failure(NO_WORKTREE), Failure::NotAWorktree);
+        assert_eq!(failure(UNMERGED), Failure::NotFullyMerged);
+        assert_eq!(
+            failure("fatal: a branch named 'x' already exists\n"),
+            Failure::Other
+        );
+    }
+}
