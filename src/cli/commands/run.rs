@@ -10,7 +10,7 @@ use crate::error::{CliError, Result};
 use crate::exec::liveness;
 use crate::exec::process::{self, Ending};
 use crate::exec::signals;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{self, Loaded, Record, Status};
 use crate::ui::report;
@@ -24,7 +24,8 @@ use crate::workspace::{self, remove, Request};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Workflow name recorded with the run
     #[arg(long, value_name = "NAME")]
     pub workflow: Option<String>,
@@ -33,8 +34,8 @@ pub struct RunArgs {
     pub base_change: Option<String>,
     /// Start a new workspace from this workspace's exact current state, unrecorded edits
     /// included, leaving that workspace as it was
-    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change")]
-    pub parent: Option<String>,
+    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change", value_parser = WorkspaceId::from_arg)]
+    pub parent: Option<WorkspaceId>,
     /// After the run, record the workspace's state as a checkpoint commit
     #[arg(long)]
     pub checkpoint: bool,
@@ -66,10 +67,6 @@ pub(crate) fn cmd_run(
     ctx_args: &crate::cli::global::GlobalArgs,
     args: &RunArgs,
 ) -> Result<i32> {
-    validate_id(&args.id)?;
-    if let Some(parent) = &args.parent {
-        validate_id(parent)?;
-    }
     signals::install();
     let mut ctx = Context::open(ctx_args)?;
     let progress = ui.progress(&format!("workspace {}", args.id));
