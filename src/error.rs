@@ -16,7 +16,7 @@ pub enum Kind {
 }
 
 /// One user-facing error: a message, optional causes and an optional hint.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CliError {
     pub kind: Kind,
     pub message: String,

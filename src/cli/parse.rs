@@ -71,6 +71,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, CliError> {
 
 /// clap's message as `Error:` (its first paragraph), its tips and the usage line as the hint.
 fn usage_error(err: &clap::Error) -> CliError {
+    // A refused workspace id says so in its own words, as everywhere else.
+    if let Some(invalid) = std::error::Error::source(err)
+        .and_then(|e| e.downcast_ref::<crate::store::layout::InvalidId>())
+    {
+        return invalid.0.clone();
+    }
     let text = err.to_string();
     let mut paragraphs = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
     let first = paragraphs.next().unwrap_or("invalid usage");
@@ -111,5 +117,30 @@ mod tests {
     #[test]
     fn every_subcommand_is_well_defined() {
         super::Cli::command().debug_assert();
+    }
+
+    /// An id refused by clap's value parser is the usage error `validate_id` words, not
+    /// clap's "invalid value" form, for every argument that takes one.
+    #[test]
+    fn a_refused_id_keeps_its_own_words() {
+        let expected = crate::store::layout::validate_id("a b").unwrap_err();
+        for args in [
+            &["run", "a b", "--", "true"][..],
+            &["run", "w", "--parent", "a b", "--", "true"],
+            &["status", "a b"],
+            &["clean", "w", "a b"],
+            &["land", "a b"],
+        ] {
+            let argv = std::iter::once("agent-workspace")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from)
+                .collect();
+            let Err(err) = super::parse(argv) else {
+                panic!("{args:?} was accepted");
+            };
+            assert_eq!(err.message, expected.message, "{args:?}");
+            assert_eq!(err.hint, expected.hint, "{args:?}");
+            assert_eq!(err.exit_code(false), 2, "{args:?}");
+        }
     }
 }

@@ -20,6 +20,64 @@ pub(crate) const POOL_PREFIX: &str = ".pool-";
 /// The longest workspace id accepted.
 pub(crate) const MAX_ID_LEN: usize = 64;
 
+/// A workspace id, checked where it enters: on the command line (clap's value parser,
+/// [`WorkspaceId::from_arg`]) or read from a directory name or a backend's list
+/// ([`WorkspaceId::parse`]). Whatever holds one need not check it again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkspaceId(String);
+
+impl WorkspaceId {
+    /// `id` when it is acceptable (see [`validate_id`]), else the usage error saying why.
+    pub(crate) fn parse(id: &str) -> Result<WorkspaceId> {
+        validate_id(id)?;
+        Ok(WorkspaceId(id.to_string()))
+    }
+
+    /// clap's value parser for an id argument: its error carries the one wording, which
+    /// the command line's error form takes over as it is (`cli::parse`).
+    pub(crate) fn from_arg(id: &str) -> std::result::Result<WorkspaceId, InvalidId> {
+        WorkspaceId::parse(id).map_err(InvalidId)
+    }
+}
+
+impl std::ops::Deref for WorkspaceId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for WorkspaceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for WorkspaceId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for WorkspaceId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+/// An id clap's value parser refused: the usage error to show for it.
+#[derive(Debug)]
+pub(crate) struct InvalidId(pub CliError);
+
+impl std::fmt::Display for InvalidId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for InvalidId {}
+
 /// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
 pub(crate) fn validate_id(id: &str) -> Result<()> {
     let bad = |why: &str| {

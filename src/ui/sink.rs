@@ -124,3 +124,28 @@ fn stderr(text: &str) {
         .write_all(text.as_bytes())
         .and_then(|()| stderr.flush());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_renders_message_causes_and_hint() {
+        let err = CliError::failure("could not do it")
+            .cause("first\nsecond line")
+            .cause("another")
+            .hint("try this");
+        assert_eq!(
+            render_error(&err),
+            "Error: could not do it\nCaused by: first\n           second line\nCaused by: another\nHint: try this"
+        );
+        assert_eq!(render_error(&CliError::usage("bad")), "Error: bad");
+    }
+
+    #[test]
+    fn paint_strips_escapes_only_without_colour() {
+        let styled = "a \u{1b}[32mdone\u{1b}[0m b";
+        assert_eq!(Ui { colour: true }.paint(styled), styled);
+        assert_eq!(Ui { colour: false }.paint(styled), "a done b");
+    }
+}

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata;
 use crate::ui::Ui;
 use crate::workspace::context::Context;
@@ -17,7 +17,8 @@ use crate::workspace::{self, Checkpointed};
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// Workspace id
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Describe the checkpoint [default: `checkpoint N`]
     #[arg(short, long, value_name = "MSG")]
     pub message: Option<String>,
@@ -27,7 +28,6 @@ pub struct CheckpointArgs {
 }
 
 pub(crate) fn cmd_checkpoint(ui: &Ui, global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     if args.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(CliError::usage("the checkpoint message is empty")
             .hint("pass -m a message, or leave -m out for `checkpoint N`"));

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, ErrorJson, Result};
 use crate::store::aside;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::store::metadata;
 use crate::ui::Ui;
@@ -24,7 +24,8 @@ use crate::workspace::remove::{self, Removal, KEPT_DIR};
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Workspaces to remove
-    pub ids: Vec<String>,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub ids: Vec<WorkspaceId>,
     /// Select every workspace of this repository
     #[arg(long, conflicts_with = "ids")]
     pub all: bool,
@@ -70,9 +71,6 @@ enum Outcome {
 }
 
 pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
-    for id in &args.ids {
-        validate_id(id)?;
-    }
     let bulk = args.all || !args.status.is_empty() || args.older_than.is_some() || args.landed;
     if args.ids.is_empty() && !bulk {
         return Err(CliError::usage(
@@ -89,7 +87,7 @@ pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Resul
     };
     let (named, others): (Vec<_>, Vec<_>) = settled
         .into_iter()
-        .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
+        .partition(|f| !bulk && f.removal.is_ok() && args.ids.iter().any(|id| *id == f.id));
     for line in crate::ui::report::settled(&others) {
         ui.note(line);
     }
@@ -143,7 +141,7 @@ fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Op
         .iter()
         .map(|id| match inventory::one(ctx, id) {
             (_, Some(err)) => Err(err),
-            (entry, None) => Ok((id.clone(), entry)),
+            (entry, None) => Ok((id.to_string(), entry)),
         })
         .collect()
 }

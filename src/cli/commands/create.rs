@@ -9,7 +9,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::exec::signals;
 use crate::session::{self, Start};
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Record};
 use crate::ui::report;
 use crate::ui::Ui;
@@ -26,7 +26,8 @@ use crate::workspace::context::Context;
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Workflow name recorded with the workspace
     #[arg(long, value_name = "NAME")]
     pub workflow: Option<String>,
@@ -35,8 +36,8 @@ pub struct CreateArgs {
     pub base_change: Option<String>,
     /// Start a new workspace from this workspace's exact current state, unrecorded edits
     /// included, leaving that workspace as it was
-    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change")]
-    pub parent: Option<String>,
+    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change", value_parser = WorkspaceId::from_arg)]
+    pub parent: Option<WorkspaceId>,
     /// Do not load the workspace's .envrc
     #[arg(long)]
     pub no_direnv: bool,
@@ -58,10 +59,6 @@ pub struct CreateArgs {
 }
 
 pub(crate) fn cmd_create(ui: &Ui, global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
-    validate_id(&args.id)?;
-    if let Some(parent) = &args.parent {
-        validate_id(parent)?;
-    }
     signals::install();
     let mut ctx = Context::open(global)?;
     let progress = ui.progress(&format!("workspace {}", args.id));

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::ui::output;
 use crate::ui::Ui;
 use crate::vcs::diff::{Changes, FileChange, WorkCommit};
@@ -17,7 +17,8 @@ use crate::workspace::context::Context;
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// Workspace id
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Print the commits and a line per changed file with its insertions and deletions
     /// (the default)
     #[arg(long, conflicts_with_all = ["patch", "json"])]
@@ -31,7 +32,6 @@ pub struct DiffArgs {
 }
 
 pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;
     let found = changes::read(&ctx, &target.record, &target.path)?;

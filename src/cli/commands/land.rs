@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Resolved, Side};
 use crate::ui::Ui;
 use crate::vcs::land::Landing;
@@ -20,7 +20,8 @@ use crate::workspace::land::{self, Request};
 #[derive(Debug, Args)]
 pub struct LandArgs {
     /// Workspace to land
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Land onto this revision: one commit (jj) or a local branch (git) [default: the parent
     /// workspace's working copy or branch, else the main workspace's]
     #[arg(long, value_name = "REV")]
@@ -50,7 +51,6 @@ pub enum Prefer {
 }
 
 pub(crate) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
     if args

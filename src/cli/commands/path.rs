@@ -4,7 +4,7 @@ use clap::Args;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::ui::Ui;
 use crate::workspace::context::Context;
 
@@ -17,11 +17,11 @@ use crate::workspace::context::Context;
 #[derive(Debug, Args)]
 pub struct PathArgs {
     /// Workspace id
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
 }
 
 pub(crate) fn cmd_path(ui: &Ui, global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     let path = ctx.layout.workspace(&args.id);
     let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());

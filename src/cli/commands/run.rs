@@ -7,7 +7,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::exec::signals;
 use crate::session::{self, Start};
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Status;
 use crate::ui::report;
 use crate::ui::Ui;
@@ -17,7 +17,8 @@ use crate::workspace::context::Context;
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Workflow name recorded with the run
     #[arg(long, value_name = "NAME")]
     pub workflow: Option<String>,
@@ -26,8 +27,8 @@ pub struct RunArgs {
     pub base_change: Option<String>,
     /// Start a new workspace from this workspace's exact current state, unrecorded edits
     /// included, leaving that workspace as it was
-    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change")]
-    pub parent: Option<String>,
+    #[arg(long, value_name = "PARENT_ID", conflicts_with = "base_change", value_parser = WorkspaceId::from_arg)]
+    pub parent: Option<WorkspaceId>,
     /// After the run, record the workspace's state as a checkpoint commit
     #[arg(long)]
     pub checkpoint: bool,
@@ -59,10 +60,6 @@ pub(crate) fn cmd_run(
     ctx_args: &crate::cli::global::GlobalArgs,
     args: &RunArgs,
 ) -> Result<i32> {
-    validate_id(&args.id)?;
-    if let Some(parent) = &args.parent {
-        validate_id(parent)?;
-    }
     signals::install();
     let mut ctx = Context::open(ctx_args)?;
     let progress = ui.progress(&format!("workspace {}", args.id));

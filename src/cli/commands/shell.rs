@@ -5,7 +5,7 @@ use clap::Args;
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::exec::signals;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::direnv;
@@ -16,7 +16,8 @@ use crate::workspace::{self, Request};
 #[derive(Debug, Args)]
 pub struct ShellArgs {
     /// Workspace id
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Start the shell without loading the workspace's .envrc
     #[arg(long)]
     pub no_direnv: bool,
@@ -28,7 +29,6 @@ pub struct ShellArgs {
 }
 
 pub(crate) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     signals::install();
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::ui::output;
 use crate::ui::report;
@@ -19,7 +19,8 @@ use crate::workspace::inventory::{self, Entry, Problem};
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Show only this workspace, with its run history
-    pub id: Option<String>,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: Option<WorkspaceId>,
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
@@ -48,9 +49,6 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
 }
 
 pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
-    if let Some(id) = &args.id {
-        validate_id(id)?;
-    }
     let ctx = Context::open(global)?;
     for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
         ui.note(line);

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
-use crate::store::layout::validate_id;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata;
 use crate::ui::Ui;
 use crate::workspace::context::Context;
@@ -15,14 +15,14 @@ use crate::workspace::{self, tools::Synced};
 #[derive(Debug, Args)]
 pub struct SyncToolsArgs {
     /// Workspace id
-    pub id: String,
+    #[arg(value_parser = WorkspaceId::from_arg)]
+    pub id: WorkspaceId,
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
 }
 
 pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
-    validate_id(&args.id)?;
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
     let record = workspace::usable(&ctx, &args.id, "copy tools into")?;
