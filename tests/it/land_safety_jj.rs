@@ -110,7 +110,8 @@ fn a_conflict_changes_nothing_unless_allowed() {
     assert!(read(repo.join("a.txt")).contains("<<<<<<<"));
     assert_eq!(read(repo.join("more.txt")), "more\n");
     let undo = doc["undo"].as_str().unwrap().to_string();
-    assert!(undo.starts_with("jj rebase -r "), "{undo}");
+    assert!(undo.contains(" && jj rebase -r "), "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(read(repo.join("a.txt")), "from main\n");
     assert!(!repo.join("more.txt").exists());
@@ -179,7 +180,7 @@ fn the_printed_undo_reverts_the_land_and_keeps_later_work() {
         .find_map(|l| l.strip_prefix("Undo: "))
         .unwrap_or_else(|| panic!("{}", out.report()))
         .to_string();
-    assert!(!undo.contains("restore"), "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     // The user goes on in main: a commit of their own after the land.
     fs::write(repo.join("later.txt"), "later\n").unwrap();
     env.jj_ok(&repo, ["commit", "-m", "later"]);
@@ -458,4 +459,130 @@ fn the_undo_of_a_prefer_land_keeps_later_work_and_gives_the_workspace_its_side_b
         "a.txt",
     ];
     assert_eq!(env.jj_ok(&repo, shown), "w1\n2\n3\n4\nw5\n");
+}
+
+/// No change is divergent and no commit is conflicted in the repository at `repo`.
+fn assert_no_divergence_nor_conflict(env: &TestEnv, repo: &Path) {
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(repo, divergent), "", "{}", graph(env, repo));
+    let conflicted = ["log", "--no-graph", "-r", "conflicts()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(repo, conflicted), "", "{}", graph(env, repo));
+}
+
+/// The undo of a `--prefer` land after the user edited a file the land resolved and
+/// committed in main: only the landed commits go back, so the user's commit keeps its own
+/// edit (not divergent, not conflicted), and the workspace gets its commits back exactly.
+#[test]
+fn the_undo_of_a_prefer_land_never_makes_the_user_s_later_commit_divergent() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let ws = env.ws_path(&repo, "w1");
+    let work_tree = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert_eq!(read(repo.join("a.txt")), "w1\n2\nm3\n4\nw5\n");
+    // The user edits the resolved file (a line the land did not touch) and commits, twice.
+    fs::write(repo.join("a.txt"), "w1\n2\nu3\n4\nw5\n").unwrap();
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    fs::write(repo.join("later.txt"), "later\nagain\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "again"]);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert_no_divergence_nor_conflict(&env, &repo);
+    // The user's lines stay, the land's lines go, in the working copy and in the commits.
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nu3\n4\n5\n");
+    assert_eq!(read(repo.join("later.txt")), "later\nagain\n");
+    for subject in ["later", "again"] {
+        let revset = format!("::@ & description(exact:\"{subject}\\n\")");
+        assert_eq!(subjects(&env, &repo, &revset), subject);
+    }
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"work\\n\")"),
+        ""
+    );
+    // The workspace's commit is back exactly as it was before the land.
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_eq!(read(ws.join("a.txt")), "w1\n2\n3\n4\nw5\n");
+    assert_no_markers(&ws);
+    assert_no_markers(&repo);
+}
+
+/// The undo of an `--allow-conflicts` land after the user resolved its conflict in main and
+/// committed: no change becomes divergent, the user's commit and every line of it stay, and
+/// the workspace gets its commits back exactly. The user's resolution was of a conflict the
+/// undo takes away: their commit is left conflicted, and jj says so.
+#[test]
+fn the_undo_of_an_allowed_conflict_resolved_on_top_makes_nothing_divergent() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
+    out.assert_code(1);
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert!(read(repo.join("a.txt")).contains("<<<<<<<"));
+    // The user resolves the conflict keeping both lines, and commits.
+    fs::write(repo.join("a.txt"), "m1\nw1\n2\nm3\n4\nw5\n").unwrap();
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "resolved"]);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_ok();
+    assert!(
+        ran.stderr
+            .contains("unresolved conflicts at these paths:\na.txt"),
+        "{}",
+        ran.report()
+    );
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(&repo, divergent), "", "{}", graph(&env, &repo));
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    let a = read(repo.join("a.txt"));
+    assert!(a.contains("m1\n") && a.contains("m3\n"), "{a}");
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"resolved\\n\")"),
+        "resolved"
+    );
+    let work_tree = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+}
+
+/// The undo refuses, changing nothing, when a landed commit was rewritten since the land:
+/// putting its files back as they were before the land would drop that rewrite.
+#[test]
+fn the_undo_changes_nothing_once_a_landed_commit_was_rewritten() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    // The user amends the landed commit itself.
+    fs::write(repo.join("amend.txt"), "amended\n").unwrap();
+    let squash = ["squash", "--into", "description(exact:\"work\\n\")"];
+    env.jj_ok(&repo, squash);
+    let before = graph(&env, &repo);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_code(1);
+    assert!(
+        ran.stderr.contains("fewer than the expected 1 revisions"),
+        "{}",
+        ran.report()
+    );
+    assert_eq!(graph(&env, &repo), before);
 }
