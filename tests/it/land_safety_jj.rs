@@ -8,7 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::harness::TestEnv;
-use crate::land_support::{graph, main_commits_a, repo_with_work, snapshot, subjects};
+use crate::land_support::{
+    graph, main_commits, main_commits_a, repo_with_work, snapshot, subjects,
+};
 
 fn read(path: PathBuf) -> String {
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -585,4 +587,29 @@ fn the_undo_changes_nothing_once_a_landed_commit_was_rewritten() {
         ran.report()
     );
     assert_eq!(graph(&env, &repo), before);
+}
+
+/// `--prefer` resolves each landed commit in turn, on the one before as resolved (as `git
+/// rebase -X theirs` does): a line of the target's that conflicted with an earlier commit's
+/// line is taken out with that hunk, even when a later commit deletes its own line again.
+#[test]
+fn prefer_resolves_each_landed_commit_in_turn() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    fs::write(repo.join("f.txt"), "x\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "x"]);
+    let script = "echo a1 >> f.txt && jj commit -m a1 && printf 'x\\n' > f.txt";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits(&env, &repo, "f.txt", "x\nu\n");
+    snapshot(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    assert_eq!(
+        doc["resolved"],
+        serde_json::json!([{"file": "f.txt", "side": "workspace"}])
+    );
+    // The first commit took `u` out with its conflicting hunk; the second took `a1` out.
+    assert_eq!(read(repo.join("f.txt")), "x\n");
 }
