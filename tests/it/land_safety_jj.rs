@@ -613,3 +613,41 @@ fn prefer_resolves_each_landed_commit_in_turn() {
     // The first commit took `u` out with its conflicting hunk; the second took `a1` out.
     assert_eq!(read(repo.join("f.txt")), "x\n");
 }
+
+/// A child lands into a parent whose working copy another workspace made stale while it held
+/// an edit jj never recorded: the land brings the parent up to date first, carrying that
+/// edit across, instead of failing to read the parent (or losing the edit).
+#[test]
+fn a_child_lands_into_a_stale_parent_whose_unrecorded_edit_is_kept() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
+        .assert_ok();
+    let child = [
+        "run",
+        "c",
+        "--parent",
+        "p",
+        "--",
+        "sh",
+        "-c",
+        "echo c > c.txt",
+    ];
+    env.aw(&repo, child).assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    // An edit in the parent that no jj command recorded, then its working-copy commit
+    // rewritten from the main workspace: the parent is stale.
+    fs::write(parent.join("mine.txt"), "unrecorded\n").unwrap();
+    main_commits(&env, &repo, "upstream.txt", "upstream\n");
+    env.jj_ok(&repo, ["rebase", "-b", "p@", "-o", "@-"]);
+    let out = env.aw(&repo, ["land", "c", "--json"]);
+    out.assert_ok();
+    assert_eq!(out.json()["outcome"], "landed", "{}", out.report());
+    env.jj_ok(&parent, ["status"]);
+    assert_eq!(read(parent.join("mine.txt")), "unrecorded\n");
+    assert_eq!(read(parent.join("c.txt")), "c\n");
+    assert_eq!(read(parent.join("p.txt")), "p\n");
+    assert_eq!(read(parent.join("upstream.txt")), "upstream\n");
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(&repo, divergent), "", "{}", graph(&env, &repo));
+}

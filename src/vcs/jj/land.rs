@@ -36,6 +36,15 @@ impl Jj {
     /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
     pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
         let place = self.land_place(&plan.target)?;
+        if place.working_copy && place.dir != self.main {
+            // A parent workspace another workspace made stale (a repair a killed run left
+            // included) is brought up to date first, its unrecorded edits carried across:
+            // jj reads nothing from a stale working copy, and a bare `update-stale` would
+            // leave those edits in a divergent commit only.
+            let scratch = recovery_dir(&place.dir);
+            self.resume_recovery(&place.dir, &scratch)?;
+            self.update_stale(&place.dir, &scratch)?;
+        }
         let work = self.snapshot_for_land(plan)?;
         for _ in 0..ATTEMPTS {
             if let Some(landing) = self.land_once(plan, &place, &work)? {
@@ -115,8 +124,14 @@ impl Jj {
         Ok(Some(landing))
     }
 
-    /// Brings a land's target working copy at `dir` up to date after the land moved it.
+    /// Brings a land's target working copy at `dir` up to date after a killed land moved
+    /// it. A workspace's edits made since are carried across (see
+    /// [`Jj::carry_across_update`]); the main working copy is updated by jj alone.
     pub(crate) fn update_target_working_copy(&self, dir: &Path) -> crate::vcs::Result<()> {
+        if dir != self.main {
+            self.update_stale(dir, &recovery_dir(dir))?;
+            return Ok(());
+        }
         self.call(dir)?
             .args(["workspace", "update-stale"])
             .stdout()?;
