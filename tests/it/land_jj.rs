@@ -56,7 +56,7 @@ fn a_land_puts_the_work_below_the_main_working_copy_and_its_undo_reverts_it() {
     );
     assert_eq!(after[after.len() - ops.len()..], ops[..]);
     let undo = undo_of(&out);
-    assert!(!undo.contains("restore"), "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(shape(&env, &repo), before);
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
@@ -205,10 +205,11 @@ fn prefer(side: &str, expected: &str) {
         land["resolved"],
         serde_json::json!([{"file": "a.txt", "side": side}])
     );
-    // The printed undo reverts the resolution and takes the work back out, the workspace's
-    // side included.
+    // The printed undo takes the work back out and restores the landed commit as it was
+    // before the land, the workspace's side included.
     let undo = undo_of(&out);
-    assert_eq!(undo.matches("jj op revert ").count(), 1, "{undo}");
+    assert_eq!(undo.matches("jj restore --from ").count(), 1, "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(shape(&env, &repo), before);
     let shown = [

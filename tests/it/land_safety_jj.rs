@@ -8,7 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::harness::TestEnv;
-use crate::land_support::{graph, main_commits_a, repo_with_work, snapshot, subjects};
+use crate::land_support::{
+    graph, main_commits, main_commits_a, repo_with_work, snapshot, subjects,
+};
 
 fn read(path: PathBuf) -> String {
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -110,7 +112,8 @@ fn a_conflict_changes_nothing_unless_allowed() {
     assert!(read(repo.join("a.txt")).contains("<<<<<<<"));
     assert_eq!(read(repo.join("more.txt")), "more\n");
     let undo = doc["undo"].as_str().unwrap().to_string();
-    assert!(undo.starts_with("jj rebase -r "), "{undo}");
+    assert!(undo.contains(" && jj rebase -r "), "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
     assert_eq!(read(repo.join("a.txt")), "from main\n");
     assert!(!repo.join("more.txt").exists());
@@ -179,7 +182,7 @@ fn the_printed_undo_reverts_the_land_and_keeps_later_work() {
         .find_map(|l| l.strip_prefix("Undo: "))
         .unwrap_or_else(|| panic!("{}", out.report()))
         .to_string();
-    assert!(!undo.contains("restore"), "{undo}");
+    assert!(!undo.contains("jj op "), "{undo}");
     // The user goes on in main: a commit of their own after the land.
     fs::write(repo.join("later.txt"), "later\n").unwrap();
     env.jj_ok(&repo, ["commit", "-m", "later"]);
@@ -458,4 +461,193 @@ fn the_undo_of_a_prefer_land_keeps_later_work_and_gives_the_workspace_its_side_b
         "a.txt",
     ];
     assert_eq!(env.jj_ok(&repo, shown), "w1\n2\n3\n4\nw5\n");
+}
+
+/// No change is divergent and no commit is conflicted in the repository at `repo`.
+fn assert_no_divergence_nor_conflict(env: &TestEnv, repo: &Path) {
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(repo, divergent), "", "{}", graph(env, repo));
+    let conflicted = ["log", "--no-graph", "-r", "conflicts()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(repo, conflicted), "", "{}", graph(env, repo));
+}
+
+/// The undo of a `--prefer` land after the user edited a file the land resolved and
+/// committed in main: only the landed commits go back, so the user's commit keeps its own
+/// edit (not divergent, not conflicted), and the workspace gets its commits back exactly.
+#[test]
+fn the_undo_of_a_prefer_land_never_makes_the_user_s_later_commit_divergent() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let ws = env.ws_path(&repo, "w1");
+    let work_tree = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert_eq!(read(repo.join("a.txt")), "w1\n2\nm3\n4\nw5\n");
+    // The user edits the resolved file (a line the land did not touch) and commits, twice.
+    fs::write(repo.join("a.txt"), "w1\n2\nu3\n4\nw5\n").unwrap();
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    fs::write(repo.join("later.txt"), "later\nagain\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "again"]);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert_no_divergence_nor_conflict(&env, &repo);
+    // The user's lines stay, the land's lines go, in the working copy and in the commits.
+    assert_eq!(read(repo.join("a.txt")), "m1\n2\nu3\n4\n5\n");
+    assert_eq!(read(repo.join("later.txt")), "later\nagain\n");
+    for subject in ["later", "again"] {
+        let revset = format!("::@ & description(exact:\"{subject}\\n\")");
+        assert_eq!(subjects(&env, &repo, &revset), subject);
+    }
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"work\\n\")"),
+        ""
+    );
+    // The workspace's commit is back exactly as it was before the land.
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    assert_eq!(read(ws.join("a.txt")), "w1\n2\n3\n4\nw5\n");
+    assert_no_markers(&ws);
+    assert_no_markers(&repo);
+}
+
+/// The undo of an `--allow-conflicts` land after the user resolved its conflict in main and
+/// committed: no change becomes divergent, the user's commit and every line of it stay, and
+/// the workspace gets its commits back exactly. The user's resolution was of a conflict the
+/// undo takes away: their commit is left conflicted, and jj says so.
+#[test]
+fn the_undo_of_an_allowed_conflict_resolved_on_top_makes_nothing_divergent() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
+    out.assert_code(1);
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    assert!(read(repo.join("a.txt")).contains("<<<<<<<"));
+    // The user resolves the conflict keeping both lines, and commits.
+    fs::write(repo.join("a.txt"), "m1\nw1\n2\nm3\n4\nw5\n").unwrap();
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "resolved"]);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_ok();
+    assert!(
+        ran.stderr
+            .contains("unresolved conflicts at these paths:\na.txt"),
+        "{}",
+        ran.report()
+    );
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(&repo, divergent), "", "{}", graph(&env, &repo));
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    let a = read(repo.join("a.txt"));
+    assert!(a.contains("m1\n") && a.contains("m3\n"), "{a}");
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"resolved\\n\")"),
+        "resolved"
+    );
+    let work_tree = [
+        "--ignore-working-copy",
+        "file",
+        "show",
+        "-r",
+        "w1@-",
+        "a.txt",
+    ];
+    assert_eq!(env.jj_ok(&repo, work_tree), "w1\n2\n3\n4\nw5\n");
+}
+
+/// The undo refuses, changing nothing, when a landed commit was rewritten since the land:
+/// putting its files back as they were before the land would drop that rewrite.
+#[test]
+fn the_undo_changes_nothing_once_a_landed_commit_was_rewritten() {
+    let env = TestEnv::new();
+    let repo = hunks(&env);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    // The user amends the landed commit itself.
+    fs::write(repo.join("amend.txt"), "amended\n").unwrap();
+    let squash = ["squash", "--into", "description(exact:\"work\\n\")"];
+    env.jj_ok(&repo, squash);
+    let before = graph(&env, &repo);
+    let ran = env.cmd("sh", &repo).args(["-c", &undo]).run();
+    ran.assert_code(1);
+    assert!(
+        ran.stderr.contains("fewer than the expected 1 revisions"),
+        "{}",
+        ran.report()
+    );
+    assert_eq!(graph(&env, &repo), before);
+}
+
+/// `--prefer` resolves each landed commit in turn, on the one before as resolved (as `git
+/// rebase -X theirs` does): a line of the target's that conflicted with an earlier commit's
+/// line is taken out with that hunk, even when a later commit deletes its own line again.
+#[test]
+fn prefer_resolves_each_landed_commit_in_turn() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    fs::write(repo.join("f.txt"), "x\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "x"]);
+    let script = "echo a1 >> f.txt && jj commit -m a1 && printf 'x\\n' > f.txt";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits(&env, &repo, "f.txt", "x\nu\n");
+    snapshot(&env, &repo);
+    let out = env.aw(&repo, ["land", "w1", "--prefer", "workspace", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    assert_eq!(
+        doc["resolved"],
+        serde_json::json!([{"file": "f.txt", "side": "workspace"}])
+    );
+    // The first commit took `u` out with its conflicting hunk; the second took `a1` out.
+    assert_eq!(read(repo.join("f.txt")), "x\n");
+}
+
+/// A child lands into a parent whose working copy another workspace made stale while it held
+/// an edit jj never recorded: the land brings the parent up to date first, carrying that
+/// edit across, instead of failing to read the parent (or losing the edit).
+#[test]
+fn a_child_lands_into_a_stale_parent_whose_unrecorded_edit_is_kept() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", "echo p > p.txt"])
+        .assert_ok();
+    let child = [
+        "run",
+        "c",
+        "--parent",
+        "p",
+        "--",
+        "sh",
+        "-c",
+        "echo c > c.txt",
+    ];
+    env.aw(&repo, child).assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    // An edit in the parent that no jj command recorded, then its working-copy commit
+    // rewritten from the main workspace: the parent is stale.
+    fs::write(parent.join("mine.txt"), "unrecorded\n").unwrap();
+    main_commits(&env, &repo, "upstream.txt", "upstream\n");
+    env.jj_ok(&repo, ["rebase", "-b", "p@", "-o", "@-"]);
+    let out = env.aw(&repo, ["land", "c", "--json"]);
+    out.assert_ok();
+    assert_eq!(out.json()["outcome"], "landed", "{}", out.report());
+    env.jj_ok(&parent, ["status"]);
+    assert_eq!(read(parent.join("mine.txt")), "unrecorded\n");
+    assert_eq!(read(parent.join("c.txt")), "c\n");
+    assert_eq!(read(parent.join("p.txt")), "p\n");
+    assert_eq!(read(parent.join("upstream.txt")), "upstream\n");
+    let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
+    assert_eq!(env.jj_ok(&repo, divergent), "", "{}", graph(&env, &repo));
 }

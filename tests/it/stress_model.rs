@@ -82,12 +82,18 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             continue;
         }
         if !keep_going {
-            save(&env, &world);
+            save(&env, &world, None);
             return Some(report(&world, step, &broken, steps));
         }
         broken_steps += 1;
         let action = action(&world.log, step);
         let now: BTreeSet<String> = broken.iter().cloned().collect();
+        let new_kind = broken
+            .iter()
+            .any(|b| !kinds.contains_key(&format!("{} after {}", kind(b), blur(&action))));
+        if new_kind && kinds.len() < SAVED_KINDS {
+            save(&env, &world, Some(step));
+        }
         for b in broken.iter().filter(|b| !before.contains(*b)) {
             world.log.push(format!("  BROKEN: {b}"));
             kinds
@@ -147,12 +153,18 @@ fn action(log: &[String], step: u64) -> String {
         .join(" ")
 }
 
+/// How many kinds of break a round going on after a break saves the directory of.
+const SAVED_KINDS: usize = 4;
+
 /// With `STRESS_SAVE=1`, a copy of the round's whole directory (repository, workspaces,
-/// configuration) at the break, to look into: `$TMPDIR/stress-model-<backend>-<seed>-env`.
-fn save(env: &TestEnv, world: &World) {
+/// configuration) at the break, to look into: `$TMPDIR/stress-model-<backend>-<seed>-env`;
+/// going on after breaks, at the first step of each of the first [`SAVED_KINDS`] kinds of
+/// break: `...-env-<step>`.
+fn save(env: &TestEnv, world: &World, step: Option<u64>) {
     if std::env::var("STRESS_SAVE").is_ok_and(|v| v == "1") {
+        let suffix = step.map(|s| format!("-{s}")).unwrap_or_default();
         let dest = std::env::temp_dir().join(format!(
-            "stress-model-{}-{}-env",
+            "stress-model-{}-{}-env{suffix}",
             world.backend.name(),
             world.seed
         ));

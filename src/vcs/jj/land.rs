@@ -36,6 +36,15 @@ impl Jj {
     /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
     pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
         let place = self.land_place(&plan.target)?;
+        if place.working_copy && place.dir != self.main {
+            // A parent workspace another workspace made stale (a repair a killed run left
+            // included) is brought up to date first, its unrecorded edits carried across:
+            // jj reads nothing from a stale working copy, and a bare `update-stale` would
+            // leave those edits in a divergent commit only.
+            let scratch = recovery_dir(&place.dir);
+            self.resume_recovery(&place.dir, &scratch)?;
+            self.update_stale(&place.dir, &scratch)?;
+        }
         let work = self.snapshot_for_land(plan)?;
         for _ in 0..ATTEMPTS {
             if let Some(landing) = self.land_once(plan, &place, &work)? {
@@ -69,7 +78,6 @@ impl Jj {
         let origin = self.origin(plan, place, &before)?;
         let mut trial = Trial {
             ops: vec![],
-            resolutions: vec![],
             at: before,
         };
         let landed = self.trial(plan, place, &preview, work, &mut trial, &mut landing)?;
@@ -95,14 +103,13 @@ impl Jj {
             .stdout()?;
         landing.applied = true;
         landing.recorded_edits = work != "nothing";
-        let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
         // A workspace built on the target working-copy commit follows that commit: only
         // the landed commits go back.
         let chain = match preview.target_in_workspace {
             true => None,
             false => Some(plan.id),
         };
-        landing.undo = Some(undo_line(chain, &changes, &origin, &trial.resolutions));
+        landing.undo = Some(undo_line(chain, &moved(&preview, &landed), &origin));
         landing.operations = trial.ops;
         // Both working copies follow the result: jj snapshots each first (an edit made since
         // the preview is kept), then updates it to its rewritten commit.
@@ -117,8 +124,14 @@ impl Jj {
         Ok(Some(landing))
     }
 
-    /// Brings a land's target working copy at `dir` up to date after the land moved it.
+    /// Brings a land's target working copy at `dir` up to date after a killed land moved
+    /// it. A workspace's edits made since are carried across (see
+    /// [`Jj::carry_across_update`]); the main working copy is updated by jj alone.
     pub(crate) fn update_target_working_copy(&self, dir: &Path) -> crate::vcs::Result<()> {
+        if dir != self.main {
+            self.update_stale(dir, &recovery_dir(dir))?;
+            return Ok(());
+        }
         self.call(dir)?
             .args(["workspace", "update-stale"])
             .stdout()?;
@@ -444,35 +457,80 @@ fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
     landing.applied = false;
 }
 
-/// The command that takes the land back out of the target and nothing else, whatever was
-/// done after it: `--prefer`'s resolutions reverted (`jj op revert`, newest first: the
-/// workspace's side of each hunk comes back), then the landed commits and the workspace's
-/// commits above them up to its working copy moved back onto the commits they came from
-/// (`jj rebase -r`). What was built on them in the target since (its working copy, the
-/// user's later commits) stays, without the land's changes. `jj op restore` is never
-/// printed: it would drop every later operation too, and reverting the rebase operations
-/// keeps the landed changes under anything committed on them since.
-fn undo_line(
-    chain: Option<&str>,
-    changes: &[&str],
-    origin: &[String],
-    resolutions: &[String],
-) -> String {
-    let mut steps: Vec<String> = resolutions
+/// One landed change for [`undo_line`]: its commit before the land and as the land left it.
+struct Moved<'a> {
+    change: &'a str,
+    before: &'a str,
+    after: &'a str,
+}
+
+/// The landed changes, oldest first, each with its commit before the land (`preview`) and
+/// after it (`landed`, the trial's result).
+fn moved<'a>(preview: &'a Preview, landed: &'a [Landed]) -> Vec<Moved<'a>> {
+    preview
+        .commits
         .iter()
-        .rev()
-        .map(|op| format!("jj op revert {}", &op[..op.len().min(12)]))
-        .collect();
+        .filter_map(|c| {
+            let after = landed.iter().find(|l| l.change == c.change)?;
+            Some(Moved {
+                change: &c.change,
+                before: &c.commit.id,
+                after: &after.commit.id,
+            })
+        })
+        .collect()
+}
+
+/// The command that takes the land back out of the target and nothing else, whatever was
+/// done after it, touching only the landed commits (and the workspace's commits above
+/// them up to its working copy):
+/// 1. a check that every landed commit is still as the land left it (`exactly`: jj fails
+///    with "The revset has fewer than the expected N revisions" and nothing changes when
+///    one was rewritten or abandoned since, so no later edit of them is overwritten);
+/// 2. the landed commits moved back onto the commits they came from (`jj rebase -r`):
+///    what was built on them in the target since (its working copy, the user's later
+///    commits) is rebased onto their parents and keeps its own changes;
+/// 3. each landed commit's files put back exactly as they were before the land (`jj
+///    restore --from <before> --into <change>`, oldest first): `--prefer`'s resolutions
+///    are gone and the workspace has its own side of every hunk back.
+///
+/// Neither `jj op restore` (it drops every later operation) nor `jj op revert` of the
+/// land's operations (it brings back the pre-land version of every commit they rewrote,
+/// the target working-copy commit included: a change the user committed since becomes
+/// divergent) is printed.
+fn undo_line(chain: Option<&str>, moved: &[Moved], origin: &[String]) -> String {
+    let short = |id: &str| id[..id.len().min(12)].to_string();
+    let is_hex = |id: &&Moved| {
+        [id.before, id.after]
+            .iter()
+            .all(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let moved: Vec<&Moved> = moved.iter().filter(is_hex).collect();
+    let changes: Vec<&str> = moved.iter().map(|m| m.change).collect();
+    let after: Vec<String> = moved.iter().map(|m| short(m.after)).collect();
+    let mut steps = vec![format!(
+        "jj log --no-graph -T '' -r 'exactly(({}) & ::visible_heads(), {})'",
+        after.join(" | "),
+        after.len()
+    )];
     // Ids hold no single quote (layout's id rules), change ids only letters.
     let onto: Vec<String> = hex_ids(origin)
         .iter()
-        .map(|c| format!("-o {}", &c[..c.len().min(12)]))
+        .map(|c| format!("-o {}", short(c)))
         .collect();
-    let moved = match chain {
-        Some(id) => format!("({})::{}", by_change(changes), workspace_revset(id)),
-        None => by_change(changes),
+    let set = by_change(&changes);
+    let rebased = match chain {
+        Some(id) => format!("({set})::{}", workspace_revset(id)),
+        None => set,
     };
-    steps.push(format!("jj rebase -r '{moved}' {}", onto.join(" ")));
+    steps.push(format!("jj rebase -r '{rebased}' {}", onto.join(" ")));
+    steps.extend(moved.iter().map(|m| {
+        format!(
+            "jj restore --from {} --into '{}'",
+            short(m.before),
+            by_change(&[m.change])
+        )
+    }));
     steps.join(" && ")
 }
 
@@ -509,14 +567,39 @@ mod tests {
     #[test]
     fn undo_lines() {
         let origin = ["0123456789abcdef".to_string(), "x;rm".to_string()];
-        let resolutions = ["aaaaaaaaaaaa".to_string(), "bbbbbbbbbbbb".to_string()];
+        let moved = [
+            Moved {
+                change: "kx",
+                before: "aaaaaaaaaaaaaaaa",
+                after: "cccccccccccccccc",
+            },
+            Moved {
+                change: "zz",
+                before: "bbbbbbbbbbbb",
+                after: "dddddddddddd",
+            },
+            Moved {
+                change: "yy",
+                before: "b;rm",
+                after: "eeee",
+            },
+        ];
         assert_eq!(
-            undo_line(Some("w1"), &["kx", "zz"], &origin, &resolutions),
-            "jj op revert bbbbbbbbbbbb && jj op revert aaaaaaaaaaaa && jj rebase -r '(change_id(kx) | change_id(zz))::\"w1\"@' -o 0123456789ab"
+            undo_line(Some("w1"), &moved, &origin),
+            concat!(
+                "jj log --no-graph -T '' -r 'exactly((cccccccccccc | dddddddddddd) & ::visible_heads(), 2)'",
+                " && jj rebase -r '(change_id(kx) | change_id(zz))::\"w1\"@' -o 0123456789ab",
+                " && jj restore --from aaaaaaaaaaaa --into 'change_id(kx)'",
+                " && jj restore --from bbbbbbbbbbbb --into 'change_id(zz)'"
+            )
         );
         assert_eq!(
-            undo_line(None, &["kx"], &origin[..1], &[]),
-            "jj rebase -r 'change_id(kx)' -o 0123456789ab"
+            undo_line(None, &moved[..1], &origin[..1]),
+            concat!(
+                "jj log --no-graph -T '' -r 'exactly((cccccccccccc) & ::visible_heads(), 1)'",
+                " && jj rebase -r 'change_id(kx)' -o 0123456789ab",
+                " && jj restore --from aaaaaaaaaaaa --into 'change_id(kx)'"
+            )
         );
     }
 }

@@ -73,12 +73,8 @@ impl Jj {
                 .arg(format!(
                     r#"--config=merge-tools.{PREFER_TOOL}.merge-args=["-c", '{script}', "sh", "$left", "$base", "$right", "$output"]"#
                 ));
-            let op = trial.at.clone();
             if trial.run(call).is_err() {
                 break;
-            }
-            if trial.at != op {
-                trial.resolutions.push(trial.at.clone());
             }
             let now = self.commit_of(&trial.at, &first.change)?;
             let left = self.conflicted_files(&trial.at, &now)?;
@@ -185,8 +181,6 @@ pub(super) fn by_change(changes: &[&str]) -> String {
 /// A trial's operations so far (oldest first) and the one the next step starts at.
 pub(super) struct Trial {
     pub(super) ops: Vec<String>,
-    /// The operations of `--prefer`'s resolutions, oldest first.
-    pub(super) resolutions: Vec<String>,
     pub(super) at: String,
 }
 

@@ -48,10 +48,19 @@ impl World<'_> {
         added.retain(|n| !before.contains(n));
         // What `--prefer` merges: both sides' files as they are and the commit they forked
         // from, to tell which lines are in conflicting hunks.
-        let sides = prefer.map(|_| Sides {
-            base: self.fork_point(id, &target),
-            target: self.texts(&target, &tscan),
-            workspace: self.texts(id, &wscan),
+        let sides = prefer.map(|p| {
+            let base = self.fork_point(id, &target);
+            Sides {
+                chain: self.chain(id, &target, base.as_deref()),
+                base,
+                target: self.texts(&target, &tscan),
+                workspace: self.texts(id, &wscan),
+                flag: if p == "workspace" {
+                    "--theirs"
+                } else {
+                    "--ours"
+                },
+            }
         });
         let git_before = self.git_head(&target);
         let mut args = argv(&["land", id]);
@@ -325,6 +334,11 @@ struct Sides {
     base: Option<String>,
     target: BTreeMap<String, String>,
     workspace: BTreeMap<String, String>,
+    /// jj: the workspace's commits that land, oldest first, without its working-copy commit
+    /// (its disk is the last step): jj's land resolves each commit in turn.
+    chain: Vec<String>,
+    /// `git merge-file`'s flag for the side preferred.
+    flag: &'static str,
 }
 
 impl World<'_> {
@@ -388,6 +402,94 @@ impl World<'_> {
         (out.ok() && !commit.is_empty()).then(|| commit.to_string())
     }
 
+    /// jj: the commits of workspace `id` that a land into `target` brings, oldest first,
+    /// without its working-copy commit (they are on the commit they forked from, `base`).
+    fn chain(&mut self, id: &str, target: &str, base: Option<&str>) -> Vec<String> {
+        let Some(base) = base.filter(|_| self.backend == Backend::Jj) else {
+            return vec![];
+        };
+        let tgt = if target == MAIN {
+            "default@".to_string()
+        } else {
+            format!("{target}@")
+        };
+        let revset = format!("(::{id}@ ~ ::({base} | {tgt})) ~ {id}@");
+        let repo = self.repo.clone();
+        let out = self.cmd(
+            &repo,
+            "jj",
+            &argv(&[
+                "--no-pager",
+                "--ignore-working-copy",
+                "log",
+                "--no-graph",
+                "--reversed",
+                "-r",
+                &revset,
+                "-T",
+                "commit_id ++ \"\\n\"",
+            ]),
+        );
+        match out.ok() {
+            true => out.stdout.lines().map(str::to_string).collect(),
+            false => vec![],
+        }
+    }
+
+    /// The text of `file` in `commit` (empty when it has none).
+    fn file_at(&self, commit: &str, file: &str) -> String {
+        let out = super::proc::run(
+            self.env,
+            &self.repo,
+            "git",
+            &argv(&["show", &format!("{commit}:{file}")]),
+        );
+        if out.ok() {
+            out.stdout
+        } else {
+            String::new()
+        }
+    }
+
+    /// `git merge-file -p` of the three texts (with `flag`, a side taken in the conflicting
+    /// hunks); `None` when it could not run.
+    fn merge_file(&self, target: &str, base: &str, workspace: &str, flag: &str) -> Option<String> {
+        let io = self.env.path().join(".stress-io");
+        fs::create_dir_all(&io).ok()?;
+        let paths = [io.join("t"), io.join("b"), io.join("w")];
+        for (p, text) in paths.iter().zip([target, base, workspace]) {
+            fs::write(p, text).ok()?;
+        }
+        let mut args = argv(&["merge-file", "-p"]);
+        if !flag.is_empty() {
+            args.push(flag.to_string());
+        }
+        args.extend(argv(&["-L", "target", "-L", "base", "-L", "workspace"]));
+        args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+        Some(super::proc::run(self.env, &self.repo, "git", &args).stdout)
+    }
+
+    /// The tokens of each side in the conflicting hunks of a `git merge-file -p` output:
+    /// (target's, workspace's).
+    fn hunk_tokens(&self, merged: &str) -> (Vec<u64>, Vec<u64>) {
+        let (mut t, mut w) = (vec![], vec![]);
+        let mut side = 0;
+        for line in merged.lines() {
+            if line.starts_with("<<<<<<< ") {
+                side = 1;
+            } else if line.starts_with("=======") && side == 1 {
+                side = 2;
+            } else if line.starts_with(">>>>>>> ") {
+                side = 0;
+            } else if side == 1 {
+                t.extend(tokens(line, self.seed));
+            } else if side == 2 {
+                w.extend(tokens(line, self.seed));
+            }
+        }
+        (t, w)
+    }
+
     /// git: the commit `loc`'s HEAD is at.
     fn git_head(&self, loc: &str) -> Option<String> {
         if self.backend != Backend::Git {
@@ -416,58 +518,34 @@ impl World<'_> {
     /// The tokens of each side in the conflicting hunks of a three-way merge of `file`
     /// (`git merge-file`, as the land's `--prefer` merges): (target's, workspace's). `None`
     /// when the file is not on both sides (a rename: the caller counts the whole file).
+    /// jj's land resolves each landed commit in turn, on the one before as resolved: a
+    /// hunk of an earlier commit that conflicted may lose the other side's lines even when
+    /// a later commit takes its own back out (the sides' final texts then do not conflict),
+    /// so each commit's merge counts too.
     fn conflict_hunks(&self, sides: &Sides, file: &str) -> Option<(Vec<u64>, Vec<u64>)> {
         let target = sides.target.get(file)?;
         let workspace = sides.workspace.get(file)?;
         let base = sides
             .base
             .as_ref()
-            .map(|b| {
-                let out = super::proc::run(
-                    self.env,
-                    &self.repo,
-                    "git",
-                    &argv(&["show", &format!("{b}:{file}")]),
-                );
-                if out.ok() {
-                    out.stdout
-                } else {
-                    String::new()
-                }
-            })
+            .map(|b| self.file_at(b, file))
             .unwrap_or_default();
-        let io = self.env.path().join(".stress-io");
-        fs::create_dir_all(&io).ok()?;
-        let paths = [io.join("t"), io.join("b"), io.join("w")];
-        for (p, text) in paths.iter().zip([target, &base, workspace]) {
-            fs::write(p, text).ok()?;
-        }
-        let mut args = argv(&[
-            "merge-file",
-            "-p",
-            "-L",
-            "target",
-            "-L",
-            "base",
-            "-L",
-            "workspace",
-        ]);
-        args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-        let out = super::proc::run(self.env, &self.repo, "git", &args);
-        let (mut t, mut w) = (vec![], vec![]);
-        let mut side = 0;
-        for line in out.stdout.lines() {
-            if line.starts_with("<<<<<<< ") {
-                side = 1;
-            } else if line.starts_with("=======") && side == 1 {
-                side = 2;
-            } else if line.starts_with(">>>>>>> ") {
-                side = 0;
-            } else if side == 1 {
-                t.extend(tokens(line, self.seed));
-            } else if side == 2 {
-                w.extend(tokens(line, self.seed));
+        let (mut t, mut w) = self.hunk_tokens(&self.merge_file(target, &base, workspace, "")?);
+        if !sides.chain.is_empty() {
+            let mut left = target.clone();
+            let mut below = base;
+            let texts = sides.chain.iter().map(|c| self.file_at(c, file));
+            for right in texts.chain([workspace.clone()]) {
+                let (ct, cw) = self.hunk_tokens(&self.merge_file(&left, &below, &right, "")?);
+                t.extend(ct);
+                w.extend(cw);
+                left = self.merge_file(&left, &below, &right, sides.flag)?;
+                below = right;
             }
+            t.sort_unstable();
+            t.dedup();
+            w.sort_unstable();
+            w.dedup();
         }
         Some((t, w))
     }
@@ -478,4 +556,42 @@ impl World<'_> {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// jj's `--prefer` resolves each landed commit in turn: an earlier commit's line that
+/// conflicted with the target's takes the target's line out, and a later commit that
+/// deletes its own line does not bring it back, although the sides' final texts do not
+/// conflict. The round must excuse that target line (as `land_safety_jj::
+/// prefer_resolves_each_landed_commit_in_turn` shows the land does), not only the lines
+/// of the conflicting hunks of one merge of the final texts.
+#[test]
+fn stress_model_prefer_excuses_the_lines_of_each_commit_s_conflicting_hunks() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 3);
+    let commit = |world: &mut World, text: &str| -> String {
+        fs::write(world.dir(MAIN).join("f.txt"), text).unwrap();
+        world.user_jj(&["commit", "-m", "step"]);
+        let out = world.user_jj(&["log", "--no-graph", "-r", "@-", "-T", "commit_id"]);
+        out.stdout.trim().to_string()
+    };
+    let (a, u) = (world.model.token("w1"), world.model.token(MAIN));
+    let a_line = world.line("w1", a);
+    let u_line = world.line(MAIN, u);
+    let fork = commit(&mut world, "x\n");
+    let first = commit(&mut world, &format!("x\n{a_line}\n"));
+    let file = |text: &str| BTreeMap::from([("f.txt".to_string(), text.to_string())]);
+    let mut sides = Sides {
+        base: Some(fork),
+        target: file(&format!("x\n{u_line}\n")),
+        // The workspace's working copy deleted its line again.
+        workspace: file("x\n"),
+        chain: vec![],
+        flag: "--theirs",
+    };
+    let (target_side, _) = world.conflict_hunks(&sides, "f.txt").unwrap();
+    assert!(target_side.is_empty(), "{target_side:?}");
+    sides.chain = vec![first];
+    let (target_side, workspace_side) = world.conflict_hunks(&sides, "f.txt").unwrap();
+    assert_eq!(target_side, [u]);
+    assert_eq!(workspace_side, [a]);
 }
