@@ -37,7 +37,12 @@ impl Jj {
     }
 
     /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
+    /// Decided from jj's records when they show it fresh (no jj process, no snapshot); only
+    /// otherwise is jj asked, which snapshots.
     pub(crate) fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+        if super::recorded::known_fresh(&self.store, ws) {
+            return Ok(false);
+        }
         match self.probe(ws, "''")? {
             Probe::Fresh(_) => Ok(false),
             Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),

@@ -1,0 +1,190 @@
+//! What jj recorded about a working copy, read from jj's own state files without running jj
+//! and without looking at the working copy's files (so never a snapshot).
+//!
+//! jj keeps, in `<ws>/.jj/working_copy/checkout`, the operation at which the working copy
+//! was last updated and the workspace's name; each operation (`op_store/operations/<id>`)
+//! names a view (`op_store/views/<id>`), which maps every workspace to its working-copy
+//! commit. The files are protocol buffers (jj's `local_working_copy.proto` and
+//! `simple_op_store.proto`); only the few fields needed here are read. Anything unexpected
+//! (another format, a missing file, several operation heads) answers "not known to be
+//! fresh", and the caller asks jj itself.
+
+use std::fs;
+use std::path::Path;
+
+/// Whether the working copy at `ws` is known to be fresh against the repository whose
+/// `.jj/repo` is `store`: the working copy was updated at the current operation, or the
+/// working-copy commit the repository has for it now is the one it had at the operation the
+/// working copy was last updated at (then its files are that commit's tree, which is what jj
+/// checks). `false` means "ask jj", never "stale".
+pub(super) fn known_fresh(store: &Path, ws: &Path) -> bool {
+    known_fresh_or_none(store, ws).unwrap_or(false)
+}
+
+fn known_fresh_or_none(store: &Path, ws: &Path) -> Option<bool> {
+    let checkout = fs::read(ws.join(".jj").join("working_copy").join("checkout")).ok()?;
+    let (wc_op, name) = parse_checkout(&checkout)?;
+    let head = single_head(store)?;
+    if head == wc_op {
+        return Some(true);
+    }
+    let ops = store.join("op_store");
+    let recorded = wc_commit_at(&ops, &wc_op, &name)?;
+    let current = wc_commit_at(&ops, &head, &name)?;
+    Some(recorded == current)
+}
+
+/// The one operation head, as jj names its file (hex); `None` when there are several (jj
+/// merges them on its next load) or none.
+fn single_head(store: &Path) -> Option<String> {
+    let mut heads = fs::read_dir(store.join("op_heads").join("heads")).ok()?;
+    let head = heads.next()?.ok()?.file_name().into_string().ok()?;
+    match heads.next() {
+        None if is_hex(&head) => Some(head),
+        _ => None,
+    }
+}
+
+/// The working-copy commit of workspace `name` in the view of operation `op` (hex ids).
+fn wc_commit_at(ops: &Path, op: &str, name: &str) -> Option<Vec<u8>> {
+    let operation = fs::read(ops.join("operations").join(op)).ok()?;
+    let view_id = fields(&operation)?
+        .into_iter()
+        .find_map(|(n, f)| (n == 1).then_some(f)?.bytes())?;
+    if view_id.is_empty() {
+        return None;
+    }
+    let view = fs::read(ops.join("views").join(to_hex(view_id))).ok()?;
+    fields(&view)?
+        .into_iter()
+        .filter_map(|(n, f)| (n == 8).then_some(f)?.bytes())
+        .find_map(|entry| {
+            let entry = fields(entry)?;
+            let key = entry
+                .iter()
+                .find_map(|(n, f)| (*n == 1).then_some(f)?.bytes());
+            let value = entry
+                .iter()
+                .find_map(|(n, f)| (*n == 2).then_some(f)?.bytes());
+            (key? == name.as_bytes()).then(|| value.map(<[u8]>::to_vec))?
+        })
+        .filter(|commit| !commit.is_empty())
+}
+
+/// The operation id (hex) and workspace name in a `checkout` file.
+fn parse_checkout(buf: &[u8]) -> Option<(String, String)> {
+    let fields = fields(buf)?;
+    let op = fields
+        .iter()
+        .find_map(|(n, f)| (*n == 2).then_some(f)?.bytes())?;
+    let name = fields
+        .iter()
+        .find_map(|(n, f)| (*n == 3).then_some(f)?.bytes())?;
+    let name = std::str::from_utf8(name).ok()?;
+    (!op.is_empty() && !name.is_empty()).then(|| (to_hex(op), name.to_string()))
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+fn is_hex(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// One field of a protocol buffer message: only length-delimited values are looked at.
+#[derive(Debug, PartialEq)]
+enum Field<'a> {
+    Bytes(&'a [u8]),
+    Other,
+}
+
+impl<'a> Field<'a> {
+    fn bytes(&self) -> Option<&'a [u8]> {
+        match self {
+            Field::Bytes(b) => Some(b),
+            Field::Other => None,
+        }
+    }
+}
+
+/// The top-level fields of a protocol buffer message, with their numbers; `None` when it is
+/// not well formed (or uses the deprecated groups, which jj's messages never do).
+fn fields(mut buf: &[u8]) -> Option<Vec<(u64, Field<'_>)>> {
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        let key = varint(&mut buf)?;
+        let field = match key & 7 {
+            0 => varint(&mut buf).map(|_| Field::Other)?,
+            1 => skip(&mut buf, 8).map(|_| Field::Other)?,
+            2 => {
+                let len = usize::try_from(varint(&mut buf)?).ok()?;
+                Field::Bytes(skip(&mut buf, len)?)
+            }
+            5 => skip(&mut buf, 4).map(|_| Field::Other)?,
+            _ => return None,
+        };
+        out.push((key >> 3, field));
+    }
+    Some(out)
+}
+
+fn varint(buf: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = buf.split_first()?;
+        *buf = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+fn skip<'a>(buf: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
+    if buf.len() < len {
+        return None;
+    }
+    let (taken, rest) = buf.split_at(len);
+    *buf = rest;
+    Some(taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_field(number: u8, value: &[u8]) -> Vec<u8> {
+        let mut out = vec![number << 3 | 2, u8::try_from(value.len()).unwrap()];
+        out.extend_from_slice(value);
+        out
+    }
+
+    #[test]
+    fn reads_a_checkout() {
+        let mut buf = bytes_field(2, &[0xab, 0x01]);
+        buf.extend(bytes_field(3, b"w1"));
+        assert_eq!(parse_checkout(&buf), Some(("ab01".into(), "w1".into())));
+    }
+
+    #[test]
+    fn skips_other_wire_types_and_refuses_malformed_input() {
+        // field 1 varint 300, field 2 fixed64, field 3 bytes, field 4 fixed32
+        let mut buf = vec![0x08, 0xac, 0x02, 0x11, 1, 2, 3, 4, 5, 6, 7, 8];
+        buf.extend(bytes_field(3, b"x"));
+        buf.extend([0x25, 1, 2, 3, 4]);
+        let parsed = fields(&buf).unwrap();
+        assert_eq!(parsed.len(), 4);
+        assert_eq!(parsed[2], (3, Field::Bytes(b"x")));
+        assert_eq!(fields(&[0x1a, 5, b'a']), None, "a length past the end");
+        assert_eq!(fields(&[0x0b]), None, "a group");
+        assert_eq!(fields(&[0x08, 0x80]), None, "an unfinished varint");
+        assert_eq!(parse_checkout(&bytes_field(3, b"w1")), None, "no operation");
+    }
+}
