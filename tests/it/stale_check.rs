@@ -194,3 +194,35 @@ fn an_undo_elsewhere_is_repaired() {
 fn an_op_restore_elsewhere_is_repaired() {
     undone_elsewhere(&["op", "restore"]);
 }
+
+fn op_heads(repo: &Path) -> usize {
+    fs::read_dir(repo.join(".jj/repo/op_heads/heads"))
+        .unwrap()
+        .count()
+}
+
+/// Operations that ran at once leave several operation heads until jj's next load merges
+/// them: when none of them moved w1's commit the run takes no snapshot; when one did, the
+/// repair runs.
+#[test]
+fn concurrent_operations_are_judged_by_every_head() {
+    let env = TestEnv::new();
+    let (repo, w1, w2) = two_workspaces(&env);
+    fs::write(w1.join("unrecorded.txt"), "kept\n").unwrap();
+    env.jj_ok(&w2, ["commit", "-m", "w2 work"]);
+    env.jj_ok(
+        &repo,
+        ["--at-op", "@-", "bookmark", "create", "t1", "-r", "w1@-"],
+    );
+    assert_eq!(op_heads(&repo), 2);
+    let run = env.aw(&repo, ["run", "w1", "--", "cat", "unrecorded.txt"]);
+    run.assert_ok();
+    assert!(!run.stderr.contains("stale"), "{}", run.report());
+    assert_eq!(op_heads(&repo), 2, "jj ran\n{}", run.report());
+    assert_eq!(recorded_in_w1(&env, &repo), "");
+
+    env.jj_ok(&w2, ["commit", "-m", "more w2 work"]);
+    env.jj_ok(&repo, ["--at-op", "@-", "abandon", "w1@-"]);
+    assert_eq!(op_heads(&repo), 2);
+    assert_repaired(&env, &repo, &w1, "a.txt", "agent.txt");
+}

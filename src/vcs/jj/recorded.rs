@@ -6,8 +6,8 @@
 //! names a view (`op_store/views/<id>`), which maps every workspace to its working-copy
 //! commit. The files are protocol buffers (jj's `local_working_copy.proto` and
 //! `simple_op_store.proto`); only the few fields needed here are read. Anything unexpected
-//! (another format, a missing file, several operation heads) answers "not known to be
-//! fresh", and the caller asks jj itself.
+//! (another format, a missing or unreadable file, an operation jj no longer keeps) answers
+//! "not known to be fresh", and the caller asks jj itself.
 
 use std::fs;
 use std::path::Path;
@@ -16,7 +16,7 @@ use std::path::Path;
 /// `.jj/repo` is `store`: the working copy was updated at the current operation, or the
 /// working-copy commit the repository has for it now is the one it had at the operation the
 /// working copy was last updated at (then its files are that commit's tree, which is what jj
-/// checks). `false` means "ask jj", never "stale".
+/// checks), at every operation head. `false` means "ask jj", never "stale".
 pub(super) fn known_fresh(store: &Path, ws: &Path) -> bool {
     known_fresh_or_none(store, ws).unwrap_or(false)
 }
@@ -24,25 +24,34 @@ pub(super) fn known_fresh(store: &Path, ws: &Path) -> bool {
 fn known_fresh_or_none(store: &Path, ws: &Path) -> Option<bool> {
     let checkout = fs::read(ws.join(".jj").join("working_copy").join("checkout")).ok()?;
     let (wc_op, name) = parse_checkout(&checkout)?;
-    let head = single_head(store)?;
-    if head == wc_op {
+    let heads = op_heads(store)?;
+    if heads == [wc_op.as_str()] {
         return Some(true);
     }
     let ops = store.join("op_store");
     let recorded = wc_commit_at(&ops, &wc_op, &name)?;
-    let current = wc_commit_at(&ops, &head, &name)?;
-    Some(recorded == current)
+    // Several heads (operations that ran at once, which jj merges on its next load): when
+    // every one of them keeps the same commit, so does their merge.
+    for head in heads {
+        if wc_commit_at(&ops, &head, &name)? != recorded {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
-/// The one operation head, as jj names its file (hex); `None` when there are several (jj
-/// merges them on its next load) or none.
-fn single_head(store: &Path) -> Option<String> {
-    let mut heads = fs::read_dir(store.join("op_heads").join("heads")).ok()?;
-    let head = heads.next()?.ok()?.file_name().into_string().ok()?;
-    match heads.next() {
-        None if is_hex(&head) => Some(head),
-        _ => None,
+/// The operation heads, as jj names their files (hex); `None` when there are none or too
+/// many to be worth reading.
+fn op_heads(store: &Path) -> Option<Vec<String>> {
+    let mut heads = vec![];
+    for entry in fs::read_dir(store.join("op_heads").join("heads")).ok()? {
+        let name = entry.ok()?.file_name().into_string().ok()?;
+        if !is_hex(&name) || heads.len() == 8 {
+            return None;
+        }
+        heads.push(name);
     }
+    (!heads.is_empty()).then_some(heads)
 }
 
 /// The working-copy commit of workspace `name` in the view of operation `op` (hex ids).
