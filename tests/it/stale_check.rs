@@ -5,6 +5,7 @@
 //! abandoned commit) still gets the repair.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::harness::TestEnv;
@@ -225,4 +226,89 @@ fn concurrent_operations_are_judged_by_every_head() {
     env.jj_ok(&repo, ["--at-op", "@-", "abandon", "w1@-"]);
     assert_eq!(op_heads(&repo), 2);
     assert_repaired(&env, &repo, &w1, "a.txt", "agent.txt");
+}
+
+/// A `jj` on PATH that logs each call's arguments (one line each) to `log` and runs the real
+/// jj; returns the PATH to give agent-workspace.
+fn logging_jj(env: &TestEnv, log: &Path) -> std::ffi::OsString {
+    let bin = env.path().join("logging-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let real = crate::harness::which("jj").unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+        log.display(),
+        real.display()
+    );
+    let jj = bin.join("jj");
+    fs::write(&jj, script).unwrap();
+    fs::set_permissions(&jj, fs::Permissions::from_mode(0o755)).unwrap();
+    env.path_with_first(&bin)
+}
+
+/// The logged jj calls that load a working copy (every call without `--ignore-working-copy`
+/// snapshots the workspace it names).
+fn snapshotting(log: &Path) -> Vec<String> {
+    fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("--") && !l.contains("--ignore-working-copy"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A checkpoint snapshots the workspace once (its meaning needs the files once), and a warm
+/// run after it, and after another workspace's operation, snapshots nothing: the working
+/// copy's files are still the tree of the new working-copy commit.
+#[test]
+fn a_checkpoint_snapshots_once_and_the_runs_after_it_none() {
+    let env = TestEnv::new();
+    let (repo, w1, w2) = two_workspaces(&env);
+    let log = env.path().join("jj-calls.log");
+    let path = logging_jj(&env, &log);
+    fs::write(w1.join("checkpointed.txt"), "in the checkpoint\n").unwrap();
+    env.aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["checkpoint", "w1", "-m", "cp"])
+        .run()
+        .assert_ok();
+    let calls = snapshotting(&log);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    assert_eq!(
+        env.jj_ok(
+            &repo,
+            [
+                "--ignore-working-copy",
+                "log",
+                "--no-graph",
+                "-r",
+                "w1@-",
+                "-T",
+                "description"
+            ]
+        ),
+        "[workspace w1] cp\n"
+    );
+    fs::write(w1.join("unrecorded.txt"), "kept\n").unwrap();
+    env.jj_ok(&w2, ["describe", "-m", "w2 draft"]);
+    fs::remove_file(&log).unwrap();
+    for _ in 0..2 {
+        env.aw_cmd(&repo)
+            .env("PATH", &path)
+            .args(["run", "w1", "--", "true"])
+            .run()
+            .assert_ok();
+    }
+    assert_eq!(snapshotting(&log), Vec::<String>::new());
+    assert_eq!(recorded_in_w1(&env, &repo), "");
+    // Another workspace describing w1's commit (a new commit, the same files): still none.
+    env.jj_ok(&w2, ["describe", "-r", "w1@", "-m", "described elsewhere"]);
+    env.aw_cmd(&repo)
+        .env("PATH", &path)
+        .args(["run", "w1", "--", "true"])
+        .run()
+        .assert_ok();
+    assert_eq!(snapshotting(&log), Vec::<String>::new());
+    assert_eq!(recorded_in_w1(&env, &repo), "");
+    env.jj_ok(&w1, ["status"]);
+    assert_eq!(recorded_in_w1(&env, &repo), "unrecorded.txt\n");
 }

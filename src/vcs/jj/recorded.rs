@@ -12,32 +12,66 @@
 use std::fs;
 use std::path::Path;
 
-/// Whether the working copy at `ws` is known to be fresh against the repository whose
-/// `.jj/repo` is `store`: the working copy was updated at the current operation, or the
-/// working-copy commit the repository has for it now is the one it had at the operation the
-/// working copy was last updated at (then its files are that commit's tree, which is what jj
-/// checks), at every operation head. `false` means "ask jj", never "stale".
-pub(super) fn known_fresh(store: &Path, ws: &Path) -> bool {
-    known_fresh_or_none(store, ws).unwrap_or(false)
+/// What jj's records say of the working copy at `ws`, in the repository whose `.jj/repo`
+/// is `store`.
+#[derive(Debug, PartialEq)]
+pub(super) enum Freshness {
+    /// Fresh: the working copy was updated at the current operation, or every operation head
+    /// keeps the working-copy commit it had when the working copy was last updated (its files
+    /// are that commit's tree, which is what jj checks).
+    Fresh,
+    /// Fresh if each of `commits` (hex; the workspace's commit at the heads that moved it)
+    /// has the tree `tree` (hex) the working copy has checked out: jj judges by the tree, so
+    /// a commit rewritten without changing its files (a description, a `commit` that left
+    /// the working copy alone) keeps it fresh.
+    SameTree { tree: String, commits: Vec<String> },
+    /// Not known from the records: ask jj (never "stale").
+    Unknown,
 }
 
-fn known_fresh_or_none(store: &Path, ws: &Path) -> Option<bool> {
-    let checkout = fs::read(ws.join(".jj").join("working_copy").join("checkout")).ok()?;
-    let (wc_op, name) = parse_checkout(&checkout)?;
+pub(super) fn freshness(store: &Path, ws: &Path) -> Freshness {
+    read_freshness(store, ws).unwrap_or(Freshness::Unknown)
+}
+
+fn read_freshness(store: &Path, ws: &Path) -> Option<Freshness> {
+    let wc = ws.join(".jj").join("working_copy");
+    let (wc_op, name) = parse_checkout(&fs::read(wc.join("checkout")).ok()?)?;
     let heads = op_heads(store)?;
     if heads == [wc_op.as_str()] {
-        return Some(true);
+        return Some(Freshness::Fresh);
     }
     let ops = store.join("op_store");
     let recorded = wc_commit_at(&ops, &wc_op, &name)?;
     // Several heads (operations that ran at once, which jj merges on its next load): when
     // every one of them keeps the same commit, so does their merge.
+    let mut moved = vec![];
     for head in heads {
-        if wc_commit_at(&ops, &head, &name)? != recorded {
-            return Some(false);
+        let commit = wc_commit_at(&ops, &head, &name)?;
+        if commit != recorded && !moved.contains(&commit) {
+            moved.push(commit);
         }
     }
-    Some(true)
+    if moved.is_empty() {
+        return Some(Freshness::Fresh);
+    }
+    let tree_state = fs::read(wc.join("tree_state")).ok()?;
+    Some(Freshness::SameTree {
+        tree: to_hex(checked_out_tree(&tree_state)?),
+        commits: moved.iter().map(|c| to_hex(c)).collect(),
+    })
+}
+
+/// The tree a `tree_state` file records as checked out, when it is a single (resolved) tree.
+fn checked_out_tree(buf: &[u8]) -> Option<&[u8]> {
+    let fields = fields(buf)?;
+    let trees: Vec<&[u8]> = fields
+        .iter()
+        .filter_map(|(n, f)| (*n == 5).then_some(f)?.bytes())
+        .collect();
+    match trees[..] {
+        [tree] if !tree.is_empty() => Some(tree),
+        _ => None,
+    }
 }
 
 /// The operation heads, as jj names their files (hex); `None` when there are none or too
@@ -170,7 +204,7 @@ mod tests {
     use super::*;
 
     fn bytes_field(number: u8, value: &[u8]) -> Vec<u8> {
-        let mut out = vec![number << 3 | 2, u8::try_from(value.len()).unwrap()];
+        let mut out = vec![(number << 3) | 2, u8::try_from(value.len()).unwrap()];
         out.extend_from_slice(value);
         out
     }
@@ -195,5 +229,15 @@ mod tests {
         assert_eq!(fields(&[0x0b]), None, "a group");
         assert_eq!(fields(&[0x08, 0x80]), None, "an unfinished varint");
         assert_eq!(parse_checkout(&bytes_field(3, b"w1")), None, "no operation");
+    }
+
+    #[test]
+    fn reads_the_checked_out_tree_only_when_resolved() {
+        let mut buf = bytes_field(2, b"file state");
+        buf.extend(bytes_field(5, &[0x12, 0x34]));
+        assert_eq!(checked_out_tree(&buf), Some(&[0x12, 0x34][..]));
+        buf.extend(bytes_field(5, &[0x56]));
+        assert_eq!(checked_out_tree(&buf), None, "a conflict");
+        assert_eq!(checked_out_tree(&bytes_field(2, b"x")), None, "no tree");
     }
 }
