@@ -71,6 +71,7 @@ mod schemas;
 mod setup;
 mod sha256;
 mod shell;
+mod stale_check;
 mod stale_repair;
 mod status;
 mod status_details;

@@ -28,8 +28,10 @@ impl Jj {
                 ..Recorded::default()
             });
         }
+        // The snapshot above recorded the files: committing needs no second one. The working
+        // copy's files are the new working-copy commit's tree, so jj keeps it fresh.
         self.call(ws)?
-            .args(["commit", "--message", description])
+            .args(["--ignore-working-copy", "commit", "--message", description])
             .stdout()
             .map_err(|e| VcsError::CheckpointFailed {
                 id: id.to_string(),

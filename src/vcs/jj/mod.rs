@@ -10,6 +10,7 @@ mod land;
 mod land_preview;
 mod land_result;
 mod pool;
+mod recorded;
 mod stale;
 
 pub(crate) use stale::recovery_dir;

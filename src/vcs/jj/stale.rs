@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::classify::{self, Failure};
+use super::recorded::Freshness;
 use super::{workspace_revset, Jj};
 use crate::exec::process::ProcessError;
 use crate::vcs::error::{CarryFailure, Result, VcsError};
@@ -36,7 +37,17 @@ impl Jj {
     }
 
     /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
+    /// Decided from jj's records when they show it fresh (no jj process, no snapshot); only
+    /// otherwise is jj asked, which snapshots.
     pub(crate) fn update_stale(&self, ws: &Path, scratch: &Path) -> Result<bool> {
+        let fresh = match super::recorded::freshness(&self.store, ws) {
+            Freshness::Fresh => true,
+            Freshness::SameTree { tree, commits } => self.all_have_tree(&commits, &tree),
+            Freshness::Unknown => false,
+        };
+        if fresh {
+            return Ok(false);
+        }
         match self.probe(ws, "''")? {
             Probe::Fresh(_) => Ok(false),
             Probe::Stale => self.carry_across_update(ws, scratch).map(|()| true),
@@ -45,6 +56,18 @@ impl Jj {
                 path: ws.to_path_buf(),
             }),
         }
+    }
+
+    /// Whether each of `commits` has the (resolved) tree `tree`, read by git from the backing
+    /// repository: one cheap process, no snapshot. Any doubt answers `false`.
+    fn all_have_tree(&self, commits: &[String], tree: &str) -> bool {
+        commits.iter().all(|commit| {
+            let Ok(call) = self.git() else { return false };
+            match call.args(["cat-file", "commit", commit]).stdout() {
+                Ok(raw) => git_commit_tree(&raw) == Some(tree),
+                Err(_) => false,
+            }
+        })
     }
 
     /// Updates a stale working copy, carrying across only the edits jj never recorded. The
@@ -301,6 +324,16 @@ fn workspace_id(ws: &Path) -> String {
         .into_owned()
 }
 
+/// The tree of a raw git commit, unless jj recorded a conflict in it (its `jj:trees` header):
+/// then the git tree is jj's representation of the conflict, not the files.
+fn git_commit_tree(raw: &str) -> Option<&str> {
+    let headers = raw.split("\n\n").next()?;
+    if headers.lines().any(|l| l.starts_with("jj:trees")) {
+        return None;
+    }
+    headers.lines().next()?.strip_prefix("tree ")
+}
+
 /// The working copy's operation id in `jj debug working-copy`'s output.
 fn parse_operation(text: &str) -> Option<String> {
     text.lines().find_map(|line| {
@@ -317,4 +350,18 @@ fn parse_operation(text: &str) -> Option<String> {
 pub(crate) fn recovery_dir(ws: &Path) -> PathBuf {
     let id = ws.file_name().unwrap_or_default().to_string_lossy();
     ws.with_file_name(format!(".recovering-{id}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_of_a_git_commit_unless_conflicted() {
+        let raw = "tree abc1\nparent def2\nauthor a <a> 1 +0000\n\nmessage\njj:trees x\n";
+        assert_eq!(git_commit_tree(raw), Some("abc1"));
+        let conflicted = "tree abc1\nparent def2\njj:trees 1 2 3\n\nmessage\n";
+        assert_eq!(git_commit_tree(conflicted), None);
+        assert_eq!(git_commit_tree("nonsense"), None);
+    }
 }
