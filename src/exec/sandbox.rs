@@ -43,6 +43,8 @@ pub enum SandboxError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("jj's store/git_target names {} ({reason}): a sandbox mounts only git directories the repository owns", named.display())]
+    GitTarget { named: PathBuf, reason: String },
     #[error("cannot build the sandbox's seccomp filter: {0}")]
     Seccomp(String),
 }
@@ -61,6 +63,9 @@ impl From<SandboxError> for CliError {
                 .hint("pass --allow-write an existing directory or file"),
             SandboxError::BadSocket { .. } => CliError::failure(message)
                 .hint("list only existing unix sockets in sandbox.sockets, or remove the entry"),
+            SandboxError::GitTarget { .. } => CliError::failure(message).hint(
+                "something rewrote .jj/repo/store/git_target (a sandboxed agent can write it): put back the repository's own git directory (`../../../.git` for a colocated repository, `git` otherwise) and check what else changed; the command was not run",
+            ),
             SandboxError::Seccomp(_) => CliError::failure(message).hint(
                 "this platform has no seccomp support agent-workspace knows; agent-workspace never runs a --sandbox command unconfined",
             ),
@@ -156,7 +161,11 @@ pub(crate) struct Scope<'a> {
 
 /// The bwrap arguments (after the binary, up to and including `--`) for `options`;
 /// `seccomp` is the descriptor bubblewrap reads the filter from (see [`seccomp`]).
-pub(crate) fn args(options: &Options, scope: &Scope, seccomp: RawFd) -> Vec<OsString> {
+pub(crate) fn args(
+    options: &Options,
+    scope: &Scope,
+    seccomp: RawFd,
+) -> Result<Vec<OsString>, SandboxError> {
     let mut args = Args::default();
     args.add(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
     // The sandbox's own /proc would let real root write the kernel's settings
@@ -184,7 +193,7 @@ pub(crate) fn args(options: &Options, scope: &Scope, seccomp: RawFd) -> Vec<OsSt
     }
     args.bind("--tmpfs-at", &scope.repo.root);
     args.bind("--tmpfs-at", scope.namespace_dir);
-    let (writable, protected) = backend_paths(scope.repo);
+    let (writable, protected) = backend_paths(scope.repo)?;
     for path in writable.iter().chain([&scope.workspace.to_path_buf()]) {
         args.bind("--bind", path);
     }
@@ -223,7 +232,7 @@ pub(crate) fn args(options: &Options, scope: &Scope, seccomp: RawFd) -> Vec<OsSt
     args.add(["--chdir"]);
     args.0.push(scope.workspace.into());
     args.add(["--"]);
-    args.0
+    Ok(args.0)
 }
 
 /// The kernel's files under /proc that root may write, made read-only where they exist.
@@ -435,21 +444,22 @@ impl Args {
 }
 
 /// What the backend must write outside the workspace, and what inside that stays read-only.
-fn backend_paths(repo: &Repo) -> (Vec<PathBuf>, Vec<PathBuf>) {
+///
+/// jj's `store/git_target` lives in the store every sandbox may write, so it is trusted only
+/// to name a directory the repository owns: inside the store, or the colocated `.git` of
+/// the main working copy. Anything else is refused, never mounted.
+fn backend_paths(repo: &Repo) -> Result<(Vec<PathBuf>, Vec<PathBuf>), SandboxError> {
     let mut git_dirs = vec![];
     let mut writable = vec![repo.store.clone()];
     match repo.backend {
         Backend::Git => git_dirs.push(repo.store.clone()),
         Backend::Jj => {
-            // The backing git repository: inside the store, or the colocated `.git`.
             let store = repo.store.join("store");
-            if let Ok(target) = fs::read_to_string(store.join("git_target")) {
-                if let Ok(git) = fs::canonicalize(store.join(target.trim())) {
-                    if !git.starts_with(&repo.store) {
-                        writable.push(git.clone());
-                    }
-                    git_dirs.push(git);
+            if let Some(git) = jj_git_dir(repo, &store)? {
+                if !git.starts_with(&repo.store) {
+                    writable.push(git.clone());
                 }
+                git_dirs.push(git);
             }
         }
     }
@@ -457,7 +467,37 @@ fn backend_paths(repo: &Repo) -> (Vec<PathBuf>, Vec<PathBuf>) {
         .iter()
         .flat_map(|g| [g.join("config"), g.join("hooks")])
         .collect();
-    (writable, protected)
+    Ok((writable, protected))
+}
+
+/// The git directory jj's `store/git_target` names, when it is one the repository owns;
+/// none when the file is absent (a store without git).
+fn jj_git_dir(repo: &Repo, store: &Path) -> Result<Option<PathBuf>, SandboxError> {
+    let file = store.join("git_target");
+    if fs::symlink_metadata(&file).is_err() {
+        return Ok(None);
+    }
+    let text = crate::store::fsutil::read_untrusted_string(&file, 4096).map_err(|e| {
+        SandboxError::GitTarget {
+            named: file.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let named = store.join(text.trim_end_matches(['\n', '\r']));
+    let colocated = fs::canonicalize(repo.root.join(".git")).ok();
+    match fs::canonicalize(&named) {
+        Ok(git) if git.starts_with(&repo.store) || Some(&git) == colocated.as_ref() => {
+            Ok(Some(git))
+        }
+        Ok(git) => Err(SandboxError::GitTarget {
+            named: git,
+            reason: "outside the repository's store and its colocated .git".into(),
+        }),
+        Err(e) => Err(SandboxError::GitTarget {
+            named,
+            reason: e.to_string(),
+        }),
+    }
 }
 
 /// Whether this process runs inside the sandbox of a run of workspace `id` at `path`: the

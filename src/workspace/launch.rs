@@ -234,5 +234,5 @@ fn sandbox_args(
         namespace_dir: &namespace_dir,
         readable,
     };
-    Ok(sandbox::args(options, &scope, seccomp))
+    Ok(sandbox::args(options, &scope, seccomp)?)
 }

@@ -245,3 +245,59 @@ fn a_repository_file_cannot_allow_a_socket() {
     );
     assert!(!env.ws_path(&repo, "w").exists());
 }
+
+/// jj's `store/git_target` is in the store the agent writes: a later sandbox must not make
+/// the directory it names writable (it names `~/.ssh`, or `/etc` as root, as easily).
+fn a_git_target_the_agent_rewrote_opens_nothing(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let outside = env.home().join("secrets");
+    fs::create_dir_all(&outside).unwrap();
+    let target = repo.join(".jj/repo/store/git_target");
+    let first = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg(format!(
+            "printf %s {} > {}",
+            outside.display(),
+            target.display()
+        ));
+    let first = match unprivileged {
+        true => first.run_unprivileged(),
+        false => first.run(),
+    };
+    first.assert_ok();
+    assert_eq!(
+        fs::read_to_string(&target).unwrap(),
+        outside.display().to_string()
+    );
+    let second = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg(format!("echo pwned > {}/planted", outside.display()));
+    let second = match unprivileged {
+        true => second.run_unprivileged(),
+        false => second.run(),
+    };
+    assert!(!outside.join("planted").exists(), "{}", second.stderr);
+    second.assert_code(125);
+    assert!(
+        second
+            .stderr
+            .starts_with("Error: jj's store/git_target names "),
+        "{}",
+        second.stderr
+    );
+    assert!(second.stderr.contains("\nHint: "), "{}", second.stderr);
+}
+
+#[test]
+fn a_git_target_the_agent_rewrote_opens_nothing_for_the_invoking_user() {
+    a_git_target_the_agent_rewrote_opens_nothing(false);
+}
+
+#[test]
+fn a_git_target_the_agent_rewrote_opens_nothing_for_an_unprivileged_user() {
+    a_git_target_the_agent_rewrote_opens_nothing(true);
+}
