@@ -96,6 +96,7 @@
               "--skip=sandbox_confinement::"
               "--skip=sandbox_guarantees::"
               "--skip=sandbox_refused::"
+              "--skip=sandbox_walls::"
             ];
             preCheck = ''
               export HOME=$TMPDIR

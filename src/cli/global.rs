@@ -68,11 +68,13 @@ impl SandboxArgs {
         let mut flags = self.allow_write.clone();
         flags.extend(config.sandbox_writable.iter().cloned());
         let writable = crate::exec::sandbox::writable(&flags)?;
+        let sockets = crate::exec::sandbox::sockets(&config.sandbox_sockets)?;
         Ok(Some(crate::workspace::launch::Sandboxing {
             bwrap,
             options: crate::exec::sandbox::Options {
                 network: !self.no_network && config.sandbox_network,
                 writable,
+                sockets,
             },
         }))
     }

@@ -109,4 +109,5 @@ pub(super) struct SandboxSection {
     pub(super) enabled: Option<bool>,
     pub(super) network: Option<bool>,
     pub(super) writable: Option<Vec<PathBuf>>,
+    pub(super) sockets: Option<Vec<PathBuf>>,
 }

@@ -38,6 +38,8 @@ pub struct Config {
     pub sandbox_network: bool,
     /// Extra writable paths of sandboxed runs (user file only).
     pub sandbox_writable: Vec<PathBuf>,
+    /// Host unix sockets sandboxed runs may reach (`sandbox.sockets`, user file only).
+    pub sandbox_sockets: Vec<PathBuf>,
     /// At most this many workspaces per repository (`limits.max_workspaces`).
     pub max_workspaces: Option<usize>,
     /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
@@ -148,11 +150,16 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
         }
         if let Some(file) = found.first() {
             let content = read(file)?;
-            if content.sandbox.writable.is_some() {
-                return Err(ConfigError::UserOnly {
-                    file: file.clone(),
-                    key: "sandbox.writable",
-                });
+            for (key, set) in [
+                ("sandbox.writable", content.sandbox.writable.is_some()),
+                ("sandbox.sockets", content.sandbox.sockets.is_some()),
+            ] {
+                if set {
+                    return Err(ConfigError::UserOnly {
+                        file: file.clone(),
+                        key,
+                    });
+                }
             }
             let relative = file
                 .strip_prefix(root)
@@ -260,6 +267,9 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(paths) = content.sandbox.writable {
         config.sandbox_writable = paths;
+    }
+    if let Some(paths) = content.sandbox.sockets {
+        config.sandbox_sockets = paths;
     }
     apply_tools(config, content.tools, &invalid)?;
     if let Some(spec) = content.setup.command {

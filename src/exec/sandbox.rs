@@ -3,12 +3,19 @@
 //! working copy and the other workspaces are hidden; capabilities are dropped.
 //!
 //! The mounts are applied in order, later ones covering earlier ones: the whole file system
-//! read-only, a private `/tmp` (with what the command must still read put back read-only),
-//! the main working copy and the namespace hidden under empty tmpfs, then the writable binds,
-//! then the backend's `config` and `hooks` read-only again inside them.
+//! read-only, the kernel's writable interfaces (`/proc/sys`, `/proc/sysrq-trigger`, ...)
+//! read-only again over the sandbox's own `/proc`, a private `/tmp` and empty `/run` and
+//! `$XDG_RUNTIME_DIR` (with what the command must still read put back read-only, and the
+//! sockets the user allowed), the main working copy and the namespace hidden under empty
+//! tmpfs, then the writable binds, then the backend's `config` and `hooks` read-only again
+//! inside them. The command gets its own user, pid, IPC, UTS and cgroup namespaces, no
+//! capability, and a seccomp filter (`seccomp`) denying the system calls that reach the
+//! kernel's or other processes' state.
 
 use std::ffi::OsString;
 use std::fs;
+use std::os::fd::RawFd;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
@@ -31,6 +38,15 @@ pub enum SandboxError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot allow the socket {} (sandbox.sockets): {source}", path.display())]
+    BadSocket {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("jj's store/git_target names {} ({reason}): a sandbox mounts only git directories the repository owns", named.display())]
+    GitTarget { named: PathBuf, reason: String },
+    #[error("cannot build the sandbox's seccomp filter: {0}")]
+    Seccomp(String),
 }
 
 impl From<SandboxError> for CliError {
@@ -45,6 +61,14 @@ impl From<SandboxError> for CliError {
                 .hint("run without --sandbox on this platform"),
             SandboxError::BadPath { .. } => CliError::failure(message)
                 .hint("pass --allow-write an existing directory or file"),
+            SandboxError::BadSocket { .. } => CliError::failure(message)
+                .hint("list only existing unix sockets in sandbox.sockets, or remove the entry"),
+            SandboxError::GitTarget { .. } => CliError::failure(message).hint(
+                "something rewrote .jj/repo/store/git_target (a sandboxed agent can write it): put back the repository's own git directory (`../../../.git` for a colocated repository, `git` otherwise) and check what else changed; the command was not run",
+            ),
+            SandboxError::Seccomp(_) => CliError::failure(message).hint(
+                "this platform has no seccomp support agent-workspace knows; agent-workspace never runs a --sandbox command unconfined",
+            ),
         }
     }
 }
@@ -105,6 +129,26 @@ pub(crate) fn writable(flags: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> 
         .collect()
 }
 
+/// The host unix sockets the user allowed (`sandbox.sockets`), each resolved and checked to
+/// be a socket.
+pub(crate) fn sockets(listed: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
+    listed
+        .iter()
+        .map(|path| {
+            let bad = |source| SandboxError::BadSocket {
+                path: path.clone(),
+                source,
+            };
+            let resolved = fs::canonicalize(path).map_err(bad)?;
+            match fs::metadata(&resolved) {
+                Ok(meta) if meta.file_type().is_socket() => Ok(resolved),
+                Ok(_) => Err(bad(std::io::Error::other("not a unix socket"))),
+                Err(e) => Err(bad(e)),
+            }
+        })
+        .collect()
+}
+
 /// What a sandbox is built around.
 pub(crate) struct Scope<'a> {
     pub repo: &'a Repo,
@@ -115,28 +159,41 @@ pub(crate) struct Scope<'a> {
     pub readable: Vec<PathBuf>,
 }
 
-/// The bwrap arguments (after the binary, up to and including `--`) for `options`.
-pub(crate) fn args(options: &Options, scope: &Scope) -> Vec<OsString> {
+/// The bwrap arguments (after the binary, up to and including `--`) for `options`;
+/// `seccomp` is the descriptor bubblewrap reads the filter from (see [`seccomp`]).
+pub(crate) fn args(
+    options: &Options,
+    scope: &Scope,
+    seccomp: RawFd,
+) -> Result<Vec<OsString>, SandboxError> {
     let mut args = Args::default();
-    args.add([
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-    ]);
-    for path in &scope.readable {
-        if path.starts_with("/tmp") && path.exists() {
-            args.bind("--ro-bind", path);
+    args.add(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    // The sandbox's own /proc would let real root write the kernel's settings
+    // (`kernel.core_pattern` runs a program as root outside every namespace).
+    args.bind("--ro-bind", Path::new("/proc/sys"));
+    for path in KERNEL_READ_ONLY {
+        args.bind("--ro-bind-try", Path::new(path));
+    }
+    let hidden = hidden_dirs();
+    for dir in &hidden {
+        args.bind("--tmpfs-at", dir);
+    }
+    let put_back = scope.readable.iter().cloned().chain(resolver());
+    for path in put_back {
+        if hidden.iter().any(|dir| path.starts_with(dir)) && path.exists() {
+            args.bind("--ro-bind", &path);
         }
+    }
+    for socket in hidden_sockets(&hidden, &options.sockets) {
+        args.0
+            .extend(["--ro-bind".into(), "/dev/null".into(), socket.into()]);
+    }
+    for socket in &options.sockets {
+        args.bind("--bind", socket);
     }
     args.bind("--tmpfs-at", &scope.repo.root);
     args.bind("--tmpfs-at", scope.namespace_dir);
-    let (writable, protected) = backend_paths(scope.repo);
+    let (writable, protected) = backend_paths(scope.repo)?;
     for path in writable.iter().chain([&scope.workspace.to_path_buf()]) {
         args.bind("--bind", path);
     }
@@ -146,24 +203,225 @@ pub(crate) fn args(options: &Options, scope: &Scope) -> Vec<OsString> {
     for path in protected.iter().filter(|p| p.exists()) {
         args.bind("--ro-bind", path);
     }
-    // A nested run reads the lease and the state of its own workspace.
-    for dir in [".locks", ".state"] {
-        let path = scope.namespace_dir.join(dir);
-        if path.is_dir() {
-            args.bind("--ro-bind", &path);
-        }
+    // A nested run reads the state of its own workspace; the lock files stay hidden (flock
+    // works on a read-only file: an agent could block every other run).
+    let state = scope.namespace_dir.join(".state");
+    if state.is_dir() {
+        args.bind("--ro-bind", &state);
     }
     // The empty tmpfs hiding the main working copy and the namespace is read-only too.
     args.bind("--remount-ro", &scope.repo.root);
     args.bind("--remount-ro", scope.namespace_dir);
-    args.add(["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]);
+    // A user namespace even for real root: its capabilities (dropped anyway) then count only
+    // inside, and the kernel's root-only files above are read-only mounts.
+    args.add([
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+    ]);
     if !options.network {
         args.add(["--unshare-net"]);
     }
+    args.add(["--seccomp"]);
+    args.0.push(seccomp.to_string().into());
     args.add(["--chdir"]);
     args.0.push(scope.workspace.into());
     args.add(["--"]);
-    args.0
+    Ok(args.0)
+}
+
+/// The kernel's files under /proc that root may write, made read-only where they exist.
+const KERNEL_READ_ONLY: [&str; 4] = ["/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"];
+
+/// The directories replaced by an empty tmpfs: `/tmp`, and where the host keeps its unix
+/// sockets (`/run`, `/var/run` when it is not a link to it, `$XDG_RUNTIME_DIR`).
+fn hidden_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("/tmp")];
+    let runtime = crate::vars::raw("XDG_RUNTIME_DIR").map(PathBuf::from);
+    for dir in [
+        Some(PathBuf::from("/run")),
+        Some("/var/run".into()),
+        runtime,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let Ok(dir) = fs::canonicalize(&dir) else {
+            continue;
+        };
+        if dir.is_dir() && !dirs.iter().any(|d| dir.starts_with(d)) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// The host's DNS configuration, which often lives under `/run` (`/etc/resolv.conf` a link to
+/// systemd-resolved's file): put back read-only so a networked run still resolves names.
+fn resolver() -> Option<PathBuf> {
+    fs::canonicalize("/etc/resolv.conf").ok()
+}
+
+/// The sockets the environment names (`$SSH_AUTH_SOCK`, `$DOCKER_HOST`) outside the hidden
+/// directories and not allowed: each covered with `/dev/null`.
+fn hidden_sockets(hidden: &[PathBuf], allowed: &[PathBuf]) -> Vec<PathBuf> {
+    let ssh = crate::vars::raw("SSH_AUTH_SOCK").map(PathBuf::from);
+    let docker = crate::vars::raw("DOCKER_HOST").and_then(|host| {
+        host.to_str()
+            .and_then(|h| h.strip_prefix("unix://"))
+            .map(PathBuf::from)
+    });
+    [ssh, docker]
+        .into_iter()
+        .flatten()
+        .filter_map(|path| fs::canonicalize(path).ok())
+        .filter(|path| {
+            fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
+                && !hidden.iter().any(|dir| path.starts_with(dir))
+                && !allowed.contains(path)
+        })
+        .collect()
+}
+
+/// The seccomp filter of every sandbox, compiled to the BPF program bubblewrap's `--seccomp`
+/// reads, in a pipe whose read end is returned (the program fits the pipe's buffer).
+pub(crate) fn seccomp() -> Result<std::io::PipeReader, SandboxError> {
+    use std::io::Write;
+    let bytes = seccomp_program()?;
+    let (reader, mut writer) = std::io::pipe().map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    writer
+        .write_all(&bytes)
+        .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    Ok(reader)
+}
+
+/// The system calls the filter denies (EPERM): mounting and namespaces' file systems,
+/// tracing and reading other processes, the kernel's keyrings, BPF, performance counters,
+/// kernel modules and kexec, rebooting, swap, the clock, accounting and the kernel log.
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+))]
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_acct,
+    libc::SYS_syslog,
+    libc::SYS_setns,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_userfaultfd,
+    libc::SYS_quotactl,
+];
+
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+))]
+// `c_long` and the ioctl request type differ between platforms: the conversions are not
+// useless everywhere.
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+fn seccomp_program() -> Result<Vec<u8>, SandboxError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    let fail = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|nr| (i64::from(*nr), vec![])).collect();
+    // Typing into the terminal the run shares (`TIOCSTI`, `TIOCLINUX`) would run commands in
+    // the user's shell once the run ends.
+    let ioctl = [libc::TIOCSTI as u64, 12 /* TIOCLINUX */]
+        .into_iter()
+        .map(|request| {
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+                .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    rules.insert(i64::from(libc::SYS_ioctl), ioctl);
+    if cfg!(target_arch = "x86_64") {
+        // The x32 ABI reaches the same calls under numbers with bit 30 set.
+        let x32: Vec<(i64, Vec<SeccompRule>)> = DENIED
+            .iter()
+            .map(|nr| (i64::from(*nr) | 0x4000_0000, vec![]))
+            .collect();
+        rules.extend(x32);
+    }
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(fail)?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(fail)?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
+    // `struct sock_filter` in the machine's byte order, as bubblewrap reads it.
+    Ok(program
+        .iter()
+        .flat_map(|op| {
+            let mut word = Vec::with_capacity(8);
+            word.extend(op.code.to_ne_bytes());
+            word.push(op.jt);
+            word.push(op.jf);
+            word.extend(op.k.to_ne_bytes());
+            word
+        })
+        .collect())
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+)))]
+fn seccomp_program() -> Result<Vec<u8>, SandboxError> {
+    Err(SandboxError::Seccomp(format!(
+        "no seccomp filter for the {} architecture",
+        std::env::consts::ARCH
+    )))
 }
 
 #[derive(Default)]
@@ -186,21 +444,22 @@ impl Args {
 }
 
 /// What the backend must write outside the workspace, and what inside that stays read-only.
-fn backend_paths(repo: &Repo) -> (Vec<PathBuf>, Vec<PathBuf>) {
+///
+/// jj's `store/git_target` lives in the store every sandbox may write, so it is trusted only
+/// to name a directory the repository owns: inside the store, or the colocated `.git` of
+/// the main working copy. Anything else is refused, never mounted.
+fn backend_paths(repo: &Repo) -> Result<(Vec<PathBuf>, Vec<PathBuf>), SandboxError> {
     let mut git_dirs = vec![];
     let mut writable = vec![repo.store.clone()];
     match repo.backend {
         Backend::Git => git_dirs.push(repo.store.clone()),
         Backend::Jj => {
-            // The backing git repository: inside the store, or the colocated `.git`.
             let store = repo.store.join("store");
-            if let Ok(target) = fs::read_to_string(store.join("git_target")) {
-                if let Ok(git) = fs::canonicalize(store.join(target.trim())) {
-                    if !git.starts_with(&repo.store) {
-                        writable.push(git.clone());
-                    }
-                    git_dirs.push(git);
+            if let Some(git) = jj_git_dir(repo, &store)? {
+                if !git.starts_with(&repo.store) {
+                    writable.push(git.clone());
                 }
+                git_dirs.push(git);
             }
         }
     }
@@ -208,7 +467,37 @@ fn backend_paths(repo: &Repo) -> (Vec<PathBuf>, Vec<PathBuf>) {
         .iter()
         .flat_map(|g| [g.join("config"), g.join("hooks")])
         .collect();
-    (writable, protected)
+    Ok((writable, protected))
+}
+
+/// The git directory jj's `store/git_target` names, when it is one the repository owns;
+/// none when the file is absent (a store without git).
+fn jj_git_dir(repo: &Repo, store: &Path) -> Result<Option<PathBuf>, SandboxError> {
+    let file = store.join("git_target");
+    if fs::symlink_metadata(&file).is_err() {
+        return Ok(None);
+    }
+    let text = crate::store::fsutil::read_untrusted_string(&file, 4096).map_err(|e| {
+        SandboxError::GitTarget {
+            named: file.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let named = store.join(text.trim_end_matches(['\n', '\r']));
+    let colocated = fs::canonicalize(repo.root.join(".git")).ok();
+    match fs::canonicalize(&named) {
+        Ok(git) if git.starts_with(&repo.store) || Some(&git) == colocated.as_ref() => {
+            Ok(Some(git))
+        }
+        Ok(git) => Err(SandboxError::GitTarget {
+            named: git,
+            reason: "outside the repository's store and its colocated .git".into(),
+        }),
+        Err(e) => Err(SandboxError::GitTarget {
+            named,
+            reason: e.to_string(),
+        }),
+    }
 }
 
 /// Whether this process runs inside the sandbox of a run of workspace `id` at `path`: the

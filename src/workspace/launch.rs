@@ -70,6 +70,7 @@ impl Launch {
                 .hint("run agent-workspace by a path that still exists")
         })?;
         let mut argv: Vec<OsString> = vec![];
+        let mut passed = None;
         if let Some(sandboxing) = sandboxing {
             let tag = match sandboxing.options.network {
                 true => "bwrap",
@@ -77,7 +78,17 @@ impl Launch {
             };
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
-            argv.extend(sandbox_args(ctx, ws, &me, &loader, &sandboxing.options)?);
+            let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
+            argv.extend(sandbox_args(
+                ctx,
+                ws,
+                &me,
+                &loader,
+                &sandboxing.options,
+                fd,
+            )?);
+            passed = Some(seccomp);
         }
         let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
         let through_direnv = match loader {
@@ -101,6 +112,7 @@ impl Launch {
             lease,
             sandboxed: sandboxing.is_some(),
             output: None,
+            passed,
         };
         Ok(Launch {
             child,
@@ -202,6 +214,7 @@ fn sandbox_args(
     me: &std::path::Path,
     loader: &Loader,
     options: &sandbox::Options,
+    seccomp: std::os::fd::RawFd,
 ) -> Result<Vec<OsString>> {
     let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
@@ -221,5 +234,5 @@ fn sandbox_args(
         namespace_dir: &namespace_dir,
         readable,
     };
-    Ok(sandbox::args(options, &scope))
+    Ok(sandbox::args(options, &scope, seccomp)?)
 }

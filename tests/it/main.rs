@@ -67,6 +67,7 @@ mod sandbox_confinement;
 mod sandbox_guarantees;
 mod sandbox_refused;
 mod sandbox_support;
+mod sandbox_walls;
 mod schemas;
 mod setup;
 mod sha256;

@@ -24,6 +24,9 @@ pub(crate) struct Child {
     pub sandboxed: bool,
     /// Where stdout and stderr go instead of ours (stdin is then empty): the setup's log.
     pub output: Option<std::fs::File>,
+    /// A descriptor only the chain's first program reads, at the same number (bubblewrap's
+    /// seccomp filter, which it closes once loaded).
+    pub passed: Option<std::os::fd::OwnedFd>,
 }
 
 /// How the user's command ended.
@@ -81,6 +84,7 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
     let write_fd = writer.as_raw_fd();
     let go_fd = go_reader.as_raw_fd();
     let lease = child.lease.unwrap_or(-1);
+    let passed = child.passed.as_ref().map_or(-1, |fd| fd.as_raw_fd());
     let watched = if child.sandboxed { 0 } else { parent };
     cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}:{go_fd}"));
     // SAFETY: the closure only calls async-signal-safe libc functions.
@@ -91,11 +95,14 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
             if lease >= 0 {
                 inherit(lease)?;
             }
+            if passed >= 0 {
+                inherit(passed)?;
+            }
             signals::prepare_child(own_group, parent)
         });
     }
     let spawned = cmd.spawn();
-    drop((writer, go_reader));
+    drop((writer, go_reader, child.passed));
     let chain = match spawned {
         Ok(proc) => {
             let pid = proc.id() as libc::pid_t;

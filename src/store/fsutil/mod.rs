@@ -28,6 +28,10 @@ pub enum FsError {
     NotADirectory { path: PathBuf },
     #[error("{}", name_too_long_message(path, component))]
     NameTooLong { path: PathBuf, component: String },
+    #[error("{} is a {kind}, not a regular file; refusing to read it", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error("{} is larger than {limit} bytes; refusing to read it", path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
     #[error("could not {action} {}", path.display())]
     Io {
         action: &'static str,
@@ -90,7 +94,7 @@ fn open_with(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<F
     }
     let _ = flags;
     options
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | (flags & libc::O_NONBLOCK))
         .open(path)
 }
 
@@ -183,6 +187,67 @@ pub(crate) fn open_existing_nofollow(path: &Path) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     open_with(path, &mut options, libc::O_RDONLY).map_err(|e| FsError::io("open", path, e))
+}
+
+/// Reads the file at `path`, which an agent may have replaced: never following a symlink,
+/// never blocking on open (a FIFO or a device is refused, not waited on), only a regular
+/// file, and at most `limit` bytes.
+pub(crate) fn read_untrusted(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let kind = |meta: &fs::Metadata| {
+        let t = meta.file_type();
+        use std::os::unix::fs::FileTypeExt;
+        match () {
+            _ if t.is_file() => None,
+            _ if t.is_symlink() => Some("symlink"),
+            _ if t.is_dir() => Some("directory"),
+            _ if t.is_fifo() => Some("FIFO"),
+            _ if t.is_socket() => Some("socket"),
+            _ if t.is_char_device() || t.is_block_device() => Some("device"),
+            _ => Some("special file"),
+        }
+    };
+    let refuse = |kind| FsError::NotRegular {
+        path: path.into(),
+        kind,
+    };
+    // Looked at before opening, so a device is never opened; checked again on the open
+    // descriptor, so a swap in between is caught.
+    let before = fs::symlink_metadata(path).map_err(|e| FsError::io("read", path, e))?;
+    if let Some(k) = kind(&before) {
+        return Err(refuse(k));
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    let file = open_with(path, &mut options, libc::O_RDONLY | libc::O_NONBLOCK)
+        .map_err(|e| FsError::io("open", path, e))?;
+    let meta = file.metadata().map_err(|e| FsError::io("read", path, e))?;
+    if let Some(k) = kind(&meta) {
+        return Err(refuse(k));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| FsError::io("read", path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(FsError::TooLarge {
+            path: path.into(),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_untrusted`] of a UTF-8 text file.
+pub(crate) fn read_untrusted_string(path: &Path, limit: u64) -> Result<String> {
+    let bytes = read_untrusted(path, limit)?;
+    String::from_utf8(bytes).map_err(|e| {
+        FsError::io(
+            "read",
+            path,
+            io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()),
+        )
+    })
 }
 
 /// Writes `bytes` to `path` atomically: a new temp file beside it (created with
@@ -329,6 +394,12 @@ impl From<FsError> for CliError {
                 path.display()
             )),
             FsError::NameTooLong { path, component } => CliError::name_too_long(&path, &component),
+            FsError::NotRegular { path, .. } | FsError::TooLarge { path, .. } => {
+                CliError::failure(message).hint(format!(
+                    "agent-workspace reads only regular files of a sane size where an agent can write; move {} away (an agent may have put it there) and try again",
+                    path.display()
+                ))
+            }
             FsError::Io {
                 action,
                 path,

@@ -366,6 +366,10 @@ pub struct SandboxOptions {
     /// Extra paths the command may write (`--allow-write`, `AGENT_WORKSPACE_SANDBOX_WRITE`).
     #[serde(default)]
     pub writable: Vec<PathBuf>,
+    /// Host unix sockets the command may reach (`sandbox.sockets`); every other one under
+    /// `/run`, `$XDG_RUNTIME_DIR`, `$SSH_AUTH_SOCK` and `$DOCKER_HOST` is hidden.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<PathBuf>,
 }
 
 #[cfg(test)]
