@@ -104,8 +104,27 @@ fn usage_error(err: &clap::Error) -> CliError {
             "usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
         ];
     }
+    if let Some(word) = command_without_separator(err, &command) {
+        hints.insert(
+            0,
+            format!("put `--` before the command: `{command} <ID> -- {word} ...`"),
+        );
+    }
     hints.push(format!("see `{command} --help`"));
     CliError::usage(message).hint(hints.join("; "))
+}
+
+/// The first word of a command given to `run` without the `--` before it (`run w echo hi`):
+/// clap meets it as an unexpected argument that is no flag.
+fn command_without_separator(err: &clap::Error, command: &str) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument || command != "agent-workspace run" {
+        return None;
+    }
+    match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(word)) if !word.starts_with('-') => Some(word.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

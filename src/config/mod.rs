@@ -44,7 +44,7 @@ pub struct Config {
     pub max_workspaces: Option<usize>,
     /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
     pub min_free_disk: Option<u64>,
-    /// TCP ports per workspace (`ports.count`, default 1).
+    /// TCP ports per workspace (`ports.count`, default 1; 0: none).
     pub ports: u16,
     /// What the tools bundle copies, relative to the main workspace's root (`tools.paths`).
     pub tools_paths: Vec<String>,
@@ -245,10 +245,8 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
         }
         config.pool_size = size;
     }
-    match content.ports.count {
-        Some(0) => return Err(invalid("ports.count must be at least 1".into())),
-        Some(count) => config.ports = count,
-        None => {}
+    if let Some(count) = content.ports.count {
+        config.ports = count;
     }
     if let Some(backend) = content.backend {
         config.backend = Some(backend);

@@ -181,6 +181,28 @@ pub(crate) fn read(root: &Path, paths: &[String]) -> io::Result<Content> {
     Ok(content)
 }
 
+/// The entries of the bundle in workspace `ws` (workspace-relative) when they hold exactly
+/// what the tool copied there (`recorded.version`): a removal need not keep them aside, the
+/// repository holds their sources. None when anything of it was changed or removed, or the
+/// bundle directory is not a plain directory: then they are kept like any file no commit
+/// holds. A file added beside the copied paths is never among them.
+pub(crate) fn untouched(ws: &Path, recorded: &Recorded) -> Vec<PathBuf> {
+    let rel = Path::new(&recorded.dir);
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let dir = ws.join(rel);
+    if !plain || !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return vec![];
+    }
+    match read(&dir, &recorded.paths) {
+        Ok(content) if content.version == recorded.version && content.skipped.is_empty() => {
+            content.items.iter().map(|i| rel.join(&i.rel)).collect()
+        }
+        _ => vec![],
+    }
+}
+
 fn read_entry(
     root: &Path,
     at: &Path,

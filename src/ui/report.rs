@@ -149,6 +149,14 @@ fn describe_aside(aside: &Aside) -> String {
     text
 }
 
+/// "1 prepared workspace", "2 prepared workspaces": `n` and `noun`, plural unless `n` is 1.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// "3 files (2.1 MiB)"
 pub(crate) fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
@@ -458,5 +466,21 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             err,
             "run `agent-workspace checkpoint` on the workspace",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(
+            super::count(1, "prepared workspace"),
+            "1 prepared workspace"
+        );
+        assert_eq!(
+            super::count(0, "prepared workspace"),
+            "0 prepared workspaces"
+        );
+        assert_eq!(super::count(2, "file"), "2 files");
     }
 }

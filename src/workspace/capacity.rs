@@ -84,6 +84,9 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
 /// of the namespace (whose records are in `state_dir`). The search starts at a place derived
 /// from the id, so ids keep apart without coordination, and moves on past taken ports.
 pub(crate) fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, CapacityError> {
+    if count == 0 {
+        return Ok(vec![]);
+    }
     let taken = taken_ports(state_dir, id);
     let count_u32 = u32::from(count.max(1));
     let start = id.bytes().fold(2166136261u32, |h, b| {
@@ -151,7 +154,8 @@ pub(crate) fn ensure_ports(
     ctx: &crate::workspace::context::Context,
     record: &mut crate::store::metadata::Record,
 ) -> crate::error::Result<()> {
-    if !record.ports.is_empty() {
+    // `ports.count = 0` turns ports off.
+    if !record.ports.is_empty() || ctx.config.ports == 0 {
         return Ok(());
     }
     let _repo_lock = crate::store::lock::exclusive(&ctx.layout.repo_lock())?;

@@ -454,12 +454,25 @@ fn set_aside(
     args: &Options,
 ) -> Result<Aside> {
     let policy = policy(ctx, args);
-    aside::set_aside(&entry.path, tracked, dest, &policy).map_err(|err| {
+    // The tools bundle as the tool copied it is the repository's files, not the agent's.
+    let mut tracked = tracked.clone();
+    tracked.extend(bundle(entry));
+    aside::set_aside(&entry.path, &tracked, dest, &policy).map_err(|err| {
         CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
             "files already kept aside are in {}; free the problem, then clean again",
             dest.display()
         ))
     })
+}
+
+/// The tools bundle's entries in `entry`'s workspace, unchanged since the tool copied them.
+fn bundle(entry: &Entry) -> Vec<PathBuf> {
+    entry
+        .record
+        .as_ref()
+        .and_then(|r| r.tools.as_ref())
+        .map(|tools| crate::store::tools::untouched(&entry.path, tools))
+        .unwrap_or_default()
 }
 
 fn policy(ctx: &Context, args: &Options) -> Policy {
@@ -479,7 +492,8 @@ pub(crate) fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<As
     }
     let ignored = ignored(ctx, &entry.path, false);
     let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
-    let held = |rel: &std::path::Path| !ignored.contains(rel);
+    let bundle: HashSet<PathBuf> = bundle(entry).into_iter().collect();
+    let held = |rel: &std::path::Path| !ignored.contains(rel) || bundle.contains(rel);
     aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|err| {
         CliError::failure(format!(
             "could not look into workspace {:?}: {err}",

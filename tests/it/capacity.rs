@@ -97,26 +97,23 @@ fn min_free_disk_refuses_a_new_workspace() {
 }
 
 #[test]
-fn a_bad_size_or_port_count_is_a_configuration_error() {
+fn a_bad_size_is_a_configuration_error() {
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
-    for (text, expected) in [
-        (
-            "[limits]\nmin_free_disk = \"lots\"\n",
-            "limits.min_free_disk = \"lots\" is not a size",
-        ),
-        ("[ports]\ncount = 0\n", "ports.count must be at least 1"),
-    ] {
-        fs::write(repo.join("agent-workspace.toml"), text).unwrap();
-        let out = env.aw(&repo, ["run", "w", "--", "true"]);
-        out.assert_code(2);
-        assert!(
-            out.stderr.contains(expected),
-            "{expected:?} not in {}",
-            out.stderr
-        );
-        assert!(!env.ws_path(&repo, "w").exists());
-    }
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[limits]\nmin_free_disk = \"lots\"\n",
+    )
+    .unwrap();
+    let out = env.aw(&repo, ["run", "w", "--", "true"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("limits.min_free_disk = \"lots\" is not a size"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.ws_path(&repo, "w").exists());
 }
 
 #[test]
@@ -141,4 +138,27 @@ fn a_port_range_skips_ports_in_use() {
         !got.contains(&(start + 1)),
         "a port in use was handed out: {all}"
     );
+}
+
+/// `ports.count = 0` turns ports off: no ports recorded, none in the command's environment.
+#[test]
+fn a_port_count_of_zero_gives_no_ports() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    fs::write(repo.join("agent-workspace.toml"), "[ports]\ncount = 0\n").unwrap();
+    let out = env.aw(
+        &repo,
+        [
+            "run",
+            "w",
+            "--",
+            "sh",
+            "-c",
+            "echo \"port=${AGENT_WORKSPACE_PORT-unset} ports=${AGENT_WORKSPACE_PORTS-unset}\"",
+        ],
+    );
+    out.assert_ok();
+    assert_eq!(out.stdout, "port=unset ports=unset\n", "{}", out.report());
+    let record = env.metadata(&env.ws_path(&repo, "w"));
+    assert!(record.get("ports").is_none(), "{record:#}");
 }

@@ -219,3 +219,26 @@ fn the_pool_recipes_fill_list_and_drain() {
         );
     }
 }
+
+/// A fill and the pool's status count their prepared workspaces in words that agree with the
+/// number: "1 prepared workspace", "2 prepared workspaces".
+#[test]
+fn counts_are_singular_for_one() {
+    let env = TestEnv::new();
+    let repo = crate::pool_support::prepared_repo(&env, Backend::Git, 1);
+    let filled = env.aw(&repo, ["pool", "fill", "1"]);
+    filled.assert_ok();
+    assert!(
+        filled.stdout.ends_with("\n1 prepared workspace ready\n"),
+        "{}",
+        filled.report()
+    );
+    let status = env.aw(&repo, ["pool", "status"]);
+    assert!(
+        status
+            .stdout
+            .starts_with("1 of pool.size 1 prepared workspace ready\n"),
+        "{}",
+        status.report()
+    );
+}

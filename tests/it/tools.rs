@@ -326,6 +326,7 @@ crate::both_backends!(
     a_record_of_the_shell_script_is_read_and_migrated,
     the_script_s_recipe_shape_works_on_an_old_change_without_agents_just,
     a_same_size_rewrite_with_its_old_mtime_is_copied_again,
+    clean_does_not_keep_the_bundle_as_the_tool_copied_it,
 );
 
 /// A source rewritten in place with the same size and its old mtime put back (as `rsync
@@ -352,4 +353,60 @@ fn a_same_size_rewrite_with_its_old_mtime_is_copied_again(backend: Backend) {
         fs::read_to_string(bundle(&env, &repo, "w").join("rules/style.md")).unwrap(),
         "be BRIEF\n"
     );
+}
+
+/// `clean` (and its dry run) does not keep the tools bundle aside as files no commit holds
+/// while it is what the tool copied; a bundle the agent changed, and a file it added to the
+/// bundle directory, are kept aside as before.
+fn clean_does_not_keep_the_bundle_as_the_tool_copied_it(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    write_tools(&repo);
+    commit_all(&env, backend, &repo, "tools");
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let dry = env.aw(&repo, ["clean", "w", "--dry-run"]);
+    dry.assert_ok();
+    assert!(
+        dry.stdout.starts_with("Would remove w "),
+        "{}",
+        dry.report()
+    );
+    assert!(!dry.stdout.contains("no commit holds"), "{}", dry.report());
+    let out = env.aw(&repo, ["clean", "w"]);
+    out.assert_ok();
+    assert!(out.stdout.starts_with("Removed w "), "{}", out.report());
+    assert!(!out.stdout.contains("kept"), "{}", out.report());
+    assert!(
+        !env.namespace_dir(&repo).join(".kept").exists(),
+        "{}",
+        env.listing()
+    );
+
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w2",
+            "--",
+            "sh",
+            "-c",
+            "echo mine >> .agent-tools/AGENTS.md && echo new > .agent-tools/notes.txt",
+        ],
+    )
+    .assert_ok();
+    let out = env.aw(&repo, ["clean", "w2"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("that no commit holds in"),
+        "{}",
+        out.report()
+    );
+    let kept: Vec<_> = fs::read_dir(env.namespace_dir(&repo).join(".kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let agents = fs::read_to_string(kept[0].join(".agent-tools/AGENTS.md")).unwrap();
+    assert!(agents.ends_with("mine\n"), "{agents}");
+    assert!(kept[0].join(".agent-tools/notes.txt").exists());
 }

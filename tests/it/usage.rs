@@ -116,3 +116,13 @@ fn usage_errors_inside_a_repository_are_the_same(backend: Backend) {
 }
 
 crate::both_backends!(usage_errors_inside_a_repository_are_the_same);
+
+/// `run w echo hi`, the command without the `--` before it, says to put `--` there.
+#[test]
+fn a_command_without_the_separator_is_told_where_it_goes() {
+    let env = TestEnv::new();
+    insta::assert_snapshot!(usage_error(&env, &["run", "w1", "echo", "hi"]), @r"
+    Error: unexpected argument 'echo' found
+    Hint: put `--` before the command: `agent-workspace run <ID> -- echo ...`; usage: agent-workspace run [OPTIONS] <ID> -- <CMD>...; see `agent-workspace run --help`
+    ");
+}

@@ -115,7 +115,10 @@ fn fill_text(filled: &fill::Filled) -> String {
     for path in &filled.prepared {
         text.push_str(&format!("prepared {}\n", path.display()));
     }
-    text.push_str(&format!("{} prepared workspaces ready\n", filled.ready));
+    text.push_str(&format!(
+        "{} ready\n",
+        crate::ui::report::count(filled.ready, "prepared workspace")
+    ));
     text
 }
 
@@ -148,7 +151,8 @@ fn cmd_status(ui: &Ui, ctx: &Context, json_out: bool) -> Result<i32> {
 /// `pool status`'s text: a summary line, then one row per entry.
 fn status_text(entries: &[pool::Entry], ready: usize, size: usize, filling: bool) -> String {
     let mut text = format!(
-        "{ready} of pool.size {size} prepared workspaces ready{}\n",
+        "{ready} of pool.size {} ready{}\n",
+        crate::ui::report::count(size, "prepared workspace"),
         if filling { "; a fill is under way" } else { "" }
     );
     let rows = entries.iter().map(|e| {
