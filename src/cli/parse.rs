@@ -39,9 +39,6 @@ pub enum Command {
     Doctor(crate::cli::commands::doctor::DoctorArgs),
     Completions(crate::cli::commands::completions::CompletionsArgs),
     Man(crate::cli::commands::man::ManArgs),
-    /// List the workspace ids of the current repository, one a line (for completion scripts)
-    #[command(name = "__complete-ids", hide = true)]
-    CompleteIds,
 }
 
 impl Cli {
