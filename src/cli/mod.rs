@@ -4,6 +4,7 @@
 pub(crate) mod commands;
 pub(crate) mod complete;
 pub(crate) mod global;
+pub(crate) mod help;
 pub(crate) mod parse;
 #[cfg(test)]
 mod schemas;

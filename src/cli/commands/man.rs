@@ -7,8 +7,11 @@ use clap::Args;
 use crate::error::{CliError, Result};
 use crate::ui::Ui;
 
-/// Write the manual pages (agent-workspace.1 and agent-workspace-<subcommand>.1) into a
-/// directory
+/// Write the manual pages (agent-workspace.1 and one per subcommand) into a directory
+///
+/// One page per subcommand, nested ones included (agent-workspace-pool-fill.1), each with
+/// the exit status, the environment and the files the tool reads; the path of each page
+/// written is printed.
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// Directory to write the pages into (created if missing; pages there are replaced)
