@@ -290,3 +290,84 @@ fn zsh_and_fish_parse_their_scripts() {
         assert_eq!(out.stderr, "", "{shell}: {}", out.report());
     }
 }
+
+/// An interactive zsh on a pseudo-terminal (python's pty), its completion system started by
+/// `compinit` with the script autoloaded from `fpath` as `_agent-workspace`, as installed:
+/// `keys` are typed after the setup, and what the terminal showed is returned once every
+/// `expected` text appeared (or after 20 s).
+fn zsh_on_a_terminal(env: &TestEnv, dir: &Path, keys: &str, expected: &[&str]) -> String {
+    let functions = env.path().join("zsh-functions");
+    fs::create_dir_all(&functions).unwrap();
+    fs::copy(script(env, "zsh"), functions.join("_agent-workspace")).unwrap();
+    let setup = format!(
+        "fpath=({} $fpath); autoload -Uz compinit; compinit -u -D; print RE''ADY",
+        single_quoted(functions.to_str().unwrap())
+    );
+    let driver = r#"
+import os, pty, select, sys, time
+shell, setup, keys, expected = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["PATH"] = os.environ.pop("SHELL_PATH")
+    os.execv(shell, [shell, "-f", "-i"])
+def read_until(done):
+    out, end = b"", time.time() + 20
+    while time.time() < end and not done(out):
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+os.write(fd, setup.encode() + b"\n")
+read_until(lambda out: b"READY" in out)
+os.write(fd, keys.encode())
+out = read_until(lambda out: all(e.encode() in out for e in expected))
+os.write(fd, b"\x03exit\n")
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let zsh = which("zsh").expect("zsh on PATH");
+    let out = env
+        .cmd("python3", dir)
+        .env("SHELL_PATH", env.path_with_only(&["jj", "git", "expr"]))
+        .env("TERM", "xterm")
+        .args(["-c", driver, zsh.to_str().unwrap(), &setup, keys])
+        .args(expected)
+        .run();
+    out.assert_ok();
+    out.stdout.clone()
+}
+
+#[test]
+fn zsh_on_a_terminal_completes_subcommands_flags_and_ids() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for id in ["alpha", "beta"] {
+        env.aw(&repo, ["create", id]).assert_ok();
+    }
+    let shown = zsh_on_a_terminal(&env, &repo, "agent-workspace pool f\t", &["fill"]);
+    assert!(shown.contains("fill"), "{shown:?}");
+    let shown = zsh_on_a_terminal(&env, &repo, "agent-workspace status --wa\t", &["watch"]);
+    assert!(shown.contains("--watch"), "{shown:?}");
+    let shown = zsh_on_a_terminal(&env, &repo, "agent-workspace diff \t", &["alpha", "beta"]);
+    assert!(
+        shown.contains("alpha") && shown.contains("beta"),
+        "{shown:?}"
+    );
+    // Subcommands come before flags: once `--color` is shown, the list is complete.
+    let shown = zsh_on_a_terminal(
+        &env,
+        &repo,
+        "agent-workspace pool \t",
+        &["drain", "--color"],
+    );
+    assert!(
+        shown.contains("fill") && shown.contains("drain") && !shown.contains("refill"),
+        "{shown:?}"
+    );
+}
