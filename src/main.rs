@@ -18,6 +18,14 @@ fn main() -> ExitCode {
             &args[2..],
         ));
     }
+    // A shell asking for completions (`AGENT_WORKSPACE_COMPLETE` set by its script).
+    if let Some(answer) = agent_workspace::complete_from_env(&args) {
+        let ui = Ui::new(ColorChoice::Never);
+        return match answer.and_then(|text| ui.data(&text)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => fail(&ui, &err, false),
+        };
+    }
     let cli = match agent_workspace::parse(args) {
         Ok(Parsed::Command(cli)) => cli,
         Ok(Parsed::Print(text)) => {

@@ -9,8 +9,9 @@ use crate::error::CliError;
 use crate::repo::Backend;
 use crate::ui::output::ColorChoice;
 
-/// Flags every subcommand accepts.
+/// Flags every subcommand accepts, listed apart from each subcommand's own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global Options")]
 pub struct GlobalArgs {
     /// Directory holding all workspaces [default: $AI_WORKSPACES_ROOT, else
     /// $XDG_CACHE_HOME/ai-workspaces, else ~/.cache/ai-workspaces]

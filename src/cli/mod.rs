@@ -2,7 +2,9 @@
 //! one thin command per subcommand (`commands`), and the dispatch from one to the other.
 
 pub(crate) mod commands;
+pub(crate) mod complete;
 pub(crate) mod global;
+pub(crate) mod help;
 pub(crate) mod parse;
 #[cfg(test)]
 mod schemas;
@@ -34,10 +36,7 @@ pub fn dispatch(ui: &Ui, cli: &Cli) -> Result<i32, CliError> {
         Command::Land(args) => commands::land::cmd_land(ui, global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(ui, global, args),
         Command::Doctor(args) => commands::doctor::cmd_doctor(ui, global, args),
-        Command::Completions(args) => {
-            commands::completions::cmd_completions(ui, args, Cli::command())
-        }
+        Command::Completions(args) => commands::completions::cmd_completions(ui, args),
         Command::Man(args) => commands::man::cmd_man(ui, args, Cli::command()),
-        Command::CompleteIds => commands::complete_ids::cmd_complete_ids(ui, global),
     }
 }

@@ -6,12 +6,13 @@ use std::ffi::OsString;
 use clap::{Parser, Subcommand};
 
 use crate::cli::global::GlobalArgs;
+use crate::cli::help;
 use crate::error::CliError;
 
 /// Isolated, resumable jj (or git worktree) workspaces for agent workflows.
 #[derive(Debug, Parser)]
 #[command(name = "agent-workspace", bin_name = "agent-workspace", version)]
-#[command(about, long_about = None, max_term_width = 100)]
+#[command(about, long_about = None, max_term_width = 100, after_help = help::EXIT_CODES)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -20,28 +21,57 @@ pub struct Cli {
 }
 
 /// Each subcommand's arguments are built only when it is the one called (or for help,
-/// completions and the man page), which keeps a `run` from building every other's.
+/// completions and the man page), which keeps a `run` from building every other's. The
+/// summaries here are what the top-level help lists before that; each repeats the first line
+/// of its `Args`' doc (a unit test holds them equal).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
+    /// Run a command in a workspace, creating it if needed
+    #[command(after_long_help = help::RUN)]
     Run(crate::cli::commands::run::RunArgs),
+    /// Show the workspaces of this repository, or one workspace's record and history
+    #[command(after_long_help = help::STATUS)]
     Status(crate::cli::commands::status::StatusArgs),
+    /// Make a workspace ready (or reattach it) without running a command; print its directory
+    #[command(after_long_help = help::CREATE)]
     Create(crate::cli::commands::create::CreateArgs),
+    /// Print a workspace's directory (exit 1 when there is none)
+    #[command(after_long_help = help::PATH)]
     Path(crate::cli::commands::path::PathArgs),
+    /// Open $SHELL (else /bin/sh) in an existing workspace, with its environment loaded
+    #[command(after_long_help = help::SHELL)]
     Shell(crate::cli::commands::shell::ShellArgs),
+    /// Remove workspaces, keeping their edits in the repository
+    #[command(after_long_help = help::CLEAN)]
     Clean(crate::cli::commands::clean::CleanArgs),
+    /// Record a workspace's current state as a commit of its own and keep working on top of it
+    #[command(after_long_help = help::CHECKPOINT)]
     Checkpoint(crate::cli::commands::checkpoint::CheckpointArgs),
+    /// Show what a workspace changed since it was created: its commits and its files, latest edits included
+    #[command(after_long_help = help::DIFF)]
     Diff(crate::cli::commands::diff::DiffArgs),
+    /// Bring a workspace's commits onto a target, its unrecorded edits recorded first
+    #[command(after_long_help = help::LAND)]
     Land(crate::cli::commands::land::LandArgs),
+    /// Copy the repository's tools (tools.paths) into a workspace's tools directory now
+    #[command(after_long_help = help::SYNC_TOOLS)]
     SyncTools(crate::cli::commands::sync_tools::SyncToolsArgs),
+    /// Remove workspaces past the retention configured for their status (retention.*)
+    #[command(after_long_help = help::GC)]
     Gc(crate::cli::commands::gc::GcArgs),
+    /// Prepare workspaces ahead of time, so a new run takes one instead of checking out
+    #[command(after_long_help = help::POOL)]
     Pool(crate::cli::commands::pool::PoolArgs),
+    /// Check the tools, the workspace root, the repository and its workspaces
+    #[command(after_long_help = help::DOCTOR)]
     Doctor(crate::cli::commands::doctor::DoctorArgs),
+    /// Print the script that registers completion for a shell
+    #[command(after_long_help = help::COMPLETIONS)]
     Completions(crate::cli::commands::completions::CompletionsArgs),
+    /// Write the manual pages (agent-workspace.1 and one per subcommand) into a directory
+    #[command(after_long_help = help::MAN)]
     Man(crate::cli::commands::man::ManArgs),
-    /// List the workspace ids of the current repository, one a line (for completion scripts)
-    #[command(name = "__complete-ids", hide = true)]
-    CompleteIds,
 }
 
 impl Cli {
@@ -136,6 +166,52 @@ mod tests {
     #[test]
     fn every_subcommand_is_well_defined() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Every visible subcommand, nested ones too: the summary the top-level help lists (set
+    /// before the deferred arguments are built) is its own help's first line, and its long
+    /// help ends with an example.
+    #[test]
+    fn every_subcommand_has_a_summary_and_an_example() {
+        fn check(unbuilt: &clap::Command, built: &clap::Command, path: &str) {
+            for sub in built.get_subcommands().filter(|s| !s.is_hide_set()) {
+                let name = format!("{path} {}", sub.get_name());
+                if sub.get_name() == "help" {
+                    continue;
+                }
+                // A deferred subcommand's own subcommands exist only once built.
+                let listed = unbuilt
+                    .find_subcommand(sub.get_name())
+                    .unwrap_or(sub)
+                    .get_about()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let own = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                assert!(!listed.is_empty(), "{name}: no summary in the list");
+                assert_eq!(listed, own, "{name}: the listed summary differs");
+                assert!(!own.contains('\n') && own.len() <= 100, "{name}: {own}");
+                let long = sub.get_after_long_help().map(|a| a.to_string());
+                let long = long.unwrap_or_default();
+                assert!(
+                    long.starts_with("Examples:\n")
+                        && long
+                            .lines()
+                            .any(|l| l.starts_with("    ") && l.contains("agent-workspace ")),
+                    "{name}: no example in its long help: {long:?}"
+                );
+                let unbuilt_sub = unbuilt.find_subcommand(sub.get_name()).unwrap_or(sub);
+                check(unbuilt_sub, sub, &name);
+            }
+        }
+        let unbuilt = super::Cli::command();
+        let mut built = super::Cli::command();
+        built.build();
+        check(&unbuilt, &built, "agent-workspace");
+        let footer = built
+            .get_after_help()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        assert!(footer.starts_with("Exit codes:"), "{footer}");
     }
 
     /// An id refused by clap's value parser is the usage error `validate_id` words, not

@@ -93,3 +93,39 @@ fn every_subcommand_has_a_listed_and_commented_recipe() {
         );
     }
 }
+
+/// `workspace-man` writes the pages to the user's manual directory, never into the
+/// repository (where a jj working copy would record them): `$XDG_DATA_HOME/man/man1`, else
+/// `~/.local/share/man/man1`.
+#[test]
+fn workspace_man_writes_outside_the_repository() {
+    let env = TestEnv::new();
+    let repo = env.recipes_repo();
+    let before = env.jj_ok(&repo, ["diff", "--summary"]);
+    let out = env.recipe(&repo, "workspace-man", &[]);
+    out.assert_ok();
+    let pages = env.path().join("xdg/data/man/man1");
+    assert!(
+        pages.join("agent-workspace-pool-fill.1").is_file(),
+        "{}",
+        out.report()
+    );
+    assert!(!repo.join("man").exists(), "{}", out.report());
+    let after = env.jj_ok(&repo, ["diff", "--summary"]);
+    assert_eq!(before, after, "the repository changed");
+
+    let out = env
+        .cmd("just", &repo)
+        .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
+        .env("XDG_DATA_HOME", "")
+        .arg("agents::workspace-man")
+        .run();
+    out.assert_ok();
+    assert!(
+        env.path()
+            .join("home/.local/share/man/man1/agent-workspace.1")
+            .is_file(),
+        "{}",
+        out.report()
+    );
+}

@@ -1,4 +1,5 @@
-//! `man --dir DIR`: `agent-workspace.1` and a page per subcommand, valid roff.
+//! `man --dir DIR`: `agent-workspace.1` and a page per subcommand (nested ones too), with
+//! examples, EXIT STATUS, ENVIRONMENT and FILES and the version in the footer; valid roff.
 
 use std::fs;
 
@@ -15,8 +16,10 @@ fn man_writes_a_page_for_the_tool_and_each_subcommand() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
+    let nested = ["pool-fill", "pool-status", "pool-drain"];
     let mut expected: Vec<String> = SUBCOMMANDS
         .iter()
+        .chain(&nested)
         .map(|s| format!("agent-workspace-{s}.1"))
         .chain(["agent-workspace.1".to_string()])
         .collect();
@@ -45,7 +48,45 @@ fn man_writes_a_page_for_the_tool_and_each_subcommand() {
             "{page}"
         );
     }
-    assert!(!names.iter().any(|n| n.contains("complete-ids")));
+    let pool = fs::read_to_string(dir.join("agent-workspace-pool.1")).unwrap();
+    for sub in nested {
+        let reference = format!("agent\\-workspace\\-{}(1)", sub.replace('-', "\\-"));
+        assert!(pool.contains(&reference), "{sub} not named:\n{pool}");
+    }
+    assert!(!names.iter().any(|n| n.contains("refill")));
+}
+
+/// Every page: its examples, the exit status, the environment and the files, and the version
+/// in the footer (the `.TH` line's source).
+#[test]
+fn every_page_has_examples_exit_status_environment_files_and_the_version() {
+    let env = TestEnv::new();
+    let dir = env.path().join("man");
+    env.aw(env.path(), ["man", "--dir", dir.to_str().unwrap()])
+        .assert_ok();
+    let version = env.aw(env.path(), ["--version"]);
+    version.assert_ok();
+    let version = version.stdout.trim().to_string();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let page = entry.unwrap().path();
+        let text = fs::read_to_string(&page).unwrap();
+        let name = page.file_stem().unwrap().to_str().unwrap();
+        let title = text.lines().find(|l| l.starts_with(".TH ")).unwrap_or("");
+        assert!(
+            title.starts_with(&format!(".TH {name} 1 "))
+                && title.contains(&format!("\"{version}\"")),
+            "{name}: {title}"
+        );
+        let mut sections = vec![".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"];
+        if name != "agent-workspace" {
+            sections.push(".SH EXAMPLES");
+        }
+        for section in sections {
+            assert!(text.contains(section), "{name} lacks {section}:\n{text}");
+        }
+        assert!(text.contains("AI_WORKSPACES_ROOT"), "{name}");
+        assert_eq!(text.matches(".ds Aq").count(), 2, "{name}: one preamble");
+    }
 }
 
 #[test]

@@ -1,12 +1,13 @@
-//! `completions`: a shell's completion script, with workspace ids where the shell can ask.
+//! `completions`: the script that registers a shell's completion. The script calls the binary
+//! back on each TAB, which answers from the command line's one definition (`cli::complete`).
 
-use clap::Args;
-use clap_complete::Shell;
+use clap::{Args, ValueEnum};
+use clap_complete::env::EnvCompleter;
 
 use crate::error::{CliError, Result};
 use crate::ui::Ui;
 
-/// Print the completion script for SHELL on stdout
+/// Print the script that registers completion for a shell
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for
@@ -14,100 +15,70 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub(crate) fn cmd_completions(
-    ui: &Ui,
-    args: &CompletionsArgs,
-    mut command: clap::Command,
-) -> Result<i32> {
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command, "agent-workspace", &mut script);
-    let script = String::from_utf8(script).map_err(|e| {
-        CliError::failure("the completion script is not UTF-8").cause(e.to_string())
-    })?;
-    let script = match args.shell {
-        Shell::Bash => bash_with_ids(script),
-        Shell::Fish => script + FISH_IDS,
-        Shell::Zsh => zsh_with_ids(&script),
-        _ => script,
+/// The shells clap_complete's dynamic completion registers with.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+}
+
+pub(crate) fn cmd_completions(ui: &Ui, args: &CompletionsArgs) -> Result<i32> {
+    let name = match args.shell {
+        Shell::Bash => "bash",
+        Shell::Zsh => "zsh",
+        Shell::Fish => "fish",
+        Shell::Elvish => "elvish",
+        Shell::Powershell => "powershell",
     };
-    ui.data(&script)?;
+    ui.data(&registration(name)?)?;
     Ok(0)
 }
 
-/// zsh: the id arguments (`ID`, `IDS`, `--parent`) complete with `_agent_workspace_ids`,
-/// defined right after `#compdef` so that an autoloaded file has it before its first call.
-fn zsh_with_ids(script: &str) -> String {
-    let mut out = String::with_capacity(script.len() + ZSH_IDS.len());
-    for (n, line) in script.lines().enumerate() {
-        let arg = line.trim_start();
-        let is_id = [":id -- ", "::id -- ", "*::ids -- "]
-            .iter()
-            .any(|p| arg.starts_with(&format!("'{p}")))
-            || arg.starts_with("'(--base-change)--parent=");
-        match line.strip_suffix(":_default' \\") {
-            Some(head) if is_id => out.push_str(&format!("{head}:_agent_workspace_ids' \\")),
-            _ => out.push_str(line),
+/// The variable the registration scripts set to ask for completions (clap's `COMPLETE`, named
+/// for this tool so that a `COMPLETE` meant for another program never reaches it).
+pub(crate) const VAR: &str = "AGENT_WORKSPACE_COMPLETE";
+
+/// The command the scripts complete, and the one they call back (found on `PATH`).
+const BIN: &str = "agent-workspace";
+
+pub(crate) fn completer(shell: &str) -> Result<&'static dyn EnvCompleter, CliError> {
+    use clap_complete::env::{Bash, Elvish, Fish, Powershell, Zsh};
+    Ok(match shell {
+        "bash" => &Bash,
+        "zsh" => &Zsh,
+        "fish" => &Fish,
+        "elvish" => &Elvish,
+        "powershell" | "pwsh" => &Powershell,
+        _ => {
+            return Err(
+                CliError::usage(format!("{VAR}={shell:?} is not a shell completion knows"))
+                    .hint("use bash, zsh, fish, elvish or powershell"),
+            )
         }
-        out.push('\n');
-        if n == 0 {
-            out.push_str(ZSH_IDS);
-        }
+    })
+}
+
+/// The script that registers completion for `shell`: it calls the binary back on each TAB.
+pub(crate) fn registration(shell: &str) -> Result<String, CliError> {
+    let mut script = Vec::new();
+    completer(shell)?
+        .write_registration(VAR, BIN, BIN, BIN, &mut script)
+        .map_err(|e| {
+            CliError::failure("could not write the completion script").cause(e.to_string())
+        })?;
+    let mut script = String::from_utf8_lossy(&script).into_owned();
+    if shell == "zsh" {
+        // Autoloaded from a `_agent-workspace` file on `fpath`, the file's body runs on the first
+        // TAB: it registers the function, which must then answer that TAB too.
+        script.push_str(ZSH_AUTOLOAD);
     }
-    out
+    Ok(script)
 }
 
-/// bash: the wrapper calls clap's function, whatever clap named it, and replaces its
-/// registration.
-fn bash_with_ids(script: String) -> String {
-    let generated = script
-        .split("complete -F ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or("_agent-workspace")
-        .to_string();
-    script + &BASH_IDS.replace("CLAP_FUNCTION", &generated)
-}
-
-// Elvish and PowerShell keep clap's static script: no workspace ids.
-
-// bash: clap's completion first, then the ids for an id position: the first word after a
-// subcommand that takes one (any word for `clean`), or the value of `--parent`. After another
-// option the ids are not offered, since its value may be what is being completed.
-
-const BASH_IDS: &str = r#"
-_agent_workspace_with_ids() {
-    CLAP_FUNCTION "$@"
-    local cur="${COMP_WORDS[COMP_CWORD]}" sub="" i
-    local prev="${COMP_WORDS[COMP_CWORD-1]}"
-    [[ "$prev" != -* || "$prev" == --parent ]] || return
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${COMP_WORDS[i]}" in
-            --) return ;;
-            --root|--repo|--backend|--parent|--workflow|--base-change) ((i++)) ;;
-            -*) ;;
-            *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; else [[ "$sub" == clean ]] || return; fi ;;
-        esac
-    done
-    case " run status shell clean diff checkpoint land sync-tools " in
-        *" $sub "*) ;;
-        *) return ;;
-    esac
-    [[ -n "$sub" && "$cur" != -* ]] || return
-    local ids
-    ids="$(agent-workspace __complete-ids 2>/dev/null)" || return 0
-    COMPREPLY+=($(compgen -W "$ids" -- "$cur"))
-}
-complete -F _agent_workspace_with_ids -o bashdefault -o default agent-workspace
-"#;
-
-const ZSH_IDS: &str = r#"_agent_workspace_ids() {
-    local -a ids
-    ids=(${(f)"$(agent-workspace __complete-ids 2>/dev/null)"})
-    _describe -t workspaces 'workspace id' ids
-}
-"#;
-
-const FISH_IDS: &str = r#"
-complete -c agent-workspace -n "__fish_seen_subcommand_from run status shell clean diff checkpoint land sync-tools" -f -a "(agent-workspace __complete-ids 2>/dev/null)" -d "workspace"
+const ZSH_AUTOLOAD: &str = r#"if [[ "${funcstack[1]}" == "_agent-workspace" ]]; then
+    _clap_dynamic_completer_agent_workspace "$@"
+fi
 "#;

@@ -10,8 +10,10 @@ use crate::ui::report;
 use crate::ui::Ui;
 use crate::workspace::checkup::{self, Check, Level};
 
-/// Check the tools, the workspace root, the repository and its workspaces; each finding is
-/// ok, a warning or an error with its fix (exit 1 when any is an error)
+/// Check the tools, the workspace root, the repository and its workspaces
+///
+/// Each finding is ok, a warning or an error with its fix; the exit code is 1 when any is an
+/// error.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Print JSON (schema_version 1) instead of text

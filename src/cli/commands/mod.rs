@@ -2,7 +2,6 @@
 
 pub(crate) mod checkpoint;
 pub(crate) mod clean;
-pub(crate) mod complete_ids;
 pub(crate) mod completions;
 pub(crate) mod create;
 pub(crate) mod diff;

@@ -23,10 +23,13 @@ pub struct PoolArgs {
 #[derive(Debug, Subcommand)]
 pub enum PoolAction {
     /// Prepare workspaces until N are ready (default: pool.size), waiting for a fill under way
+    #[command(after_long_help = crate::cli::help::POOL_FILL)]
     Fill(FillArgs),
     /// List the prepared workspaces and whether a fill is under way
+    #[command(after_long_help = crate::cli::help::POOL_STATUS)]
     Status(JsonArg),
     /// Remove every prepared workspace (a fill under way is waited for)
+    #[command(after_long_help = crate::cli::help::POOL_DRAIN)]
     Drain(JsonArg),
     /// Fill to pool.size in the background, unless a fill is under way (started by `run`)
     #[command(hide = true)]
