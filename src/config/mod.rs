@@ -10,7 +10,6 @@ mod file;
 mod values;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -179,10 +178,16 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
 }
 
 fn read(file: &Path) -> Result<FileContent, ConfigError> {
-    let text = fs::read_to_string(file).map_err(|source| ConfigError::Read {
-        file: file.to_path_buf(),
-        source,
-    })?;
+    // The repository's file is in a checkout an agent may write: never wait on a FIFO.
+    let text =
+        crate::store::fsutil::read_untrusted_string(file, crate::store::fsutil::UNTRUSTED_LIMIT)
+            .map_err(|e| ConfigError::Read {
+                file: file.to_path_buf(),
+                source: match e {
+                    crate::store::fsutil::FsError::Io { source, .. } => source,
+                    other => std::io::Error::other(other.to_string()),
+                },
+            })?;
     toml::from_str(&text).map_err(|e| ConfigError::Invalid {
         file: file.to_path_buf(),
         message: one_line(&e, &text),

@@ -118,7 +118,10 @@ fn taken_ports(state_dir: &Path, id: &str) -> HashSet<u16> {
         if name == format!("{id}.json") || !name.ends_with(".json") {
             continue;
         }
-        let Ok(text) = fs::read(entry.path()) else {
+        let Ok(text) = crate::store::fsutil::read_untrusted(
+            &entry.path(),
+            crate::store::fsutil::UNTRUSTED_LIMIT,
+        ) else {
             continue;
         };
         #[derive(serde::Deserialize)]

@@ -127,7 +127,8 @@ fn trusted(ctx: &Context, record: &Record, setup: &SetupCommand) -> Result<bool>
     let Some(relative) = &setup.repo_relative else {
         return Ok(true);
     };
-    let current = std::fs::read(&setup.file).map_err(|e| CliError::io("read", &setup.file, &e))?;
+    let current =
+        crate::store::fsutil::read_untrusted(&setup.file, crate::store::fsutil::UNTRUSTED_LIMIT)?;
     let commits = match record.base_commits.is_empty() {
         true => ctx.vcs.resolve_base(None)?,
         false => record.base_commits.clone(),

@@ -26,6 +26,7 @@ mod faults;
 mod gc;
 mod git_backend;
 mod harness;
+mod hostile_fifo;
 mod hostile_fs;
 mod hostile_keep;
 mod hostile_procs;

@@ -1,0 +1,115 @@
+//! Files an agent can write, replaced by a FIFO: `run`, `status`, `gc --dry-run` and `clean`
+//! never wait on one (they would hang, SIGTERM or not); they refuse it or go by
+//! agent-workspace's own state, and say so.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::backends::Backend;
+use crate::harness::{Outcome, TestEnv, AW};
+
+/// Seconds after which a command counts as hung (it is then killed).
+const HUNG: &str = "20";
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// `agent-workspace ARGS`, killed (and failed) when it has not ended within [`HUNG`].
+fn aw_bounded(env: &TestEnv, repo: &Path, args: &[&str]) -> Outcome {
+    let out = env
+        .cmd("timeout", repo)
+        .args(["-s", "KILL", HUNG, AW])
+        .args(args)
+        .run();
+    assert_ne!(
+        out.code(),
+        Some(137),
+        "`agent-workspace {}` hung on a FIFO:\n{}",
+        args.join(" "),
+        out.stderr
+    );
+    out
+}
+
+fn a_fifo_record_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    mkfifo(&ws.join(".agent-workflow.json"));
+    // The record is agent-workspace's own state; the view in the workspace is only a copy.
+    let status = aw_bounded(&env, &repo, &["status"]);
+    status.assert_ok();
+    assert!(status.stdout.contains("w "), "{}", status.stdout);
+    aw_bounded(&env, &repo, &["status", "w"]).assert_ok();
+    aw_bounded(&env, &repo, &["gc", "--dry-run"]).assert_ok();
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "true"]);
+    run.assert_ok();
+    assert!(
+        ws.join(".agent-workflow.json").is_file(),
+        "the run did not put its record back"
+    );
+    mkfifo(&ws.join(".agent-workflow.json"));
+    aw_bounded(&env, &repo, &["clean", "w"]).assert_ok();
+    assert!(!ws.exists());
+}
+
+fn a_fifo_envrc_is_refused_and_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let envrc = ws.join(".envrc");
+    mkfifo(&envrc);
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "echo", "ran"]);
+    run.assert_code(125);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            envrc.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nHint: "), "{}", run.stderr);
+    aw_bounded(&env, &repo, &["status"]).assert_ok();
+    aw_bounded(&env, &repo, &["status", "w"]).assert_ok();
+    aw_bounded(&env, &repo, &["gc", "--dry-run"]).assert_ok();
+    aw_bounded(&env, &repo, &["clean", "w"]);
+}
+
+crate::both_backends!(
+    a_fifo_record_never_hangs,
+    a_fifo_envrc_is_refused_and_never_hangs
+);
+
+/// A FIFO planted as a workspace's lease file is refused, not opened and waited on.
+#[test]
+fn a_fifo_lease_is_refused_and_never_hangs() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let lease = env.namespace_dir(&repo).join(".locks/w.lock");
+    assert!(lease.is_file(), "no lease at {}", lease.display());
+    mkfifo(&lease);
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "echo", "ran"]);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            lease.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nHint: "), "{}", run.stderr);
+    run.assert_code(125);
+    aw_bounded(&env, &repo, &["status"]).assert_ok();
+}
