@@ -158,7 +158,13 @@ pub(crate) fn read(root: &Path, paths: &[String]) -> io::Result<Content> {
             path.as_ref(),
             0,
             &mut content,
-        )?;
+        )
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::InvalidInput => {
+                io::Error::new(e.kind(), format!("tools.paths entry {path}: {e}"))
+            }
+            _ => e,
+        })?;
         content.paths.push(path);
     }
     let mut hasher = Sha256::new();
@@ -190,6 +196,18 @@ fn read_entry(
     let meta = fs::symlink_metadata(at)?;
     let meta = if meta.file_type().is_symlink() {
         match fs::canonicalize(at) {
+            // `scripts/up -> ..` would copy the whole checkout (its .env, .git and .jj) into
+            // every workspace, once per level of nesting.
+            Ok(target) if holds_the_checkout(root, &target) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} leads to the repository's root, .git or .jj ({})",
+                        rel.display(),
+                        target.display()
+                    ),
+                ));
+            }
             Ok(target) if target.starts_with(root) && depth < MAX_DEPTH => fs::metadata(&target)?,
             _ => {
                 content.skipped.push(rel.to_path_buf());
@@ -215,6 +233,14 @@ fn read_entry(
         });
     }
     Ok(())
+}
+
+/// Whether `target` is the repository's root `root` (or above it), or is or lies in its
+/// `.git` or `.jj`.
+fn holds_the_checkout(root: &Path, target: &Path) -> bool {
+    root.starts_with(target)
+        || target.starts_with(root.join(".git"))
+        || target.starts_with(root.join(".jj"))
 }
 
 /// Writes `content` into `bundle` (a directory inside the workspace `ws`): each top-level

@@ -75,5 +75,6 @@ mod status_details;
 mod status_watch;
 mod stress_model;
 mod tools;
+mod tools_walls;
 mod usage;
 mod verdicts;

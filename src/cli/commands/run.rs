@@ -144,7 +144,7 @@ fn prepare(
     setup: &workspace::setup::Env,
 ) -> Result<()> {
     let mut notes = vec![];
-    let synced = workspace::tools::sync(ctx, record, false, &mut notes);
+    let synced = workspace::tools::sync(ctx, record, false, setup.trust, &mut notes);
     ctx.progress.idle();
     report::print_notes(&notes);
     synced?;
