@@ -325,6 +325,28 @@ fn write_items(scratch: &Path, content: &Content) -> Result<(), FsError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_checkout_and_its_stores_are_never_bundled() {
+        let root = Path::new("/r/repo");
+        for target in [
+            "/r/repo",
+            "/r",
+            "/",
+            "/r/repo/.git",
+            "/r/repo/.jj/repo/store",
+        ] {
+            assert!(holds_the_checkout(root, Path::new(target)), "{target}");
+        }
+        for target in [
+            "/r/repo/scripts",
+            "/r/repo/.github",
+            "/r/repo/.gitignore",
+            "/r/other",
+        ] {
+            assert!(!holds_the_checkout(root, Path::new(target)), "{target}");
+        }
+    }
+
     use super::*;
 
     #[test]
