@@ -87,7 +87,8 @@ fn a_fifo_envrc_is_refused_and_never_hangs(backend: Backend) {
 
 crate::both_backends!(
     a_fifo_record_never_hangs,
-    a_fifo_envrc_is_refused_and_never_hangs
+    a_fifo_envrc_is_refused_and_never_hangs,
+    a_fifo_envrc_is_refused_for_an_unprivileged_user,
 );
 
 /// A FIFO planted as a workspace's lease file is refused, not opened and waited on.
@@ -112,4 +113,28 @@ fn a_fifo_lease_is_refused_and_never_hangs() {
     assert!(run.stderr.contains("\nHint: "), "{}", run.stderr);
     run.assert_code(125);
     aw_bounded(&env, &repo, &["status"]).assert_ok();
+}
+
+/// The same refusal for an unprivileged user (where the tests run as root: nobody).
+fn a_fifo_envrc_is_refused_for_an_unprivileged_user(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let envrc = env.ws_path(&repo, "w").join(".envrc");
+    mkfifo(&envrc);
+    let run = env
+        .cmd("timeout", &repo)
+        .args(["-s", "KILL", HUNG, AW, "run", "w", "--", "echo", "ran"])
+        .run_unprivileged();
+    assert_ne!(run.code(), Some(137), "hung on a FIFO:\n{}", run.stderr);
+    run.assert_code(125);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            envrc.display()
+        )),
+        "{}",
+        run.stderr
+    );
 }
