@@ -138,3 +138,23 @@ fn a_fifo_envrc_is_refused_for_an_unprivileged_user(backend: Backend) {
         run.stderr
     );
 }
+
+/// git: a FIFO in place of the worktree's index (in the git directory a sandboxed run can
+/// write) stops `diff` with an error instead of hanging it.
+#[test]
+fn a_fifo_git_index_is_refused_and_never_hangs() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let index = repo.join(".git/worktrees/w/index");
+    assert!(index.is_file(), "no index at {}", index.display());
+    mkfifo(&index);
+    let diff = aw_bounded(&env, &repo, &["diff", "w"]);
+    assert_ne!(diff.code(), Some(0), "{}", diff.stdout);
+    assert!(
+        diff.stderr.starts_with("Error: ") && diff.stderr.contains(index.to_str().unwrap()),
+        "{}",
+        diff.stderr
+    );
+    assert!(diff.stderr.contains("\nHint: "), "{}", diff.stderr);
+}
