@@ -89,6 +89,7 @@ crate::both_backends!(
     a_fifo_record_never_hangs,
     a_fifo_envrc_is_refused_and_never_hangs,
     a_fifo_envrc_is_refused_for_an_unprivileged_user,
+    a_fifo_repository_pointer_is_refused_and_never_hangs,
 );
 
 /// A FIFO planted as a workspace's lease file is refused, not opened and waited on.
@@ -157,4 +158,31 @@ fn a_fifo_git_index_is_refused_and_never_hangs() {
         diff.stderr
     );
     assert!(diff.stderr.contains("\nHint: "), "{}", diff.stderr);
+}
+
+/// A FIFO in place of a workspace's `.git` file (git) or `.jj/repo` file (jj) stops a command
+/// started inside that workspace with an error instead of hanging it.
+fn a_fifo_repository_pointer_is_refused_and_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let pointer = match backend {
+        Backend::Jj => ws.join(".jj/repo"),
+        Backend::Git => ws.join(".git"),
+    };
+    assert!(pointer.is_file(), "no file at {}", pointer.display());
+    mkfifo(&pointer);
+    let status = aw_bounded(&env, &ws, &["status"]);
+    assert_ne!(status.code(), Some(0), "{}", status.stdout);
+    assert!(
+        status.stderr.starts_with("Error: ") && status.stderr.contains(pointer.to_str().unwrap()),
+        "{}",
+        status.stderr
+    );
+    assert!(
+        status.stderr.contains("\nHint: ") && status.stderr.contains("not a regular file"),
+        "{}",
+        status.stderr
+    );
 }
