@@ -80,13 +80,45 @@ pub(crate) fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
     .hint("run from inside the repository or pass --repo PATH"))
 }
 
+/// A small file naming another place (`.jj/repo`, `.git`, `commondir`), which whatever runs
+/// in a workspace can replace: read without blocking (a FIFO is refused, not waited on),
+/// only a regular file, at most 64 KiB.
+fn read_pointer(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut text = String::new();
+    file.take(64 << 10).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+fn pointer_error(path: &Path, err: &std::io::Error) -> CliError {
+    let error = CliError::io("read", path, err);
+    match err.kind() {
+        std::io::ErrorKind::InvalidInput => error.hint(format!(
+            "{} must be the small file jj or git wrote there; something replaced it: run from the main workspace (or pass --repo PATH) and repair or remove that workspace",
+            path.display()
+        )),
+        _ => error,
+    }
+}
+
 fn discover_jj(dir: &Path) -> Result<Repo> {
     let marker = dir.join(".jj").join("repo");
     let store = if marker.is_dir() {
         marker.clone()
     } else {
         // A secondary workspace: `.jj/repo` holds the store's path relative to `.jj/`.
-        let text = fs::read_to_string(&marker).map_err(|e| CliError::io("read", &marker, &e))?;
+        let text = read_pointer(&marker).map_err(|e| pointer_error(&marker, &e))?;
         dir.join(".jj").join(text.trim_end_matches(['\n', '\r']))
     };
     let store = fs::canonicalize(&store).map_err(|e| {
@@ -118,7 +150,7 @@ fn discover_git(dir: &Path) -> Result<Repo> {
             store,
         });
     }
-    let text = fs::read_to_string(&dot_git).map_err(|e| CliError::io("read", &dot_git, &e))?;
+    let text = read_pointer(&dot_git).map_err(|e| pointer_error(&dot_git, &e))?;
     let gitdir = text
         .trim()
         .strip_prefix("gitdir:")
@@ -129,7 +161,7 @@ fn discover_git(dir: &Path) -> Result<Repo> {
         })?;
     let gitdir = dir.join(gitdir);
     let commondir = gitdir.join("commondir");
-    let Ok(common) = fs::read_to_string(&commondir) else {
+    let Ok(common) = read_pointer(&commondir) else {
         // Not a linked worktree (a submodule, say): this directory is the main worktree.
         let store = fs::canonicalize(&gitdir).map_err(|e| CliError::io("resolve", &gitdir, &e))?;
         return Ok(Repo {

@@ -10,7 +10,6 @@ mod file;
 mod values;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -50,6 +49,9 @@ pub struct Config {
     pub tools_paths: Vec<String>,
     /// Whether `tools.paths` was set (else the default paths that exist are copied).
     pub tools_paths_set: bool,
+    /// When the repository's file set `tools.paths` (and the user's did not): that file and
+    /// its path relative to the main workspace's root, trusted like its `setup.command`.
+    pub tools_paths_from_repo: Option<(PathBuf, String)>,
     /// The tools bundle's directory inside each workspace (`tools.dir`).
     pub tools_dir: String,
     /// The command run once in a new workspace (`setup.command`), with the file naming it.
@@ -165,7 +167,11 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                 .strip_prefix(root)
                 .ok()
                 .map(|p| p.display().to_string());
+            let sets_tools = content.tools.paths.is_some();
             apply(&mut config, content, file)?;
+            if let (true, Some(relative)) = (sets_tools, &relative) {
+                config.tools_paths_from_repo = Some((file.clone(), relative.clone()));
+            }
             if let Some(setup) = config.setup.as_mut() {
                 setup.repo_relative = relative;
             }
@@ -173,16 +179,25 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
     }
     if let Some(file) = user_file().filter(|p| p.is_file()) {
         let content = read(&file)?;
+        if content.tools.paths.is_some() {
+            config.tools_paths_from_repo = None;
+        }
         apply(&mut config, content, &file)?;
     }
     Ok(config)
 }
 
 fn read(file: &Path) -> Result<FileContent, ConfigError> {
-    let text = fs::read_to_string(file).map_err(|source| ConfigError::Read {
-        file: file.to_path_buf(),
-        source,
-    })?;
+    // The repository's file is in a checkout an agent may write: never wait on a FIFO.
+    let text =
+        crate::store::fsutil::read_untrusted_string(file, crate::store::fsutil::UNTRUSTED_LIMIT)
+            .map_err(|e| ConfigError::Read {
+                file: file.to_path_buf(),
+                source: match e {
+                    crate::store::fsutil::FsError::Io { source, .. } => source,
+                    other => std::io::Error::other(other.to_string()),
+                },
+            })?;
     toml::from_str(&text).map_err(|e| ConfigError::Invalid {
         file: file.to_path_buf(),
         message: one_line(&e, &text),
@@ -298,6 +313,14 @@ fn apply_tools(
                 return Err(invalid(format!(
                     "tools.paths entry {path:?} is not a relative path inside the repository"
                 )));
+            }
+            if path.starts_with(".git") || path.starts_with(".jj") {
+                let first = Path::new(path).components().next();
+                if first.is_some_and(|c| c.as_os_str() == ".git" || c.as_os_str() == ".jj") {
+                    return Err(invalid(format!(
+                        "tools.paths entry {path:?} names the repository's store (.git or .jj)"
+                    )));
+                }
             }
         }
         config.tools_paths = paths;

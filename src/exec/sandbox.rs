@@ -75,7 +75,11 @@ impl From<SandboxError> for CliError {
 
 /// The fix for bubblewrap's known failures to start.
 fn unusable_hint(stderr: &str) -> String {
-    let known = if stderr.contains("uid map")
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    // Root failing to map itself into a user namespace lacks capabilities (a container),
+    // not permission to make user namespaces.
+    let known = if (stderr.contains("uid map") && !root)
         || stderr.contains("No permissions to create new namespace")
     {
         "unprivileged user namespaces are blocked: on Ubuntu 24.04 allow them for bwrap with an AppArmor profile (or sysctl kernel.apparmor_restrict_unprivileged_userns=0); in a container, run it with a seccomp profile that allows user namespaces"
@@ -87,7 +91,8 @@ fn unusable_hint(stderr: &str) -> String {
     format!("{known}; agent-workspace never runs a --sandbox command unconfined")
 }
 
-/// bubblewrap on PATH, checked to start a sandbox here (never falls back to no sandbox).
+/// bubblewrap on PATH, checked to start a sandbox with the namespaces every run gets here
+/// (never falls back to less).
 pub(crate) fn find() -> Result<PathBuf, SandboxError> {
     if !cfg!(target_os = "linux") {
         return Err(SandboxError::Unsupported);
@@ -96,7 +101,11 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
     let probe = Call::new(&bin)
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
         .args([
+            "--unshare-user",
             "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
             "--cap-drop",
             "ALL",
             "--die-with-parent",
@@ -509,4 +518,36 @@ pub(crate) fn inside(id: &str, path: &Path) -> bool {
         && var(crate::vars::ID).as_deref() == Some(id.as_ref())
         && var(crate::vars::PATH).as_deref() == Some(path.as_os_str())
         && fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "bwrap")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seccomp_program_is_whole_instructions_naming_every_denied_call() {
+        let bytes = seccomp_program().unwrap();
+        assert_eq!(bytes.len() % 8, 0);
+        let ks: Vec<u32> = bytes
+            .chunks(8)
+            .map(|op| u32::from_ne_bytes([op[4], op[5], op[6], op[7]]))
+            .collect();
+        for nr in DENIED.iter().chain([&libc::SYS_ioctl]) {
+            assert!(
+                ks.contains(&(*nr as u32)),
+                "syscall {nr} is not in the filter"
+            );
+        }
+        assert!(ks.contains(&(libc::TIOCSTI as u32)));
+    }
+
+    #[test]
+    fn an_unusable_bubblewrap_as_root_is_blamed_on_capabilities() {
+        let hint = unusable_hint("bwrap: setting up uid map: Operation not permitted");
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        match unsafe { libc::geteuid() } == 0 {
+            true => assert!(hint.starts_with("the container drops"), "{hint}"),
+            false => assert!(hint.starts_with("unprivileged user namespaces"), "{hint}"),
+        }
+    }
 }

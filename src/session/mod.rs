@@ -91,7 +91,7 @@ fn prepare(
     tell: &mut dyn FnMut(&[Note]),
 ) -> Result<()> {
     let mut notes = vec![];
-    let synced = workspace::tools::sync(ctx, record, false, &mut notes);
+    let synced = workspace::tools::sync(ctx, record, false, setup.trust, &mut notes);
     ctx.progress.idle();
     tell(&notes);
     synced?;

@@ -4,7 +4,7 @@
 //! changed view is detected.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::store::fsutil::FsError;
+use crate::store::fsutil::{FsError, UNTRUSTED_LIMIT};
 
 type Result<T> = std::result::Result<T, FsError>;
 
@@ -138,20 +138,14 @@ fn read_as<T: serde::de::DeserializeOwned>(workspace: &Path) -> Found<T> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Missing,
         _ => {}
     }
-    let mut text = Vec::with_capacity(4096);
-    let read = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&file)
-        .and_then(|mut f| f.read_to_end(&mut text));
-    match read {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Missing,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+    let text = match crate::store::fsutil::read_untrusted(&file, UNTRUSTED_LIMIT) {
+        Ok(text) => text,
+        Err(e) if crate::store::fsutil::is_missing(&e) => return Found::Missing,
+        Err(FsError::Symlink { .. }) => {
             return Found::Corrupt(format!("{} is a symlink", file.display()))
         }
         Err(e) => return Found::Corrupt(format!("cannot read {}: {e}", file.display())),
-    }
+    };
     match serde_json::from_slice::<T>(&text) {
         Ok(sealed) => Found::Ok(sealed),
         Err(e) => Found::Corrupt(format!("{e} in {}", file.display())),
@@ -159,14 +153,9 @@ fn read_as<T: serde::de::DeserializeOwned>(workspace: &Path) -> Found<T> {
 }
 
 /// The digest of the view file as it is now, or `None` when it cannot be read.
+/// (A FIFO, a device or a huge file there cannot be read: it is refused, never waited on.)
 pub(crate) fn view_digest(view: &Path) -> Option<String> {
-    let mut text = Vec::with_capacity(4096);
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(view)
-        .and_then(|mut f| f.read_to_end(&mut text))
-        .ok()?;
+    let text = crate::store::fsutil::read_untrusted(view, UNTRUSTED_LIMIT).ok()?;
     Some(digest(&text))
 }
 

@@ -159,7 +159,13 @@ pub(crate) fn read(root: &Path, paths: &[String]) -> io::Result<Content> {
             path.as_ref(),
             0,
             &mut content,
-        )?;
+        )
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::InvalidInput => {
+                io::Error::new(e.kind(), format!("tools.paths entry {path}: {e}"))
+            }
+            _ => e,
+        })?;
         content.paths.push(path);
     }
     let mut hasher = Sha256::new();
@@ -213,6 +219,18 @@ fn read_entry(
     let meta = fs::symlink_metadata(at)?;
     let meta = if meta.file_type().is_symlink() {
         match fs::canonicalize(at) {
+            // `scripts/up -> ..` would copy the whole checkout (its .env, .git and .jj) into
+            // every workspace, once per level of nesting.
+            Ok(target) if holds_the_checkout(root, &target) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} leads to the repository's root, .git or .jj ({})",
+                        rel.display(),
+                        target.display()
+                    ),
+                ));
+            }
             Ok(target) if target.starts_with(root) && depth < MAX_DEPTH => fs::metadata(&target)?,
             _ => {
                 content.skipped.push(rel.to_path_buf());
@@ -238,6 +256,14 @@ fn read_entry(
         });
     }
     Ok(())
+}
+
+/// Whether `target` is the repository's root `root` (or above it), or is or lies in its
+/// `.git` or `.jj`.
+fn holds_the_checkout(root: &Path, target: &Path) -> bool {
+    root.starts_with(target)
+        || target.starts_with(root.join(".git"))
+        || target.starts_with(root.join(".jj"))
 }
 
 /// Writes `content` into `bundle` (a directory inside the workspace `ws`): each top-level
@@ -322,6 +348,28 @@ fn write_items(scratch: &Path, content: &Content) -> Result<(), FsError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_checkout_and_its_stores_are_never_bundled() {
+        let root = Path::new("/r/repo");
+        for target in [
+            "/r/repo",
+            "/r",
+            "/",
+            "/r/repo/.git",
+            "/r/repo/.jj/repo/store",
+        ] {
+            assert!(holds_the_checkout(root, Path::new(target)), "{target}");
+        }
+        for target in [
+            "/r/repo/scripts",
+            "/r/repo/.github",
+            "/r/repo/.gitignore",
+            "/r/other",
+        ] {
+            assert!(!holds_the_checkout(root, Path::new(target)), "{target}");
+        }
+    }
+
     use super::*;
 
     #[test]

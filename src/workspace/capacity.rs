@@ -82,15 +82,23 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
 
 /// `count` consecutive TCP ports for workspace `id`, free now and used by no other workspace
 /// of the namespace (whose records are in `state_dir`). The search starts at a place derived
-/// from the id, so ids keep apart without coordination, and moves on past taken ports.
+/// from the namespace and the id, so ids (and the same id in two repositories) keep apart
+/// without coordination, and moves on past taken ports.
 pub(crate) fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, CapacityError> {
+    use std::os::unix::ffi::OsStrExt;
     if count == 0 {
         return Ok(vec![]);
     }
     let taken = taken_ports(state_dir, id);
     let count_u32 = u32::from(count.max(1));
-    let start = id.bytes().fold(2166136261u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(16777619)
+    let seed = state_dir
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .chain(b"\0")
+        .chain(id.as_bytes());
+    let start = seed.fold(2166136261u32, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(16777619)
     });
     let slots = PORT_SPAN / count_u32;
     for step in 0..slots {
@@ -105,8 +113,14 @@ pub(crate) fn ports(state_dir: &Path, id: &str, count: u16) -> Result<Vec<u16>, 
     Err(CapacityError::NoPorts { count })
 }
 
+/// Whether nothing listens on `port` on either loopback: 127.0.0.1 and ::1 (a machine
+/// without IPv6 has no ::1 to hold it).
 fn free_port(port: u16) -> bool {
-    TcpListener::bind(("127.0.0.1", port)).is_ok()
+    let v6 = match TcpListener::bind(("::1", port)) {
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::AddrNotAvailable,
+    };
+    v6 && TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
 /// The ports the namespace's other workspaces keep in their records.
@@ -121,7 +135,10 @@ fn taken_ports(state_dir: &Path, id: &str) -> HashSet<u16> {
         if name == format!("{id}.json") || !name.ends_with(".json") {
             continue;
         }
-        let Ok(text) = fs::read(entry.path()) else {
+        let Ok(text) = crate::store::fsutil::read_untrusted(
+            &entry.path(),
+            crate::store::fsutil::UNTRUSTED_LIMIT,
+        ) else {
             continue;
         };
         #[derive(serde::Deserialize)]

@@ -107,8 +107,12 @@ fn create_locked(
         }
     };
     record.branch = created.branch.clone();
-    record.base_envrc_sha256 =
-        Some(crate::workspace::direnv::envrc_digest(path).unwrap_or_else(|| "none".into()));
+    record.base_envrc_sha256 = Some(
+        crate::workspace::direnv::envrc_digest(path)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "none".into()),
+    );
     if taken.is_none() {
         copy_included(ctx, req.id, path, &created, &mut record, notes)?;
     }

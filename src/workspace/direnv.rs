@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
+use crate::store::fsutil;
 use crate::store::metadata::Record;
 use crate::vcs::{Vcs, VcsError};
 use crate::workspace::envrc_loads;
@@ -33,6 +34,9 @@ pub enum DirenvError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A file an agent can write is not a regular file (a FIFO would hang direnv).
+    #[error(transparent)]
+    Unreadable(#[from] crate::store::fsutil::FsError),
     /// Asking the backend about the base revision failed.
     #[error(transparent)]
     Vcs(Box<VcsError>),
@@ -62,6 +66,7 @@ impl From<DirenvError> for CliError {
                 path,
                 source,
             } => CliError::io(action, &path, &source),
+            DirenvError::Unreadable(e) => e.into(),
             DirenvError::Vcs(e) => (*e).into(),
             DirenvError::Allow(e) => e.into(),
         }
@@ -77,11 +82,15 @@ pub(crate) enum Loader {
     Direnv(PathBuf),
 }
 
-/// The sha256 of the workspace's `.envrc`, if it has one.
-pub(crate) fn envrc_digest(workspace: &Path) -> Option<String> {
-    fs::read(workspace.join(".envrc"))
-        .ok()
-        .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
+/// The sha256 of the workspace's `.envrc`, if it has one; an error when it is there but not
+/// a regular file of a sane size (read without following a symlink or blocking).
+pub(crate) fn envrc_digest(workspace: &Path) -> std::result::Result<Option<String>, DirenvError> {
+    let envrc = workspace.join(".envrc");
+    match fsutil::read_untrusted(&envrc, fsutil::UNTRUSTED_LIMIT) {
+        Ok(bytes) => Ok(Some(format!("{:x}", Sha256::digest(&bytes)))),
+        Err(e) if fsutil::is_missing(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Decides how to load the environment of `record`'s workspace, allowing its `.envrc` when the
@@ -98,7 +107,7 @@ pub(crate) fn prepare(
     if no_direnv {
         return Ok(Loader::Direct);
     }
-    let Some(digest) = envrc_digest(&ws) else {
+    let Some(digest) = envrc_digest(&ws)? else {
         return Ok(Loader::Direct);
     };
     let envrc = ws.join(".envrc");
@@ -173,11 +182,7 @@ fn base_commits(record: &Record, vcs: &Vcs) -> Result<Vec<String>> {
 }
 
 fn matches_base(envrc: &Path, record: &Record, vcs: &Vcs) -> Result<bool> {
-    let current = fs::read(envrc).map_err(|source| DirenvError::Io {
-        action: "read",
-        path: envrc.to_path_buf(),
-        source,
-    })?;
+    let current = fsutil::read_untrusted(envrc, fsutil::UNTRUSTED_LIMIT)?;
     if let Some(base) = &record.base_envrc_sha256 {
         return Ok(*base == format!("{:x}", Sha256::digest(&current)));
     }

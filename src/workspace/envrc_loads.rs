@@ -4,13 +4,15 @@
 //! workspace count (relative, without `..` or variables).
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 
+use crate::store::fsutil;
 use crate::store::state::digest;
 
 /// What a missing file's digest is recorded as.
 pub(crate) const ABSENT: &str = "absent";
+/// The digest recorded for a loaded file that is not a regular file of a sane size.
+const UNREADABLE: &str = "unreadable";
 
 /// The workspace-relative files `envrc` loads, in order, without duplicates.
 pub(crate) fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
@@ -82,7 +84,12 @@ pub(crate) fn digests(workspace: &Path, targets: &[String]) -> BTreeMap<String, 
     targets
         .iter()
         .map(|t| {
-            let d = fs::read(workspace.join(t)).map_or_else(|_| ABSENT.to_string(), |b| digest(&b));
+            let d = match fsutil::read_untrusted(&workspace.join(t), fsutil::UNTRUSTED_LIMIT) {
+                Ok(bytes) => digest(&bytes),
+                Err(e) if fsutil::is_missing(&e) => ABSENT.to_string(),
+                // A FIFO, a device or a huge file never matches what was allowed.
+                Err(_) => UNREADABLE.to_string(),
+            };
             (t.clone(), d)
         })
         .collect()
@@ -90,7 +97,8 @@ pub(crate) fn digests(workspace: &Path, targets: &[String]) -> BTreeMap<String, 
 
 /// The files a workspace's `.envrc` loads and their digests now; empty without an `.envrc`.
 pub(crate) fn current(workspace: &Path) -> BTreeMap<String, String> {
-    let text = fs::read_to_string(workspace.join(".envrc")).unwrap_or_default();
+    let text = fsutil::read_untrusted_string(&workspace.join(".envrc"), fsutil::UNTRUSTED_LIMIT)
+        .unwrap_or_default();
     digests(workspace, &targets(&text, workspace))
 }
 

@@ -412,7 +412,7 @@ fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathB
 
 fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
     let ws = &entry.path;
-    let gitdir = std::fs::read_to_string(ws.join(".git"))
+    let gitdir = crate::store::fsutil::read_untrusted_string(&ws.join(".git"), 4096)
         .ok()
         .and_then(|t| t.strip_prefix("gitdir:").map(|d| PathBuf::from(d.trim())));
     let recorded = [

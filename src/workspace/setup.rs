@@ -8,7 +8,6 @@ use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::config::SetupCommand;
 use crate::error::{CliError, Result};
 use crate::exec::process::Ending;
 use crate::store::metadata::{self, Record, Setup, SetupStatus};
@@ -59,7 +58,11 @@ pub(crate) fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
         duration_ms: None,
         log: None,
     };
-    if !env.trust && !trusted(ctx, record, &setup)? {
+    let trusted = match &setup.repo_relative {
+        None => true,
+        Some(relative) => repo_file_trusted(ctx, record, &setup.file, relative)?,
+    };
+    if !env.trust && !trusted {
         record.setup = Some(outcome);
         metadata::save(record)?;
         return Err(CliError::failure(format!(
@@ -121,13 +124,17 @@ pub(crate) fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
     }
 }
 
-/// Whether `setup` may run automatically: from the user's file, or from a repository file
-/// identical to the one at one of the workspace's base commits.
-fn trusted(ctx: &Context, record: &Record, setup: &SetupCommand) -> Result<bool> {
-    let Some(relative) = &setup.repo_relative else {
-        return Ok(true);
-    };
-    let current = std::fs::read(&setup.file).map_err(|e| CliError::io("read", &setup.file, &e))?;
+/// Whether what the repository's configuration file `file` (at `relative` in the main
+/// workspace) says may be acted on automatically: the file is identical to the one at one
+/// of the workspace's base commits.
+pub(crate) fn repo_file_trusted(
+    ctx: &Context,
+    record: &Record,
+    file: &Path,
+    relative: &str,
+) -> Result<bool> {
+    let current =
+        crate::store::fsutil::read_untrusted(file, crate::store::fsutil::UNTRUSTED_LIMIT)?;
     let commits = match record.base_commits.is_empty() {
         true => ctx.vcs.resolve_base(None)?,
         false => record.base_commits.clone(),

@@ -20,11 +20,13 @@ pub(crate) struct Synced {
 
 /// Brings the bundle of `record`'s workspace up to date, copying only when its content
 /// changed (or always, with `force`). `None` when there is nothing to bundle. Symlinks not
-/// followed are pushed to `notes`. The caller saves the record.
+/// followed are pushed to `notes`. The caller saves the record. `tools.paths` from the
+/// repository's file is followed only when that file is the base revision's, or `trust`.
 pub(crate) fn sync(
     ctx: &Context,
     record: &mut Record,
     force: bool,
+    trust: bool,
     notes: &mut Vec<Note>,
 ) -> Result<Option<Synced>> {
     let root = &ctx.repo.root;
@@ -43,9 +45,22 @@ pub(crate) fn sync(
     if paths.is_empty() && record.tools.is_none() {
         return Ok(None);
     }
-    let content = tools::read(root, &paths).map_err(|e| {
-        CliError::io("read the tools bundle's sources in", root, &e)
-            .hint("check tools.paths in the configuration")
+    if let Some((file, relative)) = &config.tools_paths_from_repo {
+        if !trust && !super::setup::repo_file_trusted(ctx, record, file, relative)? {
+            return Err(CliError::failure(format!(
+                "tools.paths comes from {}, which differs from that file at workspace {:?}'s base revision; not copying the tools bundle",
+                file.display(),
+                record.workspace_id
+            ))
+            .hint("review the file, then pass --trust-config to copy what it names (tools.paths in your own configuration file is always trusted); the workspace is kept"));
+        }
+    }
+    let content = tools::read(root, &paths).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => CliError::failure(e.to_string()).hint(
+            "remove that symlink or the entry from tools.paths: the tools bundle never copies the checkout, its .git or its .jj",
+        ),
+        _ => CliError::io("read the tools bundle's sources in", root, &e)
+            .hint("check tools.paths in the configuration"),
     })?;
     if !content.skipped.is_empty() {
         notes.push(Note::ToolsLinksSkipped {

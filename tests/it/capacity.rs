@@ -118,20 +118,18 @@ fn a_bad_size_is_a_configuration_error() {
 
 #[test]
 fn a_port_range_skips_ports_in_use() {
-    // The search starts where the id points, the same in every repository: learn it in one,
-    // hold that port, and create the same id in another.
-    let first = TestEnv::new();
-    let repo = Backend::Git.repo(&first);
+    // The search starts where the namespace and the id point: learn it, remove the
+    // workspace, hold that port, and create the same id again.
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
     fs::write(repo.join("agent-workspace.toml"), "[ports]\ncount = 3\n").unwrap();
-    let (port, all) = port_of(&first, &repo, "p");
+    let (port, all) = port_of(&env, &repo, "p");
     let ports: Vec<u16> = all.split(',').map(|p| p.parse().unwrap()).collect();
     let start: u16 = port.parse().unwrap();
     assert_eq!(ports, vec![start, start + 1, start + 2], "{all}");
+    env.aw(&repo, ["clean", "p"]).assert_ok();
     let _held = TcpListener::bind(("127.0.0.1", start + 1)).expect("bind the port to hold");
-    let second = TestEnv::new();
-    let repo = Backend::Git.repo(&second);
-    fs::write(repo.join("agent-workspace.toml"), "[ports]\ncount = 3\n").unwrap();
-    let (_, all) = port_of(&second, &repo, "p");
+    let (_, all) = port_of(&env, &repo, "p");
     let got: Vec<u16> = all.split(',').map(|p| p.parse().unwrap()).collect();
     assert_eq!(got.len(), 3, "{all}");
     assert!(
@@ -161,4 +159,35 @@ fn a_port_count_of_zero_gives_no_ports() {
     assert_eq!(out.stdout, "port=unset ports=unset\n", "{}", out.report());
     let record = env.metadata(&env.ws_path(&repo, "w"));
     assert!(record.get("ports").is_none(), "{record:#}");
+}
+
+/// A server on `[::1]` only holds its port as surely as one on 127.0.0.1.
+#[test]
+fn a_port_in_use_on_ipv6_loopback_is_skipped() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let (port, _) = port_of(&env, &repo, "p");
+    env.aw(&repo, ["clean", "p"]).assert_ok();
+    let start: u16 = port.parse().unwrap();
+    let _held = TcpListener::bind(("::1", start))
+        .expect("bind the port on ::1 (the machine needs IPv6 loopback for this test)");
+    let (again, _) = port_of(&env, &repo, "p");
+    assert_ne!(again, port, "a port in use on ::1 was handed out");
+}
+
+/// The same id in two repositories starts its search at different ports.
+#[test]
+fn the_first_port_depends_on_the_repository_too() {
+    let first = TestEnv::new();
+    let one = Backend::Git.repo(&first);
+    let second = TestEnv::new();
+    let two = Backend::Git.repo(&second);
+    let pairs: Vec<(String, String)> = ["p", "q"]
+        .iter()
+        .map(|id| (port_of(&first, &one, id).0, port_of(&second, &two, id).0))
+        .collect();
+    assert!(
+        pairs.iter().any(|(a, b)| a != b),
+        "the same ids got the same ports in two repositories: {pairs:?}"
+    );
 }

@@ -30,7 +30,8 @@ pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs)
     // Read again under the lease: a run may have ended in between.
     let mut record = workspace::usable(&ctx, &args.id, "copy tools into")?;
     let mut notes = vec![];
-    let synced = workspace::tools::sync(&ctx, &mut record, true, &mut notes);
+    // An untrusted repository file is refused here too: `run --trust-config` copies it.
+    let synced = workspace::tools::sync(&ctx, &mut record, true, false, &mut notes);
     ui.notes(&notes);
     let text = match synced? {
         Some(synced) => {

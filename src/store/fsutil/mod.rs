@@ -28,7 +28,7 @@ pub enum FsError {
     NotADirectory { path: PathBuf },
     #[error("{}", name_too_long_message(path, component))]
     NameTooLong { path: PathBuf, component: String },
-    #[error("{} is a {kind}, not a regular file; refusing to read it", path.display())]
+    #[error("{} is a {kind}, not a regular file; refusing to open it", path.display())]
     NotRegular { path: PathBuf, kind: &'static str },
     #[error("{} is larger than {limit} bytes; refusing to read it", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
@@ -169,24 +169,76 @@ pub(crate) fn create_dir_nofollow(path: &Path) -> Result<bool> {
     }
 }
 
-/// Opens (creating it if needed) the file at `path` for writing without following a symlink
-/// in its last component; its parent is checked to be a real directory.
+/// Opens (creating it if needed) the regular file at `path` for writing without following a
+/// symlink in its last component or blocking on a FIFO; its parent is checked to be a real
+/// directory.
 pub(crate) fn open_nofollow(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
         is_real_dir(parent)?;
     }
+    // A FIFO without a reader fails the non-blocking open (ENXIO): say what it is instead.
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if let Some(kind) = not_regular(meta.file_type()).filter(|k| *k != "symlink") {
+            return Err(FsError::NotRegular {
+                path: path.into(),
+                kind,
+            });
+        }
+    }
     let mut options = OpenOptions::new();
     options.create(true).truncate(false).write(true);
-    open_with(path, &mut options, libc::O_CREAT | libc::O_WRONLY)
-        .map_err(|e| FsError::io("open", path, e))
+    let file = open_with(
+        path,
+        &mut options,
+        libc::O_CREAT | libc::O_WRONLY | libc::O_NONBLOCK,
+    )
+    .map_err(|e| FsError::io("open", path, e))?;
+    regular(file, path)
 }
 
-/// Opens an existing file at `path` for reading, never following a symlink and never
-/// creating it.
+/// `file` (opened at `path` without blocking) when it is a regular file: a FIFO or a device
+/// planted there is refused rather than read or written.
+fn regular(file: File, path: &Path) -> Result<File> {
+    let meta = file.metadata().map_err(|e| FsError::io("open", path, e))?;
+    match not_regular(meta.file_type()) {
+        None => Ok(file),
+        Some(kind) => Err(FsError::NotRegular {
+            path: path.into(),
+            kind,
+        }),
+    }
+}
+
+/// What a file of type `t` is when it is not a regular file.
+fn not_regular(t: fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    match () {
+        _ if t.is_file() => None,
+        _ if t.is_symlink() => Some("symlink"),
+        _ if t.is_dir() => Some("directory"),
+        _ if t.is_fifo() => Some("FIFO"),
+        _ if t.is_socket() => Some("socket"),
+        _ => Some("device"),
+    }
+}
+
+/// Opens an existing regular file at `path` for reading, never following a symlink, never
+/// blocking on a FIFO and never creating it.
 pub(crate) fn open_existing_nofollow(path: &Path) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
-    open_with(path, &mut options, libc::O_RDONLY).map_err(|e| FsError::io("open", path, e))
+    let file = open_with(path, &mut options, libc::O_RDONLY | libc::O_NONBLOCK)
+        .map_err(|e| FsError::io("open", path, e))?;
+    regular(file, path)
+}
+
+/// The most a small file read from a place an agent can write may hold (records, state,
+/// `.envrc` and what it loads, configuration).
+pub(crate) const UNTRUSTED_LIMIT: u64 = 16 << 20;
+
+/// Whether `err` says the file is not there (as opposed to unreadable or refused).
+pub(crate) fn is_missing(err: &FsError) -> bool {
+    matches!(err, FsError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
 }
 
 /// Reads the file at `path`, which an agent may have replaced: never following a symlink,
@@ -194,37 +246,23 @@ pub(crate) fn open_existing_nofollow(path: &Path) -> Result<File> {
 /// file, and at most `limit` bytes.
 pub(crate) fn read_untrusted(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
-    let kind = |meta: &fs::Metadata| {
-        let t = meta.file_type();
-        use std::os::unix::fs::FileTypeExt;
-        match () {
-            _ if t.is_file() => None,
-            _ if t.is_symlink() => Some("symlink"),
-            _ if t.is_dir() => Some("directory"),
-            _ if t.is_fifo() => Some("FIFO"),
-            _ if t.is_socket() => Some("socket"),
-            _ if t.is_char_device() || t.is_block_device() => Some("device"),
-            _ => Some("special file"),
-        }
-    };
-    let refuse = |kind| FsError::NotRegular {
-        path: path.into(),
-        kind,
-    };
     // Looked at before opening, so a device is never opened; checked again on the open
     // descriptor, so a swap in between is caught.
     let before = fs::symlink_metadata(path).map_err(|e| FsError::io("read", path, e))?;
-    if let Some(k) = kind(&before) {
-        return Err(refuse(k));
+    if before.file_type().is_symlink() {
+        return Err(FsError::Symlink { path: path.into() });
+    }
+    if let Some(kind) = not_regular(before.file_type()) {
+        return Err(FsError::NotRegular {
+            path: path.into(),
+            kind,
+        });
     }
     let mut options = OpenOptions::new();
     options.read(true);
     let file = open_with(path, &mut options, libc::O_RDONLY | libc::O_NONBLOCK)
         .map_err(|e| FsError::io("open", path, e))?;
-    let meta = file.metadata().map_err(|e| FsError::io("read", path, e))?;
-    if let Some(k) = kind(&meta) {
-        return Err(refuse(k));
-    }
+    let file = regular(file, path)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

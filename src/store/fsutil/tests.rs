@@ -137,3 +137,40 @@ fn names(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+#[test]
+fn untrusted_reads_refuse_fifos_symlinks_and_big_files_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    assert!(matches!(
+        read_untrusted(&fifo, 10),
+        Err(FsError::NotRegular { kind: "FIFO", .. })
+    ));
+    assert!(matches!(
+        open_existing_nofollow(&fifo),
+        Err(FsError::NotRegular { kind: "FIFO", .. })
+    ));
+    assert!(matches!(
+        open_nofollow(&fifo),
+        Err(FsError::NotRegular { kind: "FIFO", .. })
+    ));
+    let file = dir.path().join("file");
+    fs::write(&file, "0123456789").unwrap();
+    assert_eq!(read_untrusted(&file, 10).unwrap(), b"0123456789");
+    assert!(matches!(
+        read_untrusted(&file, 9),
+        Err(FsError::TooLarge { limit: 9, .. })
+    ));
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    assert!(matches!(
+        read_untrusted(&link, 10),
+        Err(FsError::Symlink { .. })
+    ));
+    assert!(is_missing(
+        &read_untrusted(&dir.path().join("none"), 10).unwrap_err()
+    ));
+}

@@ -2,7 +2,6 @@
 //! in its later versions, or as the workspace's `.agent-workflow.json`): no `schema_version`,
 //! no backend. They are read as records of this schema, every field kept.
 
-use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
@@ -14,7 +13,8 @@ pub(crate) const SCRIPT_RECORD: &str = ".agent-tools/.agent-workflow.json";
 
 /// The script's record at [`SCRIPT_RECORD`] in `workspace`.
 pub(crate) fn load(workspace: &Path) -> Loaded {
-    match fs::read(workspace.join(SCRIPT_RECORD)) {
+    let file = workspace.join(SCRIPT_RECORD);
+    match crate::store::fsutil::read_untrusted(&file, crate::store::fsutil::UNTRUSTED_LIMIT) {
         Ok(text) => convert(&text, workspace, SCRIPT_RECORD).unwrap_or_else(|why| {
             Loaded::Corrupt(format!(
                 "{}: {why}",

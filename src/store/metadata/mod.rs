@@ -230,7 +230,10 @@ pub(crate) fn load(workspace: &Path) -> Loaded {
 fn legacy_view(workspace: &Path) -> Loaded {
     match load_view(workspace) {
         Loaded::Missing => legacy::load(workspace),
-        Loaded::Corrupt(why) => match fs::read(path(workspace)) {
+        Loaded::Corrupt(why) => match crate::store::fsutil::read_untrusted(
+            &path(workspace),
+            crate::store::fsutil::UNTRUSTED_LIMIT,
+        ) {
             Ok(text) => {
                 legacy::convert(&text, workspace, FILE_NAME).unwrap_or(Loaded::Corrupt(why))
             }
@@ -293,16 +296,12 @@ fn anchor(mut record: Box<Record>, workspace: &Path) -> Box<Record> {
 /// Reads the view in the workspace alone.
 fn load_view(workspace: &Path) -> Loaded {
     let file = path(workspace);
-    // open + read, without the stat fs::read makes to size its buffer.
-    let mut text = Vec::with_capacity(4096);
-    let read =
-        fs::File::open(&file).and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut text));
-    match read {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
-        Err(e) => return Loaded::Corrupt(format!("cannot read: {e}")),
+    // An agent may have put a FIFO, a device or a symlink there: refused, never waited on.
+    match crate::store::fsutil::read_untrusted(&file, crate::store::fsutil::UNTRUSTED_LIMIT) {
+        Ok(text) => parse(&text),
+        Err(e) if crate::store::fsutil::is_missing(&e) => Loaded::Missing,
+        Err(e) => Loaded::Corrupt(format!("cannot read: {e}")),
     }
-    parse(&text)
 }
 
 /// Parses record text; see [`Loaded`]. A current record is parsed once, straight into a

@@ -49,7 +49,7 @@ impl Git {
     /// else as git reports it.
     fn index_of(&self, ws: &Path) -> Result<PathBuf> {
         let dot_git = ws.join(".git");
-        if let Some(dir) = fs::read_to_string(&dot_git)
+        if let Some(dir) = crate::store::fsutil::read_untrusted_string(&dot_git, 4096)
             .ok()
             .and_then(|text| Some(text.strip_prefix("gitdir: ")?.trim_end().to_string()))
         {

@@ -21,11 +21,26 @@ pub(super) fn copy_index(real: &Path, to: &Path) -> Result<bool> {
         path: real.to_path_buf(),
         source,
     };
-    let mut file = match fs::File::open(real) {
+    // The worktree's git directory is writable by whatever runs in the workspace: a FIFO
+    // there is refused rather than waited on.
+    let opened = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(real)
+    };
+    let mut file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(read_error(e)),
     };
+    if !file.metadata().map_err(read_error)?.is_file() {
+        return Err(read_error(std::io::Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
     // git replaces an index by renaming a new file over it: the bytes and the mtime come
     // from the one open file, never from two different indexes.
     let mut bytes = vec![];

@@ -118,7 +118,8 @@ impl Jj {
     /// The git repository backing the store, from `store/git_target`.
     pub(super) fn git_dir(&self) -> Option<PathBuf> {
         let store = self.store.join("store");
-        let target = std::fs::read_to_string(store.join("git_target")).ok()?;
+        let target =
+            crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()))
     }
 }

@@ -240,7 +240,8 @@ impl Jj {
 
     pub(crate) fn exclude_file(&self) -> Option<PathBuf> {
         let store = self.store.join("store");
-        let target = fs::read_to_string(store.join("git_target")).ok()?;
+        let target =
+            crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()).join("info").join("exclude"))
     }
 }

@@ -139,7 +139,7 @@ fn prepare(
     if let Some((copied, _)) = super::super::copy::copy_included(ctx, &path)? {
         record.copied = Some(copied);
     }
-    super::super::tools::sync(ctx, &mut record, false, notes)?;
+    super::super::tools::sync(ctx, &mut record, false, trust, notes)?;
     if ctx.config.setup.is_some() {
         let loader = crate::workspace::direnv::prepare(&mut record, &ctx.vcs, false, true)?;
         let env = super::super::setup::Env {

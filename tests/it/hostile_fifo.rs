@@ -1,0 +1,188 @@
+//! Files an agent can write, replaced by a FIFO: `run`, `status`, `gc --dry-run` and `clean`
+//! never wait on one (they would hang, SIGTERM or not); they refuse it or go by
+//! agent-workspace's own state, and say so.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::backends::Backend;
+use crate::harness::{Outcome, TestEnv, AW};
+
+/// Seconds after which a command counts as hung (it is then killed).
+const HUNG: &str = "20";
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// `agent-workspace ARGS`, killed (and failed) when it has not ended within [`HUNG`].
+fn aw_bounded(env: &TestEnv, repo: &Path, args: &[&str]) -> Outcome {
+    let out = env
+        .cmd("timeout", repo)
+        .args(["-s", "KILL", HUNG, AW])
+        .args(args)
+        .run();
+    assert_ne!(
+        out.code(),
+        Some(137),
+        "`agent-workspace {}` hung on a FIFO:\n{}",
+        args.join(" "),
+        out.stderr
+    );
+    out
+}
+
+fn a_fifo_record_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    mkfifo(&ws.join(".agent-workflow.json"));
+    // The record is agent-workspace's own state; the view in the workspace is only a copy.
+    let status = aw_bounded(&env, &repo, &["status"]);
+    status.assert_ok();
+    assert!(status.stdout.contains("w "), "{}", status.stdout);
+    aw_bounded(&env, &repo, &["status", "w"]).assert_ok();
+    aw_bounded(&env, &repo, &["gc", "--dry-run"]).assert_ok();
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "true"]);
+    run.assert_ok();
+    assert!(
+        ws.join(".agent-workflow.json").is_file(),
+        "the run did not put its record back"
+    );
+    mkfifo(&ws.join(".agent-workflow.json"));
+    aw_bounded(&env, &repo, &["clean", "w"]).assert_ok();
+    assert!(!ws.exists());
+}
+
+fn a_fifo_envrc_is_refused_and_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let envrc = ws.join(".envrc");
+    mkfifo(&envrc);
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "echo", "ran"]);
+    run.assert_code(125);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            envrc.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nHint: "), "{}", run.stderr);
+    aw_bounded(&env, &repo, &["status"]).assert_ok();
+    aw_bounded(&env, &repo, &["status", "w"]).assert_ok();
+    aw_bounded(&env, &repo, &["gc", "--dry-run"]).assert_ok();
+    aw_bounded(&env, &repo, &["clean", "w"]);
+}
+
+crate::both_backends!(
+    a_fifo_record_never_hangs,
+    a_fifo_envrc_is_refused_and_never_hangs,
+    a_fifo_envrc_is_refused_for_an_unprivileged_user,
+    a_fifo_repository_pointer_is_refused_and_never_hangs,
+);
+
+/// A FIFO planted as a workspace's lease file is refused, not opened and waited on.
+#[test]
+fn a_fifo_lease_is_refused_and_never_hangs() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let lease = env.namespace_dir(&repo).join(".locks/w.lock");
+    assert!(lease.is_file(), "no lease at {}", lease.display());
+    mkfifo(&lease);
+    let run = aw_bounded(&env, &repo, &["run", "w", "--", "echo", "ran"]);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            lease.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nHint: "), "{}", run.stderr);
+    run.assert_code(125);
+    aw_bounded(&env, &repo, &["status"]).assert_ok();
+}
+
+/// The same refusal for an unprivileged user (where the tests run as root: nobody).
+fn a_fifo_envrc_is_refused_for_an_unprivileged_user(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let envrc = env.ws_path(&repo, "w").join(".envrc");
+    mkfifo(&envrc);
+    let run = env
+        .cmd("timeout", &repo)
+        .args(["-s", "KILL", HUNG, AW, "run", "w", "--", "echo", "ran"])
+        .run_unprivileged();
+    assert_ne!(run.code(), Some(137), "hung on a FIFO:\n{}", run.stderr);
+    run.assert_code(125);
+    assert!(!run.stdout.contains("ran"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "Error: {} is a FIFO, not a regular file; refusing to open it\n",
+            envrc.display()
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// git: a FIFO in place of the worktree's index (in the git directory a sandboxed run can
+/// write) stops `diff` with an error instead of hanging it.
+#[test]
+fn a_fifo_git_index_is_refused_and_never_hangs() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let index = repo.join(".git/worktrees/w/index");
+    assert!(index.is_file(), "no index at {}", index.display());
+    mkfifo(&index);
+    let diff = aw_bounded(&env, &repo, &["diff", "w"]);
+    assert_ne!(diff.code(), Some(0), "{}", diff.stdout);
+    assert!(
+        diff.stderr.starts_with("Error: ") && diff.stderr.contains(index.to_str().unwrap()),
+        "{}",
+        diff.stderr
+    );
+    assert!(diff.stderr.contains("\nHint: "), "{}", diff.stderr);
+}
+
+/// A FIFO in place of a workspace's `.git` file (git) or `.jj/repo` file (jj) stops a command
+/// started inside that workspace with an error instead of hanging it.
+fn a_fifo_repository_pointer_is_refused_and_never_hangs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let pointer = match backend {
+        Backend::Jj => ws.join(".jj/repo"),
+        Backend::Git => ws.join(".git"),
+    };
+    assert!(pointer.is_file(), "no file at {}", pointer.display());
+    mkfifo(&pointer);
+    let status = aw_bounded(&env, &ws, &["status"]);
+    assert_ne!(status.code(), Some(0), "{}", status.stdout);
+    assert!(
+        status.stderr.starts_with("Error: ") && status.stderr.contains(pointer.to_str().unwrap()),
+        "{}",
+        status.stderr
+    );
+    assert!(
+        status.stderr.contains("\nHint: ") && status.stderr.contains("not a regular file"),
+        "{}",
+        status.stderr
+    );
+}
