@@ -102,7 +102,7 @@ pairs() {
     for ((c = 0; c <= k; c++)); do
         med[c]=$(median <"$scratch/$name.$c")
         pair[c]=$(paste "$scratch/$name.$c" "$scratch/$name.1" |
-            awk '{ print $1 / $2 * 1000000 }' | median)
+            awk '{ printf "%.0f\n", $1 / $2 * 1000000 }' | median)
     done
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${med[0]}" "${med[1]}" \
         "$(ratio "${med[0]}" "${med[1]}")" "$(ratio "${pair[0]}" 1000)" "${med[2]:--}" \
