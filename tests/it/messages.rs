@@ -113,9 +113,8 @@ fn an_unusable_lock_file_has_a_hint() {
     out.assert_code(125);
     assert_form(&out.stderr);
     insta::assert_snapshot!(env.normalize(&out.stderr), @r"
-    Error: could not open the lock file [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/w1.lock
-    Caused by: Is a directory (os error 21)
-    Hint: agent-workspace keeps its locks in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks; make it writable by this user
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/w1.lock is a directory, not a regular file; refusing to open it
+    Hint: agent-workspace reads only regular files of a sane size where an agent can write; move [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/w1.lock away (an agent may have put it there) and try again
     ");
 }
 
