@@ -288,7 +288,37 @@ fn a_script_record_s_direnv_allowed_is_shown_and_trusts_nothing(backend: Backend
     assert!(!refused.stdout.contains("changed"), "{}", refused.report());
 }
 
+/// `status --record` needs an id and `--json`; a workspace without a record is an error with a
+/// hint, not an empty object.
+fn status_record_refuses_what_it_cannot_print(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    for args in [&["status", "--record"][..], &["status", "w", "--record"]] {
+        let out = env.aw(&repo, args);
+        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.report());
+        assert!(
+            out.stderr.contains("--json") || out.stderr.contains("<ID>"),
+            "{}",
+            out.report()
+        );
+    }
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::remove_file(env.namespace_dir(&repo).join(".state/w.json")).unwrap();
+    fs::remove_file(ws.join(".agent-workflow.json")).unwrap();
+    let out = env.aw(&repo, ["status", "w", "--json", "--record"]);
+    assert_eq!(out.code(), Some(1), "{}", out.report());
+    assert!(
+        out.stderr
+            .contains("Error: workspace \"w\" has no record (missing-metadata)"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("Hint: "), "{}", out.report());
+}
+
 crate::both_backends!(
+    status_record_refuses_what_it_cannot_print,
     a_script_record_s_direnv_allowed_is_shown_and_trusts_nothing,
     the_script_s_recipes_run_through_the_shim,
     run_flags_map_and_the_command_s_exit_code_passes_through,
