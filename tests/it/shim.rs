@@ -114,6 +114,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
     // One workspace: the script's JSON object.
     let one = just(&env, &repo, &["workspace-status", "cons"]);
     let record = one.assert_ok().json();
+    crate::schemas::assert_valid("record", &record);
     for field in SCRIPT_FIELDS {
         assert!(record.get(field).is_some(), "no {field}: {record:#}");
     }
@@ -269,6 +270,7 @@ fn a_script_record_s_direnv_allowed_is_shown_and_trusts_nothing(backend: Backend
     )
     .unwrap();
     let record = shim(&env, &repo, &["status", "w"]).assert_ok().json();
+    crate::schemas::assert_valid("record", &record);
     assert_eq!(record["direnv_allowed"], true, "{record:#}");
     assert_eq!(record["status"], "done", "{record:#}");
     assert_eq!(record["created_at"], "2025-06-01T10:00:00Z");
