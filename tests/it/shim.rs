@@ -1,5 +1,5 @@
 //! `contrib/agent-workspace.sh`: the shim that takes the old shell script's command line, run
-//! as the script was, from a justfile of the script's recipe shape calling
+//! as the script was, from an `agents.just` of the script's recipe shape calling
 //! `scripts/agent-workspace.sh` (the shim copied in).
 
 use std::fs;
@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 use crate::backends::{git_ok, Backend};
 use crate::harness::{Outcome, TestEnv, AW};
 
-/// The script's recipes, as its users wrote them: the outer recipe runs the inner one in the
-/// workspace, whose nested step calls another inner recipe directly.
-const JUSTFILE: &str = r#"
+/// The script's recipes, as its users wrote them in `agents.just` (loaded by `mod agents`):
+/// the outer recipe runs the inner one in the workspace, whose nested step calls another inner
+/// recipe directly.
+const AGENTS_JUST: &str = r#"
 consolidate workspace-id start end:
-    scripts/agent-workspace.sh run {{workspace-id}} --workflow consolidate -- just consolidate-inner {{workspace-id}} {{start}} {{end}}
+    scripts/agent-workspace.sh run {{workspace-id}} --workflow consolidate -- just agents::consolidate-inner {{workspace-id}} {{start}} {{end}}
 
 consolidate-inner workspace-id start end:
     echo "range {{start}}..{{end}} in $AGENT_WORKSPACE_ID" > summary.txt
-    just consolidate-record
+    just agents::consolidate-record
 
 consolidate-record:
     pwd -P >> summary.txt
@@ -53,7 +54,8 @@ fn shim_source() -> PathBuf {
 /// `scripts/agent-workspace.sh`, committed.
 fn script_repo(env: &TestEnv, backend: Backend) -> PathBuf {
     let repo = backend.repo(env);
-    fs::write(repo.join("justfile"), JUSTFILE).unwrap();
+    fs::write(repo.join("justfile"), "mod agents\n").unwrap();
+    fs::write(repo.join("agents.just"), AGENTS_JUST).unwrap();
     fs::create_dir_all(repo.join("scripts")).unwrap();
     fs::copy(shim_source(), repo.join("scripts/agent-workspace.sh")).unwrap();
     match backend {
@@ -85,7 +87,7 @@ fn shim(env: &TestEnv, repo: &Path, args: &[&str]) -> Outcome {
 fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
     let env = TestEnv::new();
     let repo = script_repo(&env, backend);
-    let out = just(&env, &repo, &["consolidate", "cons", "s1", "e1"]);
+    let out = just(&env, &repo, &["agents::consolidate", "cons", "s1", "e1"]);
     out.assert_ok();
     let ws = env.ws_path(&repo, "cons");
     let summary = fs::read_to_string(ws.join("summary.txt"))
@@ -100,7 +102,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
     assert!(!repo.join("summary.txt").exists());
 
     // The table stays agent-workspace's.
-    let table = just(&env, &repo, &["workspace-status"]);
+    let table = just(&env, &repo, &["agents::workspace-status"]);
     table.assert_ok();
     assert!(
         table
@@ -112,7 +114,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
     );
 
     // One workspace: the script's JSON object.
-    let one = just(&env, &repo, &["workspace-status", "cons"]);
+    let one = just(&env, &repo, &["agents::workspace-status", "cons"]);
     let record = one.assert_ok().json();
     crate::schemas::assert_valid("record", &record);
     for field in SCRIPT_FIELDS {
@@ -125,7 +127,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
     assert_eq!(record["repo_root"], repo.to_str().unwrap());
     assert_eq!(
         record["command"],
-        serde_json::json!(["just", "consolidate-inner", "cons", "s1", "e1"])
+        serde_json::json!(["just", "agents::consolidate-inner", "cons", "s1", "e1"])
     );
     assert_eq!(record["direnv_allowed"], true, "{record:#}");
 
@@ -133,7 +135,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
         .cmd("just", &repo)
         .env("AGENT_WORKSPACE_BIN", AW)
         .env("SHELL", "/bin/sh")
-        .args(["workspace-shell", "cons"])
+        .args(["agents::workspace-shell", "cons"])
         .stdin("echo \"in $AGENT_WORKSPACE_ID\"; pwd -P\n")
         .run();
     shell.assert_ok();
@@ -145,7 +147,7 @@ fn the_script_s_recipes_run_through_the_shim(backend: Backend) {
         shell.report()
     );
 
-    just(&env, &repo, &["workspace-clean", "cons"]).assert_ok();
+    just(&env, &repo, &["agents::workspace-clean", "cons"]).assert_ok();
     assert!(!ws.exists(), "the workspace is still there");
     let gone = shim(&env, &repo, &["status", "cons"]);
     assert_eq!(gone.code(), Some(1), "{}", gone.report());
