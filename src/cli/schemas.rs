@@ -50,7 +50,7 @@ fn schemas() -> Vec<(&'static str, String)> {
         ),
         schema::<Record>(
             "record",
-            "The workspace record (.agent-workflow.json in a workspace, and the record in .state/<id>.json)",
+            "The workspace record (.agent-workflow.json in a workspace, the record in .state/<id>.json, and status <ID> --json --record)",
         ),
         schema::<status::WorkspaceJson>(
             "status-workspace",

@@ -140,7 +140,9 @@ pub(super) fn inherit_trust(ctx: &Context, parent: &str, record: &mut Record) {
         _ => None,
     };
     let current = record.base_envrc_sha256.clone();
-    let allowed = |r: &Record| r.direnv_allowed && r.envrc_sha256 == current;
+    // A migrated record's `direnv_allowed` comes without a digest: it passes on nothing.
+    let allowed =
+        |r: &Record| r.direnv_allowed && r.envrc_sha256.is_some() && r.envrc_sha256 == current;
     record.base_envrc_sha256 = match &from {
         Some(r) if allowed(r) => current.clone(),
         Some(r) if r.base_envrc_sha256.is_some() => r.base_envrc_sha256.clone(),

@@ -73,6 +73,7 @@ mod schemas;
 mod setup;
 mod sha256;
 mod shell;
+mod shim;
 mod stale_check;
 mod stale_repair;
 mod status;

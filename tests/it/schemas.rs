@@ -66,7 +66,7 @@ fn errors(name: &str, doc: &Value) -> Vec<String> {
 }
 
 #[track_caller]
-fn assert_valid(name: &str, doc: &Value) {
+pub(crate) fn assert_valid(name: &str, doc: &Value) {
     let found = errors(name, doc);
     assert!(found.is_empty(), "{name}: {found:#?}\n{doc:#}");
 }
@@ -114,6 +114,8 @@ fn status_records_and_clean_match(backend: Backend) {
     assert!(one.get("changes").is_some(), "{one:#}");
     assert_eq!(one["schema_version"], 1, "{one:#}");
     assert_valid("status-workspace", &one);
+    let record = env.aw(&repo, ["status", "w1", "--json", "--record"]);
+    assert_valid("record", &record.assert_ok().json());
     for id in ["w1", "w2"] {
         let ws = env.ws_path(&repo, id);
         assert_valid("record", &env.metadata(&ws));

@@ -24,6 +24,10 @@ pub struct StatusArgs {
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
+    /// With ID and --json: print only the workspace's record (the shell script's JSON, its
+    /// field names kept)
+    #[arg(long, requires_all = ["id", "json"])]
+    pub record: bool,
     /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
     #[arg(long)]
     pub size: bool,
@@ -73,6 +77,9 @@ pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Res
     }
     crate::workspace::land::follow(&ctx, &mut entries);
     let extra = details::measure(&ctx, &entries, args.id.is_some(), args.size);
+    if args.record {
+        return print_record(ui, &entries[0]);
+    }
     let mut text = render(&entries, &extra, args);
     if args.id.is_none() && !args.json {
         text = output::style_second_column(&text, status_table::status_style);
@@ -81,6 +88,28 @@ pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Res
     if !args.json {
         print_hints(ui, &entries);
     }
+    Ok(0)
+}
+
+/// `status <ID> --json --record`: the record alone (as the shell script printed it), or an
+/// error when the workspace has none.
+fn print_record(ui: &Ui, entry: &Entry) -> Result<i32> {
+    let text = match (&entry.record, &entry.raw) {
+        (Some(record), _) => pretty(record),
+        (None, Some(raw)) => pretty(raw),
+        (None, None) => {
+            return Err(crate::error::CliError::failure(format!(
+                "workspace {:?} has no record ({})",
+                entry.id,
+                entry.problem.as_ref().map_or("none", Problem::code)
+            ))
+            .hint(match &entry.problem {
+                Some(problem) => report::problem_hint(problem, entry),
+                None => format!("`agent-workspace status {}` shows what is known", entry.id),
+            }))
+        }
+    };
+    ui.data(&text)?;
     Ok(0)
 }
 

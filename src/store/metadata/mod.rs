@@ -212,8 +212,9 @@ pub(crate) fn load(workspace: &Path) -> Loaded {
         Found::Corrupt(why) => Loaded::Corrupt(why),
         Found::Missing => match legacy_view(workspace) {
             Loaded::Ok(mut record) => {
+                // `direnv_allowed` is kept as the record says (`status` shows it): it trusts
+                // nothing without the digest of the `.envrc` allowed, cleared here.
                 record.envrc_sha256 = None;
-                record.direnv_allowed = false;
                 record.base_envrc_sha256 = None;
                 record.envrc_loads_base = None;
                 record.envrc_loads_allowed.clear();
