@@ -333,7 +333,7 @@ impl World<'_> {
         if self.backend == Backend::Jj && out.ok() && text.contains("conflicts") {
             for id in self.model.live_ws() {
                 for file in self.conflicted_in(&id) {
-                    self.model.allowed.insert((id.clone(), file));
+                    self.model.allow(&id, &file);
                 }
             }
         }
