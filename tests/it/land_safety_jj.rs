@@ -651,3 +651,32 @@ fn a_child_lands_into_a_stale_parent_whose_unrecorded_edit_is_kept() {
     let divergent = ["log", "--no-graph", "-r", "divergent()", "-T", "change_id"];
     assert_eq!(env.jj_ok(&repo, divergent), "", "{}", graph(&env, &repo));
 }
+
+/// The undo after the user rebased the workspace onto their later commit in main: that
+/// commit is between the landed commits and the workspace's working copy now, yet it is
+/// the user's and stays in main; only the landed commits and the workspace's own go back.
+#[test]
+fn the_undo_leaves_the_user_s_commit_in_main_when_the_workspace_was_rebased_onto_it() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    let out = env.aw(&repo, ["land", "w1", "--json"]);
+    out.assert_ok();
+    let undo = json(&out)["undo"].as_str().unwrap().to_string();
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert_no_divergence_nor_conflict(&env, &repo);
+    assert_eq!(read(repo.join("later.txt")), "later\n");
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"later\\n\")"),
+        "later"
+    );
+    assert_eq!(read(repo.join("a.txt")), "hello\n");
+    assert_eq!(
+        subjects(&env, &repo, "::@ & description(exact:\"work\\n\")"),
+        ""
+    );
+    assert_eq!(subjects(&env, &repo, "w1@-"), "work");
+}

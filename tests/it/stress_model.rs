@@ -90,6 +90,7 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
         let now: BTreeSet<String> = broken.iter().cloned().collect();
         let new_kind = broken
             .iter()
+            .filter(|b| !before.contains(*b))
             .any(|b| !kinds.contains_key(&format!("{} after {}", kind(b), blur(&action))));
         if new_kind && kinds.len() < SAVED_KINDS {
             save(&env, &world, Some(step));

@@ -107,7 +107,12 @@ impl Jj {
         // the landed commits go back.
         let chain = match preview.target_in_workspace {
             true => None,
-            false => Some(plan.id),
+            false => Some(Chain {
+                id: plan.id,
+                target: place
+                    .working_copy
+                    .then(|| landing.target.trim_end_matches('@')),
+            }),
         };
         landing.undo = Some(undo_line(chain, &moved(&preview, &landed), &origin));
         landing.operations = trial.ops;
@@ -457,6 +462,13 @@ fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
     landing.applied = false;
 }
 
+/// The workspace whose commits above the landed ones [`undo_line`] moves back with them,
+/// and the target working copy's workspace, whose history they leave alone.
+struct Chain<'a> {
+    id: &'a str,
+    target: Option<&'a str>,
+}
+
 /// One landed change for [`undo_line`]: its commit before the land and as the land left it.
 struct Moved<'a> {
     change: &'a str,
@@ -487,9 +499,11 @@ fn moved<'a>(preview: &'a Preview, landed: &'a [Landed]) -> Vec<Moved<'a>> {
 /// 1. a check that every landed commit is still as the land left it (`exactly`: jj fails
 ///    with "The revset has fewer than the expected N revisions" and nothing changes when
 ///    one was rewritten or abandoned since, so no later edit of them is overwritten);
-/// 2. the landed commits moved back onto the commits they came from (`jj rebase -r`):
-///    what was built on them in the target since (its working copy, the user's later
-///    commits) is rebased onto their parents and keeps its own changes;
+/// 2. the landed commits moved back onto the commits they came from (`jj rebase -r`),
+///    with the workspace's commits above them that are not in the target's history (a
+///    commit of the user's the workspace was rebased onto stays in the target): what was
+///    built on them in the target since (its working copy, the user's later commits) is
+///    rebased onto their parents and keeps its own changes;
 /// 3. each landed commit's files put back exactly as they were before the land (`jj
 ///    restore --from <before> --into <change>`, oldest first): `--prefer`'s resolutions
 ///    are gone and the workspace has its own side of every hunk back.
@@ -498,7 +512,7 @@ fn moved<'a>(preview: &'a Preview, landed: &'a [Landed]) -> Vec<Moved<'a>> {
 /// land's operations (it brings back the pre-land version of every commit they rewrote,
 /// the target working-copy commit included: a change the user committed since becomes
 /// divergent) is printed.
-fn undo_line(chain: Option<&str>, moved: &[Moved], origin: &[String]) -> String {
+fn undo_line(chain: Option<Chain>, moved: &[Moved], origin: &[String]) -> String {
     let short = |id: &str| id[..id.len().min(12)].to_string();
     let is_hex = |id: &&Moved| {
         [id.before, id.after]
@@ -520,7 +534,15 @@ fn undo_line(chain: Option<&str>, moved: &[Moved], origin: &[String]) -> String 
         .collect();
     let set = by_change(&changes);
     let rebased = match chain {
-        Some(id) => format!("({set})::{}", workspace_revset(id)),
+        Some(Chain {
+            id,
+            target: Some(target),
+        }) => format!(
+            "{set} | (({set})::{} ~ ::present({}))",
+            workspace_revset(id),
+            workspace_revset(target)
+        ),
+        Some(Chain { id, target: None }) => format!("({set})::{}", workspace_revset(id)),
         None => set,
     };
     steps.push(format!("jj rebase -r '{rebased}' {}", onto.join(" ")));
@@ -584,8 +606,17 @@ mod tests {
                 after: "eeee",
             },
         ];
+        let w1 = |target| Some(Chain { id: "w1", target });
         assert_eq!(
-            undo_line(Some("w1"), &moved, &origin),
+            undo_line(w1(Some("default")), &moved[..1], &origin[..1]),
+            concat!(
+                "jj log --no-graph -T '' -r 'exactly((cccccccccccc) & ::visible_heads(), 1)'",
+                " && jj rebase -r 'change_id(kx) | ((change_id(kx))::\"w1\"@ ~ ::present(\"default\"@))' -o 0123456789ab",
+                " && jj restore --from aaaaaaaaaaaa --into 'change_id(kx)'"
+            )
+        );
+        assert_eq!(
+            undo_line(w1(None), &moved, &origin),
             concat!(
                 "jj log --no-graph -T '' -r 'exactly((cccccccccccc | dddddddddddd) & ::visible_heads(), 2)'",
                 " && jj rebase -r '(change_id(kx) | change_id(zz))::\"w1\"@' -o 0123456789ab",

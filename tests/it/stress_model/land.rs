@@ -326,6 +326,40 @@ impl World<'_> {
                 listing = false;
             }
         }
+        // jj: the undo moves the landed commits from under what was built on them, other
+        // workspaces started from the main working copy since included; jj reports the
+        // conflicts that leaves ("New conflicts appeared", "unresolved conflicts"), and such
+        // a workspace inherits them as one started from a conflicted main working copy does.
+        if self.backend == Backend::Jj && out.ok() && text.contains("conflicts") {
+            for id in self.model.live_ws() {
+                for file in self.conflicted_in(&id) {
+                    self.model.allow(&id, &file);
+                }
+            }
+        }
+    }
+
+    /// jj: the files with a conflict in workspace `id`'s working-copy commit.
+    fn conflicted_in(&mut self, id: &str) -> Vec<String> {
+        let repo = self.repo.clone();
+        let out = self.cmd(
+            &repo,
+            "jj",
+            &argv(&[
+                "--no-pager",
+                "--ignore-working-copy",
+                "file",
+                "list",
+                "-r",
+                &format!("present({id}@)"),
+                "-T",
+                "if(conflict, path ++ \"\\n\")",
+            ]),
+        );
+        match out.ok() {
+            true => out.stdout.lines().map(str::to_string).collect(),
+            false => vec![],
+        }
     }
 }
 

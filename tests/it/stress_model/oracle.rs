@@ -154,6 +154,16 @@ impl Model {
         }
     }
 
+    /// A command reported a conflict in `file` at `loc` now: it excuses markers there, and
+    /// an earlier allowance for it that was fading (its conflict undone) no longer fades.
+    pub fn allow(&mut self, loc: &str, file: &str) {
+        let key = (loc.to_string(), file.to_string());
+        if let Some(fading) = self.fading.get_mut(loc) {
+            fading.retain(|k| *k != key);
+        }
+        self.allowed.insert(key);
+    }
+
     /// A command brought `loc` up to date: conflicts undone before no longer excuse markers.
     pub fn touched(&mut self, loc: &str) {
         for key in self.fading.remove(loc).unwrap_or_default() {

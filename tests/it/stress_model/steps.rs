@@ -127,9 +127,7 @@ impl World<'_> {
                 rest.strip_prefix(" was stale; updating it conflicts with its unrecorded edits to ")
             {
                 for file in files.split(", ") {
-                    self.model
-                        .allowed
-                        .insert((id.to_string(), file.trim().to_string()));
+                    self.model.allow(id, file.trim());
                 }
             }
         }
