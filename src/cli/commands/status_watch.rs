@@ -73,8 +73,8 @@ fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration) -> S
     );
     let extra: Vec<Extra> = entries.iter().map(|_| Extra::default()).collect();
     let columns = Columns {
-        size: false,
         run_time_at: Some(SystemTime::now()),
+        ..Columns::default()
     };
     let mut table = String::new();
     status_table::table(entries, &extra, columns, &mut table);

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
-use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::diff::{self, AsOf, Changes, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
-/// Commit id (marked `@` for the working-copy commit), change id, description.
-const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
+/// Commit id (for the working-copy commit, after `@` and the time it was written), change
+/// id, description.
+const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@" ++ committer.timestamp().utc().format("%Y-%m-%dT%H:%M:%SZ") ++ " ") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
 
 /// git's empty tree, which every git repository knows without storing it.
 pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -19,22 +20,38 @@ pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 impl Jj {
     /// The changes of workspace `id` at `ws` against `base` (its recorded base commits;
     /// when none were recorded, the newest commits it shares with the main working copy).
-    pub(crate) fn changes(&self, id: &str, ws: &Path, base: &[String]) -> Result<Changes> {
+    /// With `snapshot`, its latest edits are snapshotted first; without, its working-copy
+    /// commit is read as jj last recorded it (`--ignore-working-copy`: no lock taken, no
+    /// operation written, nothing in the workspace touched, so a live run is not disturbed).
+    pub(crate) fn changes(
+        &self,
+        id: &str,
+        ws: &Path,
+        base: &[String],
+        snapshot: bool,
+    ) -> Result<Changes> {
         let base = match hex_ids(base) {
             ids if ids.is_empty() => self.shared_base(id)?,
             ids => ids,
         };
         let revset = format!("({})..@", base.join(" | "));
-        let out = self
-            .call(ws)?
+        let mut call = self.call(ws)?;
+        if !snapshot {
+            call = call.arg("--ignore-working-copy");
+        }
+        let out = call
             .args(["log", "--no-graph", "-T", CHANGES_TEMPLATE])
             .arg(format!("--revisions={revset}"))
             .stdout()
             .map_err(|e| read_failed(id, ws, e))?;
         let mut commits = diff::parse_work_commits(&out, 3);
         let at = commits.iter().position(|c| c.commit_id.starts_with('@'));
-        let latest = match at {
-            Some(i) => commits.remove(i).commit_id[1..].to_string(),
+        let (latest, written) = match at {
+            Some(i) => {
+                let marked = commits.remove(i).commit_id;
+                let (written, commit) = marked[1..].split_once(' ').unwrap_or(("", &marked[1..]));
+                (commit.to_string(), written.to_string())
+            }
             None => {
                 return Err(VcsError::NotDescendant {
                     id: id.to_string(),
@@ -53,6 +70,10 @@ impl Jj {
             latest,
             commits,
             files: diff::parse_changes(&files),
+            as_of: match snapshot {
+                true => AsOf::LiveFiles,
+                false => AsOf::LastSnapshot(Some(written).filter(|w| !w.is_empty())),
+            },
         })
     }
 
