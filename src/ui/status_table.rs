@@ -131,22 +131,38 @@ fn fit(rows: Vec<Vec<String>>, paths: bool, out: &mut String) {
     }
 }
 
-/// `clean`, or the files changed since the base and their lines: `3 files +120 -4`.
+/// `clean`, or the files changed since the base and their lines: `3 files +120 -4`; with a
+/// `*` when jj's last snapshot predates the last run's end (see [`BEHIND_NOTE`]).
 fn changes_text(extra: &Extra) -> String {
+    let mark = |c: &crate::workspace::details::ChangeCounts| match c.may_be_behind {
+        true => "*",
+        false => "",
+    };
     match &extra.changes {
-        Some(Ok(c)) if c.files == 0 => "clean".into(),
+        Some(Ok(c)) if c.files == 0 => format!("clean{}", mark(c)),
         Some(Ok(c)) => format!(
-            "{} +{} -{}",
+            "{} +{} -{}{}",
             match c.files {
                 1 => "1 file".to_string(),
                 n => format!("{n} files"),
             },
             c.insertions,
-            c.deletions
+            c.deletions,
+            mark(c)
         ),
         Some(Err(_)) => "?".into(),
         None => "-".into(),
     }
+}
+
+/// What a `*` after the changes means, for the note below the table.
+pub(crate) const BEHIND_NOTE: &str = "*: as of jj's last snapshot, taken before its last run ended (the table never snapshots); `agent-workspace diff ID` reads its files now";
+
+/// Whether some row's changes carry the `*` of [`BEHIND_NOTE`].
+pub(crate) fn any_behind(extra: &[Extra]) -> bool {
+    extra
+        .iter()
+        .any(|x| matches!(&x.changes, Some(Ok(c)) if c.may_be_behind))
 }
 
 /// The commits not yet landed, or `-` when they could not be read.

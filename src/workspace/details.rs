@@ -29,6 +29,9 @@ pub(crate) struct ChangeCounts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub snapshot_at: Option<String>,
+    /// With `last-snapshot`: its last run started or ended after that snapshot, so files it
+    /// wrote may be missing (`diff <ID>` reads them now).
+    pub may_be_behind: bool,
 }
 
 /// What is measured beyond the records: disk usage (`--size`), its changes since its base,
@@ -113,11 +116,20 @@ pub(crate) fn changes(
     if !comparable {
         return None;
     }
+    // The last land's commits, unless it was not applied or is known undone.
+    let undone = record.shown_land().is_some()
+        && record.land_check == crate::store::metadata::LandCheck::Undone;
     let landed: Vec<&str> = record
-        .shown_land()
-        .filter(|_| record.land_check != crate::store::metadata::LandCheck::Undone)
+        .land
+        .as_ref()
+        .filter(|land| !land.unapplied && !undone)
         .map(|land| land.commits.iter().map(String::as_str).collect())
         .unwrap_or_default();
+    // The run's last moment jj may not have seen: its start while it runs, else its end.
+    let run_moment = match record.status {
+        crate::store::metadata::Status::Running => record.started_at.as_deref(),
+        _ => record.finished_at.as_deref(),
+    };
     Some(
         super::changes::read(ctx, record, &entry.path, snapshot).map(|found| ChangeCounts {
             files: found.files.len(),
@@ -131,6 +143,16 @@ pub(crate) fn changes(
                 .count(),
             files_as_of: found.as_of.code(),
             snapshot_at: found.as_of.snapshot_at().map(str::to_string),
+            may_be_behind: match (&found.as_of, run_moment) {
+                (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
+                    let at = at.as_deref().and_then(crate::store::metadata::parse_time);
+                    let run = crate::store::metadata::parse_time(run);
+                    // Both to the second: a run that ended in the snapshot's second is
+                    // taken as seen (a fresh workspace's first quick run may be missed).
+                    at.is_none_or(|at| run.is_some_and(|run| run > at))
+                }
+                _ => false,
+            },
             commits: found.commits,
         }),
     )

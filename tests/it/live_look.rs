@@ -74,6 +74,8 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
         // The user looks with jj before the next run: one.txt is in jj's last snapshot.
         env.jj_ok(&ws, ["status"]);
     }
+    // Times are to the second: the run starts in a later one than that snapshot.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let run = start_long_run(&env, &repo, "w1", &[]);
     // The agent edits while it runs.
     fs::write(ws.join("two.txt"), "two\n").unwrap();
@@ -140,6 +142,28 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
     assert_eq!(doc["run_live"], true, "{doc:#}");
     assert_eq!(doc["applied"], false, "{doc:#}");
 
+    // The table reads the same way; jj marks the changes `*`: its last snapshot is older
+    // than the run.
+    let table = env.aw(&repo, ["status"]);
+    let row = table
+        .assert_ok()
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    let listed = env.aw(&repo, ["status", "--json"]).json();
+    let changes = &listed["workspaces"][0]["changes"];
+    match backend {
+        Backend::Jj => {
+            assert!(row.contains(" 1 file +1 -0* "), "{row}");
+            assert_eq!(changes["may_be_behind"], true, "{listed:#}");
+        }
+        Backend::Git => {
+            assert!(row.contains(" 2 files +2 -0 "), "{row}");
+            assert_eq!(changes["may_be_behind"], false, "{listed:#}");
+        }
+    }
     // A real land is still refused: the run holds the workspace.
     let real = env.aw(&repo, ["land", "w1"]);
     real.assert_code(1);

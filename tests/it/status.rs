@@ -57,6 +57,9 @@ fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
     out.assert_ok();
     assert_eq!(out.stderr, "");
     let table = env.normalize(&out.stdout);
+    // jj's `*` (its last snapshot is not newer than the run's end) depends on the second
+    // each happened in; live_look.rs tests it.
+    let table = table.replace("clean*", "clean ");
     insta::assert_snapshot!(table, @r"
     WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         done    -         clean    0         [AGO]
@@ -64,7 +67,10 @@ fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
     ");
     // `--paths` adds each workspace's directory.
     let paths = env.aw(&repo, ["status", "--paths"]);
-    insta::assert_snapshot!(env.normalize(&paths.assert_ok().stdout), @r"
+    let paths = env
+        .normalize(&paths.assert_ok().stdout)
+        .replace("clean*", "clean ");
+    insta::assert_snapshot!(paths, @r"
     WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED   PATH
     w1         done    -         clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     w2         error   review    clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
@@ -119,9 +125,13 @@ fn status_json_lists_every_workspace_with_its_record(backend: Backend) {
     let out = env.aw(&repo, ["status", "--json"]);
     out.assert_ok();
     let doc = out.json();
+    // jj's `may_be_behind` depends on the second the run ended in (see live_look.rs).
+    let shown = env
+        .normalize_json(&doc)
+        .replace("\"may_be_behind\": true", "\"may_be_behind\": false");
     insta::assert_snapshot!(
         backend.snapshot("status_json_lists_every_workspace_with_its_record"),
-        env.normalize_json(&doc)
+        shown
     );
     // `status <id> --json` prints that workspace's object alone, with what only the view of
     // one workspace measures.
@@ -170,7 +180,7 @@ fn a_directory_deleted_by_hand_shows_as_missing_directory(backend: Backend) {
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
     // The record agent-workspace keeps of the missing directory still gives its times.
-    let table = env.normalize(&out.stdout);
+    let table = env.normalize(&out.stdout).replace("clean*", "clean ");
     insta::assert_snapshot!(table, @r"
     WORKSPACE  STATUS             WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         missing-directory  -         -        -         [AGO]
@@ -293,7 +303,7 @@ fn a_run_whose_supervisor_died_shows_as_crashed(backend: Backend) {
     crate::reliability_support::wait_until_released(&env, &repo, "w1");
     let out = env.aw(&repo, ["status"]);
     out.assert_ok();
-    let table = env.normalize(&out.stdout);
+    let table = env.normalize(&out.stdout).replace("clean*", "clean ");
     insta::assert_snapshot!(table, @r"
     WORKSPACE  STATUS   WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         crashed  -         clean    0         [AGO]
@@ -361,7 +371,83 @@ fn clean_force_under_a_symlinked_root_keeps_unrecorded_edits(backend: Backend) {
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
+/// "What needs me?": the changes of each workspace (files and lines, or clean), its commits
+/// not yet landed, how long ago it was updated, every line within 80 columns however long
+/// the ids; what the tool still knows of a workspace with a problem.
+fn the_table_says_what_needs_you_within_80_columns(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    let long = "a-workspace-with-a-long-descriptive-id-for-review";
+    let script = "printf 'a\\nb\\n' > two.txt; echo x > one.txt";
+    env.aw(
+        &repo,
+        [
+            "run",
+            long,
+            "--workflow",
+            "review",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    )
+    .assert_ok();
+    env.aw(&repo, ["run", "w2", "--", "sh", "-c", "echo y > y.txt"])
+        .assert_ok();
+    env.aw(&repo, ["run", "w3", "--", "sh", "-c", "echo z > z.txt"])
+        .assert_ok();
+    let ws = |id: &str| env.ws_path(&repo, id);
+    crate::diff_support::commit_all(backend, &env, &ws("w3"), "z");
+    if backend == Backend::Jj {
+        // The table reads jj's last snapshot: the user's `jj status` takes one.
+        env.jj_ok(&ws(long), ["status"]);
+        env.jj_ok(&ws("w3"), ["status"]);
+    }
+    env.aw(&repo, ["land", "w2"]).assert_ok();
+    let out = env.aw(&repo, ["status"]);
+    out.assert_ok();
+    for line in out.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{line:?} is wider than 80 columns"
+        );
+    }
+    // jj's `*` (its snapshot is not newer than the run's end) depends on the second each
+    // happened in; live_look.rs tests it.
+    let table = env.normalize(&out.stdout).replace("*  ", "   ");
+    insta::assert_snapshot!(table, @r"
+    WORKSPACE  STATUS  WORKFLOW  CHANGES        UNLANDED  UPDATED
+    a-workspace-with-a-long-descriptive-id-for-review
+               done    review    2 files +3 -0  0         [AGO]
+    w2         landed  -         1 file +1 -0   0         [AGO]
+    w3         done    -         1 file +1 -0   1         [AGO]
+    ");
+    let json = env.aw(&repo, ["status", "--json"]).json();
+    let changes = &json["workspaces"][2]["changes"];
+    assert_eq!(changes["files"], 1, "{json:#}");
+    assert_eq!(changes["unlanded_commits"], 1, "{json:#}");
+    assert_eq!(changes["commits"][0]["description"], "z", "{json:#}");
+    // `--paths` may run past 80 columns with its paths, never with the other columns.
+    let paths = env.aw(&repo, ["status", "--paths"]);
+    assert!(paths
+        .assert_ok()
+        .stdout
+        .contains(&ws("w3").display().to_string()));
+    if backend == Backend::Jj {
+        // A workspace jj no longer knows still shows its workflow, from its record.
+        env.jj_ok(&repo, ["workspace", "forget", long]);
+        let out = env.aw(&repo, ["status"]);
+        let table = env.normalize(&out.stdout).replace("clean*", "clean ");
+        assert!(
+            table.contains(&format!("{long}\n           unregistered  review ")),
+            "{table}"
+        );
+    }
+}
+
 crate::both_backends!(
+    the_table_says_what_needs_you_within_80_columns,
     the_table_lists_every_workspace_of_the_repository,
     status_of_one_workspace_shows_its_record_and_runs,
     status_json_lists_every_workspace_with_its_record,
