@@ -76,7 +76,7 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
                 .map_or("-".into(), |c| c.to_string()),
             changes_text(x),
             unlanded_text(x),
-            e.updated_at()
+            e.shown_updated_at()
                 .and_then(metadata::parse_time)
                 .map_or("-".into(), |t| ago(t, now)),
             x.usage.map_or("-".into(), |u| disk::human(u.allocated)),

@@ -102,8 +102,15 @@ impl Entry {
         self.record.as_deref().or(self.kept.as_deref())
     }
 
+    /// When it was last updated, as `status` shows it: its record's, else (a missing
+    /// directory) the kept record's.
+    pub(crate) fn shown_updated_at(&self) -> Option<&str> {
+        self.updated_at()
+            .or_else(|| self.kept.as_deref().map(|r| r.updated_at.as_str()))
+    }
+
     pub(crate) fn updated_at(&self) -> Option<&str> {
-        match (self.known_record(), &self.raw) {
+        match (&self.record, &self.raw) {
             (Some(record), _) => Some(&record.updated_at),
             (None, Some(raw)) => raw.get("updated_at").and_then(Value::as_str),
             _ => None,

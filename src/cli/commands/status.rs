@@ -250,7 +250,7 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             backend: known
                 .map(|r| r.backend.as_str())
                 .or_else(|| newer("backend")),
-            updated_at: entry.updated_at(),
+            updated_at: entry.shown_updated_at(),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
             land_state: entry
