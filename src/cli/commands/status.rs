@@ -82,10 +82,9 @@ pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Res
     }
     ui.styled_data(&text)?;
     if !args.json {
-        // For a person at a terminal: what the `*` means (scripts read `--json`).
-        let person = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        if person && args.id.is_none() && status_table::any_behind(&extra) {
-            ui.note(status_table::BEHIND_NOTE);
+        // What the `*` means, for a person (scripts read `--json`).
+        if args.id.is_none() && status_table::any_behind(&extra) {
+            ui.note_for_person(status_table::BEHIND_NOTE);
         }
         print_hints(ui, &entries);
     }
