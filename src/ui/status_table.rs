@@ -262,6 +262,34 @@ mod tests {
     }
 
     #[test]
+    fn a_long_id_goes_on_its_own_line_and_rows_keep_to_the_width() {
+        let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let long = "x".repeat(70);
+        let rows = vec![
+            row(&["WORKSPACE", "STATUS", "CHANGES"]),
+            row(&["w1", "done", "clean"]),
+            row(&[&long, "running", "2 files +3 -1"]),
+        ];
+        let mut out = String::new();
+        fit(rows, false, &mut out);
+        assert_eq!(
+            out,
+            format!(
+                "WORKSPACE  STATUS   CHANGES\nw1         done     clean\n{long}\n           running  2 files +3 -1\n"
+            )
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH));
+        // Short ids: the table as it is.
+        let mut short = String::new();
+        fit(
+            vec![row(&["WORKSPACE", "STATUS"]), row(&["w1", "done"])],
+            false,
+            &mut short,
+        );
+        assert_eq!(short, "WORKSPACE  STATUS\nw1         done\n");
+    }
+
+    #[test]
     fn times_read_as_how_long_ago() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let ago_secs = |s| ago(now - Duration::from_secs(s), now);

@@ -93,6 +93,7 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
     let json = env.aw(&repo, ["diff", "w1", "--json"]);
     json.assert_ok();
     let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    crate::schemas::assert_valid("diff", &doc);
     assert_eq!(doc["run_live"], true, "{doc:#}");
     let files: Vec<&str> = doc["files"]
         .as_array()
@@ -146,6 +147,7 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
     let dry_json = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
     dry_json.assert_ok();
     let doc: Value = serde_json::from_str(&dry_json.stdout).unwrap();
+    crate::schemas::assert_valid("land", &doc);
     assert_eq!(doc["run_live"], true, "{doc:#}");
     assert_eq!(doc["applied"], false, "{doc:#}");
 
@@ -160,6 +162,13 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
         .unwrap_or_default()
         .to_string();
     let listed = env.aw(&repo, ["status", "--json"]).json();
+    crate::schemas::assert_valid("status", &listed);
+    let one = env.aw(&repo, ["status", "w1", "--json"]).json();
+    crate::schemas::assert_valid("status-workspace", &one);
+    assert_eq!(
+        one["changes"]["files_as_of"],
+        listed["workspaces"][0]["changes"]["files_as_of"]
+    );
     let changes = &listed["workspaces"][0]["changes"];
     match backend {
         Backend::Jj => {

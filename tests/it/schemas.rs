@@ -66,7 +66,7 @@ fn errors(name: &str, doc: &Value) -> Vec<String> {
 }
 
 #[track_caller]
-fn assert_valid(name: &str, doc: &Value) {
+pub(crate) fn assert_valid(name: &str, doc: &Value) {
     let found = errors(name, doc);
     assert!(found.is_empty(), "{name}: {found:#?}\n{doc:#}");
 }
