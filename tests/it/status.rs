@@ -191,6 +191,16 @@ fn a_directory_deleted_by_hand_shows_as_missing_directory(backend: Backend) {
     let entry = json.json();
     assert_eq!(entry["status"], "missing-directory");
     assert_eq!(entry["problem"], "missing-directory");
+    // What agent-workspace still keeps of it: its record, in JSON and in the view.
+    assert_eq!(entry["record"]["workspace_id"], "w1", "{entry:#}");
+    let view = env.aw(&repo, ["status", "w1"]);
+    assert!(
+        view.stdout
+            .contains("record        as agent-workspace keeps it (the directory is gone)"),
+        "{}",
+        view.report()
+    );
+    assert!(view.stdout.contains("\nRUNS\n"), "{}", view.report());
 }
 
 fn corrupt_metadata_is_reported_never_a_crash(backend: Backend) {
@@ -428,6 +438,12 @@ fn the_table_says_what_needs_you_within_80_columns(backend: Backend) {
     assert_eq!(changes["files"], 1, "{json:#}");
     assert_eq!(changes["unlanded_commits"], 1, "{json:#}");
     assert_eq!(changes["commits"][0]["description"], "z", "{json:#}");
+    let landed = env.aw(&repo, ["status", "w2"]);
+    assert!(
+        landed.stdout.contains("\ncommits       1, all landed\n"),
+        "{}",
+        landed.report()
+    );
     // `--paths` may run past 80 columns with its paths, never with the other columns.
     let paths = env.aw(&repo, ["status", "--paths"]);
     assert!(paths

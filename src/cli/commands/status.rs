@@ -289,9 +289,15 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     if let Some(problem) = &entry.problem {
         field("problem", problem.code());
     }
-    let Some(r) = &entry.record else {
+    let Some(r) = entry.known_record() else {
         return;
     };
+    if entry.record.is_none() {
+        field(
+            "record",
+            "as agent-workspace keeps it (the directory is gone)",
+        );
+    }
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     field("workflow", &opt(&r.workflow));
     field("backend", r.backend.as_str());
