@@ -24,7 +24,7 @@ pub fn dispatch(ui: &Ui, cli: &Cli) -> Result<i32, CliError> {
         Command::Create(args) => commands::create::cmd_create(ui, global, args),
         Command::Path(args) => commands::path::cmd_path(ui, global, args),
         Command::Status(args) if args.watch => {
-            commands::status_watch::cmd_status_watch(ui, global, args.interval)
+            commands::status_watch::cmd_status_watch(ui, global, args.interval, args.paths)
         }
         Command::Status(args) => commands::status::cmd_status(ui, global, args),
         Command::Shell(args) => commands::shell::cmd_shell(ui, global, args),

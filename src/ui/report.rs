@@ -370,15 +370,27 @@ pub(crate) fn describe_details(
     let mut field = |name: &str, value: String| out.push_str(&format!("{name:<14}{value}\n"));
     match changes {
         Some(Ok(c)) => {
-            field("commits", c.commits.len().to_string());
+            field(
+                "commits",
+                match (c.commits.len(), c.unlanded_commits) {
+                    (n, u) if u >= n => n.to_string(),
+                    (n, 0) => format!("{n}, all landed"),
+                    (n, u) => format!("{n} ({u} not landed)"),
+                },
+            );
             let binary = match c.binary {
                 0 => String::new(),
                 n => format!(" ({n} binary)"),
             };
+            let moment = match (c.files_as_of, c.snapshot_at.as_deref()) {
+                ("last-snapshot", Some(at)) => format!(" (as of jj's last snapshot at {at})"),
+                ("last-snapshot", None) => " (as of jj's last snapshot)".into(),
+                _ => String::new(),
+            };
             field(
                 "files",
                 format!(
-                    "{} changed, +{} -{}{binary}",
+                    "{} changed, +{} -{}{binary}{moment}",
                     c.files, c.insertions, c.deletions
                 ),
             );

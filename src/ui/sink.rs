@@ -77,6 +77,14 @@ impl Ui {
         stderr(&format!("{line}\n"));
     }
 
+    /// A note that helps a person at a terminal only (what a mark in a table means): left
+    /// out when stderr is not a terminal.
+    pub(crate) fn note_for_person(&self, line: impl Display) {
+        if std::io::stderr().is_terminal() {
+            self.note(line);
+        }
+    }
+
     /// The notes of opening a workspace, one line each. The sizes and times of copied files
     /// help a person at a terminal; scripts get quiet.
     pub(crate) fn notes(&self, notes: &[Note]) {

@@ -16,10 +16,18 @@ pub(crate) struct Columns {
     pub size: bool,
     /// RUN TIME and EXIT (`--watch`), a running run's time counted up to this moment.
     pub run_time_at: Option<SystemTime>,
+    /// CHANGES and UNLANDED (not `--watch`, which redraws too often to ask the backend).
+    pub changes: bool,
+    /// PATH (`--paths`).
+    pub paths: bool,
 }
 
-/// Appends the table: WORKSPACE STATUS [PARENT] WORKFLOW [RUN TIME EXIT] UPDATED BACKEND
-/// [SIZE] PATH.
+/// The width the table keeps to: a workspace id too long to fit its row in it goes on a
+/// line of its own, the rest of its row below it.
+pub(crate) const WIDTH: usize = 80;
+
+/// Appends the table: WORKSPACE STATUS [PARENT] WORKFLOW [RUN TIME EXIT] [CHANGES UNLANDED]
+/// UPDATED [SIZE] [PATH].
 pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut String) {
     let parents = entries
         .iter()
@@ -31,10 +39,11 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
         true,
         columns.run_time_at.is_some(),
         columns.run_time_at.is_some(),
-        true,
+        columns.changes,
+        columns.changes,
         true,
         columns.size,
-        true,
+        columns.paths,
     ];
     let header = [
         "WORKSPACE",
@@ -43,15 +52,16 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
         "WORKFLOW",
         "RUN TIME",
         "EXIT",
+        "CHANGES",
+        "UNLANDED",
         "UPDATED",
-        "BACKEND",
         "SIZE",
         "PATH",
     ]
     .map(String::from);
     let now = columns.run_time_at.unwrap_or_else(SystemTime::now);
     let rows = entries.iter().zip(extra).map(|(e, x)| {
-        let record = e.record.as_ref();
+        let record = e.known_record();
         [
             e.id.clone(),
             e.status().to_string(),
@@ -64,19 +74,117 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
                 .and_then(|r| r.exit_code)
                 .filter(|_| !e.is_live())
                 .map_or("-".into(), |c| c.to_string()),
-            e.updated_at().unwrap_or("-").to_string(),
-            record.map_or("-", |r| r.backend.as_str()).to_string(),
+            changes_text(x),
+            unlanded_text(x),
+            e.shown_updated_at()
+                .and_then(metadata::parse_time)
+                .map_or("-".into(), |t| ago(t, now)),
             x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
             e.path.display().to_string(),
         ]
     });
-    let selected = std::iter::once(header).chain(rows).map(|row| {
-        row.into_iter()
-            .zip(shown)
-            .filter_map(|(cell, shown)| shown.then_some(cell))
-            .collect::<Vec<_>>()
+    let selected: Vec<Vec<String>> = std::iter::once(header)
+        .chain(rows)
+        .map(|row| {
+            row.into_iter()
+                .zip(shown)
+                .filter_map(|(cell, shown)| shown.then_some(cell))
+                .collect()
+        })
+        .collect();
+    fit(selected, columns.paths, out);
+}
+
+/// Lays `rows` out as columns within [`WIDTH`] (the last column, a path, excepted when
+/// `paths`): an id longer than the room left by the other columns goes on its own line.
+fn fit(rows: Vec<Vec<String>>, paths: bool, out: &mut String) {
+    let count = rows.first().map_or(0, Vec::len);
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    // The room the other columns leave (a path, shown last, may run past it).
+    let rest: usize = (1..count.saturating_sub(usize::from(paths)))
+        .map(|i| width(i) + 2)
+        .sum();
+    let room = WIDTH.saturating_sub(rest).max("WORKSPACE".len());
+    if width(0) <= room {
+        return output::columns(rows, out);
+    }
+    // A long id is printed alone, its row below it with an empty id cell.
+    let long: Vec<Option<String>> = rows
+        .iter()
+        .map(|r| (r[0].chars().count() > room).then(|| r[0].clone()))
+        .collect();
+    let rows = rows.into_iter().zip(&long).map(|(mut row, long)| {
+        if long.is_some() {
+            row[0].clear();
+        }
+        row
     });
-    output::columns(selected, out);
+    let mut table = String::new();
+    output::columns(rows, &mut table);
+    for (line, id) in table.lines().zip(long) {
+        if let Some(id) = id {
+            out.push_str(&id);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+/// `clean`, or the files changed since the base and their lines: `3 files +120 -4`; with a
+/// `*` when jj's last snapshot predates the last run's end (see [`BEHIND_NOTE`]).
+fn changes_text(extra: &Extra) -> String {
+    let mark = |c: &crate::workspace::details::ChangeCounts| match c.may_be_behind {
+        true => "*",
+        false => "",
+    };
+    match &extra.changes {
+        Some(Ok(c)) if c.files == 0 => format!("clean{}", mark(c)),
+        Some(Ok(c)) => format!(
+            "{} +{} -{}{}",
+            match c.files {
+                1 => "1 file".to_string(),
+                n => format!("{n} files"),
+            },
+            c.insertions,
+            c.deletions,
+            mark(c)
+        ),
+        Some(Err(_)) => "?".into(),
+        None => "-".into(),
+    }
+}
+
+/// What a `*` after the changes means, for the note below the table.
+pub(crate) const BEHIND_NOTE: &str = "*: as of jj's last snapshot, taken before its last run ended (the table never snapshots); `agent-workspace diff ID` reads its files now";
+
+/// Whether some row's changes carry the `*` of [`BEHIND_NOTE`].
+pub(crate) fn any_behind(extra: &[Extra]) -> bool {
+    extra
+        .iter()
+        .any(|x| matches!(&x.changes, Some(Ok(c)) if c.may_be_behind))
+}
+
+/// The commits not yet landed, or `-` when they could not be read.
+fn unlanded_text(extra: &Extra) -> String {
+    match &extra.changes {
+        Some(Ok(c)) => c.unlanded_commits.to_string(),
+        Some(Err(_)) => "?".into(),
+        None => "-".into(),
+    }
+}
+
+/// How long before `now` the time `then` was: `just now`, `42s ago`, `5m ago`, `3h ago`,
+/// `2d ago`.
+pub(crate) fn ago(then: SystemTime, now: SystemTime) -> String {
+    let s = now.duration_since(then).unwrap_or_default().as_secs();
+    match s {
+        0..5 => "just now".into(),
+        5..60 => format!("{s}s ago"),
+        60..3600 => format!("{}m ago", s / 60),
+        3600..86400 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86400),
+    }
 }
 
 /// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
@@ -151,5 +259,46 @@ mod tests {
         assert_eq!(human_duration(d(59)), "59s");
         assert_eq!(human_duration(d(185)), "3m05s");
         assert_eq!(human_duration(d(7620)), "2h07m");
+    }
+
+    #[test]
+    fn a_long_id_goes_on_its_own_line_and_rows_keep_to_the_width() {
+        let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let long = "x".repeat(70);
+        let rows = vec![
+            row(&["WORKSPACE", "STATUS", "CHANGES"]),
+            row(&["w1", "done", "clean"]),
+            row(&[&long, "running", "2 files +3 -1"]),
+        ];
+        let mut out = String::new();
+        fit(rows, false, &mut out);
+        assert_eq!(
+            out,
+            format!(
+                "WORKSPACE  STATUS   CHANGES\nw1         done     clean\n{long}\n           running  2 files +3 -1\n"
+            )
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH));
+        // Short ids: the table as it is.
+        let mut short = String::new();
+        fit(
+            vec![row(&["WORKSPACE", "STATUS"]), row(&["w1", "done"])],
+            false,
+            &mut short,
+        );
+        assert_eq!(short, "WORKSPACE  STATUS\nw1         done\n");
+    }
+
+    #[test]
+    fn times_read_as_how_long_ago() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let ago_secs = |s| ago(now - Duration::from_secs(s), now);
+        assert_eq!(ago_secs(0), "just now");
+        assert_eq!(ago_secs(42), "42s ago");
+        assert_eq!(ago_secs(300), "5m ago");
+        assert_eq!(ago_secs(3 * 3600 + 5), "3h ago");
+        assert_eq!(ago_secs(2 * 86400), "2d ago");
+        // A time in the future (a clock set back) is now.
+        assert_eq!(ago(now + Duration::from_secs(9), now), "just now");
     }
 }

@@ -65,6 +65,45 @@ pub(crate) struct Changes {
     /// Its commits, newest first (for jj, without the working-copy commit).
     pub commits: Vec<WorkCommit>,
     pub files: Vec<FileChange>,
+    /// The moment the files show.
+    pub as_of: AsOf,
+}
+
+/// The moment a workspace's changes show: its files as they are now, or (jj read without
+/// snapshotting, as while a run holds the workspace) as jj last recorded them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AsOf {
+    /// The files on disk now (git always; jj after a snapshot).
+    LiveFiles,
+    /// jj's working-copy commit as last snapshotted, written at this time (RFC 3339).
+    LastSnapshot(Option<String>),
+}
+
+impl AsOf {
+    /// `live-files` or `last-snapshot`, as the JSON says it.
+    pub(crate) fn code(&self) -> &'static str {
+        match self {
+            AsOf::LiveFiles => "live-files",
+            AsOf::LastSnapshot(_) => "last-snapshot",
+        }
+    }
+
+    /// When the last snapshot was written, for [`AsOf::LastSnapshot`].
+    pub(crate) fn snapshot_at(&self) -> Option<&str> {
+        match self {
+            AsOf::LastSnapshot(at) => at.as_deref(),
+            AsOf::LiveFiles => None,
+        }
+    }
+
+    /// `live files` or `as of jj's last snapshot at <time>`.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            AsOf::LiveFiles => "live files".into(),
+            AsOf::LastSnapshot(Some(at)) => format!("as of jj's last snapshot at {at}"),
+            AsOf::LastSnapshot(None) => "as of jj's last snapshot".into(),
+        }
+    }
 }
 
 /// The arguments of the `git diff` whose output [`parse_changes`] reads, before the revisions.

@@ -31,6 +31,9 @@ pub(crate) struct Plan<'a> {
     /// everything as it was.
     pub allow_conflicts: bool,
     pub dry_run: bool,
+    /// A dry run of a workspace another process's live run holds: nothing in it may be
+    /// written (jj reads its working-copy commit as last snapshotted).
+    pub watching: bool,
 }
 
 /// What a land did (or, on a dry run, would do).
@@ -42,6 +45,8 @@ pub(crate) struct Landing {
     pub commits: Vec<Commit>,
     /// The files those commits change.
     pub files: Vec<String>,
+    /// The moment the workspace's files were read, when [`Plan::watching`].
+    pub files_as_of: Option<crate::vcs::diff::AsOf>,
     /// Files left conflicted (or, when the land was not applied, that would be), by commit.
     pub conflicts: Vec<Conflict>,
     /// Files `--prefer` resolved, with the side taken.

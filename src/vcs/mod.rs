@@ -380,15 +380,18 @@ impl Vcs {
 
     /// What workspace `id` at `ws` changed since `base` (its recorded base commits), its
     /// latest edits included; `scratch` is a path the backend may use for a temporary file.
+    /// Without `snapshot`, jj reads its working-copy commit as last snapshotted and touches
+    /// nothing in the workspace (git always reads the files, taking no optional lock).
     pub(crate) fn changes(
         &self,
         id: &str,
         ws: &Path,
         base: &[String],
         scratch: &Path,
+        snapshot: bool,
     ) -> Result<diff::Changes> {
         match self {
-            Vcs::Jj(jj) => jj.changes(id, ws, base),
+            Vcs::Jj(jj) => jj.changes(id, ws, base, snapshot),
             Vcs::Git(git) => match base.first() {
                 Some(base) => git.changes(ws, base, scratch),
                 None => Err(VcsError::NoBase { id: id.to_string() }),

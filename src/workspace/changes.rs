@@ -1,6 +1,7 @@
 //! What a workspace changed since it was created: its commits and changed files against the
 //! commits it started on, its latest edits included. Read-only: jj snapshots the working
-//! copy (as every jj command does), git goes through a temporary index.
+//! copy when nobody else holds the workspace and otherwise reads its last snapshot; git goes
+//! through a temporary index.
 
 use std::path::{Path, PathBuf};
 
@@ -9,34 +10,41 @@ use crate::store::metadata::{self, Loaded, Record};
 use crate::vcs::diff::Changes;
 use crate::workspace::context::Context;
 
-/// A workspace opened to read its changes, holding its lease unless the caller runs inside
-/// the workspace's own live run.
+/// A workspace opened to read its changes: holding its lease, or the caller runs inside the
+/// workspace's own live run, or (`watching`) another process's live run holds it and it is
+/// only looked at.
 pub(crate) struct Target {
     pub record: Record,
     pub path: PathBuf,
-    _hold: super::hold::Hold,
+    /// A live run of another process holds it: read without a snapshot or a lease.
+    pub watching: bool,
+    _hold: Option<super::hold::Hold>,
 }
 
-/// Opens workspace `id` for reading its changes: it must exist with a readable record, and
-/// no run may be live in it unless this process is nested in that run.
+/// Opens workspace `id` for reading its changes: it must exist with a readable record. While
+/// a live run holds it, it is opened for looking only ([`Target::watching`]).
 pub(crate) fn open(ctx: &Context, id: &str) -> Result<Target> {
     let path = ctx.layout.workspace(id);
     let record = existing_record(id, &path)?;
-    let hold = super::hold(ctx, id, Some(&record))?;
+    let (hold, watching) = super::hold::hold_or_watch(ctx, id, &record)?;
     Ok(Target {
         record,
         path,
+        watching,
         _hold: hold,
     })
 }
 
-/// The changes of the workspace at `path` whose record is `record`.
-pub(crate) fn read(ctx: &Context, record: &Record, path: &Path) -> Result<Changes> {
+/// The changes of the workspace at `path` whose record is `record`; with `snapshot`, jj
+/// snapshots its files first (only for a workspace the caller holds).
+pub(crate) fn read(ctx: &Context, record: &Record, path: &Path, snapshot: bool) -> Result<Changes> {
     let cache = ctx.layout.cache();
     crate::store::fsutil::create_dir_nofollow(&cache)?;
     let id = &record.workspace_id;
     let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
-    Ok(ctx.vcs.changes(id, path, &record.base_commits, &scratch)?)
+    Ok(ctx
+        .vcs
+        .changes(id, path, &record.base_commits, &scratch, snapshot)?)
 }
 
 /// The record of the workspace directory at `path`, or why there is none to go by.

@@ -1,5 +1,5 @@
-//! What `status <ID>` adds to a workspace's record: its commits and changed files (the
-//! numbers of `diff --stat`), its disk usage, and when it was last active.
+//! What `status` adds to a workspace's record: its commits and changed files (the numbers
+//! of `diff --stat`), its disk usage, and (`status <ID>`) when it was last active.
 
 use std::time::SystemTime;
 
@@ -14,14 +14,28 @@ use crate::workspace::inventory::{Entry, Problem};
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct ChangeCounts {
     pub commits: Vec<WorkCommit>,
+    /// How many of `commits` are not in the target of the land the status shows (all of
+    /// them when none is shown).
+    pub unlanded_commits: usize,
     pub files: usize,
     pub insertions: u64,
     pub deletions: u64,
     pub binary: usize,
+    /// The moment the files show: `live-files`, or `last-snapshot` (jj read without
+    /// snapshotting: the table always, one workspace while a run holds it).
+    #[cfg_attr(test, schemars(extend("enum" = ["live-files", "last-snapshot"])))]
+    pub files_as_of: &'static str,
+    /// With `last-snapshot`: when jj wrote the working-copy commit read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
+    pub snapshot_at: Option<String>,
+    /// With `last-snapshot`: its last run started or ended after that snapshot, so files it
+    /// wrote may be missing (`diff <ID>` reads them now).
+    pub may_be_behind: bool,
 }
 
-/// What is measured beyond the records: disk usage (`--size`), and for one workspace its
-/// changes since its base and its last activity.
+/// What is measured beyond the records: disk usage (`--size`), its changes since its base,
+/// and for one workspace its last activity.
 #[derive(Default)]
 pub(crate) struct Extra {
     pub usage: Option<Usage>,
@@ -29,31 +43,68 @@ pub(crate) struct Extra {
     pub last_activity: Option<String>,
 }
 
-/// Measures, per entry, what is asked: disk usage with `size`, changes and last activity
-/// for the view of `one` workspace; nothing (no backend call, no walk) for a plain table.
+/// How many workspaces' changes are read at once.
+const READERS: usize = 4;
+
+/// Measures, per entry, what is asked: disk usage with `size`, changes (for the table read
+/// without any snapshot: a few cheap backend queries per workspace, several workspaces at
+/// once), and for the view of `one` workspace its last activity.
 pub(crate) fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -> Vec<Extra> {
+    let changes = read_all(ctx, entries, one);
     entries
         .iter()
-        .map(|entry| {
+        .zip(changes)
+        .map(|(entry, changes)| {
             let usage = size.then(|| self::usage(entry)).flatten();
-            match one {
-                true => Extra {
-                    changes: changes(ctx, entry),
-                    last_activity: last_activity(entry, usage.as_ref()),
-                    usage,
-                },
-                false => Extra {
-                    usage,
-                    ..Extra::default()
-                },
+            Extra {
+                changes,
+                last_activity: one.then(|| last_activity(entry, usage.as_ref())).flatten(),
+                usage,
             }
         })
         .collect()
 }
 
+/// [`changes`] of every entry, [`READERS`] at a time. jj snapshots only for the view of one
+/// workspace no live run holds; the table never snapshots.
+fn read_all(
+    ctx: &Context,
+    entries: &[Entry],
+    one: bool,
+) -> Vec<Option<Result<ChangeCounts, CliError>>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::with_capacity(entries.len()));
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(entry) = entries.get(i) else { break };
+        let counts = changes(ctx, entry, one && !entry.is_live());
+        if let Ok(mut found) = found.lock() {
+            found.push((i, counts));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..READERS.min(entries.len()) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut found = found.into_inner().unwrap_or_default();
+    found.sort_by_key(|(i, _)| *i);
+    let mut all: Vec<_> = (0..entries.len()).map(|_| None).collect();
+    for (i, counts) in found {
+        all[i] = counts;
+    }
+    all
+}
+
 /// The changes of the workspace of `entry`, or `None` when it has no directory and record
-/// to compare (a problem `status` already shows).
-pub(crate) fn changes(ctx: &Context, entry: &Entry) -> Option<Result<ChangeCounts, CliError>> {
+/// to compare (a problem `status` already shows). With `snapshot`, jj snapshots its files
+/// first.
+pub(crate) fn changes(
+    ctx: &Context,
+    entry: &Entry,
+    snapshot: bool,
+) -> Option<Result<ChangeCounts, CliError>> {
     let record = entry.record.as_ref()?;
     let comparable = match &entry.problem {
         None => true,
@@ -65,12 +116,43 @@ pub(crate) fn changes(ctx: &Context, entry: &Entry) -> Option<Result<ChangeCount
     if !comparable {
         return None;
     }
+    // The last land's commits, unless it was not applied or is known undone.
+    let undone = record.shown_land().is_some()
+        && record.land_check == crate::store::metadata::LandCheck::Undone;
+    let landed: Vec<&str> = record
+        .land
+        .as_ref()
+        .filter(|land| !land.unapplied && !undone)
+        .map(|land| land.commits.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    // The run's last moment jj may not have seen: its start while it runs, else its end.
+    let run_moment = match record.status {
+        crate::store::metadata::Status::Running => record.started_at.as_deref(),
+        _ => record.finished_at.as_deref(),
+    };
     Some(
-        super::changes::read(ctx, record, &entry.path).map(|found| ChangeCounts {
+        super::changes::read(ctx, record, &entry.path, snapshot).map(|found| ChangeCounts {
             files: found.files.len(),
             insertions: found.files.iter().map(|f| f.insertions).sum(),
             deletions: found.files.iter().map(|f| f.deletions).sum(),
             binary: found.files.iter().filter(|f| f.binary).count(),
+            unlanded_commits: found
+                .commits
+                .iter()
+                .filter(|c| !landed.contains(&c.commit_id.as_str()))
+                .count(),
+            files_as_of: found.as_of.code(),
+            snapshot_at: found.as_of.snapshot_at().map(str::to_string),
+            may_be_behind: match (&found.as_of, run_moment) {
+                (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
+                    let at = at.as_deref().and_then(crate::store::metadata::parse_time);
+                    let run = crate::store::metadata::parse_time(run);
+                    // Both to the second: a run that ended in the snapshot's second is
+                    // taken as seen (a fresh workspace's first quick run may be missed).
+                    at.is_none_or(|at| run.is_some_and(|run| run > at))
+                }
+                _ => false,
+            },
             commits: found.commits,
         }),
     )

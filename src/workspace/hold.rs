@@ -46,6 +46,33 @@ pub(crate) fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<H
     ))
 }
 
+/// [`hold`] for a command that only looks (`diff`, `land --dry-run`): when a live run of
+/// another process holds the workspace, no lease and `true` (look without writing anything:
+/// no snapshot, no record); otherwise as [`hold`].
+pub(crate) fn hold_or_watch(
+    ctx: &Context,
+    id: &str,
+    record: &Record,
+) -> Result<(Option<Hold>, bool)> {
+    match hold(ctx, id, Some(record)) {
+        Ok(hold) => Ok((Some(hold), false)),
+        Err(_)
+            if live_run(record) && !crate::exec::sandbox::inside(id, &ctx.layout.workspace(id)) =>
+        {
+            Ok((None, true))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Whether `record` is of a run whose supervisor is alive.
+fn live_run(record: &Record) -> bool {
+    record.status == Status::Running
+        && record
+            .pid
+            .is_some_and(|pid| liveness::is_alive(pid, record.pid_start))
+}
+
 /// A command started from inside the live run of the same workspace (its environment names
 /// this workspace and the recorded supervisor is one of our ancestors).
 pub(crate) fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {

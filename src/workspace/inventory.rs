@@ -64,6 +64,9 @@ pub(crate) struct Entry {
     /// type: it is foreign data (written by a newer build) that this one can only pass on.
     pub raw: Option<Value>,
     pub problem: Option<Problem>,
+    /// A missing directory's record as agent-workspace's state still keeps it (shown, never
+    /// acted on).
+    pub kept: Option<Box<Record>>,
 }
 
 impl Entry {
@@ -91,6 +94,19 @@ impl Entry {
                 .problem
                 .as_ref()
                 .is_none_or(|p| matches!(p, Problem::TamperedRecord | Problem::Renamed(_)))
+    }
+
+    /// Its record, or for a workspace whose directory is gone the record agent-workspace
+    /// still keeps in its own state: what the tool still knows (its workflow, its times).
+    pub(crate) fn known_record(&self) -> Option<&Record> {
+        self.record.as_deref().or(self.kept.as_deref())
+    }
+
+    /// When it was last updated, as `status` shows it: its record's, else (a missing
+    /// directory) the kept record's.
+    pub(crate) fn shown_updated_at(&self) -> Option<&str> {
+        self.updated_at()
+            .or_else(|| self.kept.as_deref().map(|r| r.updated_at.as_str()))
     }
 
     pub(crate) fn updated_at(&self) -> Option<&str> {
@@ -123,6 +139,7 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
         record: None,
         raw: None,
         problem: None,
+        kept: None,
     };
     let kind = kind
         .map(Ok)
@@ -134,6 +151,7 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
         }
         Err(_) => {
             entry.problem = Some(Problem::MissingDirectory);
+            entry.kept = kept(&entry.path);
             return entry;
         }
         Ok(_) => {}
@@ -162,6 +180,15 @@ fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
         }
     }
     entry
+}
+
+/// The record agent-workspace's state keeps for the workspace at `path` (whose directory is
+/// gone), when it is readable.
+fn kept(path: &Path) -> Option<Box<Record>> {
+    match metadata::load(path) {
+        Loaded::Ok(record) => Some(record),
+        _ => None,
+    }
 }
 
 /// Every workspace of the namespace: directories plus what the backend registered there.
@@ -247,6 +274,7 @@ fn reconcile(
         }
         entries.entry(reg.name.clone()).or_insert_with(|| Entry {
             id: reg.name,
+            kept: kept(&ours),
             path: ours,
             record: None,
             raw: None,

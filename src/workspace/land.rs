@@ -32,14 +32,21 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         .record
         .clone()
         .ok_or_else(|| no_record(req.id, &entry.path))?;
-    let _hold = super::hold(ctx, req.id, Some(&record))?;
-    // Read again under the lease: a run that ended meanwhile saved its own.
-    if let metadata::Loaded::Ok(now) = metadata::load(&entry.path) {
-        record = *now;
+    // A dry run only looks: while another process's run holds the workspace, it reads
+    // without its lease, a snapshot or any write to its record.
+    let (_hold, watching) = match req.dry_run {
+        true => super::hold::hold_or_watch(ctx, req.id, &record)?,
+        false => (Some(super::hold(ctx, req.id, Some(&record))?), false),
+    };
+    if !watching {
+        // Read again under the lease: a run that ended meanwhile saved its own.
+        if let metadata::Loaded::Ok(now) = metadata::load(&entry.path) {
+            record = *now;
+        }
+        // A land killed before it could record what it did is finished first; should that
+        // fail, this land journals itself afresh and records what it does.
+        let _ = finish(ctx, &mut record);
     }
-    // A land killed before it could record what it did is finished first; should that
-    // fail, this land journals itself afresh and records what it does.
-    let _ = finish(ctx, &mut record);
     let target = target(ctx, req.onto, record.parent.as_deref())?;
     let _parent_hold = hold_parent(ctx, req.id, &target)?;
     if !req.dry_run {
@@ -54,9 +61,11 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         prefer: req.prefer,
         allow_conflicts: req.allow_conflicts,
         dry_run: req.dry_run,
+        watching,
     };
     let landing = match ctx.vcs.land(&plan) {
         Ok(landing) => landing,
+        Err(err) if watching => return Err(err.into()),
         Err(err) => {
             // A land that failed after moving the target is recorded as what it did.
             let _ = finish(ctx, &mut record);

@@ -82,7 +82,7 @@ fn clean_of_a_workspace_without_edits_says_so(backend: Backend) {
     let status = env.aw(&repo, ["status"]);
     assert_eq!(
         status.assert_ok().stdout,
-        "WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH\n"
+        "WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED\n"
     );
 }
 
@@ -180,7 +180,7 @@ fn clean_forgets_a_workspace_whose_directory_was_deleted(backend: Backend) {
         let status = env.aw(&repo, ["status"]);
         assert_eq!(
             status.assert_ok().stdout,
-            "WORKSPACE  STATUS  WORKFLOW  UPDATED  BACKEND  PATH\n"
+            "WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED\n"
         );
     }
 }

@@ -42,9 +42,10 @@ fn run_creates_a_worktree_on_its_branch_and_keeps_git_status_clean() {
     );
     assert_eq!(env.metadata(&ws)["backend"], "git");
     assert_eq!(env.metadata(&ws)["branch"], "agent-workspace/w1");
-    let table = env.aw(&repo, ["status"]);
-    assert!(
-        table.stdout.lines().nth(1).unwrap().contains(" git "),
+    let table = env.aw(&repo, ["status", "--json"]);
+    assert_eq!(
+        table.json()["workspaces"][0]["backend"],
+        "git",
         "{}",
         table.report()
     );

@@ -48,6 +48,7 @@ mod land_safety_jj;
 mod land_status;
 mod land_support;
 mod layers;
+mod live_look;
 mod man_pages;
 mod messages;
 mod metadata;

@@ -117,10 +117,10 @@ fn size_shows_as_a_column_and_moves_last_activity_to_the_newest_file(backend: Ba
             "WORKSPACE",
             "STATUS",
             "WORKFLOW",
+            "CHANGES",
+            "UNLANDED",
             "UPDATED",
-            "BACKEND",
-            "SIZE",
-            "PATH"
+            "SIZE"
         ]
     );
     let ws = env.ws_path(&repo, "w1");
@@ -158,7 +158,7 @@ fn status_size_of_an_unknown_id_exits_1(backend: Backend) {
     assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
 }
 
-fn the_table_asks_the_backend_once_whatever_the_number_of_workspaces(backend: Backend) {
+fn the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots(backend: Backend) {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let repo = backend.repo(&env);
@@ -182,25 +182,62 @@ fn the_table_asks_the_backend_once_whatever_the_number_of_workspaces(backend: Ba
     )
     .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    let calls = |args: &[&str]| {
+    let logged = |args: &[&str]| {
         let _ = fs::remove_file(&log);
         env.aw_cmd(&repo)
             .env("PATH", env.path_with_first(&bin))
             .args(args)
             .run()
             .assert_ok();
-        fs::read_to_string(&log).unwrap_or_default().lines().count()
+        fs::read_to_string(&log).unwrap_or_default()
     };
-    // At most the one listing of the backend's workspaces (jj may answer from its cache).
-    assert!(calls(&["status"]) <= 1);
-    assert!(calls(&["status", "--size"]) <= 1);
-    assert!(calls(&["status", "--json"]) <= 1);
+    let calls = |args: &[&str]| logged(args).lines().count();
+    // The listing of the backend's workspaces (jj may answer from its cache), then for each
+    // workspace's changes: jj one query (git then compares in the backing repository), git
+    // its log and a temporary index (add, write-tree, diff).
+    let per_workspace = match backend {
+        Backend::Jj => 1,
+        Backend::Git => 4,
+    };
+    for args in [
+        &["status"][..],
+        &["status", "--size"],
+        &["status", "--json"],
+    ] {
+        let n = calls(args);
+        assert!(n <= 1 + 3 * per_workspace, "{args:?}: {n} calls");
+    }
+    // jj never snapshots a working copy for the table: every query ignores them, and what
+    // they answered is kept until the next operation (nothing asked again).
+    if backend == Backend::Jj {
+        assert_eq!(calls(&["status"]), 0);
+        let cache = env.namespace_dir(&repo).join(".cache");
+        for entry in fs::read_dir(&cache).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("changes-")
+            {
+                fs::remove_file(path).unwrap();
+            }
+        }
+        let asked = logged(&["status"]);
+        assert_eq!(asked.lines().count(), 3, "{asked}");
+        for line in asked.lines() {
+            assert!(
+                line.contains("--ignore-working-copy") || line.contains(" workspace list "),
+                "{line}"
+            );
+        }
+    }
     // The view of one workspace reads its changes: the wrapper sees those calls.
     assert!(calls(&["status", "w1"]) >= 2);
 }
 
 crate::both_backends!(
-    the_table_asks_the_backend_once_whatever_the_number_of_workspaces,
+    the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots,
     status_of_one_workspace_shows_its_commits_and_files,
     size_counts_a_hard_link_once_and_never_follows_a_symlink,
     size_shows_as_a_column_and_moves_last_activity_to_the_newest_file,

@@ -34,14 +34,19 @@ pub struct DiffArgs {
 pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;
-    let found = changes::read(&ctx, &target.record, &target.path)?;
+    let found = changes::read(&ctx, &target.record, &target.path, !target.watching)?;
     if args.patch {
         let patch = ctx.vcs.patch(&found.against, &found.latest)?;
         return ui.data_bytes(&patch).map(|()| 0);
     }
     let text = match args.json {
-        true => json(&target.record, &found),
-        false => summary(&args.id, target.record.backend.as_str(), &found),
+        true => json(&target.record, &found, target.watching),
+        false => summary(
+            &args.id,
+            target.record.backend.as_str(),
+            &found,
+            target.watching,
+        ),
     };
     ui.data(&text)?;
     Ok(0)
@@ -62,6 +67,16 @@ pub(crate) struct DiffJson<'a> {
     commits: &'a [WorkCommit],
     files: &'a [FileChange],
     totals: Totals,
+    /// The moment the files show: `live-files`, or `last-snapshot` (jj, while a run holds
+    /// the workspace: its files as jj last recorded them, nothing snapshotted now).
+    #[cfg_attr(test, schemars(extend("enum" = ["live-files", "last-snapshot"])))]
+    files_as_of: &'static str,
+    /// With `last-snapshot`: when jj wrote the working-copy commit shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
+    snapshot_at: Option<&'a str>,
+    /// Whether a live run of another process holds the workspace (it was only looked at).
+    run_live: bool,
 }
 
 /// The sums over every changed file.
@@ -83,7 +98,7 @@ fn totals(files: &[FileChange]) -> Totals {
     }
 }
 
-fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
+fn json(record: &crate::store::metadata::Record, found: &Changes, watching: bool) -> String {
     let value = DiffJson {
         schema_version: 1,
         workspace_id: &record.workspace_id,
@@ -94,6 +109,9 @@ fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
         commits: &found.commits,
         files: &found.files,
         totals: totals(&found.files),
+        files_as_of: found.as_of.code(),
+        snapshot_at: found.as_of.snapshot_at(),
+        run_live: watching,
     };
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
@@ -101,10 +119,14 @@ fn json(record: &crate::store::metadata::Record, found: &Changes) -> String {
 }
 
 /// The default view: a line per commit, a line per file, then the totals.
-fn summary(id: &str, backend: &str, found: &Changes) -> String {
+fn summary(id: &str, backend: &str, found: &Changes, watching: bool) -> String {
     let short = |c: &str| c.chars().take(12).collect::<String>();
+    let moment = match watching {
+        false => "latest edits included".to_string(),
+        true => format!("{}, while a run holds it", found.as_of.describe()),
+    };
     let mut out = format!(
-        "workspace {id} ({backend}): {} on top of {}, latest edits included\n",
+        "workspace {id} ({backend}): {} on top of {}, {moment}\n",
         plural(found.commits.len() as u64, "commit"),
         short(&found.against)
     );

@@ -105,6 +105,16 @@ fn short(id: &str) -> &str {
 fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
     let mut out = String::new();
     let target = &landing.target;
+    if let Some(as_of) = &landing.files_as_of {
+        let _ = writeln!(
+            out,
+            "A run holds workspace {id}: its work is read {}",
+            match as_of {
+                crate::vcs::diff::AsOf::LiveFiles => "from its live files".to_string(),
+                other => other.describe(),
+            }
+        );
+    }
     if landing.commits.is_empty() {
         let _ = writeln!(
             out,
@@ -219,6 +229,18 @@ pub(crate) struct LandJson<'a> {
     undo: Option<&'a str>,
     reattached_head: Option<&'a str>,
     operations: &'a [String],
+    /// Whether a live run of another process holds the workspace (a dry run then only
+    /// looks: no lease, no snapshot, nothing written to it).
+    run_live: bool,
+    /// With `run_live`: the moment its work was read, `live-files` or `last-snapshot` (jj:
+    /// its working-copy commit as last snapshotted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(extend("enum" = ["live-files", "last-snapshot"])))]
+    files_as_of: Option<&'static str>,
+    /// With `last-snapshot`: when jj wrote that working-copy commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
+    snapshot_at: Option<&'a str>,
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
@@ -240,6 +262,9 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         undo: landing.undo.as_deref(),
         reattached_head: landing.reattached_head.as_deref(),
         operations: &landing.operations,
+        run_live: landing.files_as_of.is_some(),
+        files_as_of: landing.files_as_of.as_ref().map(|a| a.code()),
+        snapshot_at: landing.files_as_of.as_ref().and_then(|a| a.snapshot_at()),
     };
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');

@@ -31,6 +31,9 @@ pub struct StatusArgs {
     /// Also measure disk usage (allocated bytes, hard links once) and the newest file time
     #[arg(long)]
     pub size: bool,
+    /// Add each workspace's directory to the table
+    #[arg(long, conflicts_with_all = ["id", "json"])]
+    pub paths: bool,
     /// Redraw the table on this terminal until interrupted (Ctrl-C), with each run's time
     /// so far and last exit code
     #[arg(long, conflicts_with_all = ["id", "json", "size"])]
@@ -86,6 +89,10 @@ pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Res
     }
     ui.styled_data(&text)?;
     if !args.json {
+        // What the `*` means, for a person (scripts read `--json`).
+        if args.id.is_none() && status_table::any_behind(&extra) {
+            ui.note_for_person(status_table::BEHIND_NOTE);
+        }
         print_hints(ui, &entries);
     }
     Ok(0)
@@ -137,6 +144,8 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
         (None, false) => {
             let columns = Columns {
                 size: args.size,
+                changes: true,
+                paths: args.paths,
                 ..Columns::default()
             };
             status_table::table(entries, extra, columns, &mut out)
@@ -196,7 +205,8 @@ pub(crate) struct WorkspaceJson<'a> {
     parent: Option<&'a str>,
     /// Whether that parent is gone.
     orphaned: bool,
-    /// The whole record, or a newer schema's raw JSON, or null.
+    /// The whole record (for a missing directory, the one agent-workspace still keeps), or a
+    /// newer schema's raw JSON, or null.
     record: Option<RecordJson<'a>>,
     /// `--size`: allocated bytes, hard links counted once.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -205,10 +215,11 @@ pub(crate) struct WorkspaceJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     newest_mtime: Option<String>,
-    /// `status <ID>`: its changes since its base (the numbers of `diff --stat`).
+    /// Its changes since its base (the numbers of `diff --stat`); absent when there is no
+    /// directory and record to compare.
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<&'a ChangeCounts>,
-    /// `status <ID>`: why its changes could not be read.
+    /// Why its changes could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     changes_error: Option<&'a str>,
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
@@ -247,14 +258,14 @@ impl<'a> WorkspaceJson<'a> {
 
 impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
     fn from(entry: &'a Entry) -> Self {
-        let record = match (&entry.record, &entry.raw) {
+        let record = match (entry.known_record(), &entry.raw) {
             (Some(record), _) => Some(RecordJson::Known(record)),
             (None, Some(raw)) => Some(RecordJson::Newer(raw)),
             _ => None,
         };
         // A newer schema's fields are shown when they are the strings this one knows.
         let newer = |key: &str| entry.raw.as_ref()?.get(key)?.as_str();
-        let known = entry.record.as_deref();
+        let known = entry.known_record();
         WorkspaceJson {
             schema_version: None,
             workspace_id: &entry.id,
@@ -267,7 +278,7 @@ impl<'a> From<&'a Entry> for WorkspaceJson<'a> {
             backend: known
                 .map(|r| r.backend.as_str())
                 .or_else(|| newer("backend")),
-            updated_at: entry.updated_at(),
+            updated_at: entry.shown_updated_at(),
             path: &entry.path,
             problem: entry.problem.as_ref().map(Problem::code),
             land_state: entry
@@ -307,9 +318,15 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     if let Some(problem) = &entry.problem {
         field("problem", problem.code());
     }
-    let Some(r) = &entry.record else {
+    let Some(r) = entry.known_record() else {
         return;
     };
+    if entry.record.is_none() {
+        field(
+            "record",
+            "as agent-workspace keeps it (the directory is gone)",
+        );
+    }
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     field("workflow", &opt(&r.workflow));
     field("backend", r.backend.as_str());

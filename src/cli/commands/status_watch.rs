@@ -23,7 +23,12 @@ use crate::workspace::inventory::{self, Entry};
 /// How often a wait between redraws looks for Ctrl-C.
 const POLL: Duration = Duration::from_millis(50);
 
-pub(crate) fn cmd_status_watch(ui: &Ui, global: &GlobalArgs, interval: Duration) -> Result<i32> {
+pub(crate) fn cmd_status_watch(
+    ui: &Ui,
+    global: &GlobalArgs,
+    interval: Duration,
+    paths: bool,
+) -> Result<i32> {
     if !Screen::possible() {
         return Err(CliError::usage(
             "status --watch redraws a terminal, and stdout is not one; a program reads `status --json`",
@@ -40,7 +45,7 @@ pub(crate) fn cmd_status_watch(ui: &Ui, global: &GlobalArgs, interval: Duration)
             inventory::all_with(&ctx, &mut |with_paths| asked.get(&ctx.vcs, with_paths));
         // Lands shown only while they hold (the answer kept while the repository is unchanged).
         crate::workspace::land::follow(&ctx, &mut entries);
-        let text = frame(&entries, warning.as_ref(), interval);
+        let text = frame(&entries, warning.as_ref(), interval, paths);
         let text = ui.paint(&text);
         screen.draw(&text)?;
         if let Some(sig) = wait(interval) {
@@ -66,15 +71,16 @@ fn wait(interval: Duration) -> Option<i32> {
 }
 
 /// One screen: a title, the table with run times and exit codes, then what is wrong.
-fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration) -> String {
+fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration, paths: bool) -> String {
     let mut text = format!(
         "agent-workspace status, every {}s (Ctrl-C to stop)\n\n",
         interval.as_secs_f64()
     );
     let extra: Vec<Extra> = entries.iter().map(|_| Extra::default()).collect();
     let columns = Columns {
-        size: false,
         run_time_at: Some(SystemTime::now()),
+        paths,
+        ..Columns::default()
     };
     let mut table = String::new();
     status_table::table(entries, &extra, columns, &mut table);

@@ -42,6 +42,7 @@ impl Git {
             latest: tree?.trim().to_string(),
             commits: diff::parse_work_commits(&log?, 2),
             files: diff::parse_changes(&files?),
+            as_of: diff::AsOf::LiveFiles,
         })
     }
 

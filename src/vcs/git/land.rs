@@ -13,6 +13,14 @@ impl Git {
     /// a commit of the uncommitted changes that no ref holds; only a land that will happen
     /// commits them to the workspace's branch and moves the target.
     pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
+        let mut landing = self.land_or_plan(plan)?;
+        if plan.watching {
+            landing.files_as_of = Some(crate::vcs::diff::AsOf::LiveFiles);
+        }
+        Ok(landing)
+    }
+
+    fn land_or_plan(&self, plan: &Plan) -> Result<Landing> {
         let target = match self.land_branch(&plan.target) {
             // A rebase detaches HEAD: say that, not only that HEAD is detached.
             Err(LandError::DetachedMain) => {

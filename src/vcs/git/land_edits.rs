@@ -54,7 +54,8 @@ impl Git {
             .stdout()?;
         let git_dir = PathBuf::from(git_dir.trim());
         let index = ScratchIndex {
-            path: git_dir.join("agent-workspace-land.index"),
+            // Per process: a dry run may look while another land or dry run does.
+            path: git_dir.join(format!("agent-workspace-land.{}.index", std::process::id())),
             real: git_dir.join("index"),
         };
         // A copy of the real index keeps its cached file stats (`add` then rehashes only what

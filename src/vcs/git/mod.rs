@@ -13,8 +13,8 @@ mod land_target;
 mod pool;
 pub(crate) use pool::BranchPlan;
 
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::{Created, Registered};
 use crate::exec::process::{Call, ProcessError};
@@ -32,7 +32,7 @@ pub(crate) struct Git {
     prefix: String,
     /// The namespace directory: a worktree directly inside it is ours, whatever its branch.
     namespace: PathBuf,
-    binary: OnceCell<PathBuf>,
+    binary: OnceLock<PathBuf>,
 }
 
 impl Git {
@@ -43,7 +43,7 @@ impl Git {
             common: repo.store.clone(),
             prefix,
             namespace: namespace.to_path_buf(),
-            binary: OnceCell::new(),
+            binary: OnceLock::new(),
         }
     }
 
@@ -60,11 +60,14 @@ impl Git {
                 self.binary.get_or_init(|| found)
             }
         };
+        // No optional locks: a read (`status`, `diff`) never refreshes a worktree's index,
+        // so it cannot make a concurrent `git add` of a live run fail on `index.lock`.
         Ok(Call::new(bin)
             .arg("-C")
             .arg(dir)
             .env("LC_ALL", "C")
-            .env("GIT_TERMINAL_PROMPT", "0"))
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0"))
     }
 
     pub(crate) fn list(&self) -> Result<Vec<Registered>> {

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
-use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::diff::{self, AsOf, Changes, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
-/// Commit id (marked `@` for the working-copy commit), change id, description.
-const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
+/// Commit id (for the working-copy commit, after `@` and the time it was written), change
+/// id, description.
+const CHANGES_TEMPLATE: &str = r#"if(current_working_copy, "@" ++ committer.timestamp().utc().format("%Y-%m-%dT%H:%M:%SZ") ++ " ") ++ commit_id ++ "\0" ++ change_id ++ "\0" ++ description ++ "\0""#;
 
 /// git's empty tree, which every git repository knows without storing it.
 pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -19,43 +20,118 @@ pub(super) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 impl Jj {
     /// The changes of workspace `id` at `ws` against `base` (its recorded base commits;
     /// when none were recorded, the newest commits it shares with the main working copy).
-    pub(crate) fn changes(&self, id: &str, ws: &Path, base: &[String]) -> Result<Changes> {
+    /// With `snapshot`, its latest edits are snapshotted first; without, its working-copy
+    /// commit is read as jj last recorded it (`--ignore-working-copy`: no lock taken, no
+    /// operation written, nothing in the workspace touched, so a live run is not disturbed).
+    pub(crate) fn changes(
+        &self,
+        id: &str,
+        ws: &Path,
+        base: &[String],
+        snapshot: bool,
+    ) -> Result<Changes> {
         let base = match hex_ids(base) {
             ids if ids.is_empty() => self.shared_base(id)?,
             ids => ids,
         };
+        // Read without a snapshot, the answer depends on the repository's operation alone:
+        // kept per workspace until the next operation (any jj command that changes anything).
+        let cache = self.cache_dir.join(format!("changes-{id}.v1"));
+        let key = self
+            .op_heads_key()
+            .filter(|_| !snapshot)
+            .map(|heads| format!("{heads}\n{}\n", base.join(",")));
+        if let Some(found) = key.as_deref().and_then(|key| cached(&cache, key)) {
+            return Ok(found);
+        }
         let revset = format!("({})..@", base.join(" | "));
-        let out = self
-            .call(ws)?
+        let mut call = self.call(ws)?;
+        if !snapshot {
+            call = call.arg("--ignore-working-copy");
+        }
+        let out = call
             .args(["log", "--no-graph", "-T", CHANGES_TEMPLATE])
             .arg(format!("--revisions={revset}"))
             .stdout()
             .map_err(|e| read_failed(id, ws, e))?;
-        let mut commits = diff::parse_work_commits(&out, 3);
-        let at = commits.iter().position(|c| c.commit_id.starts_with('@'));
-        let latest = match at {
-            Some(i) => commits.remove(i).commit_id[1..].to_string(),
-            None => {
-                return Err(VcsError::NotDescendant {
-                    id: id.to_string(),
-                    base: base.join(", "),
-                })
-            }
-        };
-        let against = self.merged_base(&base)?;
+        let found = self.changes_from(id, &base, &out, snapshot)?;
+        if let Some(key) = key {
+            let text = format!("{key}{}\n{}\n{out}{}", out.len(), found.0, found.1);
+            super::store_atomically(&cache, &text);
+        }
+        Ok(found.2)
+    }
+
+    /// [`Jj::changes`] from jj's log output `out`: the base compared with, git's diff
+    /// output and the changes.
+    fn changes_from(
+        &self,
+        id: &str,
+        base: &[String],
+        out: &str,
+        snapshot: bool,
+    ) -> Result<(String, String, Changes)> {
+        let against = self.merged_base(base)?;
+        let mut changes = parse_log(id, base, out, snapshot, against.clone(), "")?;
         let files = self
             .git()?
             .args(DIFF_ARGS)
-            .args([against.as_str(), latest.as_str(), "--"])
+            .args([against.as_str(), changes.latest.as_str(), "--"])
             .stdout()?;
-        Ok(Changes {
-            against,
-            latest,
-            commits,
-            files: diff::parse_changes(&files),
-        })
+        changes.files = diff::parse_changes(&files);
+        Ok((against, files, changes))
     }
+}
 
+/// The changes a cache entry for `key` holds: `<key><log length>\n<against>\n<log><diff>`.
+fn cached(path: &Path, key: &str) -> Option<Changes> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let rest = text.strip_prefix(key)?;
+    let (len, rest) = rest.split_once('\n')?;
+    let (against, rest) = rest.split_once('\n')?;
+    let len: usize = len.parse().ok()?;
+    let (out, files) = (rest.get(..len)?, rest.get(len..)?);
+    let base: Vec<String> = key.lines().nth(1)?.split(',').map(str::to_string).collect();
+    parse_log("", &base, out, false, against.to_string(), files).ok()
+}
+
+/// The changes from jj's log output `out` ([`CHANGES_TEMPLATE`]) and git's diff `files`.
+fn parse_log(
+    id: &str,
+    base: &[String],
+    out: &str,
+    snapshot: bool,
+    against: String,
+    files: &str,
+) -> Result<Changes> {
+    let mut commits = diff::parse_work_commits(out, 3);
+    let at = commits.iter().position(|c| c.commit_id.starts_with('@'));
+    let (latest, written) = match at {
+        Some(i) => {
+            let marked = commits.remove(i).commit_id;
+            let (written, commit) = marked[1..].split_once(' ').unwrap_or(("", &marked[1..]));
+            (commit.to_string(), written.to_string())
+        }
+        None => {
+            return Err(VcsError::NotDescendant {
+                id: id.to_string(),
+                base: base.join(", "),
+            })
+        }
+    };
+    Ok(Changes {
+        against,
+        latest,
+        commits,
+        files: diff::parse_changes(files),
+        as_of: match snapshot {
+            true => AsOf::LiveFiles,
+            false => AsOf::LastSnapshot(Some(written).filter(|w| !w.is_empty())),
+        },
+    })
+}
+
+impl Jj {
     /// The git-format patch from `from` to `to`, made by git in the backing repository.
     pub(crate) fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
         Ok(self
@@ -143,5 +219,32 @@ fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> Vc
             id: id.to_string(),
             source: Box::new(e),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_answer_reads_back_only_under_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("changes-w1.v1");
+        let key = "op1\nabc\n";
+        let out = "@2026-11-26T10:00:00Z c2\0k2\0\0c1\0k1\0one\ntwo\n\0";
+        let files = ":100644 100644 aaa bbb M\0a.txt\x002\t1\ta.txt\0";
+        let text = format!("{key}{}\nbase\n{out}{files}", out.len());
+        std::fs::write(&path, text).unwrap();
+        let found = cached(&path, key).unwrap();
+        assert_eq!(found.latest, "c2");
+        assert_eq!(found.against, "base");
+        assert_eq!(found.commits.len(), 1);
+        assert_eq!(found.commits[0].description, "one\ntwo");
+        assert_eq!(found.files[0].insertions, 2);
+        assert_eq!(
+            found.as_of,
+            AsOf::LastSnapshot(Some("2026-11-26T10:00:00Z".into()))
+        );
+        assert!(cached(&path, "op2\nabc\n").is_none());
     }
 }

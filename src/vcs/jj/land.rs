@@ -45,9 +45,17 @@ impl Jj {
             self.resume_recovery(&place.dir, &scratch)?;
             self.update_stale(&place.dir, &scratch)?;
         }
-        let work = self.snapshot_for_land(plan)?;
+        let (work, as_of) = match plan.watching {
+            true => {
+                let (work, at) = self.last_snapshot_for_land(plan)?;
+                let at = Some(at).filter(|at| !at.is_empty());
+                (work, Some(crate::vcs::diff::AsOf::LastSnapshot(at)))
+            }
+            false => (self.snapshot_for_land(plan)?, None),
+        };
         for _ in 0..ATTEMPTS {
-            if let Some(landing) = self.land_once(plan, &place, &work)? {
+            if let Some(mut landing) = self.land_once(plan, &place, &work)? {
+                landing.files_as_of = as_of;
                 return Ok(landing);
             }
         }
@@ -311,6 +319,29 @@ impl Jj {
             }
         };
         Ok(out.trim().to_string())
+    }
+
+    /// [`Jj::snapshot_for_land`] for a workspace a live run holds: what its working-copy
+    /// commit held at its last snapshot, read without snapshotting (no lock, no operation),
+    /// with the time that commit was written.
+    fn last_snapshot_for_land(&self, plan: &Plan) -> Result<(String, String)> {
+        let template = format!(
+            r#"{WORK_TEMPLATE} ++ " " ++ committer.timestamp().utc().format("%Y-%m-%dT%H:%M:%SZ")"#
+        );
+        let out = self
+            .call(plan.ws)?
+            .args([
+                "--ignore-working-copy",
+                "log",
+                "--no-graph",
+                "-r",
+                "@",
+                "-T",
+            ])
+            .arg(template)
+            .stdout()?;
+        let (work, at) = out.trim().split_once(' ').unwrap_or((out.trim(), ""));
+        Ok((work.to_string(), at.to_string()))
     }
 
     /// The current operation: read from the operation heads, asking jj only when there are

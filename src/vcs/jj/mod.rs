@@ -15,9 +15,9 @@ mod stale;
 
 pub(crate) use stale::recovery_dir;
 
-use std::cell::OnceCell;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::Registered;
 use crate::exec::process::{Call, ProcessError};
@@ -39,7 +39,7 @@ pub(crate) struct Jj {
     main: PathBuf,
     store: PathBuf,
     cache_dir: PathBuf,
-    binary: OnceCell<PathBuf>,
+    binary: OnceLock<PathBuf>,
 }
 
 impl Jj {
@@ -49,7 +49,7 @@ impl Jj {
             main: repo.root.clone(),
             store: repo.store.clone(),
             cache_dir,
-            binary: OnceCell::new(),
+            binary: OnceLock::new(),
         }
     }
 

@@ -25,6 +25,8 @@ const FIXED: &[(&str, &str)] = &[
     (r#"(pid |"pid": |"pid_start": )[0-9]+"#, "${1}[PID]"),
     // Durations in JSON.
     (r#"("duration_ms": )[0-9]+"#, "${1}[MS]"),
+    // Relative times in the status table: `just now`, `5m ago`.
+    (r"\b(?:just now|[0-9]+[smhd] ago)\b", "[AGO]"),
     // A workspace's TCP ports in JSON (chosen free when it was created).
     (r#"("ports": )\[[\s0-9,]*\]"#, "${1}[PORTS]"),
 ];
