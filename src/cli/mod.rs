@@ -1,5 +1,6 @@
 //! The command line: its clap definition (`parse`), the flags every command reads (`global`),
-//! one thin command per subcommand (`commands`), and the dispatch from one to the other.
+//! one thin command per subcommand (`commands`), what `run` and `create` share (`start`), and
+//! the dispatch from one to the other.
 
 pub(crate) mod commands;
 pub(crate) mod complete;
@@ -8,6 +9,7 @@ pub(crate) mod help;
 pub(crate) mod parse;
 #[cfg(test)]
 mod schemas;
+pub(crate) mod start;
 
 use clap::CommandFactory;
 
