@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 
-/// The workspace root (see the README's Layout).
+/// The workspace root (see docs/reference.md, Layout).
 pub(crate) const ROOT: &str = "AI_WORKSPACES_ROOT";
 /// The backend when `--backend` is not given.
 pub(crate) const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";

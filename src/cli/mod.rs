@@ -8,6 +8,8 @@ pub(crate) mod global;
 pub(crate) mod help;
 pub(crate) mod parse;
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod schemas;
 pub(crate) mod start;
 

@@ -107,7 +107,7 @@ impl From<ConfigError> for CliError {
         let hint = match &err {
             ConfigError::Read { .. } => "make it readable, or remove it".to_string(),
             ConfigError::Invalid { .. } => {
-                "fix the key or value named above; the README's Configuration section lists every key".into()
+                "fix the key or value named above; docs/configuration.md lists every key".into()
             }
             ConfigError::Both { second, .. } => format!("merge them and remove {}", second.display()),
             ConfigError::UserOnly { key, .. } => format!(

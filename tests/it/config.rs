@@ -180,3 +180,32 @@ fn bad_configuration_files_are_clear_errors() {
         out.stderr
     );
 }
+
+/// The complete configuration example of docs/configuration.md parses as the user file and
+/// `doctor` accepts it: the documented keys are the ones the code reads.
+#[test]
+fn the_documented_complete_example_is_accepted() {
+    let env = TestEnv::new();
+    let repo = crate::backends::Backend::Jj.repo(&env);
+    let doc = fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"),
+    )
+    .unwrap();
+    let after = doc
+        .split("<!-- complete-config -->\n```toml\n")
+        .nth(1)
+        .expect("docs/configuration.md has the marked example");
+    let example = &after[..after.find("```").expect("the example block ends")];
+    assert!(example.contains("[retention]"), "{example}");
+    let dir = env.path().join("xdg/config/agent-workspace");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), example).unwrap();
+    let out = env.aw(&repo, ["doctor", "--json"]);
+    assert_ne!(out.code(), Some(2), "{}", out.report());
+    let json = out.json();
+    let text = json.to_string();
+    assert!(
+        !text.contains("config.toml"),
+        "the example was refused: {json:#}"
+    );
+}
