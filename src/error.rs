@@ -116,6 +116,17 @@ pub struct ErrorJson {
     pub hint: Option<String>,
 }
 
+/// A command asked for `--json` that failed: what it prints on stdout (its `Error:` and
+/// `Hint:` still go to stderr).
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct FailureJson {
+    pub schema_version: u64,
+    pub error: ErrorJson,
+    /// The exit code the command ends with.
+    pub exit_code: u8,
+}
+
 impl CliError {
     /// This error as a structured object for `--json` output.
     pub fn to_json(&self) -> ErrorJson {

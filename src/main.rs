@@ -40,7 +40,12 @@ fn main() -> ExitCode {
     let ui = Ui::new(cli.global.color);
     match agent_workspace::dispatch(&ui, &cli) {
         Ok(status) => code(status),
-        Err(err) => fail(&ui, &err, cli.wraps_command()),
+        Err(err) => {
+            if cli.wants_json() {
+                ui.error_json(&err, err.exit_code(cli.wraps_command()));
+            }
+            fail(&ui, &err, cli.wraps_command())
+        }
     }
 }
 

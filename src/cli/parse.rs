@@ -75,6 +75,29 @@ pub enum Command {
 }
 
 impl Cli {
+    /// Whether `--json` was asked for: a failure then prints its error object on stdout too
+    /// (`schema/failure.schema.json`), so a script reading stdout always gets a document.
+    pub fn wants_json(&self) -> bool {
+        use crate::cli::commands::pool::PoolAction;
+        match &self.command {
+            Command::Status(a) => a.json,
+            Command::Create(a) => a.json,
+            Command::Clean(a) => a.json,
+            Command::Checkpoint(a) => a.json,
+            Command::Diff(a) => a.json,
+            Command::Land(a) => a.json,
+            Command::SyncTools(a) => a.json,
+            Command::Gc(a) => a.json,
+            Command::Doctor(a) => a.json,
+            Command::Pool(a) => match &a.action {
+                PoolAction::Fill(f) => f.json.json,
+                PoolAction::Status(j) | PoolAction::Drain(j) => j.json,
+                PoolAction::Refill => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Whether the command wraps a user's command (`run`, `shell`), whose own exit codes an
     /// error's must not be mistaken for.
     pub fn wraps_command(&self) -> bool {

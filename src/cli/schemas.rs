@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::commands::{
     checkpoint, clean, create, diff, doctor, gc, land, pool, status, sync_tools,
 };
-use crate::error::ErrorJson;
+use crate::error::{ErrorJson, FailureJson};
 use crate::store::metadata::Record;
 
 /// The variable that makes the test write the schemas instead of comparing them.
@@ -36,6 +36,10 @@ fn schemas() -> Vec<(&'static str, String)> {
         ),
         schema::<diff::DiffJson>("diff", "diff <ID> --json: what a workspace changed since its base"),
         schema::<doctor::DoctorJson>("doctor", "doctor --json: each check's finding"),
+        schema::<FailureJson>(
+            "failure",
+            "Any command asked for --json that failed: its error on stdout (also rendered on stderr)",
+        ),
         schema::<ErrorJson>("error", "An error in JSON output (clean --json's and gc --json's failed entries)"),
         schema::<gc::GcJson>(
             "gc",

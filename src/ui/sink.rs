@@ -57,6 +57,20 @@ impl Ui {
         stderr(&format!("{}\n", render_error(err)));
     }
 
+    /// A failure of a command asked for `--json`, as a document on stdout
+    /// (`schema/failure.schema.json`); a reader that went away is not an error.
+    pub fn error_json(&self, err: &CliError, exit_code: u8) {
+        let doc = crate::error::FailureJson {
+            schema_version: 1,
+            error: err.to_json(),
+            exit_code,
+        };
+        // Invariant: strings, a list of strings and numbers always serialize.
+        let mut text = serde_json::to_string_pretty(&doc).expect("an error object serializes");
+        text.push('\n');
+        let _ = self.data(&text);
+    }
+
     /// `Warning: message`.
     pub(crate) fn warning(&self, message: impl Display) {
         stderr(&format!("{}\n", warning_line(message)));

@@ -18,7 +18,7 @@ fn a_dry_run_reports_commits_files_and_conflicts_and_changes_nothing() {
     out.assert_code(1);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["dry_run"], true);
-    assert_eq!(doc["outcome"], "conflicted");
+    assert_eq!(doc["outcome"], "would_conflict");
     assert_eq!(doc["commits"][0]["subject"], "work");
     assert_eq!(doc["files"], serde_json::json!(["a.txt", "new.txt"]));
     assert_eq!(doc["conflicts"][0]["file"], "a.txt");
@@ -48,7 +48,7 @@ fn a_clean_dry_run_predicts_no_conflict_and_records_no_operation() {
     let out = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
     out.assert_ok();
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(doc["outcome"], "landed", "{doc}");
+    assert_eq!(doc["outcome"], "would_land", "{doc}");
     assert_eq!(doc["conflicts"], serde_json::json!([]), "{doc}");
     assert_eq!(op_ids(&env, &repo), ops);
     // The prediction agrees with the land itself.
@@ -82,10 +82,22 @@ fn a_dry_run_onto_a_merge_working_copy_says_what_the_land_does() {
     let real = env.aw(&repo, ["land", "w1", "--json"]);
     real.assert_ok();
     let (dry, real) = (dry.json(), real.json());
-    for field in ["outcome", "files", "conflicts"] {
+    assert_eq!(predicted(&dry), real["outcome"], "{dry:#} {real:#}");
+    for field in ["files", "conflicts"] {
         assert_eq!(dry[field], real[field], "{field}: {dry:#} {real:#}");
     }
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "from w1\n");
+}
+
+/// What a dry run's outcome predicts the land's to be: `would_land` is `landed`,
+/// `would_conflict` is `conflicted` (a dry run never says `landed`).
+fn predicted(dry: &serde_json::Value) -> serde_json::Value {
+    match dry["outcome"].as_str() {
+        Some("would_land") => "landed".into(),
+        Some("would_conflict") => "conflicted".into(),
+        Some("landed" | "conflicted") => panic!("a dry run said {}", dry["outcome"]),
+        _ => dry["outcome"].clone(),
+    }
 }
 
 /// The JSON document of an outcome, whatever its exit code.
@@ -139,7 +151,12 @@ fn the_dry_run_says_exactly_what_the_land_does() {
         let dry = doc(&env.aw(&repo, ["land", "w1", "--dry-run", "--json"]));
         assert_eq!(graph(&env, &repo), before, "{shape}");
         let real = doc(&env.aw(&repo, ["land", "w1", "--json"]));
-        for field in ["outcome", "files", "conflicts"] {
+        assert_eq!(
+            predicted(&dry),
+            real["outcome"],
+            "{shape}: {dry:#} {real:#}"
+        );
+        for field in ["files", "conflicts"] {
             assert_eq!(
                 dry[field], real[field],
                 "{shape}: {field}: {dry:#} {real:#}"
@@ -158,9 +175,9 @@ fn the_dry_run_says_exactly_what_the_land_does() {
         assert_eq!(
             dry["outcome"],
             if expected_conflict {
-                "conflicted"
+                "would_conflict"
             } else {
-                "landed"
+                "would_land"
             },
             "{shape}: {dry:#}"
         );

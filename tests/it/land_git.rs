@@ -254,7 +254,7 @@ fn a_dry_run_reports_and_changes_nothing() {
     let out = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
     out.assert_code(1);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(doc["outcome"], "conflicted");
+    assert_eq!(doc["outcome"], "would_conflict");
     assert_eq!(doc["conflicts"][0]["file"], "a.txt");
     assert_eq!(state(&env, &repo), before);
     assert!(env

@@ -402,7 +402,12 @@ fn prediction(doc: &serde_json::Value) -> serde_json::Value {
         .map(|c| &c["file"])
         .collect();
     serde_json::json!({
-        "outcome": doc["outcome"],
+        // A dry run's `would_land`/`would_conflict` predicts `landed`/`conflicted`.
+        "outcome": match doc["outcome"].as_str() {
+            Some("would_land") => "landed".into(),
+            Some("would_conflict") => "conflicted".into(),
+            _ => doc["outcome"].clone(),
+        },
         "target": doc["target"],
         "commits": subjects,
         "files": doc["files"],

@@ -17,6 +17,7 @@ const SCHEMAS: &[&str] = &[
     "diff",
     "doctor",
     "error",
+    "failure",
     "gc",
     "land",
     "pool-drain",
@@ -337,4 +338,37 @@ fn land_journal_and_land_state_match_jj() {
 #[test]
 fn land_journal_and_land_state_match_git() {
     land_journal_and_land_state_match(Backend::Git);
+}
+
+/// A command asked for `--json` that fails prints its error on stdout as a document of
+/// `failure.schema.json` (the exit code inside is the process's), and still renders it on
+/// stderr; status, diff and land printed nothing on stdout before. (`clean` and `gc` report
+/// each workspace's failure inside their own document.)
+#[test]
+fn a_failure_under_json_is_a_document_on_stdout() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    for args in [
+        &["status", "nope", "--json"][..],
+        &["diff", "nope", "--json"],
+        &["land", "nope", "--json"],
+        &["checkpoint", "nope", "--json"],
+        &["sync-tools", "nope", "--json"],
+    ] {
+        let out = env.aw(&repo, args);
+        assert_eq!(out.code(), Some(1), "{}", out.report());
+        assert!(out.stderr.starts_with("Error: "), "{}", out.report());
+        let doc: Value = serde_json::from_str(&out.stdout).expect("a JSON document on stdout");
+        assert_valid("failure", &doc);
+        assert_eq!(doc["exit_code"], 1, "{args:?}: {doc:#}");
+        assert_eq!(doc["error"]["kind"], "failure", "{args:?}: {doc:#}");
+        assert!(doc["error"]["hint"].is_string(), "{args:?}: {doc:#}");
+    }
+    // Outside a repository, and without --json nothing goes to stdout.
+    let outside = env.aw(env.path(), ["status", "--json"]);
+    let doc: Value = serde_json::from_str(&outside.stdout).expect("a JSON document on stdout");
+    assert_valid("failure", &doc);
+    let plain = env.aw(&repo, ["status", "nope"]);
+    assert_eq!(plain.code(), Some(1));
+    assert!(plain.stdout.is_empty(), "{}", plain.report());
 }

@@ -89,12 +89,19 @@ pub(crate) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<
     Ok(i32::from(!landing.conflicts.is_empty()))
 }
 
-/// `landed`, `conflicted` or `nothing`.
-fn outcome(landing: &Landing) -> &'static str {
-    match (landing.commits.is_empty(), landing.conflicts.is_empty()) {
-        (true, _) => "nothing",
-        (false, true) => "landed",
-        (false, false) => "conflicted",
+/// `landed`, `conflicted` or `nothing`; a dry run's `would_land` or `would_conflict` (it
+/// never says `landed`).
+fn outcome(landing: &Landing, dry_run: bool) -> &'static str {
+    match (
+        landing.commits.is_empty(),
+        landing.conflicts.is_empty(),
+        dry_run,
+    ) {
+        (true, _, _) => "nothing",
+        (false, true, false) => "landed",
+        (false, false, false) => "conflicted",
+        (false, true, true) => "would_land",
+        (false, false, true) => "would_conflict",
     }
 }
 
@@ -214,7 +221,7 @@ pub(crate) struct LandJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     dry_run: bool,
-    #[cfg_attr(test, schemars(extend("enum" = ["nothing", "landed", "conflicted"])))]
+    #[cfg_attr(test, schemars(extend("enum" = ["nothing", "landed", "conflicted", "would_land", "would_conflict"])))]
     outcome: &'static str,
     target: &'a str,
     commits: &'a [Commit],
@@ -248,7 +255,7 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         schema_version: 1,
         workspace_id: id,
         dry_run,
-        outcome: outcome(landing),
+        outcome: outcome(landing, dry_run),
         target: &landing.target,
         commits: &landing.commits,
         files: &landing.files,
