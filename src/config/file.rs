@@ -76,6 +76,7 @@ pub(super) struct RetentionSection {
     pub(super) crashed: Option<String>,
     pub(super) interrupted: Option<String>,
     pub(super) idle: Option<String>,
+    pub(super) kept: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -60,6 +60,9 @@ pub struct Config {
     pub copy_include: Vec<crate::store::include::Pattern>,
     /// How long `gc` keeps a workspace, per status (`retention.*`); absent: never removed.
     pub retention: BTreeMap<String, Duration>,
+    /// How long `gc` keeps the directories removals kept aside (`retention.kept`, default
+    /// 30 days); `None`: for ever.
+    pub retention_kept: Option<Duration>,
     /// Prepared workspaces kept ready for new runs (`pool.size`, default 0: no pool).
     pub pool_size: usize,
 }
@@ -81,6 +84,9 @@ pub struct SetupCommand {
     /// user's file (whose commands are trusted).
     pub repo_relative: Option<String>,
 }
+
+/// How long `gc` keeps kept-aside directories unless `retention.kept` says otherwise.
+pub(crate) const DEFAULT_RETENTION_KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The statuses `retention.*` names, in the order `gc` reports them.
 pub(crate) const RETENTION_STATUSES: [&str; 6] =
@@ -136,6 +142,7 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
         ports: 1,
         tools_paths: DEFAULT_TOOLS_PATHS.map(str::to_string).to_vec(),
         tools_dir: DEFAULT_TOOLS_DIR.to_string(),
+        retention_kept: Some(DEFAULT_RETENTION_KEPT),
         ..Config::default()
     };
     if let Some(root) = repo_root {
@@ -238,6 +245,16 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
             None => {
                 return Err(invalid(format!(
                     "retention.{status} = {text:?} is not a duration (e.g. \"30m\", \"1h\", \"7d\") or \"never\""
+                )))
+            }
+        };
+    }
+    if let Some(text) = r.kept {
+        config.retention_kept = match parse_retention(&text) {
+            Some(age) => age,
+            None => {
+                return Err(invalid(format!(
+                    "retention.kept = {text:?} is not a duration (e.g. \"30d\") or \"never\""
                 )))
             }
         };

@@ -310,6 +310,34 @@ pub(crate) fn kept_dirs(kept_root: &Path, id: Option<&str>) -> io::Result<Vec<Pa
     Ok(dirs)
 }
 
+/// When the kept-aside directory `dir` was made, from its name (`<id>-<UTC time>`, maybe with a
+/// `.N` suffix, as [`fresh_dest`] names it); `None` for a name of another form.
+pub(crate) fn kept_at(dir: &Path) -> Option<std::time::SystemTime> {
+    let name = dir.file_name()?.to_str()?;
+    let name = name.split_once('.').map_or(name, |(stem, _)| stem);
+    let (_, stamp) = name.rsplit_once('-')?;
+    // `20261126T225806Z` as RFC 3339.
+    let b = stamp.as_bytes();
+    let digits = |r: std::ops::Range<usize>| {
+        b.get(r.clone())
+            .filter(|d| d.iter().all(u8::is_ascii_digit))
+            .map(|_| &stamp[r])
+    };
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let text = format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        digits(0..4)?,
+        digits(4..6)?,
+        digits(6..8)?,
+        digits(9..11)?,
+        digits(11..13)?,
+        digits(13..15)?
+    );
+    humantime::parse_rfc3339(&text).ok()
+}
+
 /// Deletes one kept-aside directory (or a stray file or symlink in its place) without
 /// following symlinks.
 pub(crate) fn purge(path: &Path) -> io::Result<()> {
@@ -331,6 +359,16 @@ mod tests {
         assert_eq!(policy.disposable("a.pyc", false), Some("*.pyc"));
         assert_eq!(policy.disposable("x", false), Some("x"));
         assert_eq!(policy.disposable("y", true), None);
+    }
+
+    #[test]
+    fn kept_at_reads_the_name() {
+        let at = |name: &str| kept_at(Path::new(name));
+        let expected = humantime::parse_rfc3339("2026-11-26T22:58:06Z").ok();
+        assert_eq!(at("w-20261126T225806Z"), expected);
+        assert_eq!(at("w-x-20261126T225806Z.2"), expected);
+        assert_eq!(at("w"), None);
+        assert_eq!(at("w-2026112XT225806Z"), None);
     }
 
     #[test]

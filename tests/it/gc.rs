@@ -266,3 +266,51 @@ fn workspaces_with_a_problem_are_left_to_clean() {
     assert!(env.ws_path(&repo, "forgotten").join("a.txt").exists());
     assert_eq!(Backend::Jj.registered(&env, &repo), ["default", "deleted"]);
 }
+
+/// `gc` purges the directories removals kept aside once they are older than `retention.kept`
+/// (default 30 days), lists them in its dry run first, keeps younger ones, and keeps them all
+/// with `retention.kept = "never"`.
+#[test]
+fn kept_aside_directories_go_after_retention_kept() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let old = kept.join("w1-20200101T000000Z");
+    let young = kept.join(format!(
+        "w2-{}",
+        humantime::format_rfc3339_seconds(SystemTime::now())
+            .to_string()
+            .replace(['-', ':'], "")
+    ));
+    for dir in [&old, &young] {
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("sub/notes.txt"), "kept\n").unwrap();
+    }
+    let dry = env.aw(&repo, ["gc", "--dry-run", "--json"]);
+    dry.assert_ok();
+    let doc = dry.json();
+    crate::schemas::assert_valid("gc", &doc);
+    let listed: Vec<&str> = doc["purged_kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [old.to_str().unwrap()], "{doc:#}");
+    assert!(old.exists(), "a dry run purges nothing");
+
+    configure(&repo, "kept = \"never\"\n");
+    env.aw(&repo, ["gc"]).assert_ok();
+    assert!(old.exists(), "retention.kept = never keeps it");
+
+    fs::remove_file(repo.join("agent-workspace.toml")).unwrap();
+    let out = env.aw(&repo, ["gc"]);
+    out.assert_ok();
+    assert!(
+        out.stdout.contains(&format!("Purged {} (kept ", old.display())),
+        "{}",
+        out.report()
+    );
+    assert!(!old.exists(), "{}", env.listing());
+    assert!(young.join("sub/notes.txt").exists(), "a young one stays");
+}

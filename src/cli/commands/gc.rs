@@ -45,7 +45,7 @@ pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32>
     }
     if ctx.config.retention.is_empty() && !args.json {
         ui.note(
-            "No retention is configured (retention.* in agent-workspace.toml): gc removes nothing",
+            "No retention is configured for workspaces (retention.<status> in agent-workspace.toml): gc removes no workspace",
         );
     }
     let (mut entries, warning) = inventory::all(&ctx);
@@ -79,10 +79,52 @@ pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32>
             (c, outcome)
         })
         .collect();
-    report(ui, &results, args)?;
-    Ok(i32::from(
-        results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_))),
-    ))
+    let kept = expired_kept(&ctx, args.dry_run);
+    report(ui, &results, &kept, args)?;
+    let failed = results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_)))
+        || kept.iter().any(|k| k.error.is_some());
+    Ok(i32::from(failed))
+}
+
+/// A kept-aside directory past `retention.kept`: purged (or, in a dry run, that would be).
+struct Kept {
+    path: PathBuf,
+    age: std::time::Duration,
+    retention: std::time::Duration,
+    error: Option<CliError>,
+}
+
+/// The kept-aside directories (`<namespace>/.kept/`) older than `retention.kept`, purged
+/// unless `dry_run`. A name that does not say when it was made is never purged.
+fn expired_kept(ctx: &Context, dry_run: bool) -> Vec<Kept> {
+    let Some(retention) = ctx.config.retention_kept else {
+        return vec![];
+    };
+    let root = ctx.layout.dir.join(crate::workspace::remove::KEPT_DIR);
+    let now = SystemTime::now();
+    let dirs = crate::store::aside::kept_dirs(&root, None).unwrap_or_default();
+    dirs.into_iter()
+        .filter_map(|path| {
+            let made = crate::store::aside::kept_at(&path)?;
+            let age = now.duration_since(made).ok()?;
+            (age > retention).then_some((path, age))
+        })
+        .map(|(path, age)| {
+            let error = match dry_run {
+                true => None,
+                false => crate::store::aside::purge(&path).err().map(|e| {
+                    CliError::failure(format!("could not purge {}: {e}", path.display()))
+                        .hint("check its permissions, then run gc again")
+                }),
+            };
+            Kept {
+                path,
+                age,
+                retention,
+                error,
+            }
+        })
+        .collect()
 }
 
 /// Why, in words: `done for 8d, retention.done = 7d`.
@@ -105,6 +147,19 @@ pub(crate) struct GcJson {
     removed: Vec<Item>,
     skipped: Vec<Item>,
     failed: Vec<Item>,
+    /// Kept-aside directories past `retention.kept`, purged (or that would be).
+    purged_kept: Vec<KeptItem>,
+}
+
+/// One kept-aside directory in it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct KeptItem {
+    path: PathBuf,
+    age_seconds: u64,
+    retention_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<crate::error::ErrorJson>,
 }
 
 /// One workspace in it: the removal's fields (as `clean --json`), its status, age, retention.
@@ -152,7 +207,7 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
     }
 }
 
-fn report(ui: &Ui, results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()> {
+fn report(ui: &Ui, results: &[(Candidate, Outcome)], kept: &[Kept], args: &GcArgs) -> Result<()> {
     if args.json {
         let mut doc = GcJson {
             schema_version: 1,
@@ -160,6 +215,15 @@ fn report(ui: &Ui, results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()
             removed: vec![],
             skipped: vec![],
             failed: vec![],
+            purged_kept: kept
+                .iter()
+                .map(|k| KeptItem {
+                    path: k.path.clone(),
+                    age_seconds: k.age.as_secs(),
+                    retention_seconds: k.retention.as_secs(),
+                    error: k.error.as_ref().map(CliError::to_json),
+                })
+                .collect(),
         };
         for (c, outcome) in results {
             let list = match outcome {
@@ -201,6 +265,18 @@ fn report(ui: &Ui, results: &[(Candidate, Outcome)], args: &GcArgs) -> Result<()
     }
     if results.is_empty() {
         ui.note("No workspace is past its retention");
+    }
+    for k in kept {
+        let why = format!(
+            "kept for {}, retention.kept = {}",
+            gc::short(k.age),
+            gc::short(k.retention)
+        );
+        match (&k.error, args.dry_run) {
+            (Some(err), _) => ui.error(err),
+            (None, true) => text += &format!("Would purge {} ({why})\n", k.path.display()),
+            (None, false) => text += &format!("Purged {} ({why})\n", k.path.display()),
+        }
     }
     ui.data(&text)
 }
