@@ -6,8 +6,12 @@ use crate::error::{CliError, Result};
 use crate::ui::output;
 
 /// The terminal while watching: the alternate screen, no cursor, no line wrapping; each
-/// frame overwrites the last in place. Dropping it restores the terminal.
-pub(crate) struct Screen;
+/// frame overwrites the last in place; keys come one at a time without echo (so `q` quits).
+/// Dropping it restores the terminal.
+pub(crate) struct Screen {
+    /// stdin's terminal settings before, when stdin is a terminal.
+    keys: Option<libc::termios>,
+}
 
 impl Screen {
     /// Whether stdout is a terminal, the one thing a screen can be drawn on.
@@ -17,7 +21,31 @@ impl Screen {
 
     pub(crate) fn enter() -> Result<Screen> {
         write_out("\x1b[?1049h\x1b[?25l\x1b[?7l")?;
-        Ok(Screen)
+        Ok(Screen { keys: raw_keys() })
+    }
+
+    /// Waits up to `timeout` for a key on stdin; whether it was `q` (or `Q`). Without a
+    /// terminal on stdin it only waits.
+    pub(crate) fn quit_key(&self, timeout: std::time::Duration) -> bool {
+        if self.keys.is_none() {
+            std::thread::sleep(timeout);
+            return false;
+        }
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one valid pollfd, its count 1.
+        if unsafe { libc::poll(&mut fd, 1, ms) } <= 0 || fd.revents & libc::POLLIN == 0 {
+            return false;
+        }
+        let mut buf = [0u8; 16];
+        // SAFETY: reads at most buf.len() bytes into buf, which outlives the call.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
+        let n = usize::try_from(n).unwrap_or(0);
+        buf[..n].iter().any(|b| matches!(b, b'q' | b'Q'))
     }
 
     /// Writes `text` from the top-left corner, clearing the rest of each line and of the
@@ -49,8 +77,35 @@ impl Screen {
 
 impl Drop for Screen {
     fn drop(&mut self) {
+        if let Some(before) = &self.keys {
+            // SAFETY: restores the settings read from the same descriptor.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, before) };
+        }
         let _ = write_out("\x1b[?7h\x1b[?25h\x1b[?1049l");
     }
+}
+
+/// Puts stdin's terminal into non-canonical mode without echo (signals still work: Ctrl-C
+/// stays SIGINT); its settings before, or `None` when stdin is no terminal.
+fn raw_keys() -> Option<libc::termios> {
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    // SAFETY: termios is plain data; tcgetattr fills it or fails.
+    let mut before: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a valid termios to fill.
+    if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &mut before) } != 0 {
+        return None;
+    }
+    let mut keys = before;
+    keys.c_lflag &= !(libc::ICANON | libc::ECHO);
+    keys.c_cc[libc::VMIN] = 1;
+    keys.c_cc[libc::VTIME] = 0;
+    // SAFETY: a valid descriptor and settings derived from its own.
+    if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &keys) } != 0 {
+        return None;
+    }
+    Some(before)
 }
 
 fn write_out(text: &str) -> Result<()> {

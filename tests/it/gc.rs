@@ -307,7 +307,8 @@ fn kept_aside_directories_go_after_retention_kept() {
     let out = env.aw(&repo, ["gc"]);
     out.assert_ok();
     assert!(
-        out.stdout.contains(&format!("Purged {} (kept ", old.display())),
+        out.stdout
+            .contains(&format!("Purged {} (kept ", old.display())),
         "{}",
         out.report()
     );

@@ -180,6 +180,19 @@ fn watch_shows_a_run_change_status_and_ends_on_ctrl_c_with_130(backend: Backend)
     assert_eq!(flags.trim(), "0 1");
 }
 
+/// `q` ends watching with exit 0 and the terminal restored (keys echo again).
+#[test]
+fn q_quits_with_0() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let tmux = Tmux::start(&env, &repo, &["status", "--watch", "--interval", "5"], &[]);
+    tmux.wait_for("the table", |s| s.contains("q or Ctrl-C to stop"));
+    tmux.run(&["send-keys", "q"]);
+    assert_eq!(tmux.exit(), "EXIT=0");
+    let flags = tmux.run(&["display-message", "-p", "#{alternate_on} #{cursor_flag}"]);
+    assert_eq!(flags.trim(), "0 1");
+}
+
 /// A wrapper first on PATH that counts the backend's calls, then runs the real tool.
 fn counting_backend(env: &TestEnv, backend: Backend) -> (OsString, PathBuf) {
     let name = backend.name();

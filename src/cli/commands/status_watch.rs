@@ -20,7 +20,7 @@ use crate::workspace::context::Context;
 use crate::workspace::details::Extra;
 use crate::workspace::inventory::{self, Entry};
 
-/// How often a wait between redraws looks for Ctrl-C.
+/// How often a wait between redraws looks for Ctrl-C (a key wakes it at once).
 const POLL: Duration = Duration::from_millis(50);
 
 pub(crate) fn cmd_status_watch(
@@ -48,32 +48,44 @@ pub(crate) fn cmd_status_watch(
         let text = frame(&entries, warning.as_ref(), interval, paths);
         let text = ui.paint(&text);
         screen.draw(&text)?;
-        if let Some(sig) = wait(interval) {
-            drop(screen);
-            return Ok(128 + sig);
+        match wait(&screen, interval) {
+            Some(Stop::Signal(sig)) => {
+                drop(screen);
+                return Ok(128 + sig);
+            }
+            Some(Stop::Quit) => return Ok(0),
+            None => {}
         }
     }
 }
 
-/// Sleeps `interval`, or less when a signal arrives: then that signal.
-fn wait(interval: Duration) -> Option<i32> {
+/// Why watching ends: a signal (Ctrl-C), or `q` pressed.
+enum Stop {
+    Signal(i32),
+    Quit,
+}
+
+/// Waits `interval`, or less when a signal arrives or `q` is pressed.
+fn wait(screen: &Screen, interval: Duration) -> Option<Stop> {
     let until = Instant::now() + interval;
     loop {
         if let Some(sig) = signals::received() {
-            return Some(sig);
+            return Some(Stop::Signal(sig));
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return None;
         }
-        std::thread::sleep(left.min(POLL));
+        if screen.quit_key(left.min(POLL)) {
+            return Some(Stop::Quit);
+        }
     }
 }
 
 /// One screen: a title, the table with run times and exit codes, then what is wrong.
 fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration, paths: bool) -> String {
     let mut text = format!(
-        "agent-workspace status, every {}s (Ctrl-C to stop)\n\n",
+        "agent-workspace status, every {}s (q or Ctrl-C to stop)\n\n",
         interval.as_secs_f64()
     );
     let extra: Vec<Extra> = entries.iter().map(|_| Extra::default()).collect();
