@@ -63,23 +63,30 @@ pub(crate) fn enter(
     // A new workspace holds its base revision's files; a child holds its parent's, whose
     // trust its record inherited.
     let trust = start.trust_envrc || (opened.created && start.parent.is_none());
-    let loader =
-        direnv::prepare(&mut record, &ctx.vcs, start.no_direnv, trust).inspect_err(|_| {
-            let _ = metadata::save(&record);
-        })?;
+    let loader = direnv::prepare(&mut record, &ctx.vcs, start.no_direnv, trust)
+        .map_err(crate::error::CliError::from)
+        .inspect_err(|err| refused(&mut record, err))?;
     let setup = workspace::setup::Env {
         loader: &loader,
         sandboxing: start.sandboxing,
         lease: lease.fd(),
         trust: start.trust_config,
     };
-    prepare(ctx, &mut record, opened.created, &setup, tell)?;
+    prepare(ctx, &mut record, opened.created, &setup, tell)
+        .inspect_err(|err| refused(&mut record, err))?;
     Ok(Some(Entered {
         record,
         created: opened.created,
         lease,
         loader,
     }))
+}
+
+/// Records in the workspace's record that its run never started its command, and why (what
+/// `status` then shows); the error itself is the caller's to report.
+fn refused(record: &mut Record, err: &crate::error::CliError) {
+    record.record_not_started(err.message.clone());
+    let _ = metadata::save(record);
 }
 
 /// Brings the tools bundle up to date and runs the setup when it is due.

@@ -423,6 +423,7 @@ pub(super) fn new_record(
         ports: vec![],
         tools: None,
         setup: None,
+        not_started: None,
         copied: None,
         origin: Default::default(),
     }

@@ -53,6 +53,7 @@ mod man_pages;
 mod messages;
 mod metadata;
 mod nested;
+mod not_started;
 mod pool_crash;
 mod pool_fill;
 mod pool_support;

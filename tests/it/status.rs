@@ -164,9 +164,18 @@ fn an_unknown_id_exits_1(backend: Backend) {
     Error: no workspace "nope" (looked for [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/nope)
     Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
     "#);
+    // With --json the error is also a document on stdout (failure.schema.json).
     let json = env.aw(&repo, ["status", "nope", "--json"]);
     json.assert_code(1);
-    assert_eq!(json.stdout, "");
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["error"]["message"],
+        out.stderr
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("Error: ")
+    );
     assert_eq!(json.stderr, out.stderr);
 }
 

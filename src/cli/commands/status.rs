@@ -327,6 +327,9 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
             "as agent-workspace keeps it (the directory is gone)",
         );
     }
+    if let (Some(ns), "not-started") = (&r.not_started, entry.status()) {
+        field("not started", &format!("{} ({})", ns.reason, ns.at));
+    }
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     field("workflow", &opt(&r.workflow));
     field("backend", r.backend.as_str());

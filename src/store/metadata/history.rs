@@ -27,6 +27,24 @@ pub(crate) struct Run {
     pub checkpoint: Option<Checkpoint>,
 }
 
+/// A run that never started its command: when, and why (the error it ended with).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct NotStarted {
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
+    pub at: String,
+    pub reason: String,
+}
+
+impl Record {
+    /// Records that a run ended before its command started, for `reason`.
+    pub(crate) fn record_not_started(&mut self, reason: String) {
+        let at = now();
+        self.updated_at = at.clone();
+        self.not_started = Some(NotStarted { at, reason });
+    }
+}
+
 /// A commit a checkpoint made: its id, and its change id with jj.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -49,6 +67,7 @@ impl Record {
         self.signal = None;
         self.pid = Some(pid);
         self.pid_start = pid_start;
+        self.not_started = None;
     }
 
     /// Records how the current run ended and adds it to the history.

@@ -167,6 +167,13 @@ impl Record {
     /// The status to show: `landed` or `conflicted` when the last land is newer than the last
     /// run (and no run is live) and was not found undone, else the recorded status.
     pub(crate) fn shown_status(&self) -> &'static str {
+        // A run that never started its command, newer than the last land (none runs now).
+        if let Some(ns) = &self.not_started {
+            let after_land = self.land.as_ref().is_none_or(|l| ns.at >= l.at);
+            if self.status != Status::Running && after_land {
+                return "not-started";
+            }
+        }
         match self.shown_land() {
             Some(land) if self.land_check != Check::Undone => land.outcome.as_str(),
             _ => self.status.as_str(),

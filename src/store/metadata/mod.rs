@@ -150,6 +150,10 @@ pub(crate) struct Record {
     /// What the setup command (`setup.command`) did in this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// The last run that never started its command (its `.envrc` refused or failing, its
+    /// tools or setup failed), until a run starts one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_started: Option<history::NotStarted>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// How this record was read; never written.
