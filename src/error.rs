@@ -80,30 +80,10 @@ impl CliError {
         )
     }
 
-    /// Adds a cause: a helper's stderr, say. Its own `Error:`/`error:` labels go (the cause is
-    /// shown under this error's `Error:`, never as a second one) and its `Hint:` lines read
-    /// `hint:`, so this error's `Hint:` stays the one hint line.
     pub fn cause(mut self, cause: impl Into<String>) -> Self {
         let cause = cause.into();
         if !cause.trim().is_empty() {
-            let lines: Vec<&str> = cause
-                .trim_end()
-                .lines()
-                .map(|line| {
-                    line.strip_prefix("Error: ")
-                        .or_else(|| line.strip_prefix("error: "))
-                        .unwrap_or(line)
-                })
-                .collect();
-            let text = lines
-                .iter()
-                .map(|line| match line.strip_prefix("Hint: ") {
-                    Some(rest) => format!("hint: {rest}"),
-                    None => line.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            self.causes.push(text);
+            self.causes.push(cause.trim_end().to_string());
         }
         self
     }
@@ -231,21 +211,3 @@ pub(crate) fn name_too_long_message(path: &Path, component: &str) -> String {
 }
 
 pub(crate) type Result<T, E = CliError> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::CliError;
-
-    /// A helper's own `Error:` and `Hint:` never stand as a second error or hint.
-    #[test]
-    fn a_cause_loses_its_own_error_and_hint_labels() {
-        let err = CliError::failure("cannot resolve revision \"x\"").cause(
-            "Error: Revision `x` doesn't exist\nHint: Did you mean `y`?\nerror: more\nplain\n",
-        );
-        assert_eq!(
-            err.causes,
-            ["Revision `x` doesn't exist\nhint: Did you mean `y`?\nmore\nplain"]
-        );
-        assert!(CliError::failure("m").cause("  \n").causes.is_empty());
-    }
-}

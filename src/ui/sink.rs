@@ -125,13 +125,27 @@ pub(crate) fn render_error(err: &CliError) -> String {
     for cause in &err.causes {
         for (i, line) in cause.lines().enumerate() {
             let lead = if i == 0 { "Caused by: " } else { "           " };
-            text.push_str(&format!("\n{lead}{line}"));
+            text.push_str(&format!("\n{lead}{}", cause_line(line)));
         }
     }
     if let Some(hint) = &err.hint {
         text.push_str(&format!("\nHint: {hint}"));
     }
     text
+}
+
+/// A line of a cause (a helper's stderr, say) as shown under this error: its own `Error:` /
+/// `error:` label goes and its `Hint:` reads `hint:`, so an error shows one `Error:` and one
+/// `Hint:`.
+fn cause_line(line: &str) -> String {
+    let line = line
+        .strip_prefix("Error: ")
+        .or_else(|| line.strip_prefix("error: "))
+        .unwrap_or(line);
+    match line.strip_prefix("Hint: ") {
+        Some(rest) => format!("hint: {rest}"),
+        None => line.to_string(),
+    }
 }
 
 /// `Warning: message`, the words of a warning wherever it is shown (stderr, a redrawn screen).
@@ -150,6 +164,22 @@ fn stderr(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A helper's own `Error:` and `Hint:` never stand as a second error or hint.
+    #[test]
+    fn a_cause_shows_without_its_own_error_and_hint_labels() {
+        let err = CliError::failure("cannot resolve revision \"x\"")
+            .cause("Error: Revision `x` doesn't exist\nHint: Did you mean `y`?\nerror: more")
+            .hint("pass one that exists");
+        assert_eq!(
+            render_error(&err),
+            "Error: cannot resolve revision \"x\"\n\
+             Caused by: Revision `x` doesn't exist\n\
+             \x20          hint: Did you mean `y`?\n\
+             \x20          more\n\
+             Hint: pass one that exists"
+        );
+    }
 
     #[test]
     fn an_error_renders_message_causes_and_hint() {
