@@ -7,12 +7,6 @@ use std::path::Path;
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
 
-fn user_config(env: &TestEnv, text: &str) {
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), text).unwrap();
-}
-
 fn branches(env: &TestEnv, repo: &Path) -> String {
     git_ok(env, repo, &["branch", "--format=%(refname:short)"])
 }
@@ -49,7 +43,7 @@ fn the_user_file_wins_over_the_repository_file_and_the_variable_over_both() {
     )
     .unwrap();
     env.aw(&repo, ["run", "a", "--", "true"]).assert_ok();
-    user_config(&env, "[git]\nbranch_prefix = \"mine/\"\n");
+    env.user_config("[git]\nbranch_prefix = \"mine/\"\n");
     env.aw(&repo, ["run", "b", "--", "true"]).assert_ok();
     env.aw_cmd(&repo)
         .env("AGENT_WORKSPACE_BRANCH_PREFIX", "env/")
@@ -110,7 +104,7 @@ fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
     }
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
-    user_config(&env, "[sandbox]\nenabled = true\nnetwork = false\n");
+    env.user_config("[sandbox]\nenabled = true\nnetwork = false\n");
     let show = "echo \"sandbox=$AGENT_WORKSPACE_SANDBOX\"";
     let out = env.aw(&repo, ["run", "w", "--", "sh", "-c", show]);
     out.assert_ok();
@@ -170,7 +164,7 @@ fn bad_configuration_files_are_clear_errors() {
     out.assert_code(2);
     assert!(out.stderr.contains("both exist"), "{}", out.stderr);
     fs::remove_file(&file).unwrap();
-    user_config(&env, "colour = true\n");
+    env.user_config("colour = true\n");
     let out = env.aw(&repo, ["status"]);
     out.assert_code(2);
     assert!(
@@ -197,9 +191,7 @@ fn the_documented_complete_example_is_accepted() {
         .expect("docs/configuration.md has the marked example");
     let example = &after[..after.find("```").expect("the example block ends")];
     assert!(example.contains("[retention]"), "{example}");
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), example).unwrap();
+    env.user_config(example);
     let out = env.aw(&repo, ["doctor", "--json"]);
     assert_ne!(out.code(), Some(2), "{}", out.report());
     let json = out.json();

@@ -7,20 +7,14 @@ use std::fs;
 use crate::backends::Backend;
 use crate::harness::TestEnv;
 
-fn user_config(env: &TestEnv, text: &str) {
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), text).unwrap();
-}
-
 fn create_makes_a_ready_workspace_and_prints_its_directory(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let count = env.path().join("setups");
-    user_config(
-        &env,
-        &format!("[setup]\ncommand = \"echo once >> {}\"\n", count.display()),
-    );
+    env.user_config(&format!(
+        "[setup]\ncommand = \"echo once >> {}\"\n",
+        count.display()
+    ));
     let out = env.aw(&repo, ["create", "w"]);
     out.assert_ok();
     let ws = env.ws_path(&repo, "w");

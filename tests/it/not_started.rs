@@ -39,9 +39,7 @@ fn a_refused_envrc_is_shown_as_not_started_until_a_run_starts(backend: Backend) 
 fn a_failed_setup_is_shown_as_not_started(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), "[setup]\ncommand = \"exit 3\"\n").unwrap();
+    env.user_config("[setup]\ncommand = \"exit 3\"\n");
     env.aw(&repo, ["run", "w", "--", "true"]).assert_code(125);
     let doc = status_of(&env, &repo, "w");
     assert_eq!(doc["status"], "not-started", "{doc:#}");

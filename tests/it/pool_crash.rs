@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
-use crate::pool_support::{pool, prepared_repo, ready, user_config, wait_filled, workspace_ids};
+use crate::pool_support::{pool, prepared_repo, ready, wait_filled, workspace_ids};
 
 /// A wrapper of `tool` first on PATH that runs the real one, then, when its arguments
 /// contain `trigger`, kills agent-workspace (its parent) with SIGKILL.
@@ -166,8 +166,7 @@ fn a_crash_during_a_fill_leaves_no_takeable_half(backend: Backend) {
             "{how}: {status:#}"
         );
         let half = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());
-        user_config(
-            &env,
+        env.user_config(
             &fs::read_to_string(env.path().join("xdg/config/agent-workspace/config.toml"))
                 .unwrap()
                 .replace("size = 1", "size = 0")

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::backends::Backend;
 use crate::harness::TestEnv;
-use crate::pool_support::{pool, prepared_repo, ready, user_config, workspace_ids};
+use crate::pool_support::{pool, prepared_repo, ready, workspace_ids};
 
 /// The run that takes an entry does not wait for the refill it starts.
 fn the_refill_runs_in_the_background(backend: Backend) {
@@ -139,7 +139,7 @@ fn bad_sizes_and_a_missing_size_are_usage_errors() {
         ("[pool]\nsize = \"two\"\n", "size = \"two\""),
         ("[pool]\ncount = 2\n", "count"),
     ] {
-        user_config(&env, text);
+        env.user_config(text);
         let out = env.aw(&repo, ["pool", "status"]);
         out.assert_code(2);
         assert!(out.stderr.contains(says), "{text}: {}", out.report());
@@ -151,10 +151,7 @@ fn bad_sizes_and_a_missing_size_are_usage_errors() {
 fn a_failed_setup_prepares_nothing_and_keeps_its_log() {
     let env = TestEnv::new();
     let repo = env.jj_repo("repo");
-    user_config(
-        &env,
-        "[pool]\nsize = 1\n[setup]\ncommand = \"echo cannot; exit 3\"\n",
-    );
+    env.user_config("[pool]\nsize = 1\n[setup]\ncommand = \"echo cannot; exit 3\"\n");
     let out = env.aw(&repo, ["pool", "fill"]);
     out.assert_code(1);
     assert!(

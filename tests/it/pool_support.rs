@@ -10,12 +10,6 @@ use serde_json::Value;
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
 
-pub(crate) fn user_config(env: &TestEnv, text: &str) {
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), text).unwrap();
-}
-
 /// `pool status --json`.
 pub(crate) fn pool(env: &TestEnv, repo: &Path) -> Value {
     env.aw(repo, ["pool", "status", "--json"])
@@ -79,9 +73,7 @@ pub(crate) fn prepared_repo(env: &TestEnv, backend: Backend, size: usize) -> Pat
     }
     fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
     let setups = env.path().join("setups");
-    user_config(
-        env,
-        &format!(
+    env.user_config(&format!(
             "[pool]\nsize = {size}\n[copy]\ninclude = [\".env\"]\n[setup]\ncommand = \"echo \\\"$AGENT_WORKSPACE_ID $AW_TEST_VAR\\\" >> {}\"\n",
             setups.display()
         ),

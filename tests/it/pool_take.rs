@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
-use crate::pool_support::{
-    pool, prepared_repo, ready, setups, user_config, wait_filled, workspace_ids,
-};
+use crate::pool_support::{pool, prepared_repo, ready, setups, wait_filled, workspace_ids};
 
 /// What a workspace holds besides the backend's directory and the record view.
 fn files(dir: &Path) -> Vec<String> {
@@ -57,8 +55,7 @@ fn a_pooled_creation_is_a_normal_one(backend: Backend) {
     );
     wait_filled(&env, &repo, 1);
     env.aw(&repo, ["pool", "drain"]).assert_ok();
-    user_config(
-        &env,
+    env.user_config(
         &fs::read_to_string(env.path().join("xdg/config/agent-workspace/config.toml"))
             .unwrap()
             .replace("size = 1", "size = 0"),
@@ -232,7 +229,7 @@ crate::both_backends!(
 fn git_refuses_a_branch_elsewhere_and_leaves_the_entry() {
     let env = TestEnv::new();
     let repo = Backend::Git.repo(&env);
-    user_config(&env, "[pool]\nsize = 1\n");
+    env.user_config("[pool]\nsize = 1\n");
     env.aw(&repo, ["pool", "fill"]).assert_ok();
     let entry = ready(&env, &repo).pop().unwrap();
     git_ok(

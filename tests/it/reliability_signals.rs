@@ -112,6 +112,23 @@ fn a_signal_while_the_workspace_is_created_rolls_the_creation_back() {
     assert_eq!(env.workspace_names(&repo), ["default"]);
 }
 
+/// A `run w1` SIGKILLed right after the backend registered the new workspace (jj's `workspace
+/// add`, git's `worktree add` returned), before its state was saved.
+fn kill_right_after_the_backend_made_w1(env: &TestEnv, repo: &std::path::Path, backend: Backend) {
+    let (tool, trigger) = match backend {
+        Backend::Jj => ("jj", "workspace add"),
+        Backend::Git => ("git", "worktree add"),
+    };
+    let path = crate::pool_crash::killing_wrapper(env, tool, trigger, false);
+    let out = env
+        .aw_cmd(repo)
+        .env("PATH", &path)
+        .env("TRIGGER", trigger)
+        .args(["run", "w1", "--", "true"])
+        .run();
+    assert_eq!(out.code(), None, "killed\n{}", out.report());
+}
+
 /// SIGKILL (which no handler sees) right after the backend registered a new workspace, before
 /// its state was saved: the next command of any kind (`status`) rolls the half-made
 /// workspace back instead of listing it as `missing-metadata`, and the next run of the id
@@ -120,18 +137,7 @@ fn a_signal_while_the_workspace_is_created_rolls_the_creation_back() {
 fn a_kill_while_the_workspace_is_created_is_rolled_back_by_the_next_command(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
-    let (tool, trigger) = match backend {
-        Backend::Jj => ("jj", "workspace add"),
-        Backend::Git => ("git", "worktree add"),
-    };
-    let path = crate::pool_crash::killing_wrapper(&env, tool, trigger, false);
-    let out = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .env("TRIGGER", trigger)
-        .args(["run", "w1", "--", "touch", "ran"])
-        .run();
-    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    kill_right_after_the_backend_made_w1(&env, &repo, backend);
     assert!(env.ws_path(&repo, "w1").exists(), "the backend made it");
 
     let status = env.aw(&repo, ["status", "--json"]);
@@ -168,18 +174,7 @@ fn a_kill_while_the_workspace_is_created_is_rolled_back_by_the_next_command(back
 fn a_run_after_a_kill_while_the_workspace_is_created_creates_it_whole(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
-    let (tool, trigger) = match backend {
-        Backend::Jj => ("jj", "workspace add"),
-        Backend::Git => ("git", "worktree add"),
-    };
-    let path = crate::pool_crash::killing_wrapper(&env, tool, trigger, false);
-    let out = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .env("TRIGGER", trigger)
-        .args(["run", "w1", "--", "true"])
-        .run();
-    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    kill_right_after_the_backend_made_w1(&env, &repo, backend);
     let again = env.aw(&repo, ["run", "w1", "--", "touch", "ran"]);
     again.assert_ok();
     assert!(
@@ -199,14 +194,7 @@ fn a_run_after_a_kill_while_the_workspace_is_created_creates_it_whole(backend: B
 fn the_rollback_of_a_killed_creation_keeps_its_branch_once_it_holds_a_commit() {
     let env = TestEnv::new();
     let repo = Backend::Git.repo(&env);
-    let path = crate::pool_crash::killing_wrapper(&env, "git", "worktree add", false);
-    let out = env
-        .aw_cmd(&repo)
-        .env("PATH", &path)
-        .env("TRIGGER", "worktree add")
-        .args(["run", "w1", "--", "true"])
-        .run();
-    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    kill_right_after_the_backend_made_w1(&env, &repo, Backend::Git);
     let ws = env.ws_path(&repo, "w1");
     crate::backends::git_ok(&env, &ws, &["commit", "--allow-empty", "-m", "by hand"]);
     let tip = crate::backends::git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);

@@ -9,12 +9,6 @@ use std::path::Path;
 use crate::backends::{git_ok, Backend};
 use crate::harness::TestEnv;
 
-fn user_config(env: &TestEnv, text: &str) {
-    let dir = env.path().join("xdg/config/agent-workspace");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.toml"), text).unwrap();
-}
-
 fn commit_all(env: &TestEnv, backend: Backend, repo: &Path, message: &str) {
     match backend {
         Backend::Jj => {
@@ -39,7 +33,7 @@ fn a_setup_from_the_user_file_runs_once_with_the_command_s_environment(backend: 
         "echo once >> {}; echo \"setup $AGENT_WORKSPACE_ID $AW_TEST_VAR $PWD\"; echo to-stderr >&2",
         count.display()
     );
-    user_config(&env, &format!("[setup]\ncommand = {script:?}\n"));
+    env.user_config(&format!("[setup]\ncommand = {script:?}\n"));
     let out = env.aw(&repo, ["run", "w", "--", "true"]);
     out.assert_ok();
     // Its output goes to the log, not to the run's.
@@ -73,13 +67,10 @@ fn a_failed_setup_fails_the_run_keeps_the_workspace_and_is_retried(backend: Back
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let fixed = env.path().join("fixed");
-    user_config(
-        &env,
-        &format!(
-            "[setup]\ncommand = [\"sh\", \"-c\", \"echo broken; test -e {}\"]\n",
-            fixed.display()
-        ),
-    );
+    env.user_config(&format!(
+        "[setup]\ncommand = [\"sh\", \"-c\", \"echo broken; test -e {}\"]\n",
+        fixed.display()
+    ));
     let out = env.aw(&repo, ["run", "w", "--", "touch", "ran"]);
     out.assert_code(125);
     let ws = env.ws_path(&repo, "w");
@@ -162,7 +153,7 @@ fn bad_setup_commands_are_refused() {
         ("[setup]\ncommand = []\n", "setup.command is empty"),
         ("[setup]\ncmd = \"x\"\n", "unknown field `cmd`"),
     ] {
-        user_config(&env, text);
+        env.user_config(text);
         let out = env.aw(&repo, ["run", "w", "--", "true"]);
         out.assert_code(2);
         assert!(out.stderr.contains(key), "{}", out.report());
@@ -176,7 +167,7 @@ fn a_workspace_made_before_the_setup_was_configured_is_not_set_up() {
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
-    user_config(&env, "[setup]\ncommand = \"exit 3\"\n");
+    env.user_config("[setup]\ncommand = \"exit 3\"\n");
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     let record = env.metadata(&env.ws_path(&repo, "w"));
     assert!(record.get("setup").is_none(), "{record:#}");

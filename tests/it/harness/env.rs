@@ -229,6 +229,13 @@ impl TestEnv {
         std::env::join_paths(paths).unwrap()
     }
 
+    /// Writes the user's configuration file (`$XDG_CONFIG_HOME/agent-workspace/config.toml`).
+    pub fn user_config(&self, text: &str) {
+        let dir = self.path().join("xdg/config/agent-workspace");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("config.toml"), text).unwrap();
+    }
+
     /// The workspace record at `<ws>/.agent-workflow.json`.
     pub fn metadata(&self, ws: &Path) -> Value {
         let file = ws.join(".agent-workflow.json");
