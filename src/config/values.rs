@@ -23,25 +23,10 @@ pub(crate) fn parse_retention(text: &str) -> Option<Option<Duration>> {
 
 /// Parses a size such as `5GiB`, `500MB` or `1024` (bytes).
 pub(crate) fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let factor: f64 = match unit.trim() {
-        "" | "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    Some((number * factor) as u64)
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .ok()
+        .map(|size| size.as_u64())
 }
 
 #[cfg(test)]

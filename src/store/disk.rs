@@ -145,17 +145,7 @@ pub(crate) fn changed_since(root: &Path, since: SystemTime, skip: &dyn Fn(&Path)
 
 /// `bytes` in binary units with one decimal (`12.5 MiB`), bytes below 1 KiB.
 pub(crate) fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    bytesize::ByteSize::b(bytes).display().iec().to_string()
 }
 
 #[cfg(test)]

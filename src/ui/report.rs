@@ -160,12 +160,7 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
 /// "3 files (2.1 MiB)"
 pub(crate) fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
-    let size = match bytes {
-        b if b < 1024 => format!("{b} B"),
-        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b if b < 1024 * 1024 * 1024 => format!("{:.1} MiB", b as f64 / 1048576.0),
-        b => format!("{:.1} GiB", b as f64 / 1073741824.0),
-    };
+    let size = crate::store::disk::human(bytes);
     format!("{count} {noun} ({size})")
 }
 

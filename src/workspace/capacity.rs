@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
+use crate::store::disk::human;
 
 /// Where port ranges are looked for: above the usual services, below the ephemeral range.
 const PORT_FIRST: u32 = 20_000;
@@ -155,14 +156,6 @@ fn taken_ports(state_dir: &Path, id: &str) -> HashSet<u16> {
         }
     }
     taken
-}
-
-fn human(bytes: u64) -> String {
-    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-    match bytes as f64 {
-        b if b >= GIB => format!("{:.1} GiB", b / GIB),
-        b => format!("{:.1} MiB", b / (1024.0 * 1024.0)),
-    }
 }
 
 /// Gives a workspace made before ports existed its ports (under the repository lock, as a
