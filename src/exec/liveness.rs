@@ -32,9 +32,14 @@ pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
         (Some(recorded), Some(now)) => recorded == now,
         (Some(_), None) if cfg!(target_os = "linux") => false,
         _ => {
-            // SAFETY: signal 0 only checks for existence and permission.
-            let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-            rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+            let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
+                return false;
+            };
+            // Signal 0 only checks for existence and permission.
+            matches!(
+                rustix::process::test_kill_process(pid),
+                Ok(()) | Err(rustix::io::Errno::PERM)
+            )
         }
     }
 }

@@ -75,8 +75,7 @@ impl From<SandboxError> for CliError {
 
 /// The fix for bubblewrap's known failures to start.
 fn unusable_hint(stderr: &str) -> String {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = rustix::process::geteuid().is_root();
     // Root failing to map itself into a user namespace lacks capabilities (a container),
     // not permission to make user namespaces.
     let known = if (stderr.contains("uid map") && !root)
@@ -544,8 +543,7 @@ mod tests {
     #[test]
     fn an_unusable_bubblewrap_as_root_is_blamed_on_capabilities() {
         let hint = unusable_hint("bwrap: setting up uid map: Operation not permitted");
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        match unsafe { libc::geteuid() } == 0 {
+        match rustix::process::geteuid().is_root() {
             true => assert!(hint.starts_with("the container drops"), "{hint}"),
             false => assert!(hint.starts_with("unprivileged user namespaces"), "{hint}"),
         }

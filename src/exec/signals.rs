@@ -1,12 +1,18 @@
 //! Signal forwarding for the command a run supervises.
 //!
+//! The signal masks and waits are the C library's (`libc`): rustix offers them only to
+//! runtimes. Everything else goes through rustix.
+//!
 //! SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in agent-workspace and collected by one
 //! thread, which records the first one and forwards each to the command (its process group when
 //! the command has one). Blocking instead of ignoring means a signal that arrives while a
 //! workspace is being created is kept until we can roll back cleanly.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Once;
+
+use rustix::process::{Pid, Signal};
 
 const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
@@ -46,8 +52,7 @@ pub(crate) fn install() {
                 // A terminal already delivered its signal to every process of a shared group.
                 let shared = SHARED_GROUP.load(Ordering::SeqCst);
                 if target != 0 && !(shared && from_kernel) {
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(target, sig) };
+                    send(target, sig);
                 }
             });
         if spawned.is_err() {
@@ -92,24 +97,36 @@ pub(crate) fn set_target(target: i32, own_group: bool) {
     // A signal that arrived before the command existed is delivered now.
     if let (Some(sig), true) = (received(), target != 0) {
         if own_group {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(target, sig) };
+            send(target, sig);
         }
     }
+}
+
+/// Sends `sig` to `target`: a pid, or a negated process-group id.
+fn send(target: i32, sig: i32) {
+    let Some(sig) = Signal::from_named_raw(sig) else {
+        return;
+    };
+    let _ = match Pid::from_raw(target.saturating_abs()) {
+        Some(group) if target < 0 => rustix::process::kill_process_group(group, sig),
+        Some(pid) => rustix::process::kill_process(pid, sig),
+        None => Ok(()),
+    };
 }
 
 /// Whether stdin is a terminal (in the foreground or not: a run started with `&` is resumed
 /// by `fg` like any job).
 pub(crate) fn stdin_is_terminal() -> bool {
-    // SAFETY: a plain query on fd 0.
-    unsafe { libc::isatty(0) == 1 }
+    std::io::stdin().is_terminal()
 }
 
 /// The signal the guard gets when its supervisor dies (its parent-death signal): a real-time
 /// signal nothing else sends it.
 #[cfg(target_os = "linux")]
-pub(crate) fn supervisor_died() -> libc::c_int {
-    libc::SIGRTMIN() + 1
+pub(crate) fn supervisor_died() -> Signal {
+    // SAFETY: a real-time signal above the ones the C library reserves (SIGRTMIN is past
+    // them), which nothing in this process handles.
+    unsafe { Signal::from_raw_unchecked(libc::SIGRTMIN() + 1) }
 }
 
 /// The signals the guard waits for: the forwarded ones, SIGCHLD and [`supervisor_died`].
@@ -119,7 +136,7 @@ pub(crate) fn guard_set() -> libc::sigset_t {
     // SAFETY: set is initialised.
     unsafe {
         libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::sigaddset(&mut set, supervisor_died());
+        libc::sigaddset(&mut set, supervisor_died().as_raw());
     }
     set
 }
@@ -164,24 +181,24 @@ pub(crate) fn die_of(sig: libc::c_int) {
 
 /// Runs in the forked child before exec: async-signal-safe calls only.
 pub(crate) fn prepare_child(own_group: bool, parent: libc::pid_t) -> std::io::Result<()> {
-    // SAFETY: each call is async-signal-safe and acts on this (child) process only.
+    // SAFETY: empties this (child) process's signal mask; async-signal-safe.
     unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        if own_group && libc::setpgid(0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        #[cfg(target_os = "linux")]
-        if parent != 0 {
-            // The command must not outlive the run that holds its workspace's lease.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            if libc::getppid() != parent {
-                libc::raise(libc::SIGTERM);
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = parent;
     }
+    if own_group {
+        rustix::process::setpgid(None, None)?;
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(parent) = Pid::from_raw(parent) {
+        // The command must not outlive the run that holds its workspace's lease.
+        rustix::process::set_parent_process_death_signal(Some(Signal::TERM))?;
+        if rustix::process::getppid() != Some(parent) {
+            rustix::process::kill_process(rustix::process::getpid(), Signal::TERM)?;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
     Ok(())
 }

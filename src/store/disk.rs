@@ -68,12 +68,8 @@ pub(crate) const MARGIN: u64 = 8 << 20;
 /// Bytes free to an unprivileged writer on the file system holding `path`; `None` when it
 /// cannot be asked.
 pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
-    unsafe {
-        let mut stat: libc::statvfs = std::mem::zeroed();
-        (libc::statvfs(c.as_ptr(), &mut stat) == 0).then(|| stat.f_bavail * stat.f_frsize)
-    }
+    let stat = rustix::fs::statvfs(path).ok()?;
+    Some(stat.f_bavail * stat.f_frsize)
 }
 
 /// Not enough free space for a write.

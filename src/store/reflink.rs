@@ -4,7 +4,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -208,9 +207,7 @@ fn file(from: &Path, to: &Path, mode: u32, copied: &mut Copied) -> Result<(), Co
 /// Clones `src`'s blocks into the empty `dst` (copy-on-write); false where unsupported.
 #[cfg(target_os = "linux")]
 fn clone(src: &File, dst: &File) -> bool {
-    // SAFETY: both descriptors are open files we own for the duration of the call; FICLONE
-    // reads only the source descriptor number passed by value.
-    unsafe { libc::ioctl(dst.as_raw_fd(), libc::FICLONE, src.as_raw_fd()) == 0 }
+    rustix::fs::ioctl_ficlone(dst, src).is_ok()
 }
 
 #[cfg(not(target_os = "linux"))]

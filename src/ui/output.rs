@@ -100,8 +100,6 @@ pub(crate) fn print_bytes(bytes: &[u8]) -> Result<()> {
 
 /// The height of the terminal on stdout, when it is one that says.
 pub(crate) fn terminal_rows() -> Option<u16> {
-    // SAFETY: TIOCGWINSZ fills a winsize; it is read only when the call succeeded.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_row > 0).then_some(size.ws_row)
+    let size = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    (size.ws_row > 0).then_some(size.ws_row)
 }

@@ -4,13 +4,14 @@ use std::io::{IsTerminal, Write};
 
 use crate::error::{CliError, Result};
 use crate::ui::output;
+use rustix::termios::Termios;
 
 /// The terminal while watching: the alternate screen, no cursor, no line wrapping; each
 /// frame overwrites the last in place; keys come one at a time without echo (so `q` quits).
 /// Dropping it restores the terminal.
 pub(crate) struct Screen {
     /// stdin's terminal settings before, when stdin is a terminal.
-    keys: Option<libc::termios>,
+    keys: Option<Termios>,
 }
 
 impl Screen {
@@ -31,20 +32,16 @@ impl Screen {
             std::thread::sleep(timeout);
             return false;
         }
-        let mut fd = libc::pollfd {
-            fd: libc::STDIN_FILENO,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: one valid pollfd, its count 1.
-        if unsafe { libc::poll(&mut fd, 1, ms) } <= 0 || fd.revents & libc::POLLIN == 0 {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let stdin = std::io::stdin();
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        let timeout = Timespec::try_from(timeout).ok();
+        let ready = rustix::event::poll(&mut fds, timeout.as_ref()).unwrap_or(0);
+        if ready == 0 || !fds[0].revents().contains(PollFlags::IN) {
             return false;
         }
         let mut buf = [0u8; 16];
-        // SAFETY: reads at most buf.len() bytes into buf, which outlives the call.
-        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
-        let n = usize::try_from(n).unwrap_or(0);
+        let n = rustix::io::read(&stdin, &mut buf).unwrap_or(0);
         buf[..n].iter().any(|b| matches!(b, b'q' | b'Q'))
     }
 
@@ -78,8 +75,8 @@ impl Screen {
 impl Drop for Screen {
     fn drop(&mut self) {
         if let Some(before) = &self.keys {
-            // SAFETY: restores the settings read from the same descriptor.
-            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, before) };
+            let now = rustix::termios::OptionalActions::Now;
+            let _ = rustix::termios::tcsetattr(std::io::stdin(), now, before);
         }
         let _ = write_out("\x1b[?7h\x1b[?25h\x1b[?1049l");
     }
@@ -87,24 +84,18 @@ impl Drop for Screen {
 
 /// Puts stdin's terminal into non-canonical mode without echo (signals still work: Ctrl-C
 /// stays SIGINT); its settings before, or `None` when stdin is no terminal.
-fn raw_keys() -> Option<libc::termios> {
-    if !std::io::stdin().is_terminal() {
+fn raw_keys() -> Option<Termios> {
+    use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex};
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
         return None;
     }
-    // SAFETY: termios is plain data; tcgetattr fills it or fails.
-    let mut before: libc::termios = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid descriptor and a valid termios to fill.
-    if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &mut before) } != 0 {
-        return None;
-    }
-    let mut keys = before;
-    keys.c_lflag &= !(libc::ICANON | libc::ECHO);
-    keys.c_cc[libc::VMIN] = 1;
-    keys.c_cc[libc::VTIME] = 0;
-    // SAFETY: a valid descriptor and settings derived from its own.
-    if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &keys) } != 0 {
-        return None;
-    }
+    let before = rustix::termios::tcgetattr(&stdin).ok()?;
+    let mut keys = before.clone();
+    keys.local_modes &= !(LocalModes::ICANON | LocalModes::ECHO);
+    keys.special_codes[SpecialCodeIndex::VMIN] = 1;
+    keys.special_codes[SpecialCodeIndex::VTIME] = 0;
+    rustix::termios::tcsetattr(&stdin, OptionalActions::Now, &keys).ok()?;
     Some(before)
 }
 

@@ -3,14 +3,12 @@
 //! workspaces.
 
 use std::collections::HashSet;
-use std::ffi::CString;
 use std::fs;
 use std::net::TcpListener;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
-use crate::store::disk::human;
+use crate::store::disk::{free_bytes, human};
 
 /// Where port ranges are looked for: above the usual services, below the ephemeral range.
 const PORT_FIRST: u32 = 20_000;
@@ -69,16 +67,6 @@ pub(crate) fn check(
         }
     }
     Ok(())
-}
-
-/// Bytes an unprivileged user may still write on the file system holding `path`.
-pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into `stat` and reads the NUL-terminated path.
-    unsafe {
-        let mut stat: libc::statvfs = std::mem::zeroed();
-        (libc::statvfs(c.as_ptr(), &mut stat) == 0).then(|| stat.f_bavail * stat.f_frsize)
-    }
 }
 
 /// `count` consecutive TCP ports for workspace `id`, free now and used by no other workspace

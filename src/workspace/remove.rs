@@ -517,11 +517,12 @@ fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
         return Err(busy().hint("pass --force to stop its run first"));
     }
     let holder = entry.record.as_deref().and_then(live_holder);
-    for (signal, wait) in [(libc::SIGTERM, 10), (libc::SIGKILL, 5)] {
-        if let Some(pid) = holder {
-            // SAFETY: kill has no memory-safety preconditions; pid was checked to be the
-            // recorded supervisor (same start time), so it is not a reused pid.
-            unsafe { libc::kill(pid as libc::pid_t, signal) };
+    use rustix::process::Signal;
+    for (signal, wait) in [(Signal::TERM, 10), (Signal::KILL, 5)] {
+        // pid was checked to be the recorded supervisor (same start time), so it is not a
+        // reused pid.
+        if let Some(pid) = holder.and_then(|pid| rustix::process::Pid::from_raw(pid as i32)) {
+            let _ = rustix::process::kill_process(pid, signal);
         }
         let deadline = Instant::now() + Duration::from_secs(wait);
         while Instant::now() < deadline {

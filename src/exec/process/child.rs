@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,7 +11,7 @@ use std::process::Command;
 use super::guard::GUARD_VAR;
 use crate::exec::signals;
 
-/// The user's command (always behind the guard, see `commands/exec.rs`) and how to start it.
+/// The user's command (always behind the guard, see `guard.rs`) and how to start it.
 pub(crate) struct Child {
     pub argv: Vec<OsString>,
     pub dir: PathBuf,
@@ -78,7 +78,7 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
             .stderr(file.try_clone()?);
     }
     let (started, writer) = io::pipe()?;
-    set_nonblocking(started.as_raw_fd());
+    set_nonblocking(&started);
     let (go_reader, go) = io::pipe()?;
     let parent = std::process::id() as libc::pid_t;
     let write_fd = writer.as_raw_fd();
@@ -215,41 +215,33 @@ impl Report {
     fn read_until_exit(&mut self, pipe: &io::PipeReader, pid: u32) -> bool {
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: pidfd_open on our own child; the descriptor is owned below.
-            let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-            if raw < 0 {
+            use rustix::event::{PollFd, PollFlags};
+            let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
                 return false;
-            }
-            // SAFETY: a fresh descriptor nothing else owns.
-            let pidfd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as RawFd) };
+            };
+            let flags = rustix::process::PidfdFlags::empty();
+            let Ok(pidfd) = rustix::process::pidfd_open(pid, flags) else {
+                return false;
+            };
             loop {
                 if self.bytes.len() >= 5 {
                     return self.started();
                 }
                 let mut fds = [
-                    libc::pollfd {
-                        fd: pipe.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
-                    libc::pollfd {
-                        fd: pidfd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
+                    PollFd::new(pipe, PollFlags::IN),
+                    PollFd::new(&pidfd, PollFlags::IN),
                 ];
-                // SAFETY: fds is a valid array of two pollfd.
-                let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-                if n < 0 {
-                    if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                        continue;
-                    }
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => return false,
+                }
+                let (pipe_ready, guard_gone) =
+                    (!fds[0].revents().is_empty(), !fds[1].revents().is_empty());
+                if pipe_ready && !self.read_some(pipe) {
                     return false;
                 }
-                if fds[0].revents != 0 && !self.read_some(pipe) {
-                    return false;
-                }
-                if fds[0].revents == 0 && fds[1].revents != 0 {
+                if !pipe_ready && guard_gone {
                     return false;
                 }
             }
@@ -281,18 +273,16 @@ impl Report {
 
 /// Clears close-on-exec on `fd` in a forked child, so the program it execs inherits it.
 fn inherit(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
-    match unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } {
-        -1 => Err(io::Error::last_os_error()),
-        _ => Ok(()),
-    }
+    // SAFETY: the number of a descriptor this process owns (passed by number into the
+    // forked child), borrowed for the one call; fcntl is async-signal-safe.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    Ok(rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?)
 }
 
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+fn set_nonblocking(fd: impl std::os::fd::AsFd) {
+    use rustix::fs::OFlags;
+    if let Ok(flags) = rustix::fs::fcntl_getfl(&fd) {
+        let _ = rustix::fs::fcntl_setfl(&fd, flags | OFlags::NONBLOCK);
     }
 }
 

@@ -102,33 +102,21 @@ fn open_with(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<F
 /// not offer it.
 #[cfg(target_os = "linux")]
 fn openat2_no_symlinks(path: &Path, flags: i32) -> Option<io::Result<File>> {
-    use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: open_how is a plain C struct for which all-zero is a valid value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
-    how.mode = if flags & libc::O_CREAT != 0 { 0o666 } else { 0 };
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: c_path is a valid NUL-terminated string and `how` a valid open_how of the size
-    // passed; the kernel writes nothing through either.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c_path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd >= 0 {
-        // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
-        return Some(Ok(unsafe { File::from_raw_fd(fd as i32) }));
-    }
-    let err = io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::ENOSYS | libc::EPERM | libc::E2BIG) => None,
-        _ => Some(Err(err)),
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
+    let oflags = OFlags::from_bits_retain((flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u32);
+    let mode = Mode::from_bits_retain(if flags & libc::O_CREAT != 0 { 0o666 } else { 0 });
+    let opened = rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        oflags,
+        mode,
+        ResolveFlags::NO_SYMLINKS,
+    );
+    match opened {
+        Ok(fd) => Some(Ok(File::from(fd))),
+        Err(Errno::NOSYS | Errno::PERM | Errno::TOOBIG) => None,
+        Err(err) => Some(Err(err.into())),
     }
 }
 
@@ -320,26 +308,15 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub(crate) fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
-        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
-        let (from, to) = (c(tmp)?, c(path)?);
-        let exchange = || {
-            // SAFETY: two NUL-terminated paths that outlive the call.
-            let done = unsafe {
-                libc::renameat2(
-                    libc::AT_FDCWD,
-                    from.as_ptr(),
-                    libc::AT_FDCWD,
-                    to.as_ptr(),
-                    libc::RENAME_EXCHANGE,
-                )
-            };
-            if done == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            }
+        use rustix::fs::{RenameFlags, CWD};
+        let exchange = || -> io::Result<()> {
+            Ok(rustix::fs::renameat_with(
+                CWD,
+                tmp,
+                CWD,
+                path,
+                RenameFlags::EXCHANGE,
+            )?)
         };
         let err = match exchange() {
             Ok(()) => match fs::remove_file(tmp) {

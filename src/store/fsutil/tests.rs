@@ -142,9 +142,15 @@ fn names(dir: &Path) -> Vec<String> {
 fn untrusted_reads_refuse_fifos_symlinks_and_big_files_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let fifo_mode = rustix::fs::Mode::from_bits_retain(0o600);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        fifo_mode,
+        0,
+    )
+    .unwrap();
     assert!(matches!(
         read_untrusted(&fifo, 10),
         Err(FsError::NotRegular { kind: "FIFO", .. })

@@ -160,12 +160,9 @@ fn temp_of_dead_process(name: &str) -> bool {
         return false;
     };
     let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
-    // SAFETY: kill with signal 0 only asks whether the process exists.
-    pid.is_some_and(|pid| {
-        pid > 0
-            && unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    })
+    // Signal 0 only asks whether the process exists.
+    pid.and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH))
 }
 
 fn names(dir: &Path) -> Vec<(String, PathBuf)> {

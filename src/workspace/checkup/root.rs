@@ -4,10 +4,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::Check;
+use crate::store::disk::free_bytes;
 use crate::store::disk::human;
 use crate::store::layout::Layout;
 use crate::workspace::context::Context;
-use crate::workspace::{capacity::free_bytes, EXCLUDES};
+use crate::workspace::EXCLUDES;
 
 /// Below this, with no `limits.min_free_disk`, a low disk is a warning.
 const LOW_DISK: u64 = 1 << 30;
@@ -135,12 +136,8 @@ fn missing(root: &Path, fix: &str) -> Check {
 }
 
 fn writable(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: access reads the NUL-terminated path only.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    use rustix::fs::Access;
+    rustix::fs::access(dir, Access::WRITE_OK | Access::EXEC_OK).is_ok()
 }
 
 fn space(root: &Path, min_free: Option<u64>) -> Check {
