@@ -71,7 +71,7 @@ fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
         .normalize(&paths.assert_ok().stdout)
         .replace("clean*", "clean ");
     insta::assert_snapshot!(paths, @r"
-    WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED   PATH
+    WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED  PATH
     w1         done    -         clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     w2         error   review    clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
     ");

@@ -27,6 +27,9 @@ const FIXED: &[(&str, &str)] = &[
     (r#"("duration_ms": )[0-9]+"#, "${1}[MS]"),
     // Relative times in the status table: `just now`, `5m ago`.
     (r"\b(?:just now|[0-9]+[smhd] ago)\b", "[AGO]"),
+    // The column after one: its width follows the longest relative time (`just now`,
+    // `12s ago`, `5m ago`), so the gap after the header and each time is two spaces.
+    (r"\b(UPDATED|\[AGO\]) {2,}(\S)", "${1}  ${2}"),
     // A workspace's TCP ports in JSON (chosen free when it was created).
     (r#"("ports": )\[[\s0-9,]*\]"#, "${1}[PORTS]"),
 ];
