@@ -157,6 +157,19 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// What a dry run's removal would keep aside (`; would keep aside ...`), or nothing when
+/// every file is held by a commit; `aside` is `None` when it could not be surveyed.
+pub(crate) fn would_keep(aside: Option<&crate::store::aside::Aside>) -> String {
+    match aside {
+        Some(a) if a.kept_files > 0 => format!(
+            "; would keep aside {} that no commit holds",
+            files(a.kept_files, a.kept_bytes)
+        ),
+        Some(_) => String::new(),
+        None => "; files no commit holds would be kept aside".into(),
+    }
+}
+
 /// "3 files (2.1 MiB)"
 pub(crate) fn files(count: u64, bytes: u64) -> String {
     let noun = if count == 1 { "file" } else { "files" };
@@ -177,7 +190,7 @@ pub(crate) struct RemovalJson {
     /// Whether `--delete-branch` deleted the branch; null when not asked.
     pub branch_deleted: Option<bool>,
     /// Further commits that hold the workspace's work; null in a dry run.
-    pub commits: Option<Vec<CommitJson>>,
+    pub commits: Option<Vec<crate::vcs::Commit>>,
     /// Whether uncommitted changes were committed to the kept branch first.
     pub committed_uncommitted_changes: bool,
     /// Where a detached HEAD was kept reachable (git).
@@ -191,20 +204,12 @@ pub(crate) struct RemovalJson {
     pub workspace_id: String,
 }
 
-/// A commit that holds a removed workspace's work.
-#[derive(Debug, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct CommitJson {
-    pub commit_id: String,
-    pub subject: String,
-}
-
 /// The branch a removed worktree's HEAD is kept on.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct HeadJson {
     pub branch: String,
-    pub commit: String,
+    pub commit_id: String,
     /// Whether the branch was created to keep a detached HEAD reachable.
     pub created: bool,
 }
@@ -214,13 +219,13 @@ pub(crate) struct HeadJson {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct AsideJson {
     pub discarded_bytes: u64,
-    pub discarded_files: u64,
+    pub discarded_files_count: u64,
     pub disposable_bytes: u64,
-    pub disposable_files: u64,
+    pub disposable_files_count: u64,
     pub disposable_patterns: Vec<String>,
     pub kept_bytes: u64,
     pub kept_dir: Option<PathBuf>,
-    pub kept_files: u64,
+    pub kept_files_count: u64,
 }
 
 impl RemovalJson {
@@ -243,7 +248,7 @@ impl RemovalJson {
         let head = match kept {
             Some(Kept::Branch { head: Some(h), .. }) => Some(HeadJson {
                 branch: h.branch.clone(),
-                commit: h.commit.clone(),
+                commit_id: h.commit.clone(),
                 created: h.created,
             }),
             _ => None,
@@ -252,15 +257,7 @@ impl RemovalJson {
             branch_deleted: removal
                 .and_then(|r| r.branch_deleted.as_ref())
                 .map(|r| r.is_ok()),
-            commits: removal.map(|r| {
-                r.commits
-                    .iter()
-                    .map(|c| CommitJson {
-                        commit_id: c.id.clone(),
-                        subject: c.subject.clone(),
-                    })
-                    .collect()
-            }),
+            commits: removal.map(|r| r.commits.clone()),
             committed_uncommitted_changes: committed,
             head,
             kept_branch: branch.cloned(),
@@ -277,13 +274,13 @@ impl From<&Aside> for AsideJson {
     fn from(a: &Aside) -> AsideJson {
         AsideJson {
             discarded_bytes: a.discarded_bytes,
-            discarded_files: a.discarded_files,
+            discarded_files_count: a.discarded_files,
             disposable_bytes: a.disposable_bytes,
-            disposable_files: a.disposable_files,
+            disposable_files_count: a.disposable_files,
             disposable_patterns: a.disposable_patterns.clone(),
             kept_bytes: a.kept_bytes,
             kept_dir: a.kept_dir.clone(),
-            kept_files: a.kept_files,
+            kept_files_count: a.kept_files,
         }
     }
 }
@@ -367,13 +364,13 @@ pub(crate) fn describe_details(
         Some(Ok(c)) => {
             field(
                 "commits",
-                match (c.commits.len(), c.unlanded_commits) {
+                match (c.commits.len(), c.unlanded_commits_count) {
                     (n, u) if u >= n => n.to_string(),
                     (n, 0) => format!("{n}, all landed"),
                     (n, u) => format!("{n} ({u} not landed)"),
                 },
             );
-            let binary = match c.binary {
+            let binary = match c.binary_count {
                 0 => String::new(),
                 n => format!(" ({n} binary)"),
             };
@@ -386,7 +383,7 @@ pub(crate) fn describe_details(
                 "files",
                 format!(
                     "{} changed, +{} -{}{binary}{moment}",
-                    c.files, c.insertions, c.deletions
+                    c.files_count, c.added, c.removed
                 ),
             );
         }
@@ -413,7 +410,7 @@ pub(crate) fn describe_details(
     if let Some(Ok(c)) = changes.filter(|c| c.as_ref().is_ok_and(|c| !c.commits.is_empty())) {
         out.push_str("\nCOMMITS\n");
         let rows = c.commits.iter().map(|commit| {
-            let subject = commit.description.lines().next().unwrap_or("");
+            let subject = &commit.subject;
             [short(&commit.commit_id).to_string(), subject.to_string()]
         });
         crate::ui::output::columns(rows, &mut out);

@@ -139,15 +139,15 @@ fn changes_text(extra: &Extra) -> String {
         false => "",
     };
     match &extra.changes {
-        Some(Ok(c)) if c.files == 0 => format!("clean{}", mark(c)),
+        Some(Ok(c)) if c.files_count == 0 => format!("clean{}", mark(c)),
         Some(Ok(c)) => format!(
             "{} +{} -{}{}",
-            match c.files {
+            match c.files_count {
                 1 => "1 file".to_string(),
                 n => format!("{n} files"),
             },
-            c.insertions,
-            c.deletions,
+            c.added,
+            c.removed,
             mark(c)
         ),
         Some(Err(_)) => "?".into(),
@@ -168,7 +168,7 @@ pub(crate) fn any_behind(extra: &[Extra]) -> bool {
 /// The commits not yet landed, or `-` when they could not be read.
 fn unlanded_text(extra: &Extra) -> String {
     match &extra.changes {
-        Some(Ok(c)) => c.unlanded_commits.to_string(),
+        Some(Ok(c)) => c.unlanded_commits_count.to_string(),
         Some(Err(_)) => "?".into(),
         None => "-".into(),
     }

@@ -8,20 +8,20 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum FileKind {
+pub(crate) enum FileStatus {
     Created,
     Modified,
     Deleted,
     Renamed,
 }
 
-impl FileKind {
+impl FileStatus {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            FileKind::Created => "created",
-            FileKind::Modified => "modified",
-            FileKind::Deleted => "deleted",
-            FileKind::Renamed => "renamed",
+            FileStatus::Created => "created",
+            FileStatus::Modified => "modified",
+            FileStatus::Deleted => "deleted",
+            FileStatus::Renamed => "renamed",
         }
     }
 }
@@ -34,11 +34,11 @@ pub(crate) struct FileChange {
     /// The path it had in the base, for a renamed file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
-    pub kind: FileKind,
+    pub status: FileStatus,
     /// Lines added; 0 for a binary file.
-    pub insertions: u64,
+    pub added: u64,
     /// Lines removed; 0 for a binary file.
-    pub deletions: u64,
+    pub removed: u64,
     pub binary: bool,
 }
 
@@ -50,6 +50,8 @@ pub(crate) struct WorkCommit {
     /// jj's change id; none for git.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change_id: Option<String>,
+    /// The first line of its description.
+    pub subject: String,
     /// The full description (commit message), without its trailing newline.
     pub description: String,
 }
@@ -145,22 +147,22 @@ pub(crate) fn parse_changes(text: &str) -> Vec<FileChange> {
         if let Some(meta) = token.strip_prefix(':') {
             let status = meta.rsplit(' ').next().unwrap_or("");
             let first = tokens.next().unwrap_or("").to_string();
-            let (kind, path, old_path) = match status.chars().next() {
+            let (status, path, old_path) = match status.chars().next() {
                 Some('R') => (
-                    FileKind::Renamed,
+                    FileStatus::Renamed,
                     tokens.next().unwrap_or("").into(),
                     Some(first),
                 ),
-                Some('C' | 'A') => (FileKind::Created, first, None),
-                Some('D') => (FileKind::Deleted, first, None),
-                _ => (FileKind::Modified, first, None),
+                Some('C' | 'A') => (FileStatus::Created, first, None),
+                Some('D') => (FileStatus::Deleted, first, None),
+                _ => (FileStatus::Modified, first, None),
             };
             files.push(FileChange {
                 path,
                 old_path,
-                kind,
-                insertions: 0,
-                deletions: 0,
+                status,
+                added: 0,
+                removed: 0,
                 binary: false,
             });
         } else if let Some((add, rest)) = token.split_once('\t') {
@@ -179,7 +181,7 @@ pub(crate) fn parse_changes(text: &str) -> Vec<FileChange> {
     }
     for file in &mut files {
         match stats.get(&file.path) {
-            Some((Some(add), Some(del))) => (file.insertions, file.deletions) = (*add, *del),
+            Some((Some(add), Some(del))) => (file.added, file.removed) = (*add, *del),
             Some(_) => file.binary = true,
             None => {}
         }
@@ -197,6 +199,7 @@ pub(crate) fn parse_work_commits(text: &str, fields: usize) -> Vec<WorkCommit> {
         .map(|rec| WorkCommit {
             commit_id: rec[0].trim().to_string(),
             change_id: (fields > 2).then(|| rec[1].to_string()),
+            subject: rec[fields - 1].lines().next().unwrap_or("").to_string(),
             description: rec[fields - 1].trim_end().to_string(),
         })
         .collect()
@@ -222,9 +225,9 @@ mod tests {
                 (
                     f.path.as_str(),
                     f.old_path.as_deref(),
-                    f.kind,
-                    f.insertions,
-                    f.deletions,
+                    f.status,
+                    f.added,
+                    f.removed,
                     f.binary,
                 )
             })
@@ -232,14 +235,14 @@ mod tests {
         assert_eq!(
             summary,
             vec![
-                ("a.txt", None, FileKind::Modified, 2, 1, false),
-                ("bin.dat", None, FileKind::Modified, 0, 0, true),
-                ("del.txt", None, FileKind::Deleted, 0, 1, false),
-                ("new\tfile", None, FileKind::Created, 1, 0, false),
+                ("a.txt", None, FileStatus::Modified, 2, 1, false),
+                ("bin.dat", None, FileStatus::Modified, 0, 0, true),
+                ("del.txt", None, FileStatus::Deleted, 0, 1, false),
+                ("new\tfile", None, FileStatus::Created, 1, 0, false),
                 (
                     "dir/ren2.txt",
                     Some("ren.txt"),
-                    FileKind::Renamed,
+                    FileStatus::Renamed,
                     1,
                     0,
                     false

@@ -56,24 +56,35 @@ pub(crate) struct Head {
     pub created: bool,
 }
 
-/// A commit that holds a workspace's work: its id and the first line of its description.
+/// A commit that holds a workspace's work: its id, its change id (jj) and the first line of
+/// its description; in JSON the shape every output gives a commit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Commit {
+    #[serde(rename = "commit_id")]
     pub id: String,
+    /// jj's change id; none for git.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
     pub subject: String,
 }
 
 pub(crate) const COMMIT_TEMPLATE_JJ: &str =
-    r#"commit_id ++ "\t" ++ description.first_line() ++ "\0""#;
+    r#"commit_id ++ "\t" ++ change_id ++ "\t" ++ description.first_line() ++ "\0""#;
 
-/// Parses `<id>\t<subject>` records, each ended by NUL (and maybe a newline).
+/// The git log format [`parse_commits`] reads: no change id.
+pub(crate) const COMMIT_FORMAT_GIT: &str = "--format=%H%x09%x09%s%x00";
+
+/// Parses `<id>\t<change id or nothing>\t<subject>` records, each ended by NUL (and maybe a
+/// newline).
 fn parse_commits(text: &str) -> Vec<Commit> {
     text.split('\0')
         .filter_map(|rec| {
-            let (id, subject) = rec.trim_start_matches('\n').split_once('\t')?;
+            let (id, rest) = rec.trim_start_matches('\n').split_once('\t')?;
+            let (change, subject) = rest.split_once('\t')?;
             Some(Commit {
                 id: id.to_string(),
+                change_id: (!change.is_empty()).then(|| change.to_string()),
                 subject: subject.to_string(),
             })
         })

@@ -16,11 +16,11 @@ pub(crate) struct ChangeCounts {
     pub commits: Vec<WorkCommit>,
     /// How many of `commits` are not in the target of the land the status shows (all of
     /// them when none is shown).
-    pub unlanded_commits: usize,
-    pub files: usize,
-    pub insertions: u64,
-    pub deletions: u64,
-    pub binary: usize,
+    pub unlanded_commits_count: usize,
+    pub files_count: usize,
+    pub added: u64,
+    pub removed: u64,
+    pub binary_count: usize,
     /// The moment the files show: `live-files`, or `last-snapshot` (jj read without
     /// snapshotting: the table always, one workspace while a run holds it).
     #[cfg_attr(test, schemars(extend("enum" = ["live-files", "last-snapshot"])))]
@@ -132,11 +132,11 @@ pub(crate) fn changes(
     };
     Some(
         super::changes::read(ctx, record, &entry.path, snapshot).map(|found| ChangeCounts {
-            files: found.files.len(),
-            insertions: found.files.iter().map(|f| f.insertions).sum(),
-            deletions: found.files.iter().map(|f| f.deletions).sum(),
-            binary: found.files.iter().filter(|f| f.binary).count(),
-            unlanded_commits: found
+            files_count: found.files.len(),
+            added: found.files.iter().map(|f| f.added).sum(),
+            removed: found.files.iter().map(|f| f.removed).sum(),
+            binary_count: found.files.iter().filter(|f| f.binary).count(),
+            unlanded_commits_count: found
                 .commits
                 .iter()
                 .filter(|c| !landed.contains(&c.commit_id.as_str()))

@@ -21,9 +21,9 @@ fn a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top(backen
     assert_eq!(first["created"], true, "{first:#}");
     assert_eq!(first["number"], 1);
     assert_eq!(first["description"], "[workspace w1] checkpoint 1");
-    assert_eq!(first["files_changed"], 2);
-    assert_eq!(first["files"], serde_json::json!(["a.txt", "new.txt"]));
-    let commit = first["commit"].as_str().unwrap().to_string();
+    assert_eq!(first["paths_count"], 2);
+    assert_eq!(first["paths"], serde_json::json!(["a.txt", "new.txt"]));
+    let commit = first["commit_id"].as_str().unwrap().to_string();
     assert_eq!(
         description(backend, &env, &repo, &commit),
         "[workspace w1] checkpoint 1"
@@ -56,7 +56,7 @@ fn a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top(backen
     );
     let none = checkpoint(&env, &repo, &["w1"]);
     assert_eq!(none["created"], false, "{none:#}");
-    assert_eq!(none["commit"], Value::Null);
+    assert_eq!(none["commit_id"], Value::Null);
     assert_eq!(below_working_copy(backend, &env, &ws), commit);
 
     // The next one is numbered 2; a message replaces the default.
@@ -83,7 +83,7 @@ fn a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top(backen
     fs::remove_file(ws.join("a.txt")).unwrap();
     let third = checkpoint(&env, &repo, &["w1", "-m", "tests pass"]);
     assert_eq!(third["number"], 3);
-    let third_commit = third["commit"].as_str().unwrap();
+    let third_commit = third["commit_id"].as_str().unwrap();
     assert_eq!(
         description(backend, &env, &repo, third_commit),
         "[workspace w1] tests pass"
@@ -116,7 +116,7 @@ fn a_checkpoint_says_which_files_it_does_not_record(backend: Backend) {
     fs::write(ws.join("small.txt"), "s\n").unwrap();
     let out = env.aw(&repo, ["checkpoint", "w1", "--json"]);
     let doc = out.json();
-    assert_eq!(doc["files"], serde_json::json!(["small.txt"]), "{doc:#}");
+    assert_eq!(doc["paths"], serde_json::json!(["small.txt"]), "{doc:#}");
     let not = doc["not_recorded"].as_array().unwrap();
     assert_eq!(not.len(), 1, "{doc:#}");
     assert_eq!(not[0]["path"], left_out);
@@ -163,15 +163,15 @@ fn a_stale_jj_working_copy_is_updated_and_its_edits_checkpointed() {
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo 1 > one.txt"])
         .assert_ok();
     let first = checkpoint(&env, &repo, &["w1"]);
-    let commit = first["commit"].as_str().unwrap();
+    let commit = first["commit_id"].as_str().unwrap();
     // Rewriting the checkpoint from the main workspace makes w1's working copy stale.
     env.jj_ok(&repo, ["describe", "-r", commit, "-m", "renamed"]);
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join("two.txt"), "2\n").unwrap();
     let second = checkpoint(&env, &repo, &["w1"]);
     assert_eq!(second["created"], true, "{second:#}");
-    assert_eq!(second["files"], serde_json::json!(["two.txt"]));
-    let second_commit = second["commit"].as_str().unwrap();
+    assert_eq!(second["paths"], serde_json::json!(["two.txt"]));
+    let second_commit = second["commit_id"].as_str().unwrap();
     assert_eq!(
         files_of(Backend::Jj, &env, &repo, second_commit),
         "two.txt\n"
@@ -251,7 +251,7 @@ fn git_fork_points_and_checkpoints_take_a_same_size_rewrite_that_only_the_racy_r
     assert_eq!(fs::read(child).unwrap(), b"\0\x02binary");
     let out = aw(&["checkpoint", "p1", "--json"]);
     assert_eq!(
-        out.assert_ok().json()["files"],
+        out.assert_ok().json()["paths"],
         serde_json::json!(["bin.dat"])
     );
 }

@@ -33,7 +33,7 @@ fn run_checkpoint_keeps_each_runs_commit_in_its_history(backend: Backend) {
     let runs = status["record"]["runs"].as_array().unwrap().clone();
     assert_eq!(runs.len(), 2, "{status:#}");
     let made = &runs[0]["checkpoint"];
-    let commit = made["commit"]
+    let commit = made["commit_id"]
         .as_str()
         .unwrap_or_else(|| panic!("{status:#}"));
     assert_eq!(runs[1].get("checkpoint"), None, "{status:#}");
@@ -91,7 +91,7 @@ fn a_checkpoint_from_inside_the_run_is_counted_and_a_live_run_is_busy(backend: B
     assert_eq!(env.metadata(&ws)["checkpoints"], 1);
     let next = checkpoint(&env, &repo, &["w1"]);
     assert_eq!(next["number"], 2, "{next:#}");
-    assert_eq!(next["files"], serde_json::json!(["m.txt"]));
+    assert_eq!(next["paths"], serde_json::json!(["m.txt"]));
 }
 
 /// Inside a sandboxed run agent-workspace's state is read-only: `checkpoint` refuses clearly
@@ -116,7 +116,9 @@ fn a_checkpoint_inside_a_sandbox_is_refused_and_run_checkpoint_works(backend: Ba
     let run = ["run", "w1", "--sandbox", "--checkpoint", "--", "true"];
     env.aw(&repo, run).assert_ok();
     let record = env.metadata(&ws);
-    let commit = record["runs"][1]["checkpoint"]["commit"].as_str().unwrap();
+    let commit = record["runs"][1]["checkpoint"]["commit_id"]
+        .as_str()
+        .unwrap();
     assert_eq!(files_of(backend, &env, &repo, commit), "x.txt\n");
 }
 

@@ -208,7 +208,37 @@ fn clean_refuses_a_workspace_with_a_live_run(backend: Backend) {
     assert!(env.ws_path(&repo, "w1").join("a.txt").is_file());
 }
 
+/// `clean --dry-run` says what the removal would keep aside, in text and in JSON, and
+/// changes nothing.
+fn a_dry_run_says_what_would_be_kept_aside(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join(".gitignore"), ".env\n").unwrap();
+    fs::write(ws.join(".env"), "secret\n").unwrap();
+    let out = env.aw(&repo, ["clean", "w1", "--dry-run", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    crate::schemas::assert_valid("clean", &doc);
+    let untracked = &doc["removed"][0]["untracked"];
+    assert_eq!(untracked["kept_files_count"], 1, "{doc:#}");
+    assert_eq!(untracked["kept_bytes"], 7, "{doc:#}");
+    assert_eq!(untracked["kept_dir"], serde_json::Value::Null, "{doc:#}");
+    let text = env.aw(&repo, ["clean", "w1", "--dry-run"]);
+    text.assert_ok();
+    assert!(
+        text.stdout
+            .contains("; would keep aside 1 file (7 B) that no commit holds"),
+        "{}",
+        text.report()
+    );
+    assert_eq!(fs::read_to_string(ws.join(".env")).unwrap(), "secret\n");
+    assert!(!env.namespace_dir(&repo).join(".kept").exists());
+}
+
 crate::both_backends!(
+    a_dry_run_says_what_would_be_kept_aside,
     clean_keeps_unrecorded_edits,
     clean_of_a_workspace_without_edits_says_so,
     clean_removes_several_workspaces,

@@ -45,9 +45,9 @@ fn every_kind_of_change_is_listed(backend: Backend) {
         .map(|f| {
             let line = format!(
                 "{} +{} -{} binary={} from={}",
-                f["kind"].as_str().unwrap(),
-                f["insertions"],
-                f["deletions"],
+                f["status"].as_str().unwrap(),
+                f["added"],
+                f["removed"],
                 f["binary"],
                 f.get("old_path").and_then(Value::as_str).unwrap_or("-")
             );
@@ -68,7 +68,7 @@ fn every_kind_of_change_is_listed(backend: Backend) {
     assert_eq!(files, expected, "{json:#}");
     assert_eq!(
         json["totals"],
-        serde_json::json!({"files": 6, "insertions": 3, "deletions": 1, "binary": 1})
+        serde_json::json!({"files_count": 6, "added": 3, "removed": 1, "binary_count": 1})
     );
 }
 
@@ -145,7 +145,7 @@ fn git_diff_lists_a_same_size_rewrite_that_only_the_racy_git_rule_tells() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["path"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
         .collect();
     assert_eq!(files, [("bin.dat", "modified")], "{json:#}");
 }
@@ -199,7 +199,7 @@ fn a_workspace_on_jjs_root_commit_has_a_diff_and_a_dry_run() {
         .assert_ok();
     let doc = diff_json(&env, &repo, "w");
     assert_eq!(doc["files"][0]["path"], "f.txt", "{doc}");
-    assert_eq!(doc["files"][0]["kind"], "created", "{doc}");
+    assert_eq!(doc["files"][0]["status"], "created", "{doc}");
     let status = env.aw(&repo, ["status", "w"]);
     status.assert_ok();
     assert!(status.stdout.contains("1 changed"), "{}", status.stdout);

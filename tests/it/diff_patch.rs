@@ -120,5 +120,5 @@ fn the_workspace_diff_recipe_prints_the_patch() {
         .env("AGENT_WORKSPACE_BIN", crate::harness::AW)
         .args(["agents::workspace-diff", "w1", "--json"])
         .run();
-    assert_eq!(json.assert_ok().json()["totals"]["files"], 1);
+    assert_eq!(json.assert_ok().json()["totals"]["files_count"], 1);
 }

@@ -85,11 +85,11 @@ fn gc_keeps_ignored_build_output_aside(backend: Backend) {
         .assert_ok()
         .json();
     assert_eq!(
-        json["removed"][0]["removal"]["untracked"]["kept_files"], 2,
+        json["removed"][0]["removal"]["untracked"]["kept_files_count"], 2,
         "{json:#}"
     );
     assert_eq!(
-        json["removed"][0]["removal"]["untracked"]["disposable_files"], 0,
+        json["removed"][0]["removal"]["untracked"]["disposable_files_count"], 0,
         "{json:#}"
     );
     let out = env.aw(&repo, ["gc"]);

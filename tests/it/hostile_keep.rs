@@ -176,7 +176,7 @@ fn jj_clean_keeps_files_auto_track_excludes() {
     );
     assert!(!kept.join("code.rs").exists());
     let untracked = &out.json()["removed"][0]["untracked"];
-    assert_eq!(untracked["kept_files"], 1, "{}", out.report());
+    assert_eq!(untracked["kept_files_count"], 1, "{}", out.report());
     assert_eq!(untracked["kept_bytes"], 20);
     assert_eq!(untracked["kept_dir"], kept.display().to_string());
 }
@@ -193,9 +193,9 @@ fn discard_untracked_and_purge(backend: Backend) {
     let out = env.aw(&repo, ["clean", "w1", "--discard-untracked", "--json"]);
     out.assert_ok();
     let untracked = &out.json()["removed"][0]["untracked"];
-    assert_eq!(untracked["discarded_files"], 1, "{}", out.report());
+    assert_eq!(untracked["discarded_files_count"], 1, "{}", out.report());
     assert_eq!(untracked["discarded_bytes"], 2);
-    assert_eq!(untracked["kept_files"], 0);
+    assert_eq!(untracked["kept_files_count"], 0);
     assert!(!env.namespace_dir(&repo).join(".kept").exists());
     env.aw(&repo, ["clean", "w2"]).assert_ok();
     let kept = kept_dir(&env, &repo, "w2");

@@ -20,8 +20,8 @@ fn a_dry_run_reports_commits_files_and_conflicts_and_changes_nothing() {
     assert_eq!(doc["dry_run"], true);
     assert_eq!(doc["outcome"], "would_conflict");
     assert_eq!(doc["commits"][0]["subject"], "work");
-    assert_eq!(doc["files"], serde_json::json!(["a.txt", "new.txt"]));
-    assert_eq!(doc["conflicts"][0]["file"], "a.txt");
+    assert_eq!(doc["paths"], serde_json::json!(["a.txt", "new.txt"]));
+    assert_eq!(doc["conflicts"][0]["path"], "a.txt");
     // Commits, working copies, files and the operation log as before.
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(
@@ -111,7 +111,7 @@ fn conflict_files(doc: &serde_json::Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["file"].as_str().unwrap().to_string())
+        .map(|c| c["path"].as_str().unwrap().to_string())
         .collect();
     files.sort();
     files
@@ -189,7 +189,7 @@ fn the_dry_run_says_exactly_what_the_land_does() {
                 conflict_files(&dry),
                 "{shape}: {allowed:#}"
             );
-            assert_eq!(allowed["files"], dry["files"], "{shape}");
+            assert_eq!(allowed["paths"], dry["paths"], "{shape}");
         }
     }
 }

@@ -60,7 +60,7 @@ fn a_land_fast_forwards_the_main_branch_and_its_worktree() {
     assert_eq!(doc["outcome"], "landed");
     assert_eq!(doc["target"], "main");
     assert_eq!(doc["recorded_edits"], true);
-    assert_eq!(doc["files"], serde_json::json!(["a.txt", "new.txt"]));
+    assert_eq!(doc["paths"], serde_json::json!(["a.txt", "new.txt"]));
     let tip = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
     assert_eq!(git_ok(&env, &repo, &["rev-parse", "main"]), tip);
     assert_eq!(doc["merge_commit"], tip.trim());
@@ -106,7 +106,7 @@ fn a_land_takes_a_same_size_rewrite_that_only_the_racy_git_rule_tells() {
         .args(["land", "w1", "--json"])
         .run();
     assert_eq!(
-        out.json()["files"],
+        out.json()["paths"],
         serde_json::json!(["bin.dat"]),
         "{}",
         out.report()
@@ -166,7 +166,7 @@ fn a_conflicted_land_changes_nothing_lists_the_files_and_exits_1() {
     );
     let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
     assert_eq!(land["outcome"], "conflicted");
-    assert_eq!(land["conflicts"][0]["file"], "a.txt");
+    assert_eq!(land["conflicts"][0]["path"], "a.txt");
     let status = env.aw(&repo, ["status", "w1", "--json"]).json();
     assert_eq!(status["status"], "conflicted");
 }
@@ -189,7 +189,7 @@ fn prefer(side: &str, expected: &str) {
     let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
     assert_eq!(
         land["resolved"],
-        serde_json::json!([{"file": "a.txt", "side": side}])
+        serde_json::json!([{"path": "a.txt", "side": side}])
     );
 }
 
@@ -255,7 +255,7 @@ fn a_dry_run_reports_and_changes_nothing() {
     out.assert_code(1);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["outcome"], "would_conflict");
-    assert_eq!(doc["conflicts"][0]["file"], "a.txt");
+    assert_eq!(doc["conflicts"][0]["path"], "a.txt");
     assert_eq!(state(&env, &repo), before);
     assert!(env
         .metadata(&env.ws_path(&repo, "w1"))

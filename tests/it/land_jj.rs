@@ -89,7 +89,7 @@ fn unrecorded_edits_are_recorded_first_and_land_too() {
         doc["commits"][0]["subject"],
         "[workspace w1] edits recorded by land"
     );
-    assert_eq!(doc["files"], serde_json::json!(["a.txt"]));
+    assert_eq!(doc["paths"], serde_json::json!(["a.txt"]));
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "edited\n");
     // The workspace's working copy is a new empty commit on top of the landed one.
     let ws = env.ws_path(&repo, "w1");
@@ -135,9 +135,9 @@ fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it
     assert_eq!(conflicted, "work");
     let record = env.metadata(&env.ws_path(&repo, "w1"));
     assert_eq!(record["land"]["outcome"], "conflicted");
-    assert_eq!(record["land"]["conflicts"][0]["file"], "a.txt");
+    assert_eq!(record["land"]["conflicts"][0]["path"], "a.txt");
     let landed = record["land"]["commits"][0].as_str().unwrap();
-    assert_eq!(record["land"]["conflicts"][0]["commit"], landed);
+    assert_eq!(record["land"]["conflicts"][0]["commit_id"], landed);
     let status = env.aw(&repo, ["status"]);
     assert!(
         status.stdout.contains("w1         conflicted"),
@@ -203,7 +203,7 @@ fn prefer(side: &str, expected: &str) {
     assert_eq!(land["outcome"], "landed");
     assert_eq!(
         land["resolved"],
-        serde_json::json!([{"file": "a.txt", "side": side}])
+        serde_json::json!([{"path": "a.txt", "side": side}])
     );
     // The printed undo takes the work back out and restores the landed commit as it was
     // before the land, the workspace's side included.

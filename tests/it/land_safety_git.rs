@@ -399,7 +399,7 @@ fn prediction(doc: &serde_json::Value) -> serde_json::Value {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| &c["file"])
+        .map(|c| &c["path"])
         .collect();
     serde_json::json!({
         // A dry run's `would_land`/`would_conflict` predicts `landed`/`conflicted`.
@@ -410,7 +410,7 @@ fn prediction(doc: &serde_json::Value) -> serde_json::Value {
         },
         "target": doc["target"],
         "commits": subjects,
-        "files": doc["files"],
+        "files": doc["paths"],
         "conflicts": conflicts,
         "resolved": doc["resolved"],
     })

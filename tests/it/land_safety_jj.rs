@@ -57,10 +57,10 @@ fn a_conflict_changes_nothing_unless_allowed() {
     assert_eq!(doc["applied"], false, "{doc:#}");
     assert_eq!(doc["recorded_edits"], false, "{doc:#}");
     assert_eq!(doc["undo"], serde_json::Value::Null, "{doc:#}");
-    assert_eq!(doc["conflicts"][0]["file"], "a.txt", "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["path"], "a.txt", "{doc:#}");
     // The conflict is named by the commit as it is (the trial's copy is gone).
     let work = env.commit_id(&repo, "description(exact:\"work\\n\")");
-    assert_eq!(doc["conflicts"][0]["commit"], work.as_str(), "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["commit_id"], work.as_str(), "{doc:#}");
     // Every commit and both working copies as they were; nothing stale, no marker anywhere.
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(read(repo.join("a.txt")), "from main\n");
@@ -142,7 +142,7 @@ fn prefer_takes_a_side_in_the_conflicting_hunks_only(side: &str, expected: &str)
     assert_eq!(doc["outcome"], "landed", "{doc:#}");
     assert_eq!(
         doc["resolved"],
-        serde_json::json!([{"file": "a.txt", "side": side}])
+        serde_json::json!([{"path": "a.txt", "side": side}])
     );
     assert_eq!(read(repo.join("a.txt")), expected);
     assert_eq!(
@@ -153,7 +153,7 @@ fn prefer_takes_a_side_in_the_conflicting_hunks_only(side: &str, expected: &str)
         ""
     );
     // What landed is what the landed commit changes now.
-    assert_eq!(doc["files"], serde_json::json!(["a.txt"]), "{doc:#}");
+    assert_eq!(doc["paths"], serde_json::json!(["a.txt"]), "{doc:#}");
     // The printed undo reverts the rebase and the resolution together.
     let undo = doc["undo"].as_str().unwrap().to_string();
     env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
@@ -226,7 +226,7 @@ fn a_child_lands_only_its_own_commits() {
     out.assert_ok();
     let doc = out.json();
     assert_eq!(doc["outcome"], "landed", "{doc:#}");
-    assert_eq!(doc["files"], serde_json::json!(["c.txt"]), "{doc:#}");
+    assert_eq!(doc["paths"], serde_json::json!(["c.txt"]), "{doc:#}");
     let parent = env.ws_path(&repo, "p");
     assert_eq!(read(parent.join("p.txt")), "p2\n");
     assert_eq!(read(parent.join("c.txt")), "c\n");
@@ -259,7 +259,7 @@ fn a_land_never_moves_another_workspace() {
         .assert_ok();
     let cp = env.aw(&repo, ["checkpoint", "w1", "--json"]);
     cp.assert_ok();
-    let commit = cp.json()["commit"].as_str().unwrap().to_string();
+    let commit = cp.json()["commit_id"].as_str().unwrap().to_string();
     let other = [
         "run",
         "o",
@@ -421,7 +421,7 @@ fn a_conflict_prefer_cannot_settle_is_reported_and_changes_nothing() {
     assert!(
         conflicts
             .iter()
-            .any(|c| c["commit"] == m.as_str() && c["file"] == "a.txt"),
+            .any(|c| c["commit_id"] == m.as_str() && c["path"] == "a.txt"),
         "{doc:#}"
     );
     assert_eq!(graph(&env, &repo), before);
@@ -608,7 +608,7 @@ fn prefer_resolves_each_landed_commit_in_turn() {
     let doc = out.json();
     assert_eq!(
         doc["resolved"],
-        serde_json::json!([{"file": "f.txt", "side": "workspace"}])
+        serde_json::json!([{"path": "f.txt", "side": "workspace"}])
     );
     // The first commit took `u` out with its conflicting hunk; the second took `a1` out.
     assert_eq!(read(repo.join("f.txt")), "x\n");

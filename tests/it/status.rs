@@ -139,7 +139,7 @@ fn status_json_lists_every_workspace_with_its_record(backend: Backend) {
     let mut one = one.json();
     let object = one.as_object_mut().unwrap();
     let changes = object.remove("changes").unwrap();
-    assert_eq!(changes["files"], 0);
+    assert_eq!(changes["files_count"], 0);
     assert_eq!(object.remove("schema_version"), Some(1.into()));
     assert!(object
         .remove("last_activity")
@@ -148,8 +148,8 @@ fn status_json_lists_every_workspace_with_its_record(backend: Backend) {
     // workspace no run holds snapshots first).
     let mut listed = doc["workspaces"][1].clone();
     let listed_changes = listed.as_object_mut().unwrap().remove("changes").unwrap();
-    assert_eq!(listed_changes["files"], changes["files"]);
-    assert_eq!(listed_changes["unlanded_commits"], 0);
+    assert_eq!(listed_changes["files_count"], changes["files_count"]);
+    assert_eq!(listed_changes["unlanded_commits_count"], 0);
     assert_eq!(one, listed);
 }
 
@@ -444,8 +444,8 @@ fn the_table_says_what_needs_you_within_80_columns(backend: Backend) {
     ");
     let json = env.aw(&repo, ["status", "--json"]).json();
     let changes = &json["workspaces"][2]["changes"];
-    assert_eq!(changes["files"], 1, "{json:#}");
-    assert_eq!(changes["unlanded_commits"], 1, "{json:#}");
+    assert_eq!(changes["files_count"], 1, "{json:#}");
+    assert_eq!(changes["unlanded_commits_count"], 1, "{json:#}");
     assert_eq!(changes["commits"][0]["description"], "z", "{json:#}");
     let landed = env.aw(&repo, ["status", "w2"]);
     assert!(

@@ -51,9 +51,12 @@ fn status_of_one_workspace_shows_its_commits_and_files(backend: Backend) {
     let json = env.aw(&repo, ["status", "w1", "--json"]).json();
     let diff = env.aw(&repo, ["diff", "w1", "--json"]).json();
     let changes = &json["changes"];
-    assert_eq!(changes["files"], diff["totals"]["files"], "{json:#}");
-    assert_eq!(changes["insertions"], diff["totals"]["insertions"]);
-    assert_eq!(changes["deletions"], diff["totals"]["deletions"]);
+    assert_eq!(
+        changes["files_count"], diff["totals"]["files_count"],
+        "{json:#}"
+    );
+    assert_eq!(changes["added"], diff["totals"]["added"]);
+    assert_eq!(changes["removed"], diff["totals"]["removed"]);
     assert_eq!(changes["commits"], diff["commits"]);
     assert_eq!(json["last_activity"], json["updated_at"]);
     assert!(json.get("size_bytes").is_none(), "{json:#}");

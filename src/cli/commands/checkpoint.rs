@@ -97,11 +97,15 @@ pub(crate) struct CheckpointJson<'a> {
     workspace_id: &'a str,
     created: bool,
     number: Option<u64>,
-    description: Option<&'a str>,
-    commit: Option<&'a str>,
+    commit_id: Option<&'a str>,
     change_id: Option<&'a str>,
-    files_changed: usize,
-    files: &'a [PathBuf],
+    /// The first line of `description`.
+    subject: Option<&'a str>,
+    /// The checkpoint's whole message.
+    description: Option<&'a str>,
+    /// How many paths the checkpoint recorded (`paths`).
+    paths_count: usize,
+    paths: &'a [PathBuf],
     not_recorded: Vec<NotRecorded<'a>>,
 }
 
@@ -120,11 +124,12 @@ fn json(id: &str, done: &Checkpointed) -> String {
         workspace_id: id,
         created,
         number: created.then_some(done.number),
-        description: created.then_some(done.description.as_str()),
-        commit: r.commit.as_deref(),
+        commit_id: r.commit.as_deref(),
         change_id: r.change_id.as_deref(),
-        files_changed: r.files.len(),
-        files: &r.files,
+        subject: created.then(|| done.description.lines().next().unwrap_or("")),
+        description: created.then_some(done.description.as_str()),
+        paths_count: r.files.len(),
+        paths: &r.files,
         not_recorded: r
             .unrecorded
             .iter()

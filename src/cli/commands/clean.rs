@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, ErrorJson, Result};
-use crate::store::aside;
+use crate::store::aside::{self, Aside};
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::store::metadata;
@@ -17,7 +17,7 @@ use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
-use crate::ui::report::{describe, RemovalJson};
+use crate::ui::report::{describe, AsideJson, RemovalJson};
 use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
 /// Remove workspaces, keeping their edits in the repository.
@@ -65,7 +65,8 @@ pub struct CleanArgs {
 /// What happened to one selected workspace.
 enum Outcome {
     Removed(Removal),
-    WouldRemove,
+    /// A dry run's: what the removal would keep aside, when it could be surveyed.
+    WouldRemove(Option<Aside>),
     Skipped(String),
     Failed(CliError),
 }
@@ -179,7 +180,9 @@ fn clean_one(
         args.dry_run,
     ) {
         (Some(reason), _) => Outcome::Skipped(reason),
-        (None, true) => Outcome::WouldRemove,
+        (None, true) => {
+            Outcome::WouldRemove(remove::preview(ctx, &entry, &remove_options(args)).ok())
+        }
         (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
             Ok(removal) => Outcome::Removed(removal),
             Err(err) => Outcome::Failed(err),
@@ -305,7 +308,11 @@ fn report(
                 Outcome::Removed(removal) => {
                     removed.push(RemovalJson::new(id, path, Some(removal)))
                 }
-                Outcome::WouldRemove => removed.push(RemovalJson::new(id, path, None)),
+                Outcome::WouldRemove(aside) => {
+                    let mut json = RemovalJson::new(id, path, None);
+                    json.untracked = aside.as_ref().map(AsideJson::from);
+                    removed.push(json)
+                }
                 Outcome::Skipped(reason) => skipped.push(SkippedJson {
                     reason: reason.clone(),
                     workspace_id: id.clone(),
@@ -332,7 +339,10 @@ fn report(
     for (id, path, outcome) in results {
         match outcome {
             Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
-            Outcome::WouldRemove => text += &format!("Would remove {id} ({})\n", path.display()),
+            Outcome::WouldRemove(aside) => {
+                let keep = crate::ui::report::would_keep(aside.as_ref());
+                text += &format!("Would remove {id} ({}){keep}\n", path.display())
+            }
             Outcome::Skipped(reason) => ui.note(format!("Skipped {id}: {reason}")),
             Outcome::Failed(err) => ui.error(err),
         }

@@ -83,18 +83,18 @@ pub(crate) struct DiffJson<'a> {
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Totals {
-    files: usize,
-    insertions: u64,
-    deletions: u64,
-    binary: usize,
+    files_count: usize,
+    added: u64,
+    removed: u64,
+    binary_count: usize,
 }
 
 fn totals(files: &[FileChange]) -> Totals {
     Totals {
-        files: files.len(),
-        insertions: files.iter().map(|f| f.insertions).sum(),
-        deletions: files.iter().map(|f| f.deletions).sum(),
-        binary: files.iter().filter(|f| f.binary).count(),
+        files_count: files.len(),
+        added: files.iter().map(|f| f.added).sum(),
+        removed: files.iter().map(|f| f.removed).sum(),
+        binary_count: files.iter().filter(|f| f.binary).count(),
     }
 }
 
@@ -132,7 +132,7 @@ fn summary(id: &str, backend: &str, found: &Changes, watching: bool) -> String {
     );
     if !found.commits.is_empty() {
         let rows = found.commits.iter().map(|c| {
-            let subject = c.description.lines().next().unwrap_or("");
+            let subject = &c.subject;
             let rest = match &c.change_id {
                 Some(change) => format!("{}  {subject}", short(change)),
                 None => subject.to_string(),
@@ -145,21 +145,21 @@ fn summary(id: &str, backend: &str, found: &Changes, watching: bool) -> String {
     let rows = found.files.iter().map(|f| {
         let (ins, del) = match f.binary {
             true => ("bin".into(), "bin".into()),
-            false => (format!("+{}", f.insertions), format!("-{}", f.deletions)),
+            false => (format!("+{}", f.added), format!("-{}", f.removed)),
         };
         let path = match &f.old_path {
             Some(old) => format!("{old} -> {}", f.path),
             None => f.path.clone(),
         };
-        [f.kind.as_str().to_string(), ins, del, path]
+        [f.status.as_str().to_string(), ins, del, path]
     });
     output::columns(rows, &mut out);
     let t = totals(&found.files);
     out += &format!(
         "{} changed, {}(+), {}(-)\n",
-        plural(t.files as u64, "file"),
-        plural(t.insertions, "insertion"),
-        plural(t.deletions, "deletion")
+        plural(t.files_count as u64, "file"),
+        plural(t.added, "insertion"),
+        plural(t.removed, "deletion")
     );
     out
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
-use crate::ui::report::{describe, files, AsideJson, RemovalJson};
+use crate::ui::report::{describe, AsideJson, RemovalJson};
 use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::gc::{self, Candidate, Expiry};
@@ -247,16 +247,7 @@ fn report(ui: &Ui, results: &[(Candidate, Outcome)], kept: &[Kept], args: &GcArg
             }
             Outcome::WouldRemove(aside) => {
                 text += &format!("Would remove {id} ({}): {why}", path.display());
-                match aside {
-                    Some(a) if a.kept_files > 0 => {
-                        text += &format!(
-                            "; would keep aside {} that no commit holds",
-                            files(a.kept_files, a.kept_bytes)
-                        )
-                    }
-                    Some(_) => {}
-                    None => text += "; files no commit holds would be kept aside",
-                }
+                text += &crate::ui::report::would_keep(aside.as_ref());
                 text += "\n";
             }
             Outcome::Skipped(reason) => ui.note(format!("Skipped {id} ({why}): {reason}")),

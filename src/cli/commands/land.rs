@@ -225,7 +225,8 @@ pub(crate) struct LandJson<'a> {
     outcome: &'static str,
     target: &'a str,
     commits: &'a [Commit],
-    files: &'a [String],
+    /// The paths the landed commits change.
+    paths: &'a [String],
     conflicts: &'a [Conflict],
     resolved: &'a [Resolved],
     recorded_edits: bool,
@@ -258,7 +259,7 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         outcome: outcome(landing, dry_run),
         target: &landing.target,
         commits: &landing.commits,
-        files: &landing.files,
+        paths: &landing.files,
         conflicts: &landing.conflicts,
         resolved: &landing.resolved,
         recorded_edits: landing.recorded_edits,

@@ -49,6 +49,7 @@ impl Record {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Checkpoint {
+    #[serde(rename = "commit_id", alias = "commit")]
     pub commit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_id: Option<String>,

@@ -46,6 +46,7 @@ impl Side {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Resolved {
+    #[serde(rename = "path", alias = "file")]
     pub file: String,
     pub side: Side,
 }
@@ -54,7 +55,9 @@ pub(crate) struct Resolved {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Conflict {
+    #[serde(rename = "commit_id", alias = "commit")]
     pub commit: String,
+    #[serde(rename = "path", alias = "file")]
     pub file: String,
 }
 

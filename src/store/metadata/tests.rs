@@ -107,3 +107,32 @@ fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn records_written_before_the_one_vocabulary_read_as_before_and_write_the_new_names() {
+    let text = r#"{"schema_version":1,"workspace_id":"w","workflow":null,"status":"done",
+        "command":["true"],"repo_root":"/r","workspace_path":"/w","backend":"jj",
+        "base_change":null,"created_at":"2026-01-01T00:00:00Z",
+        "updated_at":"2026-01-01T00:00:00Z",
+        "runs":[{"started_at":"2026-01-01T00:00:00Z","status":"done","command":["true"],
+            "checkpoint":{"commit":"c0ffee","change_id":"kk"}}],
+        "land":{"at":"2026-01-01T00:00:00Z","target":"default@","commits":["c0ffee"],
+            "outcome":"conflicted","conflicts":[{"commit":"c0ffee","file":"a.txt"}],
+            "resolved":[{"file":"b.txt","side":"workspace"}]}}"#;
+    let Loaded::Ok(record) = parse(text.as_bytes()) else {
+        panic!("an old record did not parse");
+    };
+    let land = record.land.as_ref().unwrap();
+    assert_eq!(land.conflicts[0].commit, "c0ffee");
+    assert_eq!(land.conflicts[0].file, "a.txt");
+    assert_eq!(land.resolved[0].file, "b.txt");
+    let checkpoint = record.runs[0].checkpoint.as_ref().unwrap();
+    assert_eq!(checkpoint.commit, "c0ffee");
+    let written = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        written["land"]["conflicts"][0],
+        serde_json::json!({"commit_id": "c0ffee", "path": "a.txt"})
+    );
+    assert_eq!(written["land"]["resolved"][0]["path"], "b.txt");
+    assert_eq!(written["runs"][0]["checkpoint"]["commit_id"], "c0ffee");
+}

@@ -160,7 +160,7 @@ impl Git {
         let hex = |c: &&str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit());
         let out = self
             .call(&self.main)?
-            .args(["log", "--format=%H%x09%s%x00"])
+            .args(["log", crate::vcs::COMMIT_FORMAT_GIT])
             .args(tips.iter().copied().filter(hex))
             .arg("--not")
             .args(base.iter().map(String::as_str).filter(hex))

@@ -240,7 +240,7 @@ mod tests {
         assert_eq!(found.against, "base");
         assert_eq!(found.commits.len(), 1);
         assert_eq!(found.commits[0].description, "one\ntwo");
-        assert_eq!(found.files[0].insertions, 2);
+        assert_eq!(found.files[0].added, 2);
         assert_eq!(
             found.as_of,
             AsOf::LastSnapshot(Some("2026-11-26T10:00:00Z".into()))

@@ -107,8 +107,12 @@ pub(super) fn parse_preview(text: &str) -> Preview {
                 let mut next = || fields.next().unwrap_or("").to_string();
                 let (change, id, flag, subject) = (next(), next(), next(), next());
                 preview.commits.push(Landed {
+                    commit: Commit {
+                        id,
+                        change_id: Some(change.clone()),
+                        subject,
+                    },
                     change,
-                    commit: Commit { id, subject },
                     conflicted: flag == "c",
                     files: vec![],
                 });

@@ -24,7 +24,7 @@ impl World<'_> {
             if let Some(c) = removal["kept_commit_id"].as_str() {
                 self.model.named.insert(c.to_string());
             }
-            if let Some(c) = removal["head"]["commit"].as_str() {
+            if let Some(c) = removal["head"]["commit_id"].as_str() {
                 self.model.named.insert(c.to_string());
             }
             for c in removal["commits"].as_array().cloned().unwrap_or_default() {
