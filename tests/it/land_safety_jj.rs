@@ -680,3 +680,73 @@ fn the_undo_leaves_the_user_s_commit_in_main_when_the_workspace_was_rebased_onto
     );
     assert_eq!(subjects(&env, &repo, "w1@-"), "work");
 }
+
+/// A conflicted file the agent renamed (it started from a main working copy with a
+/// conflict): jj records the markers under the new name as ordinary text, no longer a
+/// conflict, and jj's own list of conflicts does not name it. A land would write them into
+/// the main working copy: the land reports that file as a conflict too (the dry run
+/// alike), changes nothing unless allowed, and lists it when allowed (jj seed 3 step 218
+/// of the model-based round).
+#[test]
+fn markers_a_rename_made_ordinary_text_are_reported_as_a_conflict() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for side in ["left", "right"] {
+        env.jj_ok(
+            &repo,
+            ["new", "description(exact:\"initial\\n\")", "-m", side],
+        );
+        fs::write(repo.join("a.txt"), format!("{side}\n")).unwrap();
+    }
+    env.jj_ok(
+        &repo,
+        [
+            "new",
+            "description(exact:\"left\\n\")",
+            "description(exact:\"right\\n\")",
+        ],
+    );
+    let script = "mv a.txt moved.txt && jj commit -m rename";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    assert!(read(env.ws_path(&repo, "w1").join("moved.txt")).contains("<<<<<<<"));
+    // The user resolves main's conflict.
+    fs::write(repo.join("a.txt"), "resolved\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "resolve"]);
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let files = |doc: &serde_json::Value| -> Vec<String> {
+        let mut files: Vec<String> = doc["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["file"].as_str().unwrap().to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    let dry = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
+    let dry_doc = json(&dry);
+    assert_eq!(files(&dry_doc), ["a.txt", "moved.txt"], "{dry_doc:#}");
+    let out = env.aw(&repo, ["land", "w1", "--json"]);
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(files(&doc), ["a.txt", "moved.txt"], "{doc:#}");
+    assert_eq!(graph(&env, &repo), before);
+    assert!(!repo.join("moved.txt").exists());
+    let text = env.aw(&repo, ["land", "w1"]);
+    text.assert_code(1);
+    assert!(
+        text.stdout.contains("\nConflict in moved.txt ("),
+        "{}",
+        text.report()
+    );
+    let allowed = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
+    allowed.assert_code(1);
+    let doc = json(&allowed);
+    assert_eq!(doc["applied"], true, "{doc:#}");
+    assert_eq!(files(&doc), ["a.txt", "moved.txt"], "{doc:#}");
+    assert!(read(repo.join("moved.txt")).contains("<<<<<<<"));
+}

@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use super::land_preview::{land_set, Landed, Place, Preview};
-use super::land_result::{by_change, Trial};
+use super::land_result::{by_change, Span, Trial};
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
@@ -220,6 +220,21 @@ impl Jj {
         let landed = self.fill(&trial.at, &changes, landing)?;
         if place.working_copy {
             self.target_conflicts(place, &trial.at, landing)?;
+        }
+        if let Some(head) = landed.last() {
+            // What the land writes: the target working-copy commit's change, or (`--onto`)
+            // the landed commits' on the commit they land on.
+            let (from, to) = match place.working_copy {
+                true => (preview.target_commit.as_str(), place.revset.as_str()),
+                false => (place.revset.as_str(), head.commit.id.as_str()),
+            };
+            let span = Span {
+                dir: &place.dir,
+                at: &trial.at,
+                from,
+                to,
+            };
+            self.marker_conflicts(&span, &head.commit.id, landing)?;
         }
         Ok(landed)
     }

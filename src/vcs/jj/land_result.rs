@@ -112,6 +112,37 @@ impl Jj {
             .collect())
     }
 
+    /// Adds each file the land brings in with conflict markers as ordinary text, which jj
+    /// does not know as a conflict: a conflicted file an agent renamed or copied (jj
+    /// records the markers under the new path as content; jj seed 3 step 218 of the
+    /// model-based round), or markers an agent wrote. The land would write them into the
+    /// target unreported; they are conflicts of the landed head `commit` (`--prefer` cannot
+    /// settle them: there is no conflict for jj to resolve). A file is one when a line the
+    /// change `span` makes adds a marker (`<<<<<<<` or `>>>>>>>` at its start) and jj lists
+    /// no conflict in it already.
+    pub(super) fn marker_conflicts(
+        &self,
+        span: &Span,
+        commit: &str,
+        landing: &mut Landing,
+    ) -> Result<()> {
+        let out = self
+            .call(span.dir)?
+            .arg(format!("--at-op={}", span.at))
+            .args(["diff", "--git", "--from", span.from, "--to", span.to])
+            .stdout()?;
+        for file in marked_files(&out) {
+            if landing.conflicts.iter().any(|c| c.file == file) {
+                continue;
+            }
+            landing.conflicts.push(Conflict {
+                commit: commit.to_string(),
+                file,
+            });
+        }
+        Ok(())
+    }
+
     /// The landed commits as they are now, the files they change, and each conflicted file
     /// of each. Returns them as listed.
     pub(super) fn fill(
@@ -178,6 +209,44 @@ pub(super) fn by_change(changes: &[&str]) -> String {
     }
 }
 
+/// A change between two commits of a trial: `from` to `to`, revsets of the repository at
+/// `dir`, at operation `at`.
+pub(super) struct Span<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) at: &'a str,
+    pub(super) from: &'a str,
+    pub(super) to: &'a str,
+}
+
+/// The files of a `jj diff --git` whose added lines start a conflict marker, once each, in
+/// the order met. A path is read from the `+++ b/<path>` header (a deleted file has
+/// `/dev/null`, a path git quotes is skipped: jj's conflicts are the ones listed then).
+fn marked_files(diff: &str) -> Vec<String> {
+    let mut files: Vec<String> = vec![];
+    let mut file: Option<&str> = None;
+    let mut header = false;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            header = true;
+            file = None;
+        } else if header && line.starts_with("@@") {
+            header = false;
+        } else if header {
+            if let Some(path) = line.strip_prefix("+++ b/") {
+                file = Some(path);
+            }
+        } else if let Some(added) = line.strip_prefix('+') {
+            let marker = added.starts_with("<<<<<<<") || added.starts_with(">>>>>>>");
+            if let Some(path) = file.filter(|_| marker) {
+                if !files.iter().any(|f| f == path) {
+                    files.push(path.to_string());
+                }
+            }
+        }
+    }
+    files
+}
+
 /// A trial's operations so far (oldest first) and the one the next step starts at.
 pub(super) struct Trial {
     pub(super) ops: Vec<String>,
@@ -200,6 +269,34 @@ impl Trial {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marker_lines_added_name_their_file() {
+        let diff = concat!(
+            "diff --git a/a.txt b/a.txt\n",
+            "--- a/a.txt\n",
+            "+++ b/a.txt\n",
+            "@@ -1 +1,2 @@\n",
+            " x\n",
+            "+ <<<<<<< not at the start\n",
+            "-<<<<<<< removed\n",
+            "diff --git a/moved.txt b/moved.txt\n",
+            "new file mode 100644\n",
+            "--- /dev/null\n",
+            "+++ b/moved.txt\n",
+            "@@ -0,0 +1,3 @@\n",
+            "+<<<<<<< conflict 1 of 1\n",
+            "++++ b/not-a-header\n",
+            "+>>>>>>> conflict 1 of 1 ends\n",
+            "diff --git a/gone.txt b/gone.txt\n",
+            "deleted file mode 100644\n",
+            "--- a/gone.txt\n",
+            "+++ /dev/null\n",
+            "@@ -1 +0,0 @@\n",
+            "-<<<<<<< old\n",
+        );
+        assert_eq!(marked_files(diff), ["moved.txt"]);
+    }
 
     #[test]
     fn change_revsets() {
