@@ -175,6 +175,11 @@ impl Jj {
         landing: &mut Landing,
     ) -> Result<Vec<Landed>> {
         let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
+        let origin_at = trial.at.clone();
+        let origin_before = match plan.prefer {
+            Some(_) => self.origin(plan, place, &origin_at)?,
+            None => vec![],
+        };
         if work != "nothing" {
             let call = self.step(plan.ws, &trial.at)?;
             let call = match work == "described" {
@@ -209,13 +214,19 @@ impl Jj {
             trial.run(call).map_err(|e| rebase_failed(plan, e))?;
         }
         if let Some(side) = plan.prefer {
+            // The commits the landed ones sit on, as they were before the land: their
+            // conflicts are not the workspace's against the target.
+            let mut inherited = vec![];
+            for commit in &origin_before {
+                inherited.extend(self.conflicted_files(&origin_at, commit)?);
+            }
             let own: Vec<&str> = preview
                 .commits
                 .iter()
                 .filter(|c| c.conflicted)
                 .map(|c| c.change.as_str())
                 .collect();
-            landing.resolved = self.prefer(&changes, &own, side, trial)?;
+            landing.resolved = self.prefer(&changes, &own, &inherited, side, trial)?;
         }
         let landed = self.fill(&trial.at, &changes, landing)?;
         if place.working_copy {

@@ -40,11 +40,16 @@ impl Jj {
     /// side) or one git cannot merge (binary) stays a conflict. Each resolution is an
     /// operation of the trial.
     /// A commit that was conflicted before the land holds the workspace's own conflict, not
-    /// one between the workspace and the target: it is left alone (`own`).
+    /// one between the workspace and the target: it is left alone (`own`). So is a file
+    /// conflicted in a commit the landed ones sit on (`inherited`): jj's rebase brings that
+    /// commit's conflict terms into the landed commits' merge, whose sides are then not the
+    /// workspace's and the target's, and taking one would drop lines both hold (jj seed 3
+    /// step 299 of the model-based round).
     pub(super) fn prefer(
         &self,
         changes: &[&str],
         own: &[&str],
+        inherited: &[String],
         side: Side,
         trial: &mut Trial,
     ) -> Result<Vec<Resolved>> {
@@ -65,14 +70,23 @@ impl Jj {
             else {
                 break;
             };
-            let files = self.conflicted_files(&trial.at, &first.commit.id)?;
+            let files: Vec<String> = self
+                .conflicted_files(&trial.at, &first.commit.id)?
+                .into_iter()
+                .filter(|f| !inherited.contains(f))
+                .collect();
+            if files.is_empty() {
+                break;
+            }
             let call = self
                 .step(&self.main, &trial.at)?
                 .args(["resolve", "-r", &first.commit.id, "--tool", PREFER_TOOL])
                 .arg(format!("--config=merge-tools.{PREFER_TOOL}.program='sh'"))
                 .arg(format!(
                     r#"--config=merge-tools.{PREFER_TOOL}.merge-args=["-c", '{script}', "sh", "$left", "$base", "$right", "$output"]"#
-                ));
+                ))
+                .arg("--")
+                .args(files.iter().map(|f| format!("root-file:{f:?}")));
             if trial.run(call).is_err() {
                 break;
             }
