@@ -39,9 +39,15 @@ pub(crate) fn checkpoint(
     };
     let id = record.workspace_id.clone();
     let description = format!("[workspace {id}] {message}");
+    reserve(record, number, number)?;
     let recorded = ctx
         .vcs
-        .checkpoint(&id, &record.workspace_path, &description)?;
+        .checkpoint(&id, &record.workspace_path, &description);
+    if !matches!(&recorded, Ok(r) if r.commit.is_some()) {
+        // Nothing was committed: the number is free again.
+        reserve(record, number, number - 1)?;
+    }
+    let recorded = recorded?;
     if recorded.commit.is_some() {
         record.checkpoints = number;
     }
@@ -50,6 +56,31 @@ pub(crate) fn checkpoint(
         description,
         recorded,
     })
+}
+
+/// The journal of a checkpoint's number: the saved record counts checkpoint `number` as
+/// `count` (`number` before the commit is made, `number - 1` again when none was), so a
+/// checkpoint SIGKILLed between its commit and the caller's save of the record leaves its
+/// number taken and the next checkpoint never repeats it (a kill before the commit leaves
+/// a number unused, never a number twice). Only the count of the record as saved changes;
+/// a record that cannot be read as one is left to the caller.
+fn reserve(record: &Record, number: u64, count: u64) -> Result<()> {
+    let crate::store::metadata::Loaded::Ok(mut saved) =
+        crate::store::metadata::load(&record.workspace_path)
+    else {
+        return Ok(());
+    };
+    let want = match count == number {
+        true => saved.checkpoints.max(number),
+        // Given back only while it is still this checkpoint's.
+        false if saved.checkpoints == number => count,
+        false => return Ok(()),
+    };
+    if want != saved.checkpoints {
+        saved.checkpoints = want;
+        crate::store::metadata::save(&saved)?;
+    }
+    Ok(())
 }
 
 /// The message of the checkpoint `run --checkpoint` makes after a run that ended with `code`:

@@ -279,7 +279,45 @@ fn the_workspace_checkpoint_recipe_checkpoints_with_and_without_a_message() {
     );
 }
 
+/// A checkpoint SIGKILLed after the backend made its commit and before its number was
+/// recorded: the next checkpoint gets the next number, never the same one again (the number
+/// is reserved in the saved record before the commit is made).
+fn a_checkpoint_killed_after_its_commit_never_repeats_its_number(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo one > one.txt"])
+        .assert_ok();
+    let (tool, trigger) = match backend {
+        Backend::Jj => ("jj", "commit --message"),
+        Backend::Git => ("git", "commit --quiet"),
+    };
+    let path = crate::pool_crash::killing_wrapper(&env, tool, trigger, false);
+    let killed = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .env("TRIGGER", trigger)
+        .args(["checkpoint", "w1"])
+        .run();
+    assert_eq!(killed.code(), None, "killed\n{}", killed.report());
+    let ws = env.ws_path(&repo, "w1");
+    let first = below_working_copy(backend, &env, &ws);
+    assert_eq!(
+        description(backend, &env, &repo, &first),
+        "[workspace w1] checkpoint 1"
+    );
+    fs::write(ws.join("two.txt"), "two\n").unwrap();
+    let second = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(second["number"], 2, "{second:#}");
+    assert_eq!(second["description"], "[workspace w1] checkpoint 2");
+    // Nothing recorded: the number stays free for the next one.
+    let nothing = checkpoint(&env, &repo, &["w1"]);
+    assert_eq!(nothing["created"], false, "{nothing:#}");
+    fs::write(ws.join("three.txt"), "three\n").unwrap();
+    assert_eq!(checkpoint(&env, &repo, &["w1"])["number"], 3);
+}
+
 crate::both_backends!(
+    a_checkpoint_killed_after_its_commit_never_repeats_its_number,
     a_checkpoint_commits_the_changes_and_the_working_copy_continues_on_top,
     a_checkpoint_says_which_files_it_does_not_record,
     bad_checkpoints_fail_with_a_hint_and_change_nothing,

@@ -680,3 +680,134 @@ fn the_undo_leaves_the_user_s_commit_in_main_when_the_workspace_was_rebased_onto
     );
     assert_eq!(subjects(&env, &repo, "w1@-"), "work");
 }
+
+/// A conflicted file the agent renamed (it started from a main working copy with a
+/// conflict): jj records the markers under the new name as ordinary text, no longer a
+/// conflict, and jj's own list of conflicts does not name it. A land would write them into
+/// the main working copy: the land reports that file as a conflict too (the dry run
+/// alike), changes nothing unless allowed, and lists it when allowed (jj seed 3 step 218
+/// of the model-based round).
+#[test]
+fn markers_a_rename_made_ordinary_text_are_reported_as_a_conflict() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    for side in ["left", "right"] {
+        env.jj_ok(
+            &repo,
+            ["new", "description(exact:\"initial\\n\")", "-m", side],
+        );
+        fs::write(repo.join("a.txt"), format!("{side}\n")).unwrap();
+    }
+    env.jj_ok(
+        &repo,
+        [
+            "new",
+            "description(exact:\"left\\n\")",
+            "description(exact:\"right\\n\")",
+        ],
+    );
+    let script = "mv a.txt moved.txt && jj commit -m rename";
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    assert!(read(env.ws_path(&repo, "w1").join("moved.txt")).contains("<<<<<<<"));
+    // The user resolves main's conflict.
+    fs::write(repo.join("a.txt"), "resolved\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "resolve"]);
+    snapshot(&env, &repo);
+    let before = graph(&env, &repo);
+    let files = |doc: &serde_json::Value| -> Vec<String> {
+        let mut files: Vec<String> = doc["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["file"].as_str().unwrap().to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    let dry = env.aw(&repo, ["land", "w1", "--dry-run", "--json"]);
+    let dry_doc = json(&dry);
+    assert_eq!(files(&dry_doc), ["a.txt", "moved.txt"], "{dry_doc:#}");
+    let out = env.aw(&repo, ["land", "w1", "--json"]);
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(files(&doc), ["a.txt", "moved.txt"], "{doc:#}");
+    assert_eq!(graph(&env, &repo), before);
+    assert!(!repo.join("moved.txt").exists());
+    let text = env.aw(&repo, ["land", "w1"]);
+    text.assert_code(1);
+    assert!(
+        text.stdout.contains("\nConflict in moved.txt ("),
+        "{}",
+        text.report()
+    );
+    let allowed = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
+    allowed.assert_code(1);
+    let doc = json(&allowed);
+    assert_eq!(doc["applied"], true, "{doc:#}");
+    assert_eq!(files(&doc), ["a.txt", "moved.txt"], "{doc:#}");
+    assert!(read(repo.join("moved.txt")).contains("<<<<<<<"));
+}
+
+/// The workspace's commits sit on a commit of main's that an undo left conflicted (the
+/// user rebased them there), and main resolved that conflict only in a later commit. Landing
+/// them, jj's rebase brings that commit's conflict terms back: the conflict `--prefer` would
+/// settle is not between the workspace and the target, and taking "the workspace's side"
+/// took out of main a line both had (jj seed 3 step 299 of the model-based round: main's
+/// old lines dropped with exit 0). `--prefer` leaves a file the commit the workspace's
+/// commits sit on holds conflicted alone: the land reports it and changes nothing.
+#[test]
+fn prefer_never_settles_a_conflict_of_the_commit_the_workspace_sits_on() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    fs::write(repo.join("s.txt"), "base1\nbase2\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "base"]);
+    let script = "echo b1 >> s.txt && jj commit -m bwork";
+    env.aw(&repo, ["run", "b", "--", "sh", "-c", script])
+        .assert_ok();
+    main_commits(&env, &repo, "s.txt", "base1\nbase2\nold1\n");
+    let landed = env.aw(&repo, ["land", "b", "--allow-conflicts", "--json"]);
+    landed.assert_code(1);
+    let undo = json(&landed)["undo"].as_str().unwrap().to_string();
+    // The user resolves the land's conflict, commits on top, then undoes the land: the
+    // resolution and the commit on it become conflicted.
+    main_commits(&env, &repo, "s.txt", "base1\nbase2\nold1\nb1\n");
+    main_commits(&env, &repo, "s.txt", "base1\nbase2\nold1\nb1\nu2\n");
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert!(read(repo.join("s.txt")).contains("<<<<<<<"));
+    // The user rebases the workspace onto main's conflicted commit, then resolves main's
+    // conflict in a new commit and goes on.
+    env.jj_ok(&repo, ["rebase", "-b", "b@", "-o", "@-"]);
+    main_commits(&env, &repo, "s.txt", "base1\nbase2\nold1\nb1\nu2\n");
+    main_commits(&env, &repo, "s.txt", "base1\nbase2\nold1\nb1\nu2\nu3\n");
+    env.aw(&repo, ["run", "b", "--", "sh", "-c", "echo b2 >> s.txt"])
+        .assert_ok();
+    assert_eq!(
+        read(env.ws_path(&repo, "b").join("s.txt")),
+        "base1\nbase2\nold1\nb1\nu2\nb2\n"
+    );
+    snapshot_ws(&env, &repo, "b");
+    let before = graph(&env, &repo);
+    let out = env.aw(&repo, ["land", "b", "--prefer", "workspace", "--json"]);
+    // `old1` is on both sides: no land may take it out.
+    assert!(
+        read(repo.join("s.txt")).contains("old1\n"),
+        "{}\n{}",
+        read(repo.join("s.txt")),
+        out.report()
+    );
+    out.assert_code(1);
+    let doc = json(&out);
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["file"], "s.txt", "{doc:#}");
+    assert_eq!(graph(&env, &repo), before);
+    assert_eq!(read(repo.join("s.txt")), "base1\nbase2\nold1\nb1\nu2\nu3\n");
+}
+
+/// Lets jj snapshot the main working copy and workspace `id`'s.
+fn snapshot_ws(env: &TestEnv, repo: &Path, id: &str) {
+    env.jj_ok(repo, ["status"]);
+    env.jj_ok(&env.ws_path(repo, id), ["status"]);
+}

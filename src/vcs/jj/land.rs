@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use super::land_preview::{land_set, Landed, Place, Preview};
-use super::land_result::{by_change, Trial};
+use super::land_result::{by_change, Span, Trial};
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
@@ -175,6 +175,11 @@ impl Jj {
         landing: &mut Landing,
     ) -> Result<Vec<Landed>> {
         let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
+        let origin_at = trial.at.clone();
+        let origin_before = match plan.prefer {
+            Some(_) => self.origin(plan, place, &origin_at)?,
+            None => vec![],
+        };
         if work != "nothing" {
             let call = self.step(plan.ws, &trial.at)?;
             let call = match work == "described" {
@@ -209,17 +214,38 @@ impl Jj {
             trial.run(call).map_err(|e| rebase_failed(plan, e))?;
         }
         if let Some(side) = plan.prefer {
+            // The commits the landed ones sit on, as they were before the land: their
+            // conflicts are not the workspace's against the target.
+            let mut inherited = vec![];
+            for commit in &origin_before {
+                inherited.extend(self.conflicted_files(&origin_at, commit)?);
+            }
             let own: Vec<&str> = preview
                 .commits
                 .iter()
                 .filter(|c| c.conflicted)
                 .map(|c| c.change.as_str())
                 .collect();
-            landing.resolved = self.prefer(&changes, &own, side, trial)?;
+            landing.resolved = self.prefer(&changes, &own, &inherited, side, trial)?;
         }
         let landed = self.fill(&trial.at, &changes, landing)?;
         if place.working_copy {
             self.target_conflicts(place, &trial.at, landing)?;
+        }
+        if let Some(head) = landed.last() {
+            // What the land writes: the target working-copy commit's change, or (`--onto`)
+            // the landed commits' on the commit they land on.
+            let (from, to) = match place.working_copy {
+                true => (preview.target_commit.as_str(), place.revset.as_str()),
+                false => (place.revset.as_str(), head.commit.id.as_str()),
+            };
+            let span = Span {
+                dir: &place.dir,
+                at: &trial.at,
+                from,
+                to,
+            };
+            self.marker_conflicts(&span, &head.commit.id, landing)?;
         }
         Ok(landed)
     }

@@ -40,11 +40,16 @@ impl Jj {
     /// side) or one git cannot merge (binary) stays a conflict. Each resolution is an
     /// operation of the trial.
     /// A commit that was conflicted before the land holds the workspace's own conflict, not
-    /// one between the workspace and the target: it is left alone (`own`).
+    /// one between the workspace and the target: it is left alone (`own`). So is a file
+    /// conflicted in a commit the landed ones sit on (`inherited`): jj's rebase brings that
+    /// commit's conflict terms into the landed commits' merge, whose sides are then not the
+    /// workspace's and the target's, and taking one would drop lines both hold (jj seed 3
+    /// step 299 of the model-based round).
     pub(super) fn prefer(
         &self,
         changes: &[&str],
         own: &[&str],
+        inherited: &[String],
         side: Side,
         trial: &mut Trial,
     ) -> Result<Vec<Resolved>> {
@@ -65,14 +70,23 @@ impl Jj {
             else {
                 break;
             };
-            let files = self.conflicted_files(&trial.at, &first.commit.id)?;
+            let files: Vec<String> = self
+                .conflicted_files(&trial.at, &first.commit.id)?
+                .into_iter()
+                .filter(|f| !inherited.contains(f))
+                .collect();
+            if files.is_empty() {
+                break;
+            }
             let call = self
                 .step(&self.main, &trial.at)?
                 .args(["resolve", "-r", &first.commit.id, "--tool", PREFER_TOOL])
                 .arg(format!("--config=merge-tools.{PREFER_TOOL}.program='sh'"))
                 .arg(format!(
                     r#"--config=merge-tools.{PREFER_TOOL}.merge-args=["-c", '{script}', "sh", "$left", "$base", "$right", "$output"]"#
-                ));
+                ))
+                .arg("--")
+                .args(files.iter().map(|f| format!("root-file:{f:?}")));
             if trial.run(call).is_err() {
                 break;
             }
@@ -110,6 +124,37 @@ impl Jj {
             .into_iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect())
+    }
+
+    /// Adds each file the land brings in with conflict markers as ordinary text, which jj
+    /// does not know as a conflict: a conflicted file an agent renamed or copied (jj
+    /// records the markers under the new path as content; jj seed 3 step 218 of the
+    /// model-based round), or markers an agent wrote. The land would write them into the
+    /// target unreported; they are conflicts of the landed head `commit` (`--prefer` cannot
+    /// settle them: there is no conflict for jj to resolve). A file is one when a line the
+    /// change `span` makes adds a marker (`<<<<<<<` or `>>>>>>>` at its start) and jj lists
+    /// no conflict in it already.
+    pub(super) fn marker_conflicts(
+        &self,
+        span: &Span,
+        commit: &str,
+        landing: &mut Landing,
+    ) -> Result<()> {
+        let out = self
+            .call(span.dir)?
+            .arg(format!("--at-op={}", span.at))
+            .args(["diff", "--git", "--from", span.from, "--to", span.to])
+            .stdout()?;
+        for file in marked_files(&out) {
+            if landing.conflicts.iter().any(|c| c.file == file) {
+                continue;
+            }
+            landing.conflicts.push(Conflict {
+                commit: commit.to_string(),
+                file,
+            });
+        }
+        Ok(())
     }
 
     /// The landed commits as they are now, the files they change, and each conflicted file
@@ -178,6 +223,44 @@ pub(super) fn by_change(changes: &[&str]) -> String {
     }
 }
 
+/// A change between two commits of a trial: `from` to `to`, revsets of the repository at
+/// `dir`, at operation `at`.
+pub(super) struct Span<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) at: &'a str,
+    pub(super) from: &'a str,
+    pub(super) to: &'a str,
+}
+
+/// The files of a `jj diff --git` whose added lines start a conflict marker, once each, in
+/// the order met. A path is read from the `+++ b/<path>` header (a deleted file has
+/// `/dev/null`, a path git quotes is skipped: jj's conflicts are the ones listed then).
+fn marked_files(diff: &str) -> Vec<String> {
+    let mut files: Vec<String> = vec![];
+    let mut file: Option<&str> = None;
+    let mut header = false;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            header = true;
+            file = None;
+        } else if header && line.starts_with("@@") {
+            header = false;
+        } else if header {
+            if let Some(path) = line.strip_prefix("+++ b/") {
+                file = Some(path);
+            }
+        } else if let Some(added) = line.strip_prefix('+') {
+            let marker = added.starts_with("<<<<<<<") || added.starts_with(">>>>>>>");
+            if let Some(path) = file.filter(|_| marker) {
+                if !files.iter().any(|f| f == path) {
+                    files.push(path.to_string());
+                }
+            }
+        }
+    }
+    files
+}
+
 /// A trial's operations so far (oldest first) and the one the next step starts at.
 pub(super) struct Trial {
     pub(super) ops: Vec<String>,
@@ -200,6 +283,34 @@ impl Trial {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marker_lines_added_name_their_file() {
+        let diff = concat!(
+            "diff --git a/a.txt b/a.txt\n",
+            "--- a/a.txt\n",
+            "+++ b/a.txt\n",
+            "@@ -1 +1,2 @@\n",
+            " x\n",
+            "+ <<<<<<< not at the start\n",
+            "-<<<<<<< removed\n",
+            "diff --git a/moved.txt b/moved.txt\n",
+            "new file mode 100644\n",
+            "--- /dev/null\n",
+            "+++ b/moved.txt\n",
+            "@@ -0,0 +1,3 @@\n",
+            "+<<<<<<< conflict 1 of 1\n",
+            "++++ b/not-a-header\n",
+            "+>>>>>>> conflict 1 of 1 ends\n",
+            "diff --git a/gone.txt b/gone.txt\n",
+            "deleted file mode 100644\n",
+            "--- a/gone.txt\n",
+            "+++ /dev/null\n",
+            "@@ -1 +0,0 @@\n",
+            "-<<<<<<< old\n",
+        );
+        assert_eq!(marked_files(diff), ["moved.txt"]);
+    }
 
     #[test]
     fn change_revsets() {

@@ -198,6 +198,7 @@ impl World<'_> {
             expect: Expect::Any,
             may_crash: false,
             half_made: false,
+            half_removed: false,
             brought: vec![],
         });
     }
@@ -239,6 +240,8 @@ impl World<'_> {
             false
         };
         w.live = live;
+        // The run finished whatever removal a kill left first.
+        w.half_removed = false;
         if out.ok() {
             w.expect = Expect::Is("done");
             w.may_crash = false;

@@ -53,6 +53,9 @@ pub struct Ws {
     /// Its first run (which creates it) was SIGKILLed: it may be half made, and the next
     /// command rolls it back.
     pub half_made: bool,
+    /// A removal of it (`clean`, `gc`) was SIGKILLed while its directory was still there:
+    /// the next command may finish it (the removal is journaled) or leave it live.
+    pub half_removed: bool,
     /// git: the commits its last land brought into the target (a user's amend of one of
     /// them leaves the land no longer an ancestor of the target).
     pub brought: Vec<String>,

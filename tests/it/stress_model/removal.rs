@@ -77,6 +77,7 @@ impl World<'_> {
                 w.required.clear();
                 if out.killed {
                     w.expect = Expect::Any;
+                    w.half_removed = w.live;
                 }
             }
         }
@@ -106,6 +107,7 @@ impl World<'_> {
                     // gc removes only landed workspaces (`retention.landed`).
                     if w.expect != Expect::Is("done") {
                         w.required.clear();
+                        w.half_removed = w.live;
                     }
                     w.expect = Expect::Any;
                 }

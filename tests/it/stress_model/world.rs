@@ -203,6 +203,15 @@ impl<'a> World<'a> {
                     w.half_made = false;
                     self.log
                         .push(format!("    {id}: its killed creation was rolled back"));
+                } else if w.half_removed && !lenient {
+                    w.half_removed = false;
+                    if gone {
+                        // `status` finished the removal a kill interrupted.
+                        w.live = false;
+                        w.required.clear();
+                        self.log
+                            .push(format!("    {id}: its killed removal was finished"));
+                    }
                 }
             }
         }
