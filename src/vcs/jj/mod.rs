@@ -42,6 +42,9 @@ pub(crate) struct Jj {
     binary: OnceLock<PathBuf>,
     /// The working copies read from jj's view, with the operation head they were read at.
     view: Mutex<Option<(String, Arc<WorkingCopies>)>>,
+    /// While set ([`Jj::pin_view`]), the view read last is used without looking at the
+    /// operation heads again: one moment for a whole table.
+    pinned: std::sync::atomic::AtomicBool,
 }
 
 /// Every workspace's name and working-copy commit (hex), in jj's order (by name).
@@ -56,6 +59,7 @@ impl Jj {
             cache_dir,
             binary: OnceLock::new(),
             view: Mutex::new(None),
+            pinned: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -136,9 +140,14 @@ impl Jj {
     /// records it, read from jj's files once per head; `None` when jj's files do not tell
     /// (several heads, another format), and the caller asks jj.
     fn working_copies(&self) -> Option<Arc<WorkingCopies>> {
-        let heads = self.op_heads_key()?;
         // A poisoned lock only means another reader panicked: the memo is still whole.
         let mut memo = self.view.lock().unwrap_or_else(|e| e.into_inner());
+        if self.pinned.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some((_, view)) = memo.as_ref() {
+                return Some(view.clone());
+            }
+        }
+        let heads = self.op_heads_key()?;
         if let Some((head, view)) = memo.as_ref().filter(|(head, _)| *head == heads) {
             debug_assert_eq!(*head, heads);
             return Some(view.clone());
@@ -147,6 +156,17 @@ impl Jj {
         let view = Arc::new(view);
         *memo = Some((head, view.clone()));
         Some(view)
+    }
+
+    /// Reads jj's view now and keeps using it, without looking at the operation heads again,
+    /// until the guard is dropped: for reading many workspaces as of one moment.
+    pub(crate) fn pin_view(&self) -> ViewPin<'_> {
+        self.pinned
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.working_copies();
+        self.pinned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        ViewPin(self)
     }
 
     /// The working-copy commit (hex) of workspace `name` in jj's view, when jj's files tell.
@@ -287,6 +307,17 @@ impl Jj {
         let target =
             crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()).join("info").join("exclude"))
+    }
+}
+
+/// Keeps [`Jj::pin_view`]'s view in use until dropped.
+pub(crate) struct ViewPin<'a>(&'a Jj);
+
+impl Drop for ViewPin<'_> {
+    fn drop(&mut self) {
+        self.0
+            .pinned
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
