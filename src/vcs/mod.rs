@@ -410,6 +410,15 @@ impl Vcs {
         }
     }
 
+    /// Makes [`Vcs::changes`] read every workspace as of one moment until the guard is
+    /// dropped (jj: one read of its view for all of them).
+    pub(crate) fn pin_view(&self) -> Option<jj::ViewPin<'_>> {
+        match self {
+            Vcs::Jj(jj) => Some(jj.pin_view()),
+            Vcs::Git(_) => None,
+        }
+    }
+
     /// The git-format patch between two commits or trees of [`Vcs::changes`].
     pub(crate) fn patch(&self, from: &str, to: &str) -> Result<Vec<u8>> {
         match self {

@@ -38,8 +38,18 @@ pub(crate) fn open(ctx: &Context, id: &str) -> Result<Target> {
 /// The changes of the workspace at `path` whose record is `record`; with `snapshot`, jj
 /// snapshots its files first (only for a workspace the caller holds).
 pub(crate) fn read(ctx: &Context, record: &Record, path: &Path, snapshot: bool) -> Result<Changes> {
+    crate::store::fsutil::create_dir_nofollow(&ctx.layout.cache())?;
+    read_prepared(ctx, record, path, snapshot)
+}
+
+/// [`read`], the namespace's cache directory already made (once for many workspaces).
+pub(crate) fn read_prepared(
+    ctx: &Context,
+    record: &Record,
+    path: &Path,
+    snapshot: bool,
+) -> Result<Changes> {
     let cache = ctx.layout.cache();
-    crate::store::fsutil::create_dir_nofollow(&cache)?;
     let id = &record.workspace_id;
     let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
     Ok(ctx

@@ -72,12 +72,15 @@ fn read_all(
     entries: &[Entry],
     one: bool,
 ) -> Vec<Option<Result<ChangeCounts, CliError>>> {
+    // One moment for the whole table, and the cache directory made once.
+    let _pin = ctx.vcs.pin_view();
+    let prepared = crate::store::fsutil::create_dir_nofollow(&ctx.layout.cache()).is_ok();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let found = std::sync::Mutex::new(Vec::with_capacity(entries.len()));
     let work = || loop {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(entry) = entries.get(i) else { break };
-        let counts = changes(ctx, entry, one && !entry.is_live());
+        let counts = changes(ctx, entry, one && !entry.is_live(), prepared);
         if let Ok(mut found) = found.lock() {
             found.push((i, counts));
         }
@@ -99,11 +102,12 @@ fn read_all(
 
 /// The changes of the workspace of `entry`, or `None` when it has no directory and record
 /// to compare (a problem `status` already shows). With `snapshot`, jj snapshots its files
-/// first.
-pub(crate) fn changes(
+/// first; `prepared` when the namespace's cache directory was made already.
+fn changes(
     ctx: &Context,
     entry: &Entry,
     snapshot: bool,
+    prepared: bool,
 ) -> Option<Result<ChangeCounts, CliError>> {
     let record = entry.record.as_ref()?;
     let comparable = match &entry.problem {
@@ -131,7 +135,11 @@ pub(crate) fn changes(
         _ => record.finished_at.as_deref(),
     };
     Some(
-        super::changes::read(ctx, record, &entry.path, snapshot).map(|found| ChangeCounts {
+        match prepared {
+            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot),
+            false => super::changes::read(ctx, record, &entry.path, snapshot),
+        }
+        .map(|found| ChangeCounts {
             files_count: found.files.len(),
             added: found.files.iter().map(|f| f.added).sum(),
             removed: found.files.iter().map(|f| f.removed).sum(),

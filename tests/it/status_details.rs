@@ -239,6 +239,111 @@ fn the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots(backen
     assert!(calls(&["status", "w1"]) >= 2);
 }
 
+/// A wrapper in front of the real `tool` that logs each call's arguments to `log`; returns
+/// the directory to put first on PATH.
+fn logging_wrapper(env: &TestEnv, tool: &str, log: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env.path().join(format!("logging-{tool}"));
+    fs::create_dir_all(&bin).unwrap();
+    let real = crate::harness::which(tool).unwrap();
+    let wrapper = bin.join(tool);
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The CHANGES cell of workspace `id` in `status`.
+fn changes_cell(env: &TestEnv, repo: &Path, id: &str) -> Value {
+    let doc = env.aw(repo, ["status", "--json"]).json();
+    doc["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workspace_id"] == id)
+        .map(|w| w["changes"].clone())
+        .unwrap()
+}
+
+/// In a busy repository every agent's operation is a new jj operation: the table must not ask
+/// jj again about the workspaces whose working-copy commit stayed the same, and must still
+/// follow every workspace whose commit moved, whoever moved it.
+#[test]
+fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    for id in ["w1", "w2", "w3"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+    }
+    env.aw(&repo, ["status"]).assert_ok();
+    let log = env.path().join("jj-calls.log");
+    let bin = logging_wrapper(&env, "jj", &log);
+    let logged = || {
+        let _ = fs::remove_file(&log);
+        let out = env
+            .aw_cmd(&repo)
+            .env("PATH", env.path_with_first(&bin))
+            .args(["status"])
+            .run();
+        out.assert_ok();
+        (
+            out.stdout.clone(),
+            fs::read_to_string(&log).unwrap_or_default(),
+        )
+    };
+    // An operation that moves no workspace's commit: nothing to ask.
+    env.jj_ok(&repo, ["bookmark", "create", "elsewhere", "-r", "@-"]);
+    let (_, asked) = logged();
+    assert_eq!(asked, "", "an unrelated operation made status ask jj");
+    // w2 edits a file and jj snapshots it (another agent's command in w2): only w2 is asked
+    // about, and its row shows the file.
+    let w2 = env.ws_path(&repo, "w2");
+    fs::write(w2.join("a.txt"), "one\ntwo\n").unwrap();
+    env.jj_ok(&w2, ["status"]);
+    let (table, asked) = logged();
+    assert_eq!(asked.lines().count(), 1, "{asked}");
+    assert!(asked.contains(&*w2.to_string_lossy()), "{asked}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("w2 "))
+        .unwrap_or_default();
+    assert!(row.contains("+2"), "{table}");
+    assert_eq!(changes_cell(&env, &repo, "w2")["insertions"], 2);
+    // Another workspace rewrites w1's working-copy commit (a description from the main
+    // workspace): w1's row follows it.
+    env.jj_ok(
+        &repo,
+        ["describe", "-r", "w1@", "-m", "named from elsewhere"],
+    );
+    let w1 = env.ws_path(&repo, "w1");
+    fs::write(w1.join("b.txt"), "x\n").unwrap();
+    env.jj_ok(&w1, ["commit", "-m", "b"]);
+    let changes = changes_cell(&env, &repo, "w1");
+    assert_eq!(changes["files"], 1, "{changes:#}");
+    assert_eq!(changes["commits"][0]["description"], "b", "{changes:#}");
+    // The answers read back are the same as asked fresh (the kept answers deleted).
+    for entry in fs::read_dir(env.namespace_dir(&repo).join(".cache")).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("changes-")
+        {
+            fs::remove_file(path).unwrap();
+        }
+    }
+    assert_eq!(changes_cell(&env, &repo, "w1"), changes);
+    assert_eq!(changes_cell(&env, &repo, "w2")["insertions"], 2);
+}
+
 crate::both_backends!(
     the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots,
     status_of_one_workspace_shows_its_commits_and_files,

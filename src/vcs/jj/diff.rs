@@ -34,13 +34,20 @@ impl Jj {
             ids if ids.is_empty() => self.shared_base(id)?,
             ids => ids,
         };
-        // Read without a snapshot, the answer depends on the repository's operation alone:
-        // kept per workspace until the next operation (any jj command that changes anything).
+        // Read without a snapshot, the answer is a function of the working-copy commit and
+        // the base alone: a commit id names its parents, files and description, so while jj's
+        // view keeps the same commit for the workspace, so is the answer, whatever else the
+        // repository did. When the view cannot be read, kept until the next operation.
         let cache = self.cache_dir.join(format!("changes-{id}.v1"));
-        let key = self
-            .op_heads_key()
-            .filter(|_| !snapshot)
-            .map(|heads| format!("{heads}\n{}\n", base.join(",")));
+        let key = match snapshot {
+            true => None,
+            false => match self.working_copy_commit(id) {
+                Some(commit) => Some(format!("wc {commit}\n{}\n", base.join(","))),
+                None => self
+                    .op_heads_key()
+                    .map(|heads| format!("{heads}\n{}\n", base.join(","))),
+            },
+        };
         if let Some(found) = key.as_deref().and_then(|key| cached(&cache, key)) {
             return Ok(found);
         }

@@ -17,7 +17,7 @@ pub(crate) use stale::recovery_dir;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Registered;
 use crate::exec::process::{Call, ProcessError};
@@ -40,7 +40,15 @@ pub(crate) struct Jj {
     store: PathBuf,
     cache_dir: PathBuf,
     binary: OnceLock<PathBuf>,
+    /// The working copies read from jj's view, with the operation head they were read at.
+    view: Mutex<Option<(String, Arc<WorkingCopies>)>>,
+    /// While set ([`Jj::pin_view`]), the view read last is used without looking at the
+    /// operation heads again: one moment for a whole table.
+    pinned: std::sync::atomic::AtomicBool,
 }
+
+/// Every workspace's name and working-copy commit (hex), in jj's order (by name).
+type WorkingCopies = Vec<(String, String)>;
 
 impl Jj {
     /// `cache_dir` is where workspace lists may be kept between calls.
@@ -50,6 +58,8 @@ impl Jj {
             store: repo.store.clone(),
             cache_dir,
             binary: OnceLock::new(),
+            view: Mutex::new(None),
+            pinned: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -111,8 +121,62 @@ impl Jj {
 
     /// Every registered workspace's name. Much cheaper than [`Jj::list`] with many
     /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints.
+    /// Read from jj's view when the repository has one operation head (no process), else
+    /// asked of jj.
     pub(crate) fn names(&self) -> Result<Vec<Registered>> {
+        if let Some(view) = self.working_copies() {
+            return Ok(view
+                .iter()
+                .map(|(name, _)| Registered {
+                    name: name.clone(),
+                    path: None,
+                })
+                .collect());
+        }
         self.cached_list(r#"name ++ "\0\0""#, "jj-workspace-names.v2.cache")
+    }
+
+    /// Every workspace's working-copy commit as the view of the repository's operation head
+    /// records it, read from jj's files once per head; `None` when jj's files do not tell
+    /// (several heads, another format), and the caller asks jj.
+    fn working_copies(&self) -> Option<Arc<WorkingCopies>> {
+        // A poisoned lock only means another reader panicked: the memo is still whole.
+        let mut memo = self.view.lock().unwrap_or_else(|e| e.into_inner());
+        if self.pinned.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some((_, view)) = memo.as_ref() {
+                return Some(view.clone());
+            }
+        }
+        let heads = self.op_heads_key()?;
+        if let Some((head, view)) = memo.as_ref().filter(|(head, _)| *head == heads) {
+            debug_assert_eq!(*head, heads);
+            return Some(view.clone());
+        }
+        let (head, view) = recorded::working_copies(&self.store)?;
+        let view = Arc::new(view);
+        *memo = Some((head, view.clone()));
+        Some(view)
+    }
+
+    /// Reads jj's view now and keeps using it, without looking at the operation heads again,
+    /// until the guard is dropped: for reading many workspaces as of one moment.
+    pub(crate) fn pin_view(&self) -> ViewPin<'_> {
+        self.pinned
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.working_copies();
+        self.pinned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        ViewPin(self)
+    }
+
+    /// The working-copy commit (hex) of workspace `name` in jj's view, when jj's files tell.
+    fn working_copy_commit(&self, name: &str) -> Option<String> {
+        let view = self.working_copies()?;
+        let at = view.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok();
+        match at {
+            Some(i) => Some(view[i].1.clone()),
+            None => view.iter().find(|(n, _)| n == name).map(|(_, c)| c.clone()),
+        }
     }
 
     /// Runs `workspace list -T template`, keeping the answer in the cache file `name` under
@@ -243,6 +307,17 @@ impl Jj {
         let target =
             crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()).join("info").join("exclude"))
+    }
+}
+
+/// Keeps [`Jj::pin_view`]'s view in use until dropped.
+pub(crate) struct ViewPin<'a>(&'a Jj);
+
+impl Drop for ViewPin<'_> {
+    fn drop(&mut self) {
+        self.0
+            .pinned
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

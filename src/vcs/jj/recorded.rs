@@ -61,6 +61,47 @@ fn read_freshness(store: &Path, ws: &Path) -> Option<Freshness> {
     })
 }
 
+/// Every workspace's working-copy commit (name, hex commit id) in the view of the
+/// repository's operation head, with that head's id: what `jj workspace list` and
+/// `working_copies()` answer, read without a process. `None` when there is not exactly one
+/// head (jj merges several on its next command) or anything is unexpected.
+pub(super) fn working_copies(store: &Path) -> Option<(String, Vec<(String, String)>)> {
+    let heads = op_heads(store)?;
+    let [head] = &heads[..] else { return None };
+    let view = view_at(&store.join("op_store"), head)?;
+    let mut found = vec![];
+    for entry in fields(&view)?
+        .into_iter()
+        .filter_map(|(n, f)| (n == 8).then_some(f)?.bytes())
+    {
+        let entry = fields(entry)?;
+        let name = entry
+            .iter()
+            .find_map(|(n, f)| (*n == 1).then_some(f)?.bytes())?;
+        let commit = entry
+            .iter()
+            .find_map(|(n, f)| (*n == 2).then_some(f)?.bytes())?;
+        if commit.is_empty() {
+            return None;
+        }
+        found.push((std::str::from_utf8(name).ok()?.to_string(), to_hex(commit)));
+    }
+    // A view without any working copy is not one jj writes while a workspace exists.
+    (!found.is_empty()).then(|| (head.clone(), found))
+}
+
+/// The view (its raw bytes) of operation `op`.
+fn view_at(ops: &Path, op: &str) -> Option<Vec<u8>> {
+    let operation = fs::read(ops.join("operations").join(op)).ok()?;
+    let view_id = fields(&operation)?
+        .into_iter()
+        .find_map(|(n, f)| (n == 1).then_some(f)?.bytes())?;
+    if view_id.is_empty() {
+        return None;
+    }
+    fs::read(ops.join("views").join(to_hex(view_id))).ok()
+}
+
 /// The tree a `tree_state` file records as checked out, when it is a single (resolved) tree.
 fn checked_out_tree(buf: &[u8]) -> Option<&[u8]> {
     let fields = fields(buf)?;
@@ -90,14 +131,7 @@ fn op_heads(store: &Path) -> Option<Vec<String>> {
 
 /// The working-copy commit of workspace `name` in the view of operation `op` (hex ids).
 fn wc_commit_at(ops: &Path, op: &str, name: &str) -> Option<Vec<u8>> {
-    let operation = fs::read(ops.join("operations").join(op)).ok()?;
-    let view_id = fields(&operation)?
-        .into_iter()
-        .find_map(|(n, f)| (n == 1).then_some(f)?.bytes())?;
-    if view_id.is_empty() {
-        return None;
-    }
-    let view = fs::read(ops.join("views").join(to_hex(view_id))).ok()?;
+    let view = view_at(ops, op)?;
     fields(&view)?
         .into_iter()
         .filter_map(|(n, f)| (n == 8).then_some(f)?.bytes())
