@@ -6,7 +6,9 @@ Usage: python3 mcp_client.py PLAN_JSON. The plan is {"server": [argv...], "cwd":
   {"tool": NAME, "args": {...}}         a call: isError, structuredContent, text, progress seen
       "cancel_after": SECONDS           cancel the call (notifications/cancelled) after that long
       "repeat": N                       call N times and give each call's seconds
+      "delay": SECONDS                  wait that long first
   {"poll_status": ID, "timeout": S}     workspace_status until its status is not running
+  {"parallel": [CALL, ...]}             the calls at once; their results and the seconds in all
 It prints one JSON document: the initialize result and one result per step. The server's
 environment is this process's (the test's isolated HOME, XDG dirs and PATH).
 """
@@ -18,8 +20,7 @@ import time
 
 import anyio
 from jsonschema.validators import validator_for
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 
 def dump(model):
@@ -32,6 +33,7 @@ async def call(session, step):
     async def on_progress(value, total, message):
         progress.append({"progress": value, "message": message})
 
+    await anyio.sleep(step.get("delay", 0))
     started = time.monotonic()
     result = {"tool": step["tool"]}
     try:
@@ -96,6 +98,19 @@ async def main(plan):
                         await anyio.sleep(0.05)
                     out["steps"].append(
                         {"status": status, "seconds": elapsed, "structured": answer.structured_content}
+                    )
+                elif "parallel" in step:
+                    results = [None] * len(step["parallel"])
+                    started = time.monotonic()
+
+                    async def one(i, inner):
+                        results[i] = await call(session, inner)
+
+                    async with anyio.create_task_group() as group:
+                        for i, inner in enumerate(step["parallel"]):
+                            group.start_soon(one, i, inner)
+                    out["steps"].append(
+                        {"results": results, "seconds": time.monotonic() - started}
                     )
                 elif "repeat" in step:
                     seconds = []

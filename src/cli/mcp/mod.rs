@@ -65,6 +65,8 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
         "--color".into(),
         "never".into(),
     ];
+    // The namespace directory the runs' logs go under, made now as the first run would.
+    ctx.layout.ensure(&ctx.repo)?;
     let server = Server {
         exe,
         pinned,
