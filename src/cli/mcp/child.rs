@@ -63,6 +63,10 @@ pub(crate) struct Watch<'a> {
     /// Where both streams are copied whole, as they come.
     pub log: Option<std::fs::File>,
     pub timeout: Option<Duration>,
+    /// Whether a cancelled call interrupts the command (a `run`, which ends as Ctrl-C ends
+    /// it); the other commands are left to finish, their answer unread, so a land or a
+    /// clean is never cut short.
+    pub interruptible: bool,
     /// What the progress notifications say is running.
     pub subject: String,
 }
@@ -100,7 +104,10 @@ pub(crate) async fn run(mut command: Command, watch: Watch<'_>) -> std::io::Resu
         .stderr(Stdio::piped());
     let mut child = command.spawn()?;
     let mut interrupt = Interrupt {
-        pid: child.id().and_then(|p| i32::try_from(p).ok()),
+        pid: child
+            .id()
+            .and_then(|p| i32::try_from(p).ok())
+            .filter(|_| watch.interruptible),
     };
     let log = watch.log.map(|f| Arc::new(Mutex::new(f)));
     let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -125,7 +132,7 @@ pub(crate) async fn run(mut command: Command, watch: Watch<'_>) -> std::io::Resu
     let status: ExitStatus = loop {
         tokio::select! {
             status = child.wait() => break status?,
-            () = watch.context.ct.cancelled(), if stopped.is_none() => {
+            () = watch.context.ct.cancelled(), if stopped.is_none() && watch.interruptible => {
                 interrupt.send();
                 stopped = Some(Stopped::Cancelled);
             }

@@ -210,7 +210,7 @@ impl Server {
             .await?;
         if i.patch == Some(true) {
             let argv = vec!["diff".to_string(), id, "--patch".into()];
-            let done = self.start(&argv, cx, None).await.map_err(failed_start)?;
+            let done = self.start(&argv, cx).await.map_err(failed_start)?;
             if done.code != 0 {
                 return Err(self.no_document(&argv, &done));
             }
@@ -327,6 +327,7 @@ impl Server {
             limit: Some(child::OUTPUT_LIMIT),
             log,
             timeout: i.timeout_s.map(Duration::from_secs),
+            interruptible: true,
             subject: format!("workspace {id}"),
         };
         let done = self.start_watched(&argv, watch).await.map_err(failed_start);
@@ -374,7 +375,7 @@ impl Server {
         cx: &RequestContext<RoleServer>,
         summary: impl Fn(&Value) -> String,
     ) -> Answer {
-        let done = self.start(&argv, cx, None).await.map_err(failed_start)?;
+        let done = self.start(&argv, cx).await.map_err(failed_start)?;
         let doc: Option<Value> = serde_json::from_slice(&done.stdout.bytes).ok();
         match doc {
             Some(doc) if done.code == 0 => {
@@ -392,17 +393,18 @@ impl Server {
         }
     }
 
+    /// Runs a command that is not a `run` to its end, its output whole.
     async fn start(
         &self,
         argv: &[String],
         cx: &RequestContext<RoleServer>,
-        timeout: Option<Duration>,
     ) -> std::io::Result<Finished> {
         let watch = Watch {
             context: cx,
             limit: None,
             log: None,
-            timeout,
+            timeout: None,
+            interruptible: false,
             subject: argv.first().cloned().unwrap_or_default(),
         };
         self.start_watched(argv, watch).await
