@@ -328,3 +328,47 @@ fn a_sandboxed_server_confines_every_run_jj() {
 fn a_sandboxed_server_confines_every_run_git() {
     sandboxed(Backend::Git);
 }
+
+/// The protocol itself, line by line without an SDK: an older version a client asks for is
+/// the one agreed; an unknown method is a JSON-RPC error; the server ends with its input.
+#[test]
+fn an_older_protocol_version_is_negotiated_and_misuse_is_a_json_rpc_error() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = env.aw_cmd(&repo).arg("mcp").stdin(&input).run();
+    out.assert_ok();
+    let mut answers: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // Requests are answered as they finish, not in order.
+    answers.sort_by_key(|a| a["id"].as_i64());
+    assert_eq!(answers.len(), 3, "{}", out.report());
+    assert_eq!(answers[0]["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        answers[1]["result"]["tools"].as_array().unwrap().len(),
+        TOOLS.len()
+    );
+    assert_eq!(answers[2]["error"]["code"], -32601, "{}", out.report());
+}
+
+/// Outside a repository the server does not start: the usual error, before any protocol.
+#[test]
+fn outside_a_repository_the_server_refuses_to_start() {
+    let env = TestEnv::new();
+    let out = env.aw_cmd(env.path()).arg("mcp").run();
+    out.assert_code(1);
+    assert!(out.stdout.is_empty(), "{}", out.report());
+    assert!(out.stderr.starts_with("Error: "), "{}", out.report());
+    assert!(out.stderr.contains("Hint: "), "{}", out.report());
+}
