@@ -248,7 +248,8 @@ fn a_cancelled_run_ends_its_processes_and_is_recorded_interrupted_git() {
 }
 
 /// Runs in different workspaces go on at once; a second run in a busy workspace gets the
-/// CLI's busy error; a run past its `timeout_s` is interrupted.
+/// CLI's busy error; a run past its `timeout_s` is interrupted; a long output is cut to its
+/// last 64 KiB, the log holding it whole.
 #[test]
 fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     let env = TestEnv::new();
@@ -270,6 +271,7 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
                 {"tool": "workspace_run", "args": {"id": "a", "command": ["true"]}, "delay": 0.5},
             ]},
             call("workspace_run", json!({"id": "b", "command": ["sleep", "30"], "timeout_s": 1})),
+            call("workspace_run", json!({"id": "b", "command": ["sh", "-c", "seq 1 30000"]})),
         ]),
     );
     let steps = doc["steps"].as_array().unwrap();
@@ -285,6 +287,19 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     let timed = ok(&steps[4]);
     assert_eq!(timed["timed_out"], true, "{timed:#}");
     assert_eq!(timed["status"], "interrupted");
+    let long = ok(&steps[5]);
+    let whole: String = (1..=30000).map(|n| format!("{n}\n")).collect();
+    assert!(whole.len() > 64 << 10);
+    assert_eq!(long["truncated"], true);
+    assert_eq!(
+        long["stdout"],
+        whole[whole.len() - (64 << 10)..],
+        "{long:#}"
+    );
+    assert_eq!(
+        fs::read_to_string(long["log"].as_str().unwrap()).unwrap(),
+        whole
+    );
 }
 
 fn sandboxed(backend: Backend) {
