@@ -249,11 +249,16 @@ fn a_cancelled_run_ends_its_processes_and_is_recorded_interrupted_git() {
 
 /// Runs in different workspaces go on at once; a second run in a busy workspace gets the
 /// CLI's busy error; a run past its `timeout_s` is interrupted; a long output is cut to its
-/// last 64 KiB, the log holding it whole.
+/// last 64 KiB, the log holding it whole; a workspace keeps its newest 50 logs.
 #[test]
 fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     let env = TestEnv::new();
     let repo = env.jj_repo("repo");
+    let logs = env.namespace_dir(&repo).join(".logs/b");
+    fs::create_dir_all(&logs).unwrap();
+    for n in 0..60 {
+        fs::write(logs.join(format!("2000-01-01T000000Z.{n:09}.log")), "old\n").unwrap();
+    }
     let nap = ["sh", "-c", "sleep 2; echo woke"];
     let doc = drive(
         &env,
@@ -300,6 +305,15 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
         fs::read_to_string(long["log"].as_str().unwrap()).unwrap(),
         whole
     );
+    // Three runs in b added three logs; the oldest went, 50 are left.
+    let mut kept: Vec<String> = fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 50, "{kept:?}");
+    assert_eq!(kept[0], "2000-01-01T000000Z.000000013.log");
+    assert!(kept.iter().filter(|n| !n.starts_with("2000-")).count() == 3);
 }
 
 fn sandboxed(backend: Backend) {
