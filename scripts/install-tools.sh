@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the tools agent-workspace and its tests use, skipping those already present:
-# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), zsh and fish (completion tests), just >= 1.31, rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
+# jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), zsh and fish (completion tests), just >= 1.31, the Python MCP SDK >= 2 (the MCP tests' client), rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
 # needed to build jj. Safe to rerun; never prompts.
 #
@@ -9,6 +9,7 @@ set -euo pipefail
 
 JJ_VERSION=0.45.1
 JUST_MIN_VERSION=1.31.0
+MCP_MIN_VERSION=2.0.0
 
 with_nix=${INSTALL_NIX:-0}
 for arg in "$@"; do
@@ -206,6 +207,38 @@ ensure_just() {
   report just installed "just $(version_of just --version)"
 }
 
+# The Python MCP SDK (with jsonschema, its dependency): the independent client tests/it/mcp.rs
+# drives `agent-workspace mcp` with.
+mcp_client_version() {
+  python3 -c 'import importlib.metadata as m, jsonschema, mcp; print(m.version("mcp"))' 2>/dev/null
+}
+
+mcp_client_ok() {
+  local have
+  have=$(version_of mcp_client_version) && version_ge "$have" "$MCP_MIN_VERSION"
+}
+
+# pip into the interpreter, else the user's site; a Python that refuses both (PEP 668) gets the
+# user's site anyway, which leaves the system's packages alone.
+ensure_mcp_client() {
+  if mcp_client_ok; then
+    report mcp-client present "python mcp $(mcp_client_version)"
+    return
+  fi
+  command -v python3 >/dev/null 2>&1 || system_install python3
+  python3 -m pip --version >/dev/null 2>&1 || system_install python3-pip
+  local spec="mcp>=$MCP_MIN_VERSION" log
+  log=$(mktemp)
+  note "python3 -m pip install '$spec'"
+  python3 -m pip install --no-input --quiet --upgrade "$spec" >"$log" 2>&1 ||
+    python3 -m pip install --no-input --quiet --upgrade --user "$spec" >"$log" 2>&1 ||
+    python3 -m pip install --no-input --quiet --upgrade --user --break-system-packages "$spec" >"$log" 2>&1 ||
+    { cat "$log" >&2; die "pip could not install $spec (it needs Python >= 3.10)"; }
+  rm -f "$log"
+  mcp_client_ok || die "python3 cannot import mcp >= $MCP_MIN_VERSION after installing it"
+  report mcp-client installed "python mcp $(mcp_client_version)"
+}
+
 # rustup's minimal profile has neither; `cargo fmt` and `cargo clippy` are part of CI.
 ensure_rust_components() {
   command -v cargo >/dev/null 2>&1 || return 0
@@ -235,6 +268,7 @@ ensure_groff
 ensure_tmux
 ensure_shells
 ensure_just
+ensure_mcp_client
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi
 ensure_jj

@@ -44,6 +44,9 @@ fn main() -> ExitCode {
             if cli.wants_json() {
                 ui.error_json(&err, err.exit_code(cli.wraps_command()));
             }
+            if let Some(path) = cli.failure_file() {
+                ui.error_json_file(path, &err, err.exit_code(cli.wraps_command()));
+            }
             fail(&ui, &err, cli.wraps_command())
         }
     }

@@ -129,6 +129,13 @@ Examples:
   fish:
     agent-workspace completions fish > $__fish_config_dir/completions/agent-workspace.fish";
 
+pub(crate) const MCP: &str = "\
+Examples:
+  Let an agent drive this repository's workspaces (its MCP configuration starts this):
+    agent-workspace mcp --repo ~/src/app
+  Every run sandboxed, and landing allowed:
+    agent-workspace mcp --sandbox --allow-land";
+
 pub(crate) const MAN: &str = "\
 Examples:
   Install the pages where man finds them:

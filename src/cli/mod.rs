@@ -6,6 +6,7 @@ pub(crate) mod commands;
 pub(crate) mod complete;
 pub(crate) mod global;
 pub(crate) mod help;
+pub(crate) mod mcp;
 pub(crate) mod parse;
 #[cfg(test)]
 mod reference;
@@ -40,6 +41,7 @@ pub fn dispatch(ui: &Ui, cli: &Cli) -> Result<i32, CliError> {
         Command::Land(args) => commands::land::cmd_land(ui, global, args),
         Command::SyncTools(args) => commands::sync_tools::cmd_sync_tools(ui, global, args),
         Command::Doctor(args) => commands::doctor::cmd_doctor(ui, global, args),
+        Command::Mcp(args) => commands::mcp::cmd_mcp(ui, global, args),
         Command::Completions(args) => commands::completions::cmd_completions(ui, args),
         Command::Man(args) => commands::man::cmd_man(ui, args, Cli::command()),
     }

@@ -66,6 +66,9 @@ pub enum Command {
     /// Check the tools, the workspace root, the repository and its workspaces
     #[command(after_long_help = help::DOCTOR)]
     Doctor(crate::cli::commands::doctor::DoctorArgs),
+    /// Serve the Model Context Protocol on stdin and stdout, for agents to drive workspaces
+    #[command(after_long_help = help::MCP)]
+    Mcp(crate::cli::commands::mcp::McpArgs),
     /// Print the script that registers completion for a shell
     #[command(after_long_help = help::COMPLETIONS)]
     Completions(crate::cli::commands::completions::CompletionsArgs),
@@ -95,6 +98,14 @@ impl Cli {
                 PoolAction::Refill => false,
             },
             _ => false,
+        }
+    }
+
+    /// Where `run --failure-file` asks a failure's document to be written too.
+    pub fn failure_file(&self) -> Option<&std::path::Path> {
+        match &self.command {
+            Command::Run(a) => a.failure_file.as_deref(),
+            _ => None,
         }
     }
 
@@ -154,7 +165,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         message = "no subcommand given".into();
         hints = vec![
-            "usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...".into(),
+            "usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|mcp|completions|man> ...".into(),
         ];
     }
     if let Some(word) = command_without_separator(err, &command) {

@@ -46,6 +46,10 @@ fn schemas() -> Vec<(&'static str, String)> {
             "gc --json: the workspaces the configured retention let go, those skipped and those that failed",
         ),
         schema::<land::LandJson>("land", "land <ID> --json: what landed (or would, with --dry-run)"),
+        schema::<crate::cli::mcp::tools::RunJson>(
+            "mcp-run",
+            "mcp's workspace_run: how the command ended and the end of its output",
+        ),
         schema::<pool::DrainJson>("pool-drain", "pool drain --json: the prepared workspaces removed"),
         schema::<pool::FillJson>("pool-fill", "pool fill --json: what a fill prepared and removed"),
         schema::<pool::StatusJson>(

@@ -227,6 +227,12 @@ impl Layout {
         self.dir.join(format!("{POOL_PREFIX}{token}"))
     }
 
+    /// The logs of the runs `mcp` starts, one directory per workspace id (a dot-name: never
+    /// a workspace).
+    pub(crate) fn logs(&self) -> PathBuf {
+        self.dir.join(".logs")
+    }
+
     /// The lock one filler of the pool holds while it prepares workspaces.
     pub(crate) fn pool_lock(&self) -> PathBuf {
         self.locks().join(".pool.lock")

@@ -71,6 +71,19 @@ impl Ui {
         let _ = self.data(&text);
     }
 
+    /// The same document written to `path` (`run --failure-file`, which `mcp` reads: a
+    /// run's stdout is its command's); a file that cannot be written is left out.
+    pub fn error_json_file(&self, path: &std::path::Path, err: &CliError, exit_code: u8) {
+        let doc = crate::error::FailureJson {
+            schema_version: 1,
+            error: err.to_json(),
+            exit_code,
+        };
+        if let Ok(text) = serde_json::to_vec(&doc) {
+            let _ = crate::store::fsutil::write_atomic(path, &text);
+        }
+    }
+
     /// `Warning: message`.
     pub(crate) fn warning(&self, message: impl Display) {
         stderr(&format!("{}\n", warning_line(message)));

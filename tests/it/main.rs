@@ -50,6 +50,8 @@ mod land_support;
 mod layers;
 mod live_look;
 mod man_pages;
+mod mcp;
+mod mcp_support;
 mod messages;
 mod metadata;
 mod nested;

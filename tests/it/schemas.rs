@@ -20,6 +20,7 @@ const SCHEMAS: &[&str] = &[
     "failure",
     "gc",
     "land",
+    "mcp-run",
     "pool-drain",
     "pool-fill",
     "pool-status",

@@ -34,7 +34,7 @@ fn clap_errors_go_through_the_renderer() {
     ");
     insta::assert_snapshot!(usage_error(&env, &[]), @r"
     Error: no subcommand given
-    Hint: usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|completions|man> ...; see `agent-workspace --help`
+    Hint: usage: agent-workspace [OPTIONS] <run|status|create|path|shell|clean|gc|pool|diff|checkpoint|land|sync-tools|doctor|mcp|completions|man> ...; see `agent-workspace --help`
     ");
 }
 

@@ -10,6 +10,7 @@ pub(crate) mod exec;
 pub(crate) mod gc;
 pub(crate) mod land;
 pub(crate) mod man;
+pub(crate) mod mcp;
 pub(crate) mod path;
 pub(crate) mod pool;
 pub(crate) mod run;

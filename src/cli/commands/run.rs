@@ -25,6 +25,10 @@ pub struct RunArgs {
     /// Remove the workspace after a successful run (keep it after a failure)
     #[arg(long)]
     pub cleanup: bool,
+    /// Also write a failure's JSON document (schema/failure.schema.json) to this file: `mcp`
+    /// reads it, since a run's stdout is its command's
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub failure_file: Option<std::path::PathBuf>,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,

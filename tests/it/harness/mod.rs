@@ -38,6 +38,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "sync-tools",
     "gc",
     "doctor",
+    "mcp",
     "completions",
     "man",
 ];

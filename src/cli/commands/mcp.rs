@@ -1,0 +1,42 @@
+//! `mcp`: serve the Model Context Protocol on stdin and stdout (the server is `cli/mcp`).
+
+use std::io::IsTerminal;
+
+use clap::Args;
+
+use crate::cli::global::GlobalArgs;
+use crate::error::Result;
+use crate::ui::Ui;
+use crate::workspace::context::Context;
+
+/// Serve the Model Context Protocol on stdin and stdout, for agents to drive workspaces
+///
+/// An MCP client (Claude Code, Codex, Cursor, ...) starts this and calls its tools:
+/// workspace_create, workspace_run, workspace_status, workspace_diff, workspace_checkpoint,
+/// workspace_land and workspace_clean, each answering with the document the command's
+/// `--json` prints. The server acts on one repository (--repo, else the current
+/// directory's) and nowhere else. See docs/mcp.md.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Sandbox every run the server starts (a client cannot turn it off)
+    #[arg(long)]
+    pub sandbox: bool,
+    /// Let workspace_land land (without it only a dry run is allowed)
+    #[arg(long)]
+    pub allow_land: bool,
+}
+
+pub(crate) fn cmd_mcp(ui: &Ui, global: &GlobalArgs, args: &McpArgs) -> Result<i32> {
+    let ctx = Context::open(global)?;
+    if std::io::stdin().is_terminal() {
+        ui.note(format!(
+            "serving MCP for {} on stdin and stdout: an MCP client starts this (see docs/mcp.md); Ctrl-D ends it",
+            ctx.repo.root.display()
+        ));
+    }
+    let options = crate::cli::mcp::Options {
+        sandbox: args.sandbox,
+        allow_land: args.allow_land,
+    };
+    crate::cli::mcp::serve(&ctx, options)
+}

@@ -1,0 +1,567 @@
+//! `mcp`: the Model Context Protocol server over stdio (rmcp), bound to one repository.
+//!
+//! Each tool call runs this same binary (`current_exe`) with `--json`, pinned to the
+//! repository, root and backend the server resolved when it started: the call's result is
+//! the CLI's own document, a run is a real `run` (its own supervisor, lease, guard and
+//! record, so parallel runs in different workspaces need nothing shared in this process),
+//! and a cancelled call sends that `run` the SIGINT a Ctrl-C would. docs/mcp.md says why.
+
+mod child;
+pub(crate) mod tools;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::process::Command;
+
+use crate::error::{CliError, FailureJson, Result};
+use crate::store::layout::{validate_id, Layout};
+use child::{Finished, Stopped, Watch};
+use tools::{
+    CheckpointInput, CleanInput, CreateInput, DiffInput, LandInput, Prefer, RunInput, RunJson,
+    StatusInput,
+};
+
+/// What the server was started with.
+pub(crate) struct Options {
+    /// Every run sandboxed, whatever a call asks.
+    pub sandbox: bool,
+    /// `workspace_land` may land (a dry run is always allowed).
+    pub allow_land: bool,
+}
+
+/// The server: this binary and the flags that pin every command it starts to one repository.
+#[derive(Clone)]
+struct Server {
+    exe: PathBuf,
+    pinned: Vec<OsString>,
+    layout: Layout,
+    sandbox: bool,
+    allow_land: bool,
+    tools: std::sync::Arc<Vec<Tool>>,
+}
+
+/// Serves MCP on stdin and stdout until the client closes the connection.
+pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) -> Result<i32> {
+    let exe = std::env::current_exe().map_err(|e| {
+        CliError::failure("could not find this program's own path").cause(e.to_string())
+    })?;
+    let pinned: Vec<OsString> = vec![
+        "--repo".into(),
+        ctx.repo.root.clone().into(),
+        "--root".into(),
+        ctx.layout.root.clone().into(),
+        "--backend".into(),
+        ctx.repo.backend.as_str().into(),
+        "--color".into(),
+        "never".into(),
+    ];
+    // The namespace directory the runs' logs go under, made now as the first run would.
+    ctx.layout.ensure(&ctx.repo)?;
+    let server = Server {
+        exe,
+        pinned,
+        layout: ctx.layout.clone(),
+        sandbox: options.sandbox || ctx.config.sandbox,
+        allow_land: options.allow_land,
+        tools: std::sync::Arc::new(tools::all()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure("could not start the MCP server").cause(e.to_string()))?;
+    runtime.block_on(async move {
+        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
+            CliError::failure("the MCP client did not initialize").cause(e.to_string())
+        })?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| CliError::failure("the MCP server stopped").cause(e.to_string()))?;
+        Ok(0)
+    })
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "agent-workspace",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "Isolated jj (or git worktree) workspaces of one repository: create one, run \
+                 commands in it, look at its diff, checkpoint it, land it or clean it. Each \
+                 result is the document `agent-workspace <command> --json` prints.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            "workspace_create" => self.create(input(args)?, &context).await,
+            "workspace_run" => self.run(input(args)?, &context).await,
+            "workspace_status" => self.status(input(args)?, &context).await,
+            "workspace_diff" => self.diff(input(args)?, &context).await,
+            "workspace_checkpoint" => self.checkpoint(input(args)?, &context).await,
+            "workspace_land" => self.land(input(args)?, &context).await,
+            "workspace_clean" => self.clean(input(args)?, &context).await,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no tool named {other:?}"),
+                    None,
+                ))
+            }
+        };
+        Ok(result.unwrap_or_else(|failed| failed).into())
+    }
+}
+
+/// A call's arguments as its input type; arguments that do not fit are the client's mistake,
+/// a JSON-RPC error.
+fn input<T: DeserializeOwned>(args: JsonObject) -> std::result::Result<T, ErrorData> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|e| ErrorData::invalid_params(format!("invalid arguments: {e}"), None))
+}
+
+/// A tool's answer, or the error result it ends with (both are tool results).
+type Answer = std::result::Result<CallToolResult, CallToolResult>;
+
+impl Server {
+    async fn create(&self, i: CreateInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let mut argv = vec!["create".to_string(), checked(&i.id)?, "--json".into()];
+        if let Some(parent) = &i.parent {
+            argv.push(format!("--parent={}", checked(parent)?));
+        }
+        push_value(&mut argv, "--base-change", i.base_change.as_deref());
+        push_value(&mut argv, "--workflow", i.workflow.as_deref());
+        if self.sandbox {
+            argv.push("--sandbox".into());
+        }
+        self.json_tool(argv, cx, |doc| {
+            format!(
+                "workspace {} {} at {}",
+                field(doc, "workspace_id"),
+                if doc["created"] == true {
+                    "created"
+                } else {
+                    "reattached"
+                },
+                field(doc, "path")
+            )
+        })
+        .await
+    }
+
+    async fn status(&self, i: StatusInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let mut argv = vec!["status".to_string()];
+        if let Some(id) = &i.id {
+            argv.push(checked(id)?);
+        }
+        argv.push("--json".into());
+        self.json_tool(argv, cx, |doc| match doc.get("workspaces") {
+            Some(Value::Array(list)) => format!("{} workspaces", list.len()),
+            _ => format!(
+                "workspace {}: {}",
+                field(doc, "workspace_id"),
+                field(doc, "status")
+            ),
+        })
+        .await
+    }
+
+    async fn diff(&self, i: DiffInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let id = checked(&i.id)?;
+        let argv = vec!["diff".to_string(), id.clone(), "--json".into()];
+        let mut answer = self
+            .json_tool(argv, cx, |doc| {
+                let files = doc["files"].as_array().map_or(0, Vec::len);
+                format!(
+                    "workspace {}: {files} files changed",
+                    field(doc, "workspace_id")
+                )
+            })
+            .await?;
+        if i.patch == Some(true) {
+            let argv = vec!["diff".to_string(), id, "--patch".into()];
+            let done = self.start(&argv, cx).await.map_err(failed_start)?;
+            if done.code != 0 {
+                return Err(self.no_document(&argv, &done));
+            }
+            answer.content.push(ContentBlock::text(done.stdout.text()));
+        }
+        Ok(answer)
+    }
+
+    async fn checkpoint(&self, i: CheckpointInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let mut argv = vec!["checkpoint".to_string(), checked(&i.id)?, "--json".into()];
+        push_value(&mut argv, "--message", i.message.as_deref());
+        self.json_tool(argv, cx, |doc| match doc["created"] == true {
+            true => format!(
+                "checkpoint {} of {}: {}",
+                doc["number"],
+                field(doc, "workspace_id"),
+                field(doc, "commit")
+            ),
+            false => format!(
+                "no checkpoint of {}: nothing changed",
+                field(doc, "workspace_id")
+            ),
+        })
+        .await
+    }
+
+    async fn land(&self, i: LandInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let id = checked(&i.id)?;
+        let dry_run = i.dry_run == Some(true);
+        if !dry_run && !self.allow_land {
+            return Err(failure(
+                &CliError::usage("this server may not land workspaces")
+                    .hint("ask for a dry run (dry_run: true), or have the user land it (`agent-workspace land ID`) or start the server with `agent-workspace mcp --allow-land`"),
+                2,
+            ));
+        }
+        let mut argv = vec!["land".to_string(), id, "--json".into()];
+        if dry_run {
+            argv.push("--dry-run".into());
+        }
+        if let Some(prefer) = i.prefer {
+            argv.push(match prefer {
+                Prefer::Workspace => "--prefer=workspace".into(),
+                Prefer::Target => "--prefer=target".into(),
+            });
+        }
+        push_value(&mut argv, "--onto", i.onto.as_deref());
+        self.json_tool(argv, cx, |doc| {
+            format!(
+                "land of {}{}: {}",
+                field(doc, "workspace_id"),
+                if doc["dry_run"] == true {
+                    " (dry run)"
+                } else {
+                    ""
+                },
+                field(doc, "outcome")
+            )
+        })
+        .await
+    }
+
+    async fn clean(&self, i: CleanInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let mut argv = vec!["clean".to_string(), checked(&i.id)?, "--json".into()];
+        if i.dry_run == Some(true) {
+            argv.push("--dry-run".into());
+        }
+        self.json_tool(argv, cx, |doc| {
+            let count = |key: &str| doc[key].as_array().map_or(0, Vec::len);
+            format!(
+                "{}removed {}, skipped {}, failed {}",
+                if doc["dry_run"] == true {
+                    "would have "
+                } else {
+                    ""
+                },
+                count("removed"),
+                count("skipped"),
+                count("failed")
+            )
+        })
+        .await
+    }
+
+    async fn run(&self, i: RunInput, cx: &RequestContext<RoleServer>) -> Answer {
+        let id = checked(&i.id)?;
+        if i.command.is_empty() {
+            return Err(failure(
+                &CliError::usage("no command given")
+                    .hint("give the command and its arguments: [\"make\", \"test\"]"),
+                2,
+            ));
+        }
+        let failure_file = tempfile_path(&self.layout, &id);
+        let mut argv = vec!["run".to_string(), id.clone()];
+        push_value(&mut argv, "--workflow", i.workflow.as_deref());
+        // The server's sandbox is not the client's to turn off: `sandbox: false` asks for
+        // nothing, and --no-sandbox is never passed.
+        if self.sandbox || i.sandbox == Some(true) {
+            argv.push("--sandbox".into());
+        }
+        if i.no_network == Some(true) {
+            argv.push("--no-network".into());
+        }
+        argv.push(format!("--failure-file={}", failure_file.display()));
+        argv.push("--".into());
+        argv.extend(i.command.iter().cloned());
+        let (log, log_path) = match open_log(&self.layout, &id) {
+            Ok((file, path)) => (Some(file), Some(path)),
+            Err(_) => (None, None),
+        };
+        let watch = Watch {
+            context: cx,
+            limit: Some(child::OUTPUT_LIMIT),
+            log,
+            timeout: i.timeout_s.map(Duration::from_secs),
+            interruptible: true,
+            subject: format!("workspace {id}"),
+        };
+        let done = self.start_watched(&argv, watch).await.map_err(failed_start);
+        let failed = read_failure(&failure_file);
+        let done = done?;
+        if let Some(doc) = failed {
+            return Err(error_result(doc));
+        }
+        let status = match crate::store::metadata::load(&self.layout.workspace(&id)) {
+            crate::store::metadata::Loaded::Ok(record) => record.status.as_str().to_string(),
+            _ if done.stopped.is_some() => "interrupted".into(),
+            _ => "unknown".into(),
+        };
+        let doc = RunJson {
+            schema_version: 1,
+            workspace_id: id.clone(),
+            exit_code: done.code,
+            status,
+            timed_out: done.stopped == Some(Stopped::TimedOut),
+            stdout: done.stdout.text(),
+            stderr: done.stderr.text(),
+            truncated: done.stdout.truncated() || done.stderr.truncated(),
+            log: log_path.map(|p| p.display().to_string()),
+        };
+        let summary = format!(
+            "`{}` in {id}: exit {} ({}){}",
+            i.command.join(" "),
+            doc.exit_code,
+            doc.status,
+            doc.log
+                .as_deref()
+                .map(|l| format!("; whole output in {l}"))
+                .unwrap_or_default()
+        );
+        let doc = serde_json::to_value(&doc).unwrap_or_default();
+        Ok(success(doc, summary))
+    }
+
+    /// Runs a `--json` command and answers with its document: a success when it exits 0,
+    /// else an error result carrying what it printed (its failure document, or a land that
+    /// left conflicts).
+    async fn json_tool(
+        &self,
+        argv: Vec<String>,
+        cx: &RequestContext<RoleServer>,
+        summary: impl Fn(&Value) -> String,
+    ) -> Answer {
+        let done = self.start(&argv, cx).await.map_err(failed_start)?;
+        let doc: Option<Value> = serde_json::from_slice(&done.stdout.bytes).ok();
+        match doc {
+            Some(doc) if done.code == 0 => {
+                let text = summary(&doc);
+                Ok(success(doc, text))
+            }
+            Some(doc) if doc.get("error").is_some() => Err(error_result(doc)),
+            Some(doc) => {
+                let text = format!("{} (exit {})", summary(&doc), done.code);
+                let mut result = success(doc, text);
+                result.is_error = Some(true);
+                Err(result)
+            }
+            None => Err(self.no_document(&argv, &done)),
+        }
+    }
+
+    /// Runs a command that is not a `run` to its end, its output whole.
+    async fn start(
+        &self,
+        argv: &[String],
+        cx: &RequestContext<RoleServer>,
+    ) -> std::io::Result<Finished> {
+        let watch = Watch {
+            context: cx,
+            limit: None,
+            log: None,
+            timeout: None,
+            interruptible: false,
+            subject: argv.first().cloned().unwrap_or_default(),
+        };
+        self.start_watched(argv, watch).await
+    }
+
+    async fn start_watched(&self, argv: &[String], watch: Watch<'_>) -> std::io::Result<Finished> {
+        let mut command = Command::new(&self.exe);
+        command.args(&self.pinned).args(argv);
+        child::run(command, watch).await
+    }
+
+    /// A command that printed no document: its exit code and the end of its stderr.
+    fn no_document(&self, argv: &[String], done: &Finished) -> CallToolResult {
+        let code = u8::try_from(done.code).unwrap_or(1);
+        let err = if done.stopped.is_some() {
+            CliError::interrupted(libc::SIGINT, "the call was cancelled")
+        } else {
+            CliError::failure(format!(
+                "`agent-workspace {}` failed (exit status: {})",
+                argv.join(" "),
+                done.code
+            ))
+            .cause(done.stderr.text())
+        };
+        failure(&err, code)
+    }
+}
+
+/// The id when it is a valid workspace id (so no id is ever taken for a flag), else the
+/// usage error the CLI gives.
+fn checked(id: &str) -> std::result::Result<String, CallToolResult> {
+    validate_id(id).map_err(|err| failure(&err, 2))?;
+    Ok(id.to_string())
+}
+
+/// `--flag=value` (one argument: a value starting with `-` is never read as a flag).
+fn push_value(argv: &mut Vec<String>, flag: &str, value: Option<&str>) {
+    if let Some(value) = value {
+        argv.push(format!("{flag}={value}"));
+    }
+}
+
+fn field<'a>(doc: &'a Value, key: &str) -> &'a str {
+    doc[key].as_str().unwrap_or("?")
+}
+
+/// A success: the document as structured content, a summary and the document as text.
+fn success(doc: Value, summary: String) -> CallToolResult {
+    let mut result = CallToolResult::structured(doc);
+    result.content.insert(0, ContentBlock::text(summary));
+    result
+}
+
+/// An error result carrying a failure document (`schema/failure.schema.json`).
+fn error_result(doc: Value) -> CallToolResult {
+    let message = doc["error"]["message"]
+        .as_str()
+        .unwrap_or("failed")
+        .to_string();
+    let hint = doc["error"]["hint"]
+        .as_str()
+        .map(|h| format!("; hint: {h}"));
+    let text = format!(
+        "{message} (exit {}){}",
+        doc["exit_code"],
+        hint.unwrap_or_default()
+    );
+    let mut result = CallToolResult::structured_error(doc);
+    result.content.insert(0, ContentBlock::text(text));
+    result
+}
+
+/// `err` as the failure document the CLI prints for it with `--json`.
+fn failure(err: &CliError, exit_code: u8) -> CallToolResult {
+    let doc = FailureJson {
+        schema_version: 1,
+        error: err.to_json(),
+        exit_code,
+    };
+    error_result(serde_json::to_value(doc).unwrap_or_default())
+}
+
+fn failed_start(err: std::io::Error) -> CallToolResult {
+    failure(
+        &CliError::failure("could not start agent-workspace for this call").cause(err.to_string()),
+        1,
+    )
+}
+
+/// Where a run's failure document goes: beside its logs, named for this call.
+fn tempfile_path(layout: &Layout, id: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    layout
+        .logs()
+        .join(format!(".failure-{id}-{}-{stamp}.json", std::process::id()))
+}
+
+/// The failure document a `run` wrote (removing its file), if it failed.
+fn read_failure(path: &std::path::Path) -> Option<Value> {
+    let bytes = crate::store::fsutil::read_untrusted(path, 1 << 20).ok();
+    let _ = crate::store::fsutil::remove_file(path);
+    serde_json::from_slice(&bytes?).ok()
+}
+
+/// How many run logs a workspace keeps: the oldest go when a run adds one.
+const KEPT_LOGS: usize = 50;
+
+/// A new log file for a run in `id`, `<namespace>/.logs/<id>/<time>.<ns>.log` (names sort
+/// in time order), made without following a symlink and never shared with another run; the
+/// workspace's oldest logs beyond [`KEPT_LOGS`] are removed.
+fn open_log(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = layout.logs();
+    crate::store::fsutil::create_dir_nofollow(&dir)?;
+    let dir = dir.join(id);
+    crate::store::fsutil::create_dir_nofollow(&dir)?;
+    let now = crate::store::metadata::now().replace(':', "");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let mut n = 0u32;
+    loop {
+        let path = dir.join(format!("{now}.{:09}.log", nanos.saturating_add(n)));
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path);
+        match opened {
+            Ok(file) => {
+                prune_logs(&dir);
+                return Ok((file, path));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(CliError::io("create", &path, &e)),
+        }
+    }
+}
+
+/// Removes the oldest logs in `dir` beyond [`KEPT_LOGS`]; one that cannot go stays.
+fn prune_logs(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut logs: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".log"))
+        .collect();
+    if logs.len() <= KEPT_LOGS {
+        return;
+    }
+    logs.sort();
+    for name in &logs[..logs.len() - KEPT_LOGS] {
+        let _ = crate::store::fsutil::remove_file(&dir.join(name));
+    }
+}
