@@ -1,0 +1,211 @@
+//! A sandboxed jj run owns a store of its own: whatever the agent does to it (abandoning
+//! commits, dropping operations, collecting garbage, writing jj configuration) never reaches
+//! the user's repository, the user's uncommitted files are not in it, and its work comes
+//! back through the tool as commits with their change ids. Each as the invoking user and,
+//! where the tests run as root, as an unprivileged one.
+
+use std::fs;
+use std::path::Path;
+
+use crate::backends::Backend;
+use crate::harness::{Outcome, TestEnv};
+use crate::sandbox_support::setup;
+
+/// Runs `script` in workspace `w`, sandboxed, as the invoking or an unprivileged user.
+fn sandboxed(env: &TestEnv, repo: &Path, script: &str, unprivileged: bool) -> Outcome {
+    let cmd = env
+        .aw_cmd(repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c", script]);
+    match unprivileged {
+        true => cmd.run_unprivileged(),
+        false => cmd.run(),
+    }
+}
+
+/// The user's commit that exists nowhere else survives an agent that abandons everything it
+/// sees, drops the operations, collects garbage and deletes what it finds of the store.
+fn the_users_unpushed_commit_survives(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    fs::write(repo.join("mine.txt"), "only here\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "unpushed work"]);
+    let store = repo.join(".jj/repo");
+    let script = format!(
+        "jj abandon --ignore-immutable 'all() ~ root() ~ @' ; \
+         jj op abandon '..@-' ; jj util gc --expire=now ; \
+         git --git-dir={git} update-ref -d HEAD ; rm -rf {store}/op_heads {store}/op_store ; \
+         echo agent-done",
+        git = repo.join(".git").display(),
+        store = store.display(),
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "all()", "-T", "description"],
+    );
+    assert!(seen.contains("unpushed work"), "{seen}");
+    assert_eq!(
+        env.jj_ok(&repo, ["file", "show", "-r", "@-", "mine.txt"]),
+        "only here\n"
+    );
+}
+
+#[test]
+fn the_users_unpushed_commit_survives_for_the_invoking_user() {
+    the_users_unpushed_commit_survives(false);
+}
+
+#[test]
+fn the_users_unpushed_commit_survives_for_an_unprivileged_user() {
+    the_users_unpushed_commit_survives(true);
+}
+
+/// What the user has not committed (snapshotted into the user's working-copy commit) and
+/// another workspace's draft are not in the agent's store.
+fn uncommitted_files_are_not_readable(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    env.aw(
+        &repo,
+        [
+            "run",
+            "other",
+            "--",
+            "sh",
+            "-c",
+            "echo draft-words > draft.txt",
+        ],
+    )
+    .assert_ok();
+    fs::write(repo.join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
+    env.jj_ok(&repo, ["status"]);
+    // The words searched for are spelled apart, so the command line never holds them.
+    let script = "s=\"hun\"\"ter2\\|dra\"\"ft-words\" ; \
+                  jj file show -r 'default@' .env ; jj file show -r 'other@' draft.txt ; \
+                  jj log -r 'all()' -p --no-graph ; \
+                  git --git-dir=.jj/repo/store/git cat-file --batch-all-objects --batch | grep -a -o \"$s\" ; \
+                  grep -r -a -o \"$s\" .jj ; echo agent-done";
+    let out = sandboxed(&env, &repo, script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    for secret in ["hunter2", "draft-words"] {
+        assert!(
+            !out.stdout.contains(secret) && !out.stderr.contains(secret),
+            "{secret} was readable:\n{}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn uncommitted_files_are_not_readable_for_the_invoking_user() {
+    uncommitted_files_are_not_readable(false);
+}
+
+#[test]
+fn uncommitted_files_are_not_readable_for_an_unprivileged_user() {
+    uncommitted_files_are_not_readable(true);
+}
+
+/// jj configuration the agent writes into its store (a legacy workspace or repository
+/// configuration with a signing program, which jj adopts) is never run by the tool's later
+/// calls outside the sandbox: diff, checkpoint, status, land, clean.
+fn agent_config_never_runs_outside(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let marker = env.home().join("signed-outside");
+    let program = env.path().join("evil-sign");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let config = format!(
+        "[signing]\nbehavior = \"own\"\nbackend = \"gpg\"\n[signing.backends.gpg]\nprogram = \"{}\"\n[ui]\nshow-cryptographic-signatures = true\n",
+        program.display()
+    );
+    let script = format!(
+        "echo work > work.txt ; printf '%s' '{config}' > .jj/workspace-config.toml ; \
+         rm -f .jj/workspace-config-id ; \
+         if [ -d .jj/repo ]; then printf '%s' '{config}' > .jj/repo/config.toml ; rm -f .jj/repo/config-id ; \
+         else store=\"$(cat .jj/repo)\" ; printf '%s' '{config}' > \".jj/$store/config.toml\" ; rm -f \".jj/$store/config-id\" ; fi ; \
+         echo agent-done"
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["status", "w"]).assert_ok();
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    env.aw(&repo, ["clean", "w"]).assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert!(
+        !marker.exists(),
+        "the agent's signing program ran outside the sandbox"
+    );
+    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_the_invoking_user() {
+    agent_config_never_runs_outside(false);
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_an_unprivileged_user() {
+    agent_config_never_runs_outside(true);
+}
+
+/// What the agent commits comes back into the user's repository with its change id and
+/// description, and what `diff` shows is what `land` brings.
+#[test]
+fn the_agents_commits_come_back_with_their_change_ids() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let out = sandboxed(
+        &env,
+        &repo,
+        "echo one > one.txt && jj commit -m 'first from agent' && \
+         jj log --no-graph -r @- -T change_id",
+        false,
+    );
+    out.assert_ok();
+    let change = out.stdout.trim().to_string();
+    assert_eq!(change.len(), 32, "{}", out.report());
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", &change, "-T", "description"],
+    );
+    assert_eq!(seen.trim(), "first from agent");
+    let diff = env.aw(&repo, ["diff", "w"]);
+    diff.assert_ok();
+    assert!(diff.stdout.contains("one.txt"), "{}", diff.stdout);
+    // A second run reuses the agent's store: its operation log goes on.
+    let again = sandboxed(
+        &env,
+        &repo,
+        "jj op log --no-graph -T 'description ++ \"\\n\"' | grep -c commit",
+        false,
+    );
+    again.assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("one.txt")).unwrap(), "one\n");
+    assert!(
+        env.jj_ok(&repo, ["log", "--no-graph", "-r", "::@", "-T", "change_id"])
+            .contains(&change),
+        "the landed commit lost its change id"
+    );
+}
