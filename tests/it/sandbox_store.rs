@@ -209,3 +209,31 @@ fn the_agents_commits_come_back_with_their_change_ids() {
         "the landed commit lost its change id"
     );
 }
+
+/// A sandboxed run killed before it could bring its commits back: `clean` brings them back
+/// (in a sandbox) before removing the workspace, so the commit is in the user's repository.
+#[test]
+fn a_killed_runs_commits_are_brought_back_by_clean() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let ws = env.ws_path(&repo, "w");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg("echo kept > kept.txt && jj commit -m 'killed work' && touch started && exec sleep 60")
+        .spawn();
+    crate::harness::wait_for_file(&ws.join("started"));
+    running.signal("KILL");
+    running.wait();
+    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let clean = env.aw(&repo, ["clean", "w"]);
+    clean.assert_ok();
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "all()", "-T", "description"],
+    );
+    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
+    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
+}
