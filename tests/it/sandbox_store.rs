@@ -237,3 +237,30 @@ fn a_killed_runs_commits_are_brought_back_by_clean() {
     assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
     assert!(!env.namespace_dir(&repo).join(".private/w").exists());
 }
+
+/// The user's bookmarks (the base revisions trust is checked against) cannot be moved,
+/// rewritten or deleted from a sandbox: the agent's store is its own.
+#[test]
+fn the_users_bookmarks_stay_where_the_user_put_them() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    env.jj_ok(&repo, ["bookmark", "create", "main", "-r", "@-"]);
+    let before = env.commit_id(&repo, "main");
+    let script = format!(
+        "jj bookmark set main -r @ --allow-backwards ; \
+         jj describe -r 'root()+' -m rewritten --ignore-immutable ; jj git export ; \
+         git --git-dir={git} update-ref -d refs/heads/main ; \
+         git --git-dir=.jj/repo/store/git update-ref -d refs/heads/main ; echo agent-done",
+        git = repo.join(".git").display()
+    );
+    let out = sandboxed(&env, &repo, &script, false);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    assert_eq!(env.commit_id(&repo, "main"), before);
+    let described = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "main", "-T", "description"],
+    );
+    assert_eq!(described, "initial\n");
+}
