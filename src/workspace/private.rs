@@ -24,6 +24,9 @@ struct Synced {
     at: WorkingCommit,
     /// The store's own operation heads then.
     op: String,
+    /// The user's store's operation heads then (read before the commit): while they are
+    /// the same, so is the workspace's working-copy commit there.
+    user_op: String,
     /// The shared objects the store borrows.
     base_objects: Option<PathBuf>,
 }
@@ -36,10 +39,11 @@ impl Synced {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         format!(
-            "commit {}\nparents {}\nop {}\nbase {}\n",
+            "commit {}\nparents {}\nop {}\nuser-op {}\nbase {}\n",
             self.at.commit,
             self.at.parents.join(" "),
             self.op,
+            self.user_op,
             base
         )
     }
@@ -61,6 +65,7 @@ impl Synced {
                     .collect(),
             },
             op: fields.get("op")?.to_string(),
+            user_op: fields.get("user-op")?.to_string(),
             base_objects: (!base.is_empty()).then(|| PathBuf::from(base)),
         })
     }
@@ -113,8 +118,15 @@ pub(crate) fn prepare(
             bring_back(ctx, id, ws, bwrap)?;
             synced = read_synced(&dir).unwrap_or(synced);
         }
+        // Nothing happened in the user's store since: no jj needs asking.
+        if jj.op_heads_key().as_deref() == Some(synced.user_op.as_str()) {
+            return Ok(Some(mounts(&dir, &synced, None)));
+        }
+        let user_op = jj.op_heads_key().unwrap_or_default();
         let now = jj.working_commit(id, ws, false)?;
         if now.commit == synced.at.commit {
+            synced.user_op = user_op;
+            write_synced(&dir, &synced)?;
             return Ok(Some(mounts(&dir, &synced, None)));
         }
     }
@@ -127,6 +139,8 @@ fn make(ctx: &Context, jj: &Jj, id: &str, ws: &Path, dir: &Path) -> Result<Priva
         fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
     }
     fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    // Read before the commit (an operation in between is then only asked about next time).
+    let user_op = jj.op_heads_key().unwrap_or_default();
     let at = jj.working_commit(id, ws, true)?;
     let bases = ctx.layout.private_stores().join(".bases");
     let base_objects = match at.parents.first() {
@@ -143,6 +157,7 @@ fn make(ctx: &Context, jj: &Jj, id: &str, ws: &Path, dir: &Path) -> Result<Priva
     let synced = Synced {
         at,
         op: Jj::private_op_heads(&wc(dir)).unwrap_or_default(),
+        user_op,
         base_objects,
     };
     write_synced(dir, &synced)?;
@@ -202,12 +217,14 @@ pub(crate) fn bring_back(ctx: &Context, id: &str, ws: &Path, bwrap: &Path) -> Re
             .hint(kept())
     })?;
     let _ = fs::remove_dir_all(&out);
+    let user_op = jj.op_heads_key().unwrap_or_default();
     let at = jj.working_commit(id, ws, false)?;
     write_synced(
         &dir,
         &Synced {
             at,
             op,
+            user_op,
             base_objects: synced.base_objects,
         },
     )
@@ -309,6 +326,7 @@ mod tests {
                 parents: vec!["p1".into(), "p2".into()],
             },
             op: "o1,o2".into(),
+            user_op: "u1".into(),
             base_objects: Some("/x/objects".into()),
         };
         assert_eq!(Synced::parse(&synced.text()), Some(synced.clone()));

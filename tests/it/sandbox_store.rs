@@ -208,6 +208,24 @@ fn the_agents_commits_come_back_with_their_change_ids() {
             .contains(&change),
         "the landed commit lost its change id"
     );
+    // The user's side moved the workspace (a checkpoint): the next sandboxed run starts from
+    // there, not from what its store last held.
+    fs::write(env.ws_path(&repo, "w").join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let seen = sandboxed(
+        &env,
+        &repo,
+        "jj log --no-graph -r @- -T description && cat two.txt && jj diff --summary",
+        false,
+    );
+    seen.assert_ok();
+    assert_eq!(
+        seen.stdout,
+        "[workspace w] from the user\ntwo\n",
+        "{}",
+        seen.report()
+    );
 }
 
 /// A sandboxed run killed before it could bring its commits back: `clean` brings them back
