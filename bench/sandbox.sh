@@ -2,8 +2,9 @@
 # The sandbox case of docs/benchmarks.md (jj): a sandboxed run against the same run
 # unsandboxed, side by side, on one repository: cold (a new workspace: for the sandboxed run
 # that includes making the workspace's own store, and the first run of a base also its pack),
-# warm (`run w -- true` in an existing workspace), and `land` of a workspace whose 100
-# changed files a run made (sandboxed: brought back from its own store at the run's end).
+# warm (`run w -- true` in an existing workspace, with direnv and without), and `land` of a
+# workspace whose 100 changed files a run made and committed with jj (sandboxed: brought back
+# from its own store at the run's end).
 #
 #   bench/sandbox.sh
 #
@@ -21,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 project=$(cd "$here/.." && pwd -P)
 FILES=${FILES:-20000}
 RUNS=${RUNS:-5}
-for tool in jj bwrap awk; do
+for tool in jj bwrap direnv awk; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is not on PATH" >&2; exit 1; }
 done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/aw-sandbox-bench.XXXXXX")
@@ -62,31 +63,39 @@ mkdir -p "$repo"
         [[ -d $d ]] || mkdir -p "$d"
         printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
     done
+    echo 'export BENCH=1' >.envrc
     "$JJ" git init --quiet
     "$JJ" --quiet commit -m "synthetic repository of $FILES files"
 )
 cd "$repo"
+direnv allow . >/dev/null 2>&1
 edit100='for i in $(seq 0 99); do echo changed >> src/m0/s$((i / 50))/f$i.txt; done'
 
 : >"$scratch/cold-s.ms"; : >"$scratch/cold-u.ms"
 say "cold runs ($RUNS per side, alternating; the first sandboxed one also packs the base)"
 for ((i = 1; i <= RUNS; i++)); do
-    s() { time_ms "$bin" run --no-direnv --sandbox "cs$i" -- true >>"$scratch/cold-s.ms"; }
-    u() { time_ms "$bin" run --no-direnv "cu$i" -- true >>"$scratch/cold-u.ms"; }
+    s() { time_ms "$bin" run --sandbox "cs$i" -- true >>"$scratch/cold-s.ms"; }
+    u() { time_ms "$bin" run "cu$i" -- true >>"$scratch/cold-u.ms"; }
     if ((i % 2)); then s; u; else u; s; fi
 done
-say "warm runs ($((RUNS * 4)) per side, alternating)"
+say "warm runs ($((RUNS * 4)) per side, alternating; with direnv, then without)"
 : >"$scratch/warm-s.ms"; : >"$scratch/warm-u.ms"
+: >"$scratch/warm-no-direnv-s.ms"; : >"$scratch/warm-no-direnv-u.ms"
 for ((i = 1; i <= RUNS * 4; i++)); do
-    s() { time_ms "$bin" run --no-direnv --sandbox cs1 -- true >>"$scratch/warm-s.ms"; }
-    u() { time_ms "$bin" run --no-direnv cu1 -- true >>"$scratch/warm-u.ms"; }
+    s() { time_ms "$bin" run --sandbox cs1 -- true >>"$scratch/warm-s.ms"; }
+    u() { time_ms "$bin" run cu1 -- true >>"$scratch/warm-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+for ((i = 1; i <= RUNS * 4; i++)); do
+    s() { time_ms "$bin" run --no-direnv --sandbox cs1 -- true >>"$scratch/warm-no-direnv-s.ms"; }
+    u() { time_ms "$bin" run --no-direnv cu1 -- true >>"$scratch/warm-no-direnv-u.ms"; }
     if ((i % 2)); then s; u; else u; s; fi
 done
 say "lands of 100 changed files ($RUNS per side, alternating)"
 : >"$scratch/land-s.ms"; : >"$scratch/land-u.ms"; : >"$scratch/edit-s.ms"; : >"$scratch/edit-u.ms"
 for ((i = 1; i <= RUNS; i++)); do
-    time_ms "$bin" run --no-direnv --sandbox "ls$i" -- sh -c "$edit100" >>"$scratch/edit-s.ms"
-    time_ms "$bin" run --no-direnv "lu$i" -- sh -c "$edit100" >>"$scratch/edit-u.ms"
+    time_ms "$bin" run --sandbox "ls$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-s.ms"
+    time_ms "$bin" run "lu$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-u.ms"
 done
 for ((i = 1; i <= RUNS; i++)); do
     s() { time_ms "$bin" land "ls$i" >>"$scratch/land-s.ms"; }
@@ -108,10 +117,11 @@ echo "| case | sandboxed (median ms) | unsandboxed (median ms) | ratio | target 
 echo "| --- | --- | --- | --- | --- |"
 row cold "<= 1.5x"
 row warm "<= 1.5x"
-row edit "(the run that edits 100 files; sandboxed includes bringing them back)"
+row warm-no-direnv "(bubblewrap's own start, ~15 ms here, is most of it)"
+row edit "(a cold run that edits 100 files and commits them; sandboxed: brought back after)"
 row land "<= 1.3x"
 echo
-for f in cold warm edit land; do
+for f in cold warm warm-no-direnv edit land; do
     echo "$f sandboxed: $(tr '\n' ' ' <"$scratch/$f-s.ms")"
     echo "$f unsandboxed: $(tr '\n' ' ' <"$scratch/$f-u.ms")"
 done

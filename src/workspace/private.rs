@@ -115,7 +115,13 @@ pub(crate) fn prepare(
     let dir = ctx.layout.private_store(id);
     if let Some(mut synced) = read_synced(&dir).filter(|_| wc(&dir).is_dir()) {
         if Jj::private_op_heads(&wc(&dir)).as_deref() != Some(synced.op.as_str()) {
-            bring_back(ctx, id, ws, bwrap)?;
+            bring_back(ctx, id, ws, bwrap).map_err(|err| {
+                err.hint(format!(
+                    "the command was not run; the agent's commits stay in its own store {} (its files are in the workspace): to start afresh from the workspace's files, delete {} (those commits are then lost)",
+                    wc(&dir).display(),
+                    dir.display()
+                ))
+            })?;
             synced = read_synced(&dir).unwrap_or(synced);
         }
         // Nothing happened in the user's store since: no jj needs asking.

@@ -282,3 +282,46 @@ fn the_users_bookmarks_stay_where_the_user_put_them() {
     );
     assert_eq!(described, "initial\n");
 }
+
+/// An agent that breaks its own store's export loses nothing silently: the run warns, the
+/// next sandboxed run refuses with where the commits are, `clean` keeps the store and names it.
+#[test]
+fn a_store_whose_export_fails_is_kept_and_named() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let first = sandboxed(
+        &env,
+        &repo,
+        "echo w > w.txt && jj commit -m 'unexported' && printf /nowhere > .jj/repo/store/git_target",
+        false,
+    );
+    first.assert_ok();
+    assert!(
+        first.stderr.contains("were not brought back"),
+        "{}",
+        first.report()
+    );
+    let store = env.namespace_dir(&repo).join(".private/w/wc");
+    let second = sandboxed(&env, &repo, "echo ran", false);
+    assert_ne!(second.code(), Some(0), "{}", second.report());
+    assert!(!second.stdout.contains("ran"), "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Error: ")
+            && second.stderr.contains(&format!(
+                "Hint: the command was not run; the agent's commits stay in its own store {}",
+                store.display()
+            )),
+        "{}",
+        second.report()
+    );
+    let clean = env.aw(&repo, ["clean", "w"]);
+    clean.assert_ok();
+    assert!(
+        clean.stdout.contains(&store.display().to_string())
+            || clean.stderr.contains(&store.display().to_string()),
+        "{}",
+        clean.report()
+    );
+    assert!(store.join(".jj").is_dir());
+}
