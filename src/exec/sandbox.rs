@@ -157,6 +157,19 @@ pub(crate) fn sockets(listed: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> 
         .collect()
 }
 
+/// What a sandboxed program must still read although it may live under `/tmp`: this binary
+/// (`me`), the user's configuration and home, the directories on PATH.
+pub(crate) fn readable(me: &Path) -> Vec<PathBuf> {
+    let mut readable: Vec<PathBuf> = vec![me.to_path_buf()];
+    for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "JJ_CONFIG"] {
+        readable.extend(crate::vars::raw(key).map(PathBuf::from));
+    }
+    readable.extend(std::env::split_paths(
+        &crate::vars::raw("PATH").unwrap_or_default(),
+    ));
+    readable
+}
+
 /// What a sandbox is built around.
 pub(crate) struct Scope<'a> {
     pub repo: &'a Repo,
@@ -165,6 +178,20 @@ pub(crate) struct Scope<'a> {
     /// Paths the command must still read although they live under `/tmp` (its program,
     /// its configuration).
     pub readable: Vec<PathBuf>,
+    /// The workspace's own store (jj): mounted instead of the repository's, which then is
+    /// not mounted at all.
+    pub private: Option<PrivateStore>,
+}
+
+/// A workspace's own store as a sandbox mounts it.
+#[derive(Debug, Clone)]
+pub(crate) struct PrivateStore {
+    /// The store's `.jj`, mounted writable over the workspace's own `.jj`.
+    pub dot_jj: PathBuf,
+    /// The base revision's objects the store borrows, mounted read-only where they are.
+    pub base_objects: Option<PathBuf>,
+    /// A directory an export writes its bundle to (writable); none during a run.
+    pub out: Option<PathBuf>,
 }
 
 /// The bwrap arguments (after the binary, up to and including `--`) for `options`;
@@ -201,9 +228,26 @@ pub(crate) fn args(
     }
     args.bind("--tmpfs-at", &scope.repo.root);
     args.bind("--tmpfs-at", scope.namespace_dir);
-    let (writable, protected) = backend_paths(scope.repo)?;
+    let (writable, protected) = match &scope.private {
+        // The repository's store stays hidden under the tmpfs over its main working copy.
+        Some(_) => (vec![], vec![]),
+        None => backend_paths(scope.repo)?,
+    };
     for path in writable.iter().chain([&scope.workspace.to_path_buf()]) {
         args.bind("--bind", path);
+    }
+    if let Some(private) = &scope.private {
+        args.0.extend([
+            "--bind".into(),
+            private.dot_jj.clone().into(),
+            scope.workspace.join(".jj").into(),
+        ]);
+        if let Some(objects) = &private.base_objects {
+            args.bind("--ro-bind", objects);
+        }
+        if let Some(out) = &private.out {
+            args.bind("--bind", out);
+        }
     }
     for path in &options.writable {
         args.bind("--bind", path);

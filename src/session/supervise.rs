@@ -43,6 +43,8 @@ pub(crate) enum Warning {
     NotInCheckpoint { path: PathBuf, why: String },
     /// `--checkpoint`'s checkpoint failed.
     CheckpointFailed { code: i32, err: CliError },
+    /// What a sandboxed run did in its own store could not be brought back.
+    NotBroughtBack { code: i32, err: CliError },
 }
 
 /// Records the run as running, runs `command`, and records how it ended; with `checkpoint`
@@ -82,6 +84,13 @@ pub(crate) fn supervise(
     };
     record.finish_run(status, code, signal, started_at.elapsed());
     let mut warnings = vec![];
+    if let Some(sandboxing) = &sandboxing {
+        // Every process of the run has ended: its own store is the export's alone.
+        let (id, ws) = (&record.workspace_id, &record.workspace_path);
+        if let Err(err) = workspace::private::bring_back(ctx, id, ws, &sandboxing.bwrap) {
+            warnings.push(Warning::NotBroughtBack { code, err });
+        }
+    }
     if checkpoint && matches!(outcome, Ok(e) if started(e)) {
         checkpoint_run(ctx, record, code, &mut warnings);
     }

@@ -199,6 +199,17 @@ impl Layout {
         self.dir.join(".cache")
     }
 
+    /// The stores of sandboxed jj workspaces (a dot-name no id can take): `<id>/` holds one
+    /// workspace's own store, `.bases/<commit>/` the objects of one base revision.
+    pub(crate) fn private_stores(&self) -> PathBuf {
+        self.dir.join(".private")
+    }
+
+    /// Workspace `id`'s own store, which only its sandboxed runs see (mounted as its `.jj`).
+    pub(crate) fn private_store(&self, id: &str) -> PathBuf {
+        self.private_stores().join(id)
+    }
+
     /// The lock a run holds for its whole life: one run per workspace.
     pub(crate) fn lease(&self, id: &str) -> PathBuf {
         self.locks().join(format!("{id}.lock"))

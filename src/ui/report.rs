@@ -94,6 +94,12 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             dir.display()
         );
     }
+    if let Some(dir) = &removal.own_store_kept {
+        text += &format!(
+            "; its own store (sandboxed runs) holds commits that could not be brought back and is kept in {}",
+            dir.display()
+        );
+    }
     if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
     {
         text += &format!("; kept branch {branch}: {why}")
@@ -469,6 +475,11 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             format!("the run ended (exit code {code}) but its checkpoint failed"),
             err,
             "run `agent-workspace checkpoint` on the workspace",
+        ),
+        Warning::NotBroughtBack { code, err } => with_hint(
+            format!("the run ended (exit code {code}) but the commits it made in its own store were not brought back"),
+            err,
+            "its files are in the workspace; the next sandboxed run tries again",
         ),
     }
 }

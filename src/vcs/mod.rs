@@ -118,6 +118,14 @@ pub(crate) enum Vcs {
 }
 
 impl Vcs {
+    /// The jj backend, when this is one.
+    pub(crate) fn as_jj(&self) -> Option<&jj::Jj> {
+        match self {
+            Vcs::Jj(jj) => Some(jj),
+            Vcs::Git(_) => None,
+        }
+    }
+
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
     /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]).

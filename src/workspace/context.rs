@@ -21,6 +21,24 @@ pub(crate) struct Context {
     pub progress: Progress,
 }
 
+/// The repository of the sandboxed jj run this process is in, when it runs inside one from
+/// its workspace: there the workspace's `.jj` is the workspace's own store and the
+/// repository's is not mounted, so the repository is the one the run's environment names.
+fn own_store_sandbox(start: &Path) -> Option<Repo> {
+    let id = vars::non_empty(vars::ID)?;
+    let path = PathBuf::from(vars::raw(vars::PATH)?);
+    let root = PathBuf::from(vars::raw(vars::REPO_ROOT)?);
+    let inside = vars::non_empty(vars::BACKEND).as_deref() == Some("jj")
+        && crate::exec::sandbox::inside(&id, &path)
+        && std::fs::canonicalize(start).is_ok_and(|s| s.starts_with(&path))
+        && path.join(".jj/repo").is_dir();
+    inside.then(|| Repo {
+        store: root.join(".jj").join("repo"),
+        root,
+        backend: Backend::Jj,
+    })
+}
+
 /// Where a command was asked to act: the global flags, without their command-line form.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Options<'a> {
@@ -45,7 +63,10 @@ impl Context {
             None => std::env::current_dir()
                 .map_err(|e| CliError::io("read", &PathBuf::from("."), &e))?,
         };
-        let mut repo = repo::discover(&start, backend)?;
+        let mut repo = match own_store_sandbox(&start) {
+            Some(repo) => repo,
+            None => repo::discover(&start, backend)?,
+        };
         let config = config::load(Some(&repo.root))?;
         // A backend the configuration names applies when neither flag nor variable chose.
         if let (None, Some(configured)) = (backend, config.backend) {

@@ -78,6 +78,12 @@ impl Launch {
             };
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
+            let private = crate::workspace::private::prepare(
+                ctx,
+                &record.workspace_id,
+                ws,
+                &sandboxing.bwrap,
+            )?;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
             argv.extend(sandbox_args(
@@ -87,6 +93,7 @@ impl Launch {
                 &loader,
                 &sandboxing.options,
                 fd,
+                private,
             )?);
             passed = Some(seccomp);
         }
@@ -215,24 +222,20 @@ fn sandbox_args(
     loader: &Loader,
     options: &sandbox::Options,
     seccomp: std::os::fd::RawFd,
+    private: Option<sandbox::PrivateStore>,
 ) -> Result<Vec<OsString>> {
     let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
-    let mut readable: Vec<PathBuf> = vec![me.to_path_buf()];
+    let mut readable = sandbox::readable(me);
     if let Loader::Direnv(bin) = loader {
         readable.push(bin.clone());
     }
-    for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "JJ_CONFIG"] {
-        readable.extend(vars::raw(key).map(PathBuf::from));
-    }
-    readable.extend(std::env::split_paths(
-        &vars::raw("PATH").unwrap_or_default(),
-    ));
     let scope = sandbox::Scope {
         repo: &ctx.repo,
         workspace: &canonical,
         namespace_dir: &namespace_dir,
         readable,
+        private,
     };
     Ok(sandbox::args(options, &scope, seccomp)?)
 }

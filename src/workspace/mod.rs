@@ -21,6 +21,7 @@ pub(crate) mod inventory;
 pub(crate) mod land;
 pub(crate) mod launch;
 pub(crate) mod pool;
+pub(crate) mod private;
 mod reattach;
 pub(crate) mod remove;
 pub(crate) mod setup;

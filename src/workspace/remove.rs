@@ -44,6 +44,9 @@ pub(crate) struct Removal {
     pub branch_deleted: Option<std::result::Result<(), String>>,
     /// Where an earlier, interrupted removal of the workspace kept files aside.
     pub earlier_aside: Option<PathBuf>,
+    /// The workspace's own store (sandboxed jj runs), kept because it holds commits that
+    /// could not be brought back.
+    pub own_store_kept: Option<PathBuf>,
 }
 
 /// Removes one workspace. `lease` is the lease when the caller already holds it.
@@ -68,6 +71,9 @@ pub(crate) fn remove(
     if has_dir {
         room_to_record(ctx, entry)?;
     }
+    // What a killed sandboxed run left in the workspace's own store, brought back while the
+    // workspace is still there to receive it.
+    let own_store = super::private::settle(ctx, &entry.id, &entry.path);
     let kept = match entry.problem {
         Some(Problem::Unregistered) => Kept::Unregistered,
         _ => ctx
@@ -98,6 +104,7 @@ pub(crate) fn remove(
             commits: vec![],
             branch_deleted: None,
             earlier_aside: None,
+            own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
         });
     }
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
@@ -158,6 +165,7 @@ pub(crate) fn remove(
         commits,
         branch_deleted,
         earlier_aside,
+        own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
     })
 }
 
@@ -207,6 +215,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                     earlier_aside: journal
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
+                    own_store_kept: super::private::remove(ctx, &id, None),
                 })
             }
         };
@@ -394,6 +403,7 @@ impl Journal {
             commits: vec![],
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
+            own_store_kept: super::private::remove(ctx, &entry.id, None),
         })
     }
 }

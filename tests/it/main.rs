@@ -71,6 +71,7 @@ mod run_outcome;
 mod sandbox_confinement;
 mod sandbox_guarantees;
 mod sandbox_refused;
+mod sandbox_store;
 mod sandbox_support;
 mod sandbox_walls;
 mod schemas;

@@ -246,8 +246,10 @@ fn a_repository_file_cannot_allow_a_socket() {
     assert!(!env.ws_path(&repo, "w").exists());
 }
 
-/// jj's `store/git_target` is in the store the agent writes: a later sandbox must not make
-/// the directory it names writable (it names `~/.ssh`, or `/etc` as root, as easily).
+/// jj's `store/git_target` names the git directory a store uses. The repository's is not
+/// mounted in a sandbox at all (it cannot be rewritten from there), and the one in the
+/// workspace's own store is never read to decide what a later sandbox mounts (it could name
+/// `~/.ssh`, or `/etc` as root).
 fn a_git_target_the_agent_rewrote_opens_nothing(unprivileged: bool) {
     let Some((env, repo)) = setup(Backend::Jj) else {
         return;
@@ -255,41 +257,39 @@ fn a_git_target_the_agent_rewrote_opens_nothing(unprivileged: bool) {
     let outside = env.home().join("secrets");
     fs::create_dir_all(&outside).unwrap();
     let target = repo.join(".jj/repo/store/git_target");
+    let before = fs::read_to_string(&target).unwrap();
     let first = env
         .aw_cmd(&repo)
         .args(["run", "--sandbox", "w", "--", "sh", "-c"])
         .arg(format!(
-            "printf %s {} > {}",
-            outside.display(),
-            target.display()
+            "printf %s {outside} > {target} 2>/dev/null || echo repository-denied; \
+             printf %s {outside} > .jj/repo/store/git_target && echo own-rewritten",
+            outside = outside.display(),
+            target = target.display()
         ));
     let first = match unprivileged {
         true => first.run_unprivileged(),
         false => first.run(),
     };
     first.assert_ok();
-    assert_eq!(
-        fs::read_to_string(&target).unwrap(),
-        outside.display().to_string()
+    assert!(
+        first.stdout.contains("repository-denied\nown-rewritten"),
+        "{}",
+        first.report()
     );
+    assert_eq!(fs::read_to_string(&target).unwrap(), before);
     let second = env
         .aw_cmd(&repo)
         .args(["run", "--sandbox", "w", "--", "sh", "-c"])
-        .arg(format!("echo pwned > {}/planted", outside.display()));
+        .arg(format!(
+            "echo pwned > {}/planted || true",
+            outside.display()
+        ));
     let second = match unprivileged {
         true => second.run_unprivileged(),
         false => second.run(),
     };
     assert!(!outside.join("planted").exists(), "{}", second.stderr);
-    second.assert_code(125);
-    assert!(
-        second
-            .stderr
-            .starts_with("Error: jj's store/git_target names "),
-        "{}",
-        second.stderr
-    );
-    assert!(second.stderr.contains("\nHint: "), "{}", second.stderr);
 }
 
 #[test]

@@ -64,7 +64,7 @@ pub struct CleanArgs {
 
 /// What happened to one selected workspace.
 enum Outcome {
-    Removed(Removal),
+    Removed(Box<Removal>),
     /// A dry run's: what the removal would keep aside, when it could be surveyed.
     WouldRemove(Option<Aside>),
     Skipped(String),
@@ -100,7 +100,7 @@ pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Resul
     }
     let finished: Vec<(String, std::path::PathBuf, Outcome)> = named
         .into_iter()
-        .filter_map(|f| Some((f.id, f.path, Outcome::Removed(f.removal.ok()?))))
+        .filter_map(|f| Some((f.id, f.path, Outcome::Removed(Box::new(f.removal.ok()?)))))
         .collect();
     let selected: Vec<_> = select(&ctx, args, bulk)?
         .into_iter()
@@ -184,7 +184,7 @@ fn clean_one(
             Outcome::WouldRemove(remove::preview(ctx, &entry, &remove_options(args)).ok())
         }
         (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
-            Ok(removal) => Outcome::Removed(removal),
+            Ok(removal) => Outcome::Removed(Box::new(removal)),
             Err(err) => Outcome::Failed(err),
         },
     }

@@ -29,7 +29,7 @@ pub struct GcArgs {
 }
 
 enum Outcome {
-    Removed(Removal),
+    Removed(Box<Removal>),
     /// What the removal would keep aside, when it could be counted.
     WouldRemove(Option<Aside>),
     Skipped(String),
@@ -72,7 +72,7 @@ pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32>
                     Outcome::WouldRemove(remove::preview(&ctx, &c.entry, &options).ok())
                 }
                 (None, false) => match remove::remove(&ctx, &c.entry, &options, None) {
-                    Ok(removal) => Outcome::Removed(removal),
+                    Ok(removal) => Outcome::Removed(Box::new(removal)),
                     Err(err) => Outcome::Failed(err),
                 },
             };

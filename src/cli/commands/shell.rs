@@ -58,5 +58,12 @@ pub(crate) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Resul
         sandboxing.as_ref(),
     )?
     .run()?;
+    if let Some(sandboxing) = &sandboxing {
+        let (id, ws) = (&record.workspace_id, &record.workspace_path);
+        if let Err(err) = workspace::private::bring_back(&ctx, id, ws, &sandboxing.bwrap) {
+            let hint = err.hint.clone().unwrap_or_default();
+            ui.warning_with_hint(err.message, hint);
+        }
+    }
     Ok(ending.code())
 }

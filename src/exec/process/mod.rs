@@ -55,6 +55,8 @@ pub(crate) struct Call {
     args: Vec<OsString>,
     dir: Option<PathBuf>,
     env: Vec<(OsString, OsString)>,
+    input: Option<std::fs::File>,
+    passed: Option<std::os::fd::OwnedFd>,
 }
 
 impl Call {
@@ -64,7 +66,22 @@ impl Call {
             args: vec![],
             dir: None,
             env: vec![],
+            input: None,
+            passed: None,
         }
+    }
+
+    /// Reads the call's stdin from `file` (else /dev/null).
+    pub(crate) fn input(mut self, file: std::fs::File) -> Self {
+        self.input = Some(file);
+        self
+    }
+
+    /// Leaves `fd` open, at its number, in the program (bubblewrap's seccomp filter); closed
+    /// here once the program started.
+    pub(crate) fn pass(mut self, fd: std::os::fd::OwnedFd) -> Self {
+        self.passed = Some(fd);
+        self
     }
 
     pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
@@ -139,10 +156,15 @@ impl Call {
 
     /// Starts the call; [`Started::wait`] collects its outcome.
     pub(crate) fn start(self) -> Result<Started, ProcessError> {
+        use std::os::unix::process::CommandExt;
         let cmdline = self.cmdline();
         let mut cmd = Command::new(&self.program);
+        let stdin = match self.input {
+            Some(file) => Stdio::from(file),
+            None => Stdio::null(),
+        };
         cmd.args(&self.args)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(dir) = &self.dir {
@@ -151,7 +173,19 @@ impl Call {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let child = cmd.spawn().map_err(|source| match source.kind() {
+        if let Some(fd) = &self.passed {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(fd);
+            // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
+            unsafe {
+                cmd.pre_exec(move || match libc::fcntl(fd, libc::F_SETFD, 0) {
+                    -1 => Err(io::Error::last_os_error()),
+                    _ => Ok(()),
+                });
+            }
+        }
+        let spawned = cmd.spawn();
+        drop(self.passed);
+        let child = spawned.map_err(|source| match source.kind() {
             io::ErrorKind::NotFound => ProcessError::NotFound {
                 program: self.program.display().to_string(),
             },

@@ -10,9 +10,11 @@ mod land;
 mod land_preview;
 mod land_result;
 mod pool;
+mod private;
 mod recorded;
 mod stale;
 
+pub(crate) use private::{WorkingCommit, EXPORT_REF};
 pub(crate) use stale::recovery_dir;
 
 use std::fs;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The sandbox case of docs/benchmarks.md (jj): a sandboxed run against the same run
+# unsandboxed, side by side, on one repository: cold (a new workspace: for the sandboxed run
+# that includes making the workspace's own store, and the first run of a base also its pack),
+# warm (`run w -- true` in an existing workspace, with direnv and without), and `land` of a
+# workspace whose 100 changed files a run made and committed with jj (sandboxed: brought back
+# from its own store at the run's end).
+#
+#   bench/sandbox.sh
+#
+# Sides alternate run by run (odd runs sandboxed first), so a drift of the machine hits both.
+# Nothing is deleted between timed steps (see bench/pool.sh for why).
+#
+# Environment (all optional):
+#   AGENT_WORKSPACE_BIN   binary to use; default: cargo build --release into a scratch target
+#   FILES                 files in the synthetic jj repository [20000]
+#   RUNS                  timed cold runs and lands per side [5]; warm runs are 4x that
+#   KEEP_SCRATCH=1        keep the scratch directory
+set -euo pipefail
+export LC_ALL=C
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+project=$(cd "$here/.." && pwd -P)
+FILES=${FILES:-20000}
+RUNS=${RUNS:-5}
+for tool in jj bwrap direnv awk; do
+    command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is not on PATH" >&2; exit 1; }
+done
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/aw-sandbox-bench.XXXXXX")
+scratch=$(cd "$scratch" && pwd -P)
+[[ ${KEEP_SCRATCH:-} == 1 ]] || trap 'rm -rf "$scratch"' EXIT
+bin=${AGENT_WORKSPACE_BIN:-}
+if [[ -z $bin ]]; then
+    CARGO_TARGET_DIR=$scratch/aw-target cargo build --release --locked -q \
+        --manifest-path "$project/Cargo.toml"
+    bin=$scratch/aw-target/release/agent-workspace
+fi
+bin=$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")
+JJ=$(command -v jj)
+export HOME=$scratch/home XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
+export XDG_DATA_HOME=$scratch/data JJ_CONFIG=$scratch/jj.toml
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/agent-workspace"
+printf '[user]\nname = "Bench"\nemail = "bench@example.com"\n' >"$JJ_CONFIG"
+while read -r var; do unset "$var"; done < <(env | awk -F= '/^(AGENT_WORKSPACE_|DIRENV_)/ { print $1 }')
+say() { printf '==> %s\n' "$*" >&2; }
+# time_ms CMD... -> the wall time of one run of CMD in ms (its output discarded; must succeed)
+time_ms() {
+    local s e
+    s=$EPOCHREALTIME
+    "$@" >/dev/null 2>"$scratch/last.err" || { cat "$scratch/last.err" >&2; exit 1; }
+    e=$EPOCHREALTIME
+    awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f\n", (e - s) * 1000 }'
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+repo=$scratch/repo
+say "making a jj repository of $FILES files"
+mkdir -p "$repo"
+(
+    cd "$repo"
+    for ((i = 0; i < FILES; i++)); do
+        d=src/m$((i / 500))/s$((i / 50 % 10))
+        [[ -d $d ]] || mkdir -p "$d"
+        printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
+    done
+    echo 'export BENCH=1' >.envrc
+    "$JJ" git init --quiet
+    "$JJ" --quiet commit -m "synthetic repository of $FILES files"
+)
+cd "$repo"
+direnv allow . >/dev/null 2>&1
+edit100='for i in $(seq 0 99); do echo changed >> src/m0/s$((i / 50))/f$i.txt; done'
+
+: >"$scratch/cold-s.ms"; : >"$scratch/cold-u.ms"
+say "cold runs ($RUNS per side, alternating; the first sandboxed one also packs the base)"
+for ((i = 1; i <= RUNS; i++)); do
+    s() { time_ms "$bin" run --sandbox "cs$i" -- true >>"$scratch/cold-s.ms"; }
+    u() { time_ms "$bin" run "cu$i" -- true >>"$scratch/cold-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+say "warm runs ($((RUNS * 4)) per side, alternating; with direnv, then without)"
+: >"$scratch/warm-s.ms"; : >"$scratch/warm-u.ms"
+: >"$scratch/warm-no-direnv-s.ms"; : >"$scratch/warm-no-direnv-u.ms"
+for ((i = 1; i <= RUNS * 4; i++)); do
+    s() { time_ms "$bin" run --sandbox cs1 -- true >>"$scratch/warm-s.ms"; }
+    u() { time_ms "$bin" run cu1 -- true >>"$scratch/warm-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+for ((i = 1; i <= RUNS * 4; i++)); do
+    s() { time_ms "$bin" run --no-direnv --sandbox cs1 -- true >>"$scratch/warm-no-direnv-s.ms"; }
+    u() { time_ms "$bin" run --no-direnv cu1 -- true >>"$scratch/warm-no-direnv-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+say "lands of 100 changed files ($RUNS per side, alternating)"
+: >"$scratch/land-s.ms"; : >"$scratch/land-u.ms"; : >"$scratch/edit-s.ms"; : >"$scratch/edit-u.ms"
+for ((i = 1; i <= RUNS; i++)); do
+    time_ms "$bin" run --sandbox "ls$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-s.ms"
+    time_ms "$bin" run "lu$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-u.ms"
+done
+for ((i = 1; i <= RUNS; i++)); do
+    s() { time_ms "$bin" land "ls$i" >>"$scratch/land-s.ms"; }
+    u() { time_ms "$bin" land "lu$i" >>"$scratch/land-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+
+row() {
+    local name=$1 target=$2 s u
+    s=$(median <"$scratch/$name-s.ms")
+    u=$(median <"$scratch/$name-u.ms")
+    echo "| $name | $s | $u | $(ratio "$s" "$u")x | $target |"
+}
+echo
+echo "repository: $FILES files; $("$bin" --version); $("$JJ" --version); bwrap $(bwrap --version | awk '{ print $2 }')"
+echo "machine: $(nproc) cores, $(uname -sr); $(date -u +%Y-%m-%d)"
+echo
+echo "| case | sandboxed (median ms) | unsandboxed (median ms) | ratio | target |"
+echo "| --- | --- | --- | --- | --- |"
+row cold "<= 1.5x"
+row warm "<= 1.5x"
+row warm-no-direnv "(bubblewrap's own start, ~15 ms here, is most of it)"
+row edit "(a cold run that edits 100 files and commits them; sandboxed: brought back after)"
+row land "<= 1.3x"
+echo
+for f in cold warm warm-no-direnv edit land; do
+    echo "$f sandboxed: $(tr '\n' ' ' <"$scratch/$f-s.ms")"
+    echo "$f unsandboxed: $(tr '\n' ' ' <"$scratch/$f-u.ms")"
+done

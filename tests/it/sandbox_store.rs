@@ -1,0 +1,327 @@
+//! A sandboxed jj run owns a store of its own: whatever the agent does to it (abandoning
+//! commits, dropping operations, collecting garbage, writing jj configuration) never reaches
+//! the user's repository, the user's uncommitted files are not in it, and its work comes
+//! back through the tool as commits with their change ids. Each as the invoking user and,
+//! where the tests run as root, as an unprivileged one.
+
+use std::fs;
+use std::path::Path;
+
+use crate::backends::Backend;
+use crate::harness::{Outcome, TestEnv};
+use crate::sandbox_support::setup;
+
+/// Runs `script` in workspace `w`, sandboxed, as the invoking or an unprivileged user.
+fn sandboxed(env: &TestEnv, repo: &Path, script: &str, unprivileged: bool) -> Outcome {
+    let cmd = env
+        .aw_cmd(repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c", script]);
+    match unprivileged {
+        true => cmd.run_unprivileged(),
+        false => cmd.run(),
+    }
+}
+
+/// The user's commit that exists nowhere else survives an agent that abandons everything it
+/// sees, drops the operations, collects garbage and deletes what it finds of the store.
+fn the_users_unpushed_commit_survives(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    fs::write(repo.join("mine.txt"), "only here\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "unpushed work"]);
+    let store = repo.join(".jj/repo");
+    let script = format!(
+        "jj abandon --ignore-immutable 'all() ~ root() ~ @' ; \
+         jj op abandon '..@-' ; jj util gc --expire=now ; \
+         git --git-dir={git} update-ref -d HEAD ; rm -rf {store}/op_heads {store}/op_store ; \
+         echo agent-done",
+        git = repo.join(".git").display(),
+        store = store.display(),
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "all()", "-T", "description"],
+    );
+    assert!(seen.contains("unpushed work"), "{seen}");
+    assert_eq!(
+        env.jj_ok(&repo, ["file", "show", "-r", "@-", "mine.txt"]),
+        "only here\n"
+    );
+}
+
+#[test]
+fn the_users_unpushed_commit_survives_for_the_invoking_user() {
+    the_users_unpushed_commit_survives(false);
+}
+
+#[test]
+fn the_users_unpushed_commit_survives_for_an_unprivileged_user() {
+    the_users_unpushed_commit_survives(true);
+}
+
+/// What the user has not committed (snapshotted into the user's working-copy commit) and
+/// another workspace's draft are not in the agent's store.
+fn uncommitted_files_are_not_readable(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    env.aw(
+        &repo,
+        [
+            "run",
+            "other",
+            "--",
+            "sh",
+            "-c",
+            "echo draft-words > draft.txt",
+        ],
+    )
+    .assert_ok();
+    fs::write(repo.join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
+    env.jj_ok(&repo, ["status"]);
+    // The words searched for are spelled apart, so the command line never holds them.
+    let script = "s=\"hun\"\"ter2\\|dra\"\"ft-words\" ; \
+                  jj file show -r 'default@' .env ; jj file show -r 'other@' draft.txt ; \
+                  jj log -r 'all()' -p --no-graph ; \
+                  git --git-dir=.jj/repo/store/git cat-file --batch-all-objects --batch | grep -a -o \"$s\" ; \
+                  grep -r -a -o \"$s\" .jj ; echo agent-done";
+    let out = sandboxed(&env, &repo, script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    for secret in ["hunter2", "draft-words"] {
+        assert!(
+            !out.stdout.contains(secret) && !out.stderr.contains(secret),
+            "{secret} was readable:\n{}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn uncommitted_files_are_not_readable_for_the_invoking_user() {
+    uncommitted_files_are_not_readable(false);
+}
+
+#[test]
+fn uncommitted_files_are_not_readable_for_an_unprivileged_user() {
+    uncommitted_files_are_not_readable(true);
+}
+
+/// jj configuration the agent writes into its store (a legacy workspace or repository
+/// configuration with a signing program, which jj adopts) is never run by the tool's later
+/// calls outside the sandbox: diff, checkpoint, status, land, clean.
+fn agent_config_never_runs_outside(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let marker = env.home().join("signed-outside");
+    let program = env.path().join("evil-sign");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let config = format!(
+        "[signing]\nbehavior = \"own\"\nbackend = \"gpg\"\n[signing.backends.gpg]\nprogram = \"{}\"\n[ui]\nshow-cryptographic-signatures = true\n",
+        program.display()
+    );
+    let script = format!(
+        "echo work > work.txt ; printf '%s' '{config}' > .jj/workspace-config.toml ; \
+         rm -f .jj/workspace-config-id ; \
+         if [ -d .jj/repo ]; then printf '%s' '{config}' > .jj/repo/config.toml ; rm -f .jj/repo/config-id ; \
+         else store=\"$(cat .jj/repo)\" ; printf '%s' '{config}' > \".jj/$store/config.toml\" ; rm -f \".jj/$store/config-id\" ; fi ; \
+         echo agent-done"
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["status", "w"]).assert_ok();
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    env.aw(&repo, ["clean", "w"]).assert_ok();
+    env.jj_ok(&repo, ["status"]);
+    assert!(
+        !marker.exists(),
+        "the agent's signing program ran outside the sandbox"
+    );
+    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_the_invoking_user() {
+    agent_config_never_runs_outside(false);
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_an_unprivileged_user() {
+    agent_config_never_runs_outside(true);
+}
+
+/// What the agent commits comes back into the user's repository with its change id and
+/// description, and what `diff` shows is what `land` brings.
+#[test]
+fn the_agents_commits_come_back_with_their_change_ids() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let out = sandboxed(
+        &env,
+        &repo,
+        "echo one > one.txt && jj commit -m 'first from agent' && \
+         jj log --no-graph -r @- -T change_id",
+        false,
+    );
+    out.assert_ok();
+    let change = out.stdout.trim().to_string();
+    assert_eq!(change.len(), 32, "{}", out.report());
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", &change, "-T", "description"],
+    );
+    assert_eq!(seen.trim(), "first from agent");
+    let diff = env.aw(&repo, ["diff", "w"]);
+    diff.assert_ok();
+    assert!(diff.stdout.contains("one.txt"), "{}", diff.stdout);
+    // A second run reuses the agent's store: its operation log goes on.
+    let again = sandboxed(
+        &env,
+        &repo,
+        "jj op log --no-graph -T 'description ++ \"\\n\"' | grep -c commit",
+        false,
+    );
+    again.assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("one.txt")).unwrap(), "one\n");
+    assert!(
+        env.jj_ok(&repo, ["log", "--no-graph", "-r", "::@", "-T", "change_id"])
+            .contains(&change),
+        "the landed commit lost its change id"
+    );
+    // The user's side moved the workspace (a checkpoint): the next sandboxed run starts from
+    // there, not from what its store last held.
+    fs::write(env.ws_path(&repo, "w").join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let seen = sandboxed(
+        &env,
+        &repo,
+        "jj log --no-graph -r @- -T description && cat two.txt && jj diff --summary",
+        false,
+    );
+    seen.assert_ok();
+    assert_eq!(
+        seen.stdout,
+        "[workspace w] from the user\ntwo\n",
+        "{}",
+        seen.report()
+    );
+}
+
+/// A sandboxed run killed before it could bring its commits back: `clean` brings them back
+/// (in a sandbox) before removing the workspace, so the commit is in the user's repository.
+#[test]
+fn a_killed_runs_commits_are_brought_back_by_clean() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let ws = env.ws_path(&repo, "w");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg("echo kept > kept.txt && jj commit -m 'killed work' && touch started && exec sleep 60")
+        .spawn();
+    crate::harness::wait_for_file(&ws.join("started"));
+    running.signal("KILL");
+    running.wait();
+    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let clean = env.aw(&repo, ["clean", "w"]);
+    clean.assert_ok();
+    let seen = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "all()", "-T", "description"],
+    );
+    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
+    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
+}
+
+/// The user's bookmarks (the base revisions trust is checked against) cannot be moved,
+/// rewritten or deleted from a sandbox: the agent's store is its own.
+#[test]
+fn the_users_bookmarks_stay_where_the_user_put_them() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    env.jj_ok(&repo, ["bookmark", "create", "main", "-r", "@-"]);
+    let before = env.commit_id(&repo, "main");
+    let script = format!(
+        "jj bookmark set main -r @ --allow-backwards ; \
+         jj describe -r 'root()+' -m rewritten --ignore-immutable ; jj git export ; \
+         git --git-dir={git} update-ref -d refs/heads/main ; \
+         git --git-dir=.jj/repo/store/git update-ref -d refs/heads/main ; echo agent-done",
+        git = repo.join(".git").display()
+    );
+    let out = sandboxed(&env, &repo, &script, false);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    assert_eq!(env.commit_id(&repo, "main"), before);
+    let described = env.jj_ok(
+        &repo,
+        ["log", "--no-graph", "-r", "main", "-T", "description"],
+    );
+    assert_eq!(described, "initial\n");
+}
+
+/// An agent that breaks its own store's export loses nothing silently: the run warns, the
+/// next sandboxed run refuses with where the commits are, `clean` keeps the store and names it.
+#[test]
+fn a_store_whose_export_fails_is_kept_and_named() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let first = sandboxed(
+        &env,
+        &repo,
+        "echo w > w.txt && jj commit -m 'unexported' && printf /nowhere > .jj/repo/store/git_target",
+        false,
+    );
+    first.assert_ok();
+    assert!(
+        first.stderr.contains("were not brought back"),
+        "{}",
+        first.report()
+    );
+    let store = env.namespace_dir(&repo).join(".private/w/wc");
+    let second = sandboxed(&env, &repo, "echo ran", false);
+    assert_ne!(second.code(), Some(0), "{}", second.report());
+    assert!(!second.stdout.contains("ran"), "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Error: ")
+            && second.stderr.contains(&format!(
+                "Hint: the command was not run; the agent's commits stay in its own store {}",
+                store.display()
+            )),
+        "{}",
+        second.report()
+    );
+    let clean = env.aw(&repo, ["clean", "w"]);
+    clean.assert_ok();
+    assert!(
+        clean.stdout.contains(&store.display().to_string())
+            || clean.stderr.contains(&store.display().to_string()),
+        "{}",
+        clean.report()
+    );
+    assert!(store.join(".jj").is_dir());
+}
