@@ -14,18 +14,24 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Copied {
     /// Regular files created.
+    #[serde(rename = "files_count", alias = "files")]
     pub files: u64,
     /// Their bytes.
     pub bytes: u64,
     /// Files cloned copy-on-write (sharing blocks until either side writes).
+    #[serde(rename = "reflinked_count", alias = "reflinked")]
     pub reflinked: u64,
     /// Files copied byte by byte (the file system cannot clone).
+    #[serde(rename = "copied_count", alias = "copied")]
     pub copied: u64,
     /// Symlinks created (their targets stay inside the main workspace).
+    #[serde(rename = "symlinks_count", alias = "symlinks")]
     pub symlinks: u64,
     /// Entries left alone because the new workspace already has them (checked out files).
+    #[serde(rename = "existing_count", alias = "existing")]
     pub existing: u64,
     /// Symlinks not copied because they point outside the main workspace (or are absolute).
+    #[serde(rename = "outside_symlinks_count", alias = "outside_symlinks")]
     pub outside_symlinks: u64,
 }
 

@@ -64,10 +64,10 @@ fn target_and_env_are_copied_as_separate_files(backend: Backend) {
     assert!(!out.stderr.contains("Copied"), "{}", out.report());
     let ws = env.ws_path(&repo, "w1");
     let record = env.metadata(&ws);
-    assert_eq!(record["copied"]["files"], 3, "{record}");
+    assert_eq!(record["copied"]["files_count"], 3, "{record}");
     assert_eq!(record["copied"]["bytes"], 21, "{record}");
-    let cloned = record["copied"]["reflinked"].as_u64().unwrap();
-    assert_eq!(cloned + record["copied"]["copied"].as_u64().unwrap(), 3);
+    let cloned = record["copied"]["reflinked_count"].as_u64().unwrap();
+    assert_eq!(cloned + record["copied"]["copied_count"].as_u64().unwrap(), 3);
     for file in [".env", "target/debug/app", "db.local"] {
         let (a, b) = (
             fs::metadata(repo.join(file)).unwrap(),
@@ -105,8 +105,8 @@ fn checked_out_files_are_never_overwritten(backend: Backend) {
         "untracked\n"
     );
     let record = env.metadata(&ws);
-    assert_eq!(record["copied"]["files"], 1, "{record}");
-    assert_eq!(record["copied"]["existing"], 2, "{record}");
+    assert_eq!(record["copied"]["files_count"], 1, "{record}");
+    assert_eq!(record["copied"]["existing_count"], 2, "{record}");
 }
 
 fn symlinks_out_of_the_main_workspace_are_not_followed(backend: Backend) {
@@ -142,7 +142,7 @@ fn symlinks_out_of_the_main_workspace_are_not_followed(backend: Backend) {
         fs::read_to_string(ws.join("target/inside")).unwrap(),
         "built\n"
     );
-    assert_eq!(env.metadata(&ws)["copied"]["outside_symlinks"], 3);
+    assert_eq!(env.metadata(&ws)["copied"]["outside_symlinks_count"], 3);
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
 }
 

@@ -720,7 +720,7 @@ fn markers_a_rename_made_ordinary_text_are_reported_as_a_conflict() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c["file"].as_str().unwrap().to_string())
+            .map(|c| c["path"].as_str().unwrap().to_string())
             .collect();
         files.sort();
         files.dedup();
@@ -801,7 +801,7 @@ fn prefer_never_settles_a_conflict_of_the_commit_the_workspace_sits_on() {
     out.assert_code(1);
     let doc = json(&out);
     assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
-    assert_eq!(doc["conflicts"][0]["file"], "s.txt", "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["path"], "s.txt", "{doc:#}");
     assert_eq!(graph(&env, &repo), before);
     assert_eq!(read(repo.join("s.txt")), "base1\nbase2\nold1\nb1\nu2\nu3\n");
 }

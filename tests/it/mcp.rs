@@ -113,7 +113,7 @@ fn lifecycle(backend: Backend) {
     let checkpoint = ok(&steps[4]);
     assert_valid("checkpoint", checkpoint);
     assert_eq!(checkpoint["created"], true);
-    assert_eq!(checkpoint["files"], json!(["new.txt"]));
+    assert_eq!(checkpoint["paths"], json!(["new.txt"]));
 
     let dry = ok(&steps[5]);
     assert_valid("land", dry);

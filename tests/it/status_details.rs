@@ -315,7 +315,7 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
         .find(|l| l.starts_with("w2 "))
         .unwrap_or_default();
     assert!(row.contains("+2"), "{table}");
-    assert_eq!(changes_cell(&env, &repo, "w2")["insertions"], 2);
+    assert_eq!(changes_cell(&env, &repo, "w2")["added"], 2);
     // Another workspace rewrites w1's working-copy commit (a description from the main
     // workspace): w1's row follows it.
     env.jj_ok(
@@ -341,7 +341,7 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
         }
     }
     assert_eq!(changes_cell(&env, &repo, "w1"), changes);
-    assert_eq!(changes_cell(&env, &repo, "w2")["insertions"], 2);
+    assert_eq!(changes_cell(&env, &repo, "w2")["added"], 2);
 }
 
 crate::both_backends!(

@@ -203,8 +203,12 @@ impl Server {
             .json_tool(argv, cx, |doc| {
                 let files = doc["files"].as_array().map_or(0, Vec::len);
                 format!(
-                    "workspace {}: {files} files changed",
-                    field(doc, "workspace_id")
+                    "workspace {}: {}",
+                    field(doc, "workspace_id"),
+                    match files {
+                        1 => "1 file changed".to_string(),
+                        n => format!("{n} files changed"),
+                    }
                 )
             })
             .await?;
@@ -227,7 +231,7 @@ impl Server {
                 "checkpoint {} of {}: {}",
                 doc["number"],
                 field(doc, "workspace_id"),
-                field(doc, "commit")
+                field(doc, "commit_id")
             ),
             false => format!(
                 "no checkpoint of {}: nothing changed",
