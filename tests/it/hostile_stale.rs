@@ -188,3 +188,104 @@ fn a_leftover_partial_copy_never_blocks_run_or_clean() {
         env.listing()
     );
 }
+
+/// A `jj` first on PATH whose `workspace update-stale` runs the real one and SIGKILLs it and
+/// agent-workspace together the moment the repository has two operation heads: jj's
+/// snapshot on a side branch is written, its reconcile is not. Writes `hit` when it killed.
+fn killing_update_stale(env: &TestEnv, repo: &Path) -> std::ffi::OsString {
+    let dir = env.path().join("kill-inside-update-stale");
+    fs::create_dir_all(&dir).unwrap();
+    let real = crate::harness::which("jj").unwrap();
+    let heads = repo.join(".jj/repo/op_heads/heads");
+    let hit = dir.join("hit");
+    let poll = format!(
+        r#"
+import os, signal, subprocess, sys, time
+parent, args = int(sys.argv[1]), sys.argv[2:]
+p = subprocess.Popen([{real:?}] + args)
+while p.poll() is None:
+    if len(os.listdir({heads:?})) >= 2:
+        os.kill(p.pid, signal.SIGKILL)
+        open({hit:?}, "w").close()
+        os.kill(parent, signal.SIGKILL)
+        sys.exit(137)
+sys.exit(p.returncode)
+"#,
+        real = real.display().to_string(),
+        heads = heads.display().to_string(),
+        hit = hit.display().to_string(),
+    );
+    fs::write(dir.join("poll.py"), poll).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *\"workspace update-stale\"*) exec python3 {} \"$PPID\" \"$@\";; esac\nexec {} \"$@\"\n",
+        dir.join("poll.py").display(),
+        real.display()
+    );
+    let file = dir.join("jj");
+    fs::write(&file, script).unwrap();
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.path_with_first(&dir)
+}
+
+/// SIGKILL inside jj's own `update-stale`, between the snapshot it makes of the stale files
+/// on a side branch and its reconcile: the workspace's change is divergent, the unrecorded
+/// edits in one copy only (as jj seed 6 step 44 of the model-based round left it). The next
+/// command finishes the repair from the copy it kept: the edits are back on disk and no
+/// change is divergent. The window is caught by polling jj's operation heads; a try that
+/// misses it (jj reconciled first) is set up again, and the test fails if none catches it.
+#[test]
+fn a_kill_inside_jj_s_update_stale_is_repaired_by_the_next_command() {
+    for _ in 0..8 {
+        let env = TestEnv::new();
+        let repo = env.jj_repo("repo");
+        env.aw(
+            &repo,
+            ["run", "w1", "--", "sh", "-c", "echo recorded > rec.txt"],
+        )
+        .assert_ok();
+        let ws = env.ws_path(&repo, "w1");
+        fs::write(ws.join("edit.txt"), "unrecorded\n").unwrap();
+        fs::write(ws.join("rec.txt"), "recorded\nline2\n").unwrap();
+        fs::write(repo.join("upstream.txt"), "upstream\n").unwrap();
+        env.jj_ok(&repo, ["commit", "-m", "upstream"]);
+        env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
+        let path = killing_update_stale(&env, &repo);
+        let killed = env
+            .aw_cmd(&repo)
+            .env("PATH", &path)
+            .args(["run", "w1", "--", "true"])
+            .run();
+        if !env.path().join("kill-inside-update-stale/hit").exists() {
+            continue;
+        }
+        assert_eq!(killed.code(), None, "killed\n{}", killed.report());
+        let divergent = [
+            "--ignore-working-copy",
+            "log",
+            "--no-graph",
+            "-r",
+            "divergent()",
+            "-T",
+            "change_id",
+        ];
+        // The state the kill left: the edits in a divergent copy only.
+        assert_ne!(env.jj_ok(&repo, divergent), "", "{}", env.listing());
+        let out = env.aw(
+            &repo,
+            [
+                "run",
+                "w1",
+                "--",
+                "sh",
+                "-c",
+                "cat edit.txt rec.txt upstream.txt",
+            ],
+        );
+        out.assert_ok();
+        assert_eq!(out.stdout, "unrecorded\nrecorded\nline2\nupstream\n");
+        assert_eq!(env.jj_ok(&repo, divergent), "");
+        assert!(!scratch(&env, &repo).exists(), "{}", env.listing());
+        return;
+    }
+    panic!("no try caught jj between its side-branch snapshot and its reconcile");
+}

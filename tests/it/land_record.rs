@@ -410,3 +410,30 @@ crate::both_backends!(
     a_run_after_a_killed_land_stays_newer_than_it,
     gc_landed_retention_skips_work_made_after_the_land,
 );
+
+/// jj: a land that fails before it moved the target (here the workspace's stale repair: its
+/// unrecorded edit conflicts with the update, and is kept aside) records no land: the
+/// workspace's status stays `done`, never `landed` or `conflicted` for a land that never
+/// happened (jj seed 3 step 460 at 500 steps of the model-based round showed `conflicted`:
+/// the failed land's journal was taken for a killed land that had landed, jj's operation
+/// having moved with the repair, and the workspace holding no commit outside the target).
+#[test]
+fn jj_a_land_that_fails_before_moving_the_target_records_no_land() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("a.txt"), "unrecorded\n").unwrap();
+    fs::write(repo.join("a.txt"), "main\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "main edit"]);
+    env.jj_ok(&repo, ["rebase", "-b", "w1@", "-o", "@-"]);
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("conflicts with its unrecorded edits to a.txt"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(shown(&env, &repo, "w1"), "done");
+}

@@ -124,7 +124,7 @@ impl Jj {
     /// did: `None` when its work is not all in the target; else the commits it landed and
     /// whether any is conflicted. Onto a working copy, the landed commits are those of the
     /// workspace's changes at operation `before` (the land's start) now in the target;
-    /// empty when that operation cannot be read.
+    /// none of them there (or that operation unreadable) is no land: `None`.
     pub(crate) fn landed_since(
         &self,
         id: &str,
@@ -141,6 +141,11 @@ impl Jj {
                     (true, Some(op)) => self.landed_changes(&ws, name, op).unwrap_or_default(),
                     _ => vec![],
                 };
+                // Nothing of the workspace's came into the target since the land began: it
+                // did not land (a land that failed before moving anything, its workspace's
+                // work all in the target already or kept aside; jj's operation moved with
+                // the repairs it made).
+                let landed = landed && !commits.is_empty();
                 (commits, landed)
             }
             None => {
