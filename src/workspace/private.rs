@@ -270,7 +270,7 @@ fn export(
     let script = format!(
         "set -e\n\
          jj --no-pager --color=never --quiet bookmark set {bookmark} -r @ --allow-backwards\n\
-         jj --no-pager --color=never --quiet git export\n\
+         jj --no-pager --color=never --quiet --ignore-working-copy git export\n\
          out=\"$1\"; shift\n\
          git --git-dir=.jj/repo/store/git bundle create -q \"$out/export.bundle\" {EXPORT_REF} \"$@\"\n"
     );
