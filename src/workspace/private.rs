@@ -270,7 +270,7 @@ fn export(
     let script = format!(
         "set -e\n\
          jj --no-pager --color=never --quiet bookmark set {bookmark} -r @ --allow-backwards\n\
-         jj --no-pager --color=never --quiet git export\n\
+         jj --no-pager --color=never --quiet --ignore-working-copy git export\n\
          out=\"$1\"; shift\n\
          git --git-dir=.jj/repo/store/git bundle create -q \"$out/export.bundle\" {EXPORT_REF} \"$@\"\n"
     );
@@ -315,14 +315,76 @@ pub(crate) fn remove(ctx: &Context, id: &str, settled: Option<bool>) -> Option<P
     fs::symlink_metadata(&dir).ok()?;
     if settled.unwrap_or_else(|| untouched(&dir)) || !wc(&dir).is_dir() {
         let _ = fs::remove_dir_all(&dir);
+        prune_bases(&ctx.layout.private_stores());
         return None;
     }
     Some(wc(&dir))
 }
 
+/// Removes the base packs no store borrows any more. A pack made in the last hour is left
+/// alone: a store being made may not have recorded it yet.
+fn prune_bases(stores: &Path) {
+    let Ok(entries) = fs::read_dir(stores) else {
+        return;
+    };
+    let used: Vec<PathBuf> = entries
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            (!name.starts_with('.')).then(|| read_synced(&stores.join(name)))?
+        })
+        .filter_map(|synced| synced.base_objects)
+        .collect();
+    let bases = stores.join(".bases");
+    let Ok(entries) = fs::read_dir(&bases) else {
+        return;
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let recent = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .map(|t| t.elapsed().unwrap_or_default() < hour)
+            .unwrap_or(true);
+        if !recent && !used.iter().any(|objects| objects.starts_with(&path)) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_base_packs_no_store_borrows_and_older_than_an_hour_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stores = tmp.path();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        for base in ["used", "unused", "fresh"] {
+            let dir = stores.join(".bases").join(base);
+            fs::create_dir_all(dir.join("objects")).unwrap();
+            if base != "fresh" {
+                let handle = fs::File::open(&dir).unwrap();
+                handle.set_modified(old).unwrap();
+            }
+        }
+        fs::create_dir_all(stores.join("w")).unwrap();
+        let synced = Synced {
+            at: WorkingCommit {
+                commit: "c".into(),
+                parents: vec![],
+            },
+            op: "o".into(),
+            user_op: "u".into(),
+            base_objects: Some(stores.join(".bases/used/objects")),
+        };
+        write_synced(&stores.join("w"), &synced).unwrap();
+        prune_bases(stores);
+        assert!(stores.join(".bases/used").is_dir());
+        assert!(stores.join(".bases/fresh").is_dir());
+        assert!(!stores.join(".bases/unused").exists());
+    }
 
     #[test]
     fn synced_reads_back_what_it_wrote() {

@@ -194,7 +194,11 @@ impl Jj {
         in_repo(&["edit", &at.commit])?;
         private_git(&["update-ref", "-d", START_REF])?;
         in_repo(&["bookmark", "forget", "agent-workspace-start"])?;
-        let op = in_repo(&["op", "log", "--no-graph", "-n1", "-T", "id"])?;
+        // The one operation head is the operation the working copy is at.
+        let op = match Jj::private_op_heads(wc) {
+            Some(head) if !head.contains(',') => head,
+            _ => in_repo(&["op", "log", "--no-graph", "-n1", "-T", "id"])?,
+        };
         let state = wc.join(".jj/working_copy");
         let from = ws.join(".jj/working_copy/tree_state");
         fs::copy(&from, state.join("tree_state")).map_err(|e| io("copy", from, e))?;
@@ -221,16 +225,17 @@ impl Jj {
             .arg(bundle)
             .arg(format!("+{EXPORT_REF}:{import_ref}"))
             .stdout()?;
+        // The git ref first: a colocated jj would import it again after the bookmark went.
         let cleanup = || {
-            let _ = self
-                .call(&self.main)
-                .and_then(|c| Ok(c.args(["bookmark", "forget", &bookmark]).stdout()?));
             let _ = self
                 .git_at(&git_dir)
                 .and_then(|c| Ok(c.args(["update-ref", "-d", &import_ref]).stdout()?));
+            let _ = self
+                .query()
+                .and_then(|c| Ok(c.args(["bookmark", "forget", &bookmark]).stdout()?));
         };
         let result = (|| -> Result<String> {
-            self.call(&self.main)?.args(["git", "import"]).stdout()?;
+            self.query()?.args(["git", "import"]).stdout()?;
             let revset = format!("bookmarks(exact:{bookmark:?})");
             let old = self.working_commit(id, ws, true)?.commit;
             let head = |me: &Jj| -> Result<String> {
@@ -243,17 +248,14 @@ impl Jj {
             };
             if head(self)? != old {
                 // The agent's jj may have left files out of its snapshot: the working copy
-                // keeps what is on disk, as the user's jj records it.
-                self.call(ws)?
-                    .dir(ws)
+                // keeps what is on disk, as the user's jj records it (just snapshotted, so
+                // neither this nor the abandon below needs the working copy).
+                self.query()?
                     .args(["restore", "--from", &old, "--into", &revset])
                     .stdout()?;
                 self.call(ws)?.dir(ws).args(["edit", &revset]).stdout()?;
                 let replaced = format!("{old} ~ ::({revset})");
-                self.call(ws)?
-                    .dir(ws)
-                    .args(["abandon", &replaced])
-                    .stdout()?;
+                self.query()?.args(["abandon", &replaced]).stdout()?;
             }
             head(self)
         })();
