@@ -113,7 +113,14 @@ impl Jj {
     }
 
     /// Every registered workspace with the root jj recorded for it.
+    /// Read from jj's files (the view's names, the workspace store's roots) when the
+    /// repository has one operation head, else asked of jj.
     pub(crate) fn list(&self) -> Result<Vec<Registered>> {
+        // Without jj nothing else would work: said here as when jj is asked.
+        self.binary()?;
+        if let Some(list) = self.list_from_files() {
+            return Ok(list);
+        }
         // NUL-separated: a root path may hold any other byte, a newline included.
         let template = r#"name ++ "\0" ++ if(root, root.absolute(), "") ++ "\0""#;
         self.cached_list(template, "jj-workspaces.v2.cache")
@@ -124,6 +131,7 @@ impl Jj {
     /// Read from jj's view when the repository has one operation head (no process), else
     /// asked of jj.
     pub(crate) fn names(&self) -> Result<Vec<Registered>> {
+        self.binary()?;
         if let Some(view) = self.working_copies() {
             return Ok(view
                 .iter()
@@ -134,6 +142,26 @@ impl Jj {
                 .collect());
         }
         self.cached_list(r#"name ++ "\0\0""#, "jj-workspace-names.v2.cache")
+    }
+
+    /// [`Jj::list`] as jj answers it, from its files: every workspace of the view with the
+    /// root the workspace store records for it, resolved as jj does (canonical; none when
+    /// that fails, as for a deleted directory).
+    fn list_from_files(&self) -> Option<Vec<Registered>> {
+        let view = self.working_copies()?;
+        let roots = recorded::recorded_roots(&self.store)?;
+        Some(
+            view.iter()
+                .map(|(name, _)| Registered {
+                    name: name.clone(),
+                    path: roots
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .filter(|(_, root)| !root.is_empty())
+                        .and_then(|(_, root)| fs::canonicalize(self.store.join(root)).ok()),
+                })
+                .collect(),
+        )
     }
 
     /// Every workspace's working-copy commit as the view of the repository's operation head

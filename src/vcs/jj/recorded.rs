@@ -90,6 +90,28 @@ pub(super) fn working_copies(store: &Path) -> Option<(String, Vec<(String, Strin
     (!found.is_empty()).then(|| (head.clone(), found))
 }
 
+/// Every root jj recorded (name, path as recorded: relative to `store`), from the workspace
+/// store's index (`workspace_store/index`, jj's `workspace_store.proto`); `None` when it
+/// cannot be read as that.
+pub(super) fn recorded_roots(store: &Path) -> Option<Vec<(String, String)>> {
+    let index = fs::read(store.join("workspace_store").join("index")).ok()?;
+    let mut found = vec![];
+    for entry in fields(&index)? {
+        let (1, Field::Bytes(entry)) = entry else {
+            return None;
+        };
+        let entry = fields(entry)?;
+        let text = |number: u64| {
+            entry
+                .iter()
+                .find_map(|(n, f)| (*n == number).then_some(f)?.bytes())
+                .and_then(|b| std::str::from_utf8(b).ok())
+        };
+        found.push((text(1)?.to_string(), text(2)?.to_string()));
+    }
+    Some(found)
+}
+
 /// The view (its raw bytes) of operation `op`.
 fn view_at(ops: &Path, op: &str) -> Option<Vec<u8>> {
     let operation = fs::read(ops.join("operations").join(op)).ok()?;
@@ -241,6 +263,29 @@ mod tests {
         let mut out = vec![(number << 3) | 2, u8::try_from(value.len()).unwrap()];
         out.extend_from_slice(value);
         out
+    }
+
+    #[test]
+    fn reads_recorded_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut entry = bytes_field(1, b"default");
+        entry.extend(bytes_field(2, b"../.."));
+        let mut index = bytes_field(1, &entry);
+        let mut entry = bytes_field(1, b"w1");
+        entry.extend(bytes_field(2, b"../../../ns/w1"));
+        index.extend(bytes_field(1, &entry));
+        fs::create_dir(dir.path().join("workspace_store")).unwrap();
+        let path = dir.path().join("workspace_store").join("index");
+        fs::write(&path, &index).unwrap();
+        assert_eq!(
+            recorded_roots(dir.path()).unwrap(),
+            [
+                ("default".to_string(), "../..".to_string()),
+                ("w1".to_string(), "../../../ns/w1".to_string())
+            ]
+        );
+        fs::write(&path, bytes_field(2, b"x")).unwrap();
+        assert_eq!(recorded_roots(dir.path()), None, "another field");
     }
 
     #[test]
