@@ -265,6 +265,61 @@ mod tests {
         out
     }
 
+    /// A store with one operation head whose view maps `wcs` (name, commit bytes).
+    fn store_with_view(dir: &Path, heads: &[&str], wcs: &[(&str, &[u8])]) {
+        let mut view = bytes_field(2, b"other field");
+        for (name, commit) in wcs {
+            let mut entry = bytes_field(1, name.as_bytes());
+            entry.extend(bytes_field(2, commit));
+            view.extend(bytes_field(8, &entry));
+        }
+        for sub in ["op_heads/heads", "op_store/operations", "op_store/views"] {
+            fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        fs::write(dir.join("op_store/views/beef"), view).unwrap();
+        for head in heads {
+            fs::write(dir.join("op_heads/heads").join(head), "").unwrap();
+            fs::write(
+                dir.join("op_store/operations").join(head),
+                bytes_field(1, &[0xbe, 0xef]),
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn reads_every_working_copy_of_the_one_head() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with_view(
+            dir.path(),
+            &["ab12"],
+            &[("default", &[0x01, 0x02]), ("w1", &[0xff])],
+        );
+        let (head, wcs) = working_copies(dir.path()).unwrap();
+        assert_eq!(head, "ab12");
+        assert_eq!(
+            wcs,
+            [
+                ("default".to_string(), "0102".to_string()),
+                ("w1".to_string(), "ff".to_string())
+            ]
+        );
+        let two = tempfile::tempdir().unwrap();
+        store_with_view(two.path(), &["ab12", "cd34"], &[("default", &[0x01])]);
+        assert_eq!(
+            working_copies(two.path()),
+            None,
+            "two heads: jj merges them"
+        );
+        let none = tempfile::tempdir().unwrap();
+        store_with_view(none.path(), &["ab12"], &[]);
+        assert_eq!(
+            working_copies(none.path()),
+            None,
+            "a view without working copies"
+        );
+    }
+
     #[test]
     fn reads_recorded_roots() {
         let dir = tempfile::tempdir().unwrap();
