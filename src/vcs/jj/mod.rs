@@ -112,9 +112,9 @@ impl Jj {
         Ok(self.call(&self.main)?.arg("--ignore-working-copy"))
     }
 
-    /// Every registered workspace with the root jj recorded for it.
-    /// Read from jj's files (the view's names, the workspace store's roots) when the
-    /// repository has one operation head, else asked of jj.
+    /// Every registered workspace with the root jj recorded for it: read from jj's files
+    /// (the view's names, the workspace store's roots) when the repository has one operation
+    /// head, else asked of jj.
     pub(crate) fn list(&self) -> Result<Vec<Registered>> {
         // Without jj nothing else would work: said here as when jj is asked.
         self.binary()?;
@@ -127,9 +127,8 @@ impl Jj {
     }
 
     /// Every registered workspace's name. Much cheaper than [`Jj::list`] with many
-    /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints.
-    /// Read from jj's view when the repository has one operation head (no process), else
-    /// asked of jj.
+    /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints. Read from
+    /// jj's view when the repository has one operation head (no process), else asked of jj.
     pub(crate) fn names(&self) -> Result<Vec<Registered>> {
         self.binary()?;
         if let Some(view) = self.working_copies() {
@@ -191,7 +190,10 @@ impl Jj {
     pub(crate) fn pin_view(&self) -> ViewPin<'_> {
         self.pinned
             .store(false, std::sync::atomic::Ordering::Relaxed);
-        let _ = self.working_copies();
+        if self.working_copies().is_none() {
+            // Not readable now: no earlier view may stand in for it while pinned.
+            *self.view.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
         self.pinned
             .store(true, std::sync::atomic::Ordering::Relaxed);
         ViewPin(self)
