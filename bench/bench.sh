@@ -542,11 +542,20 @@ tick() {
 
 kb_to_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
+# move_one: one workspace's working-copy commit moves (a new description for b5, as an
+# agent's checkpoint would make), so `status` has to read that workspace's changes again.
+MOVES=0
+move_one() {
+    MOVES=$((MOVES + 1))
+    quiet "$JJ" --quiet --ignore-working-copy describe -r 'b5@' -m "bench move $MOVES"
+}
+
 # status_times N: measures `status` on the current repository, which has N workspaces:
-# repeated (hyperfine; the repository does not change in between) and right after a
-# repository change (own loop, one tick before each run). Sets REPEATED and FRESH (ms).
+# repeated (hyperfine; the repository does not change in between), right after a
+# repository change (own loop, one tick before each run), and right after one workspace's
+# commit moved (one move_one before each run). Sets REPEATED, FRESH and MOVED (ms).
 status_times() {
-    local n=$1 i samples=()
+    local n=$1 i samples=() moved=()
     tick
     REPEATED=$(pick "$(hyperfine_medians "status-$n" --warmup 3 --runs 20 -n "status-$n" \
         "$AW status")" "status-$n")
@@ -556,6 +565,12 @@ status_times() {
     done
     printf '%s\n' "${samples[@]}" >"$RAW_DIR/status-$n-after-change-us.txt"
     FRESH=$(us_to_ms "$(median "${samples[@]}")")
+    for ((i = 1; i <= STATUS_FRESH_RUNS; i++)); do
+        move_one
+        timed "$AW" status && moved+=("$US")
+    done
+    printf '%s\n' "${moved[@]}" >"$RAW_DIR/status-$n-after-a-move-us.txt"
+    MOVED=$(us_to_ms "$(median "${moved[@]}")")
 }
 
 # bench_status: a dedicated 1,000-file repository with STATUS_N workspaces. One is made by a
@@ -563,7 +578,7 @@ status_times() {
 # with a copy of the real record, id and path changed. `status` never reads the files.
 bench_status() {
     local repo=$SCRATCH/repos/status real ns template made s lines
-    local small_rep small_fresh big_rep big_fresh
+    local small_rep small_fresh small_moved big_rep big_fresh big_moved
     say "[status] repository, 1 real workspace + sparse-empty ones"
     make_repo "$repo" 1000
     cd "$repo"
@@ -591,7 +606,7 @@ bench_status() {
     check_status 10
     say "[status] 10 workspaces"
     status_times 10
-    small_rep=$REPEATED small_fresh=$FRESH
+    small_rep=$REPEATED small_fresh=$FRESH small_moved=$MOVED
     s=${EPOCHREALTIME/./}
     say "[status] adding $((STATUS_N - 10)) sparse-empty workspaces"
     add_bulk "$STATUS_N"
@@ -600,11 +615,13 @@ bench_status() {
     check_status "$STATUS_N"
     say "[status] $STATUS_N workspaces"
     status_times "$STATUS_N"
-    big_rep=$REPEATED big_fresh=$FRESH
+    big_rep=$REPEATED big_fresh=$FRESH big_moved=$MOVED
     row "\`status\` with $STATUS_N workspaces vs with 10, repeated (no repository change in between)" 1k \
         "$big_rep" "$small_rep" ratio 3
     row "\`status\` with $STATUS_N workspaces vs with 10, right after a repository change" 1k \
         "$big_fresh" "$small_fresh" ratio 3 "n=$STATUS_FRESH_RUNS"
+    row "\`status\` with $STATUS_N workspaces vs with 10, right after one workspace's commit moved" 1k \
+        "$big_moved" "$small_moved" ratio 3 "n=$STATUS_FRESH_RUNS"
     local jjlist
     jjlist=$(hyperfine_medians "jj-list-$STATUS_N" --warmup 3 --runs 10 -n jj-list \
         "$JJ --no-pager --color=never --quiet -R $repo --ignore-working-copy workspace list")
@@ -717,6 +734,18 @@ rm -f "$SCRATCH/diff.index"
 SCRIPT
     diff_rows "$label" git "$AW diff d" "\`git diff --stat <base>\` in the worktree (untracked files left out)" \
         "git -C $gws diff --stat $gbase" "sh $SCRATCH/diff-git.sh"
+    # The floor with untracked files listed the way git finds them (not counted in lines).
+    local med runs
+    runs=${DIFF_RUNS:-$([[ $mode == quick ]] && echo 10 || echo 20)}
+    cat >"$SCRATCH/diff-git-untracked.sh" <<SCRIPT
+cd "$gws"
+git diff --stat $gbase >/dev/null
+git ls-files -z --others --exclude-standard >/dev/null
+SCRIPT
+    med=$(hyperfine_medians "diff-git-untracked-$label" --warmup 3 --runs "$runs" \
+        -n ours "$AW diff d" -n floor "sh $SCRATCH/diff-git-untracked.sh")
+    row "\`diff\` of 100 changed files vs \`git diff --stat <base>\` + \`git ls-files --others --exclude-standard\` (sh script)" \
+        "$label" "$(pick "$med" ours)" "$(pick "$med" floor)" ratio 1.2 git
     if [[ $size == "${SIZES%% *}" ]]; then
         count_execs "diff (jj)" sh -c "cd '$repo' && '$AW' diff d"
         count_execs "diff (git)" sh -c "cd '$grepo' && '$AW' diff d"

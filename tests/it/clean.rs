@@ -247,3 +247,51 @@ crate::both_backends!(
     clean_forgets_a_workspace_whose_directory_was_deleted,
     clean_refuses_a_workspace_with_a_live_run,
 );
+
+/// clean asks jj only what it needs: the snapshot that keeps the edits, the commits and files
+/// that keep them, and `forget`; which workspaces jj knows is read from jj's own records, not
+/// from a `jj workspace list` (which reads every workspace's root).
+#[test]
+fn jj_clean_asks_jj_no_workspace_list() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("notes.txt"), "unrecorded\n").unwrap();
+    let bin = env.path().join("logging-jj");
+    fs::create_dir_all(&bin).unwrap();
+    let log = env.path().join("jj-calls.log");
+    let real = crate::harness::which("jj").unwrap();
+    fs::write(
+        bin.join("jj"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("jj"), fs::Permissions::from_mode(0o755)).unwrap();
+    env.aw_cmd(&repo)
+        .env("PATH", env.path_with_first(&bin))
+        .args(["clean", "w1"])
+        .run()
+        .assert_ok();
+    let asked = fs::read_to_string(&log).unwrap_or_default();
+    assert!(!asked.contains(" workspace list "), "{asked}");
+    // One line per call (a template's newline continues the line before).
+    let calls = asked
+        .lines()
+        .filter(|l| l.starts_with("--no-pager"))
+        .count();
+    assert_eq!(calls, 4, "{asked}");
+    assert!(!ws.exists(), "{}", env.listing());
+    assert_eq!(Backend::Jj.registered(&env, &repo), ["default"]);
+    // The unrecorded file is in the change clean kept.
+    let kept = env.jj_ok(
+        &repo,
+        ["file", "list", "-r", "heads(all() ~ ::default@ ~ root())"],
+    );
+    assert!(kept.contains("notes.txt"), "{kept}");
+}

@@ -250,10 +250,13 @@ fn a_tick_asks_the_backend_only_when_its_state_changed(backend: Backend) {
         "calls while nothing changed:\n{logged}"
     );
     assert!(at_start <= 3, "{} calls to start with:\n{logged}", at_start);
-    // A new workspace changes the backend's state: it is asked again, and knows w2.
+    // A new workspace changes the backend's state: the watch knows w2 (git is asked again;
+    // jj's workspaces are read from jj's own files, no process).
     env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
     tmux.wait_for("w2 done", |s| status_of(s, "w2").as_deref() == Some("done"));
-    assert!(calls(&count) > at_start, "the backend was not asked again");
+    if backend == Backend::Git {
+        assert!(calls(&count) > at_start, "the backend was not asked again");
+    }
     tmux.run(&["send-keys", "C-c"]);
     assert_eq!(tmux.exit(), "EXIT=130");
     run.signal("TERM");

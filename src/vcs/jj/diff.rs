@@ -38,7 +38,7 @@ impl Jj {
         // the base alone: a commit id names its parents, files and description, so while jj's
         // view keeps the same commit for the workspace, so is the answer, whatever else the
         // repository did. When the view cannot be read, kept until the next operation.
-        let cache = self.cache_dir.join(format!("changes-{id}.v1"));
+        let cache = self.cache_dir.join(format!("changes-{id}.v2"));
         let key = match snapshot {
             true => None,
             false => match self.working_copy_commit(id) {

@@ -114,18 +114,25 @@ impl Jj {
         Ok(self.call(&self.main)?.arg("--ignore-working-copy"))
     }
 
-    /// Every registered workspace with the root jj recorded for it.
+    /// Every registered workspace with the root jj recorded for it: read from jj's files
+    /// (the view's names, the workspace store's roots) when the repository has one operation
+    /// head, else asked of jj.
     pub(crate) fn list(&self) -> Result<Vec<Registered>> {
+        // Without jj nothing else would work: said here as when jj is asked.
+        self.binary()?;
+        if let Some(list) = self.list_from_files() {
+            return Ok(list);
+        }
         // NUL-separated: a root path may hold any other byte, a newline included.
         let template = r#"name ++ "\0" ++ if(root, root.absolute(), "") ++ "\0""#;
         self.cached_list(template, "jj-workspaces.v2.cache")
     }
 
     /// Every registered workspace's name. Much cheaper than [`Jj::list`] with many
-    /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints.
-    /// Read from jj's view when the repository has one operation head (no process), else
-    /// asked of jj.
+    /// workspaces: jj 0.45 re-reads its workspace index for each `root` it prints. Read from
+    /// jj's view when the repository has one operation head (no process), else asked of jj.
     pub(crate) fn names(&self) -> Result<Vec<Registered>> {
+        self.binary()?;
         if let Some(view) = self.working_copies() {
             return Ok(view
                 .iter()
@@ -136,6 +143,26 @@ impl Jj {
                 .collect());
         }
         self.cached_list(r#"name ++ "\0\0""#, "jj-workspace-names.v2.cache")
+    }
+
+    /// [`Jj::list`] as jj answers it, from its files: every workspace of the view with the
+    /// root the workspace store records for it, resolved as jj does (canonical; none when
+    /// that fails, as for a deleted directory).
+    fn list_from_files(&self) -> Option<Vec<Registered>> {
+        let view = self.working_copies()?;
+        let roots = recorded::recorded_roots(&self.store)?;
+        Some(
+            view.iter()
+                .map(|(name, _)| Registered {
+                    name: name.clone(),
+                    path: roots
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .filter(|(_, root)| !root.is_empty())
+                        .and_then(|(_, root)| fs::canonicalize(self.store.join(root)).ok()),
+                })
+                .collect(),
+        )
     }
 
     /// Every workspace's working-copy commit as the view of the repository's operation head
@@ -165,7 +192,10 @@ impl Jj {
     pub(crate) fn pin_view(&self) -> ViewPin<'_> {
         self.pinned
             .store(false, std::sync::atomic::Ordering::Relaxed);
-        let _ = self.working_copies();
+        if self.working_copies().is_none() {
+            // Not readable now: no earlier view may stand in for it while pinned.
+            *self.view.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
         self.pinned
             .store(true, std::sync::atomic::Ordering::Relaxed);
         ViewPin(self)

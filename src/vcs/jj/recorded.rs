@@ -90,6 +90,28 @@ pub(super) fn working_copies(store: &Path) -> Option<(String, Vec<(String, Strin
     (!found.is_empty()).then(|| (head.clone(), found))
 }
 
+/// Every root jj recorded (name, path as recorded: relative to `store`), from the workspace
+/// store's index (`workspace_store/index`, jj's `workspace_store.proto`); `None` when it
+/// cannot be read as that.
+pub(super) fn recorded_roots(store: &Path) -> Option<Vec<(String, String)>> {
+    let index = fs::read(store.join("workspace_store").join("index")).ok()?;
+    let mut found = vec![];
+    for entry in fields(&index)? {
+        let (1, Field::Bytes(entry)) = entry else {
+            return None;
+        };
+        let entry = fields(entry)?;
+        let text = |number: u64| {
+            entry
+                .iter()
+                .find_map(|(n, f)| (*n == number).then_some(f)?.bytes())
+                .and_then(|b| std::str::from_utf8(b).ok())
+        };
+        found.push((text(1)?.to_string(), text(2)?.to_string()));
+    }
+    Some(found)
+}
+
 /// The view (its raw bytes) of operation `op`.
 fn view_at(ops: &Path, op: &str) -> Option<Vec<u8>> {
     let operation = fs::read(ops.join("operations").join(op)).ok()?;
@@ -241,6 +263,84 @@ mod tests {
         let mut out = vec![(number << 3) | 2, u8::try_from(value.len()).unwrap()];
         out.extend_from_slice(value);
         out
+    }
+
+    /// A store with one operation head whose view maps `wcs` (name, commit bytes).
+    fn store_with_view(dir: &Path, heads: &[&str], wcs: &[(&str, &[u8])]) {
+        let mut view = bytes_field(2, b"other field");
+        for (name, commit) in wcs {
+            let mut entry = bytes_field(1, name.as_bytes());
+            entry.extend(bytes_field(2, commit));
+            view.extend(bytes_field(8, &entry));
+        }
+        for sub in ["op_heads/heads", "op_store/operations", "op_store/views"] {
+            fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        fs::write(dir.join("op_store/views/beef"), view).unwrap();
+        for head in heads {
+            fs::write(dir.join("op_heads/heads").join(head), "").unwrap();
+            fs::write(
+                dir.join("op_store/operations").join(head),
+                bytes_field(1, &[0xbe, 0xef]),
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn reads_every_working_copy_of_the_one_head() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with_view(
+            dir.path(),
+            &["ab12"],
+            &[("default", &[0x01, 0x02]), ("w1", &[0xff])],
+        );
+        let (head, wcs) = working_copies(dir.path()).unwrap();
+        assert_eq!(head, "ab12");
+        assert_eq!(
+            wcs,
+            [
+                ("default".to_string(), "0102".to_string()),
+                ("w1".to_string(), "ff".to_string())
+            ]
+        );
+        let two = tempfile::tempdir().unwrap();
+        store_with_view(two.path(), &["ab12", "cd34"], &[("default", &[0x01])]);
+        assert_eq!(
+            working_copies(two.path()),
+            None,
+            "two heads: jj merges them"
+        );
+        let none = tempfile::tempdir().unwrap();
+        store_with_view(none.path(), &["ab12"], &[]);
+        assert_eq!(
+            working_copies(none.path()),
+            None,
+            "a view without working copies"
+        );
+    }
+
+    #[test]
+    fn reads_recorded_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut entry = bytes_field(1, b"default");
+        entry.extend(bytes_field(2, b"../.."));
+        let mut index = bytes_field(1, &entry);
+        let mut entry = bytes_field(1, b"w1");
+        entry.extend(bytes_field(2, b"../../../ns/w1"));
+        index.extend(bytes_field(1, &entry));
+        fs::create_dir(dir.path().join("workspace_store")).unwrap();
+        let path = dir.path().join("workspace_store").join("index");
+        fs::write(&path, &index).unwrap();
+        assert_eq!(
+            recorded_roots(dir.path()).unwrap(),
+            [
+                ("default".to_string(), "../..".to_string()),
+                ("w1".to_string(), "../../../ns/w1".to_string())
+            ]
+        );
+        fs::write(&path, bytes_field(2, b"x")).unwrap();
+        assert_eq!(recorded_roots(dir.path()), None, "another field");
     }
 
     #[test]
