@@ -48,6 +48,8 @@ struct Server {
     sandbox: bool,
     allow_land: bool,
     tools: std::sync::Arc<Vec<Tool>>,
+    /// True once the client closed the connection.
+    closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Serves MCP on stdin and stdout until the client closes the connection.
@@ -67,6 +69,7 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
     ];
     // The namespace directory the runs' logs go under, made now as the first run would.
     ctx.layout.ensure(&ctx.repo)?;
+    let (closed_tx, closed) = tokio::sync::watch::channel(false);
     let server = Server {
         exe,
         pinned,
@@ -74,22 +77,61 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
         sandbox: options.sandbox || ctx.config.sandbox,
         allow_land: options.allow_land,
         tools: std::sync::Arc::new(tools::all()),
+        closed,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| CliError::failure("could not start the MCP server").cause(e.to_string()))?;
-    runtime.block_on(async move {
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
-            CliError::failure("the MCP client did not initialize").cause(e.to_string())
-        })?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| CliError::failure("the MCP server stopped").cause(e.to_string()))?;
-        Ok(0)
-    })
+    // Ending (the client closed the connection, or a signal) drops every call under way: a
+    // run's call then sends its `run` the SIGINT that interrupts it (`child::Interrupt`).
+    let ended = runtime.block_on(async move {
+        let stdin = child::Stdin {
+            inner: tokio::io::stdin(),
+            closed: closed_tx,
+        };
+        let serving = async {
+            let running = server
+                .serve((stdin, tokio::io::stdout()))
+                .await
+                .map_err(|e| {
+                    CliError::failure("the MCP client did not initialize").cause(e.to_string())
+                })?;
+            running
+                .waiting()
+                .await
+                .map_err(|e| CliError::failure("the MCP server stopped").cause(e.to_string()))?;
+            Ok(0)
+        };
+        tokio::select! {
+            ended = serving => ended,
+            signal = stop_signal() => Ok(128 + signal),
+        }
+    });
+    // Dropping the calls under way interrupts their runs; the thread blocked reading stdin
+    // is not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    ended
+}
+
+/// The first SIGTERM, SIGINT or SIGHUP the server gets (a client that stops it rather than
+/// closing its stdin); never, where they cannot be caught.
+async fn stop_signal() -> i32 {
+    use tokio::signal::unix::{signal, SignalKind};
+    let caught = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    );
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = caught else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => libc::SIGTERM,
+        _ = int.recv() => libc::SIGINT,
+        _ = hup.recv() => libc::SIGHUP,
+    }
 }
 
 impl ServerHandler for Server {
@@ -328,6 +370,7 @@ impl Server {
             log,
             timeout: i.timeout_s.map(Duration::from_secs),
             interruptible: true,
+            closed: self.closed.clone(),
             subject: format!("workspace {id}"),
         };
         let done = self.start_watched(&argv, watch).await.map_err(failed_start);
@@ -405,6 +448,7 @@ impl Server {
             log: None,
             timeout: None,
             interruptible: false,
+            closed: self.closed.clone(),
             subject: argv.first().cloned().unwrap_or_default(),
         };
         self.start_watched(argv, watch).await
