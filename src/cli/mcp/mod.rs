@@ -53,7 +53,11 @@ struct Server {
 }
 
 /// Serves MCP on stdin and stdout until the client closes the connection.
-pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) -> Result<i32> {
+pub(crate) fn serve(
+    ui: &crate::ui::Ui,
+    ctx: &crate::workspace::context::Context,
+    options: Options,
+) -> Result<i32> {
     let exe = std::env::current_exe().map_err(|e| {
         CliError::failure("could not find this program's own path").cause(e.to_string())
     })?;
@@ -86,18 +90,16 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
         .map_err(|e| CliError::failure("could not start the MCP server").cause(e.to_string()))?;
     // Ending (the client closed the connection, or a signal) drops every call under way: a
     // run's call then sends its `run` the SIGINT that interrupts it (`child::Interrupt`).
+    let stdout = ui.protocol_stdout();
     let ended = runtime.block_on(async move {
         let stdin = child::Stdin {
             inner: tokio::io::stdin(),
             closed: closed_tx,
         };
         let serving = async {
-            let running = server
-                .serve((stdin, tokio::io::stdout()))
-                .await
-                .map_err(|e| {
-                    CliError::failure("the MCP client did not initialize").cause(e.to_string())
-                })?;
+            let running = server.serve((stdin, stdout)).await.map_err(|e| {
+                CliError::failure("the MCP client did not initialize").cause(e.to_string())
+            })?;
             running
                 .waiting()
                 .await
@@ -192,6 +194,9 @@ fn input<T: DeserializeOwned>(args: JsonObject) -> std::result::Result<T, ErrorD
         .map_err(|e| ErrorData::invalid_params(format!("invalid arguments: {e}"), None))
 }
 
+/// The most of a patch `workspace_diff` gives (an agent's context is not the place for more).
+const PATCH_LIMIT: usize = 256 << 10;
+
 /// A tool's answer, or the error result it ends with (both are tool results).
 type Answer = std::result::Result<CallToolResult, CallToolResult>;
 
@@ -256,7 +261,20 @@ impl Server {
             if done.code != 0 {
                 return Err(self.no_document(&argv, &done));
             }
-            answer.content.push(ContentBlock::text(done.stdout.text()));
+            let mut patch = done.stdout.text();
+            if patch.len() > PATCH_LIMIT {
+                let mut cut = PATCH_LIMIT;
+                while !patch.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                patch.truncate(cut);
+                patch.push_str(&format!(
+                    "\n[the patch is cut at {} KiB: `agent-workspace diff {} --patch` shows it whole]\n",
+                    PATCH_LIMIT >> 10,
+                    i.id
+                ));
+            }
+            answer.content.push(ContentBlock::text(patch));
         }
         Ok(answer)
     }
