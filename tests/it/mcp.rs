@@ -202,7 +202,10 @@ fn cancelled(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let pidfile = env.path().join("sleep.pid");
-    let script = format!("echo $$ > {}; exec sleep 30", pidfile.display());
+    let script = format!(
+        "echo $$ > {}.tmp; mv {0}.tmp {0}; exec sleep 30",
+        pidfile.display()
+    );
     let doc = drive(
         &env,
         &repo,
@@ -210,7 +213,8 @@ fn cancelled(backend: Backend) {
         json!([
             call("workspace_create", json!({"id": "long"})),
             {"tool": "workspace_run", "args": {"id": "long", "command": ["sh", "-c", script]},
-             "cancel_after": 1.5},
+             "cancel_after": 2.5},
+            {"wait_gone": pidfile, "timeout": 5},
             {"poll_status": "long", "timeout": 5},
         ]),
     );
@@ -223,13 +227,15 @@ fn cancelled(backend: Backend) {
         "{:#}",
         steps[1]
     );
-    // Recorded interrupted, as a Ctrl-C leaves it, within 2 s of the cancellation.
-    assert_eq!(steps[2]["status"], "interrupted", "{:#}", steps[2]);
+    // Its command ended within 2 s of the cancellation, and the run is recorded interrupted,
+    // as a Ctrl-C leaves it.
+    assert_eq!(steps[2]["gone"], true, "{:#}", steps[2]);
     assert!(
         steps[2]["seconds"].as_f64().unwrap() < 2.0,
         "{:#}",
         steps[2]
     );
+    assert_eq!(steps[3]["status"], "interrupted", "{:#}", steps[3]);
     let pid = fs::read_to_string(&pidfile).unwrap();
     assert!(
         gone(pid.trim()),
