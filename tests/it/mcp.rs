@@ -265,7 +265,7 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     for n in 0..60 {
         fs::write(logs.join(format!("2000-01-01T000000Z.{n:09}.log")), "old\n").unwrap();
     }
-    let nap = ["sh", "-c", "sleep 2; echo woke"];
+    let nap = ["sh", "-c", "sleep 3; echo woke"];
     let doc = drive(
         &env,
         &repo,
@@ -290,7 +290,8 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     for result in both["results"].as_array().unwrap() {
         assert_eq!(ok(result)["stdout"], "woke\n");
     }
-    assert!(both["seconds"].as_f64().unwrap() < 3.8, "{both:#}");
+    // One after the other they would take 6 s.
+    assert!(both["seconds"].as_f64().unwrap() < 5.5, "{both:#}");
     let busy = steps[3]["results"].as_array().unwrap();
     assert_eq!(ok(&busy[0])["exit_code"], 0);
     let refused = failed(&busy[1]);
