@@ -7,6 +7,7 @@
 //! and a cancelled call sends that `run` the SIGINT a Ctrl-C would. docs/mcp.md says why.
 
 mod child;
+mod logs;
 pub(crate) mod tools;
 
 use std::ffi::OsString;
@@ -364,7 +365,7 @@ impl Server {
                 2,
             ));
         }
-        let failure_file = tempfile_path(&self.layout, &id);
+        let failure_file = logs::failure_path(&self.layout, &id);
         let mut argv = vec!["run".to_string(), id.clone()];
         push_value(&mut argv, "--workflow", i.workflow.as_deref());
         // The server's sandbox is not the client's to turn off: `sandbox: false` asks for
@@ -378,7 +379,7 @@ impl Server {
         argv.push(format!("--failure-file={}", failure_file.display()));
         argv.push("--".into());
         argv.extend(i.command.iter().cloned());
-        let (log, log_path) = match open_log(&self.layout, &id) {
+        let (log, log_path) = match logs::open(&self.layout, &id) {
             Ok((file, path)) => (Some(file), Some(path)),
             Err(_) => (None, None),
         };
@@ -392,7 +393,7 @@ impl Server {
             subject: format!("workspace {id}"),
         };
         let done = self.start_watched(&argv, watch).await.map_err(failed_start);
-        let failed = read_failure(&failure_file);
+        let failed = logs::read_failure(&failure_file);
         let done = done?;
         if let Some(doc) = failed {
             return Err(error_result(doc));
@@ -554,76 +555,4 @@ fn failed_start(err: std::io::Error) -> CallToolResult {
         &CliError::failure("could not start agent-workspace for this call").cause(err.to_string()),
         1,
     )
-}
-
-/// Where a run's failure document goes: beside its logs, named for this call.
-fn tempfile_path(layout: &Layout, id: &str) -> PathBuf {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    layout
-        .logs()
-        .join(format!(".failure-{id}-{}-{stamp}.json", std::process::id()))
-}
-
-/// The failure document a `run` wrote (removing its file), if it failed.
-fn read_failure(path: &std::path::Path) -> Option<Value> {
-    let bytes = crate::store::fsutil::read_untrusted(path, 1 << 20).ok();
-    let _ = crate::store::fsutil::remove_file(path);
-    serde_json::from_slice(&bytes?).ok()
-}
-
-/// How many run logs a workspace keeps: the oldest go when a run adds one.
-const KEPT_LOGS: usize = 50;
-
-/// A new log file for a run in `id`, `<namespace>/.logs/<id>/<time>.<ns>.log` (names sort
-/// in time order), made without following a symlink and never shared with another run; the
-/// workspace's oldest logs beyond [`KEPT_LOGS`] are removed.
-fn open_log(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = layout.logs();
-    crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let dir = dir.join(id);
-    crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let now = crate::store::metadata::now().replace(':', "");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or_default();
-    let mut n = 0u32;
-    loop {
-        let path = dir.join(format!("{now}.{:09}.log", nanos.saturating_add(n)));
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path);
-        match opened {
-            Ok(file) => {
-                prune_logs(&dir);
-                return Ok((file, path));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-            Err(e) => return Err(CliError::io("create", &path, &e)),
-        }
-    }
-}
-
-/// Removes the oldest logs in `dir` beyond [`KEPT_LOGS`]; one that cannot go stays.
-fn prune_logs(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut logs: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".log"))
-        .collect();
-    if logs.len() <= KEPT_LOGS {
-        return;
-    }
-    logs.sort();
-    for name in &logs[..logs.len() - KEPT_LOGS] {
-        let _ = crate::store::fsutil::remove_file(&dir.join(name));
-    }
 }
