@@ -84,6 +84,12 @@ impl Ui {
         }
     }
 
+    /// Stdout handed whole to a protocol that owns it (`mcp`: JSON-RPC messages, one a
+    /// line); nothing else may write there while it runs.
+    pub(crate) fn protocol_stdout(&self) -> tokio::io::Stdout {
+        tokio::io::stdout()
+    }
+
     /// `Warning: message`.
     pub(crate) fn warning(&self, message: impl Display) {
         stderr(&format!("{}\n", warning_line(message)));

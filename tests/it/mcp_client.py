@@ -8,6 +8,7 @@ Usage: python3 mcp_client.py PLAN_JSON. The plan is {"server": [argv...], "cwd":
       "repeat": N                       call N times and give each call's seconds
       "delay": SECONDS                  wait that long first
   {"poll_status": ID, "timeout": S}     workspace_status until its status is not running
+  {"wait_gone": PIDFILE, "timeout": S}  until the process PIDFILE names has ended: the seconds
   {"parallel": [CALL, ...]}             the calls at once; their results and the seconds in all
 It prints one JSON document: the initialize result and one result per step. The server's
 environment is this process's (the test's isolated HOME, XDG dirs and PATH).
@@ -85,6 +86,21 @@ async def main(plan):
                                 validator_for(schema).check_schema(schema)
                         tools.append(entry)
                     out["steps"].append({"tools": tools})
+                elif "wait_gone" in step:
+                    started = time.monotonic()
+                    with open(step["wait_gone"]) as f:
+                        pid = f.read().strip()
+                    while True:
+                        try:
+                            with open(f"/proc/{pid}/stat") as f:
+                                gone = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+                        except OSError:
+                            gone = True
+                        elapsed = time.monotonic() - started
+                        if gone or elapsed > step.get("timeout", 5):
+                            break
+                        await anyio.sleep(0.02)
+                    out["steps"].append({"gone": gone, "seconds": elapsed})
                 elif "poll_status" in step:
                     started = time.monotonic()
                     while True:

@@ -38,5 +38,5 @@ pub(crate) fn cmd_mcp(ui: &Ui, global: &GlobalArgs, args: &McpArgs) -> Result<i3
         sandbox: args.sandbox,
         allow_land: args.allow_land,
     };
-    crate::cli::mcp::serve(&ctx, options)
+    crate::cli::mcp::serve(ui, &ctx, options)
 }

@@ -58,6 +58,8 @@ pub(crate) struct Finished {
 /// What a started command reports to, and how it may be ended.
 pub(crate) struct Watch<'a> {
     pub context: &'a RequestContext<RoleServer>,
+    /// Becomes true when the client closed the connection (the server's stdin ended).
+    pub closed: tokio::sync::watch::Receiver<bool>,
     /// Keep only the last this many bytes of each stream.
     pub limit: Option<usize>,
     /// Where both streams are copied whole, as they come.
@@ -69,6 +71,33 @@ pub(crate) struct Watch<'a> {
     pub interruptible: bool,
     /// What the progress notifications say is running.
     pub subject: String,
+}
+
+/// The server's stdin, which says when it ends: the client closed the connection, and the
+/// runs under way are interrupted (rmcp would otherwise wait for their calls to finish).
+pub(crate) struct Stdin {
+    pub inner: tokio::io::Stdin,
+    pub closed: tokio::sync::watch::Sender<bool>,
+}
+
+impl AsyncRead for Stdin {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let ended = match &polled {
+            std::task::Poll::Ready(Ok(())) => buf.filled().len() == before,
+            std::task::Poll::Ready(Err(_)) => true,
+            std::task::Poll::Pending => false,
+        };
+        if ended {
+            self.closed.send_replace(true);
+        }
+        polled
+    }
 }
 
 /// Sends SIGINT to a command still running when its call goes away (the client cancelled
@@ -129,10 +158,15 @@ pub(crate) async fn run(mut command: Command, watch: Watch<'_>) -> std::io::Resu
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.tick().await;
     let mut stopped = None;
+    let mut closed = watch.closed.clone();
     let status: ExitStatus = loop {
         tokio::select! {
             status = child.wait() => break status?,
             () = watch.context.ct.cancelled(), if stopped.is_none() && watch.interruptible => {
+                interrupt.send();
+                stopped = Some(Stopped::Cancelled);
+            }
+            () = until_closed(&mut closed), if stopped.is_none() && watch.interruptible => {
                 interrupt.send();
                 stopped = Some(Stopped::Cancelled);
             }
@@ -154,6 +188,13 @@ pub(crate) async fn run(mut command: Command, watch: Watch<'_>) -> std::io::Resu
         stderr,
         stopped,
     })
+}
+
+/// Resolves when the client closed the connection (never if that cannot be known).
+async fn until_closed(closed: &mut tokio::sync::watch::Receiver<bool>) {
+    if closed.wait_for(|c| *c).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {

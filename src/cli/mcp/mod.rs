@@ -7,6 +7,7 @@
 //! and a cancelled call sends that `run` the SIGINT a Ctrl-C would. docs/mcp.md says why.
 
 mod child;
+mod logs;
 pub(crate) mod tools;
 
 use std::ffi::OsString;
@@ -48,10 +49,16 @@ struct Server {
     sandbox: bool,
     allow_land: bool,
     tools: std::sync::Arc<Vec<Tool>>,
+    /// True once the client closed the connection.
+    closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Serves MCP on stdin and stdout until the client closes the connection.
-pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) -> Result<i32> {
+pub(crate) fn serve(
+    ui: &crate::ui::Ui,
+    ctx: &crate::workspace::context::Context,
+    options: Options,
+) -> Result<i32> {
     let exe = std::env::current_exe().map_err(|e| {
         CliError::failure("could not find this program's own path").cause(e.to_string())
     })?;
@@ -67,6 +74,7 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
     ];
     // The namespace directory the runs' logs go under, made now as the first run would.
     ctx.layout.ensure(&ctx.repo)?;
+    let (closed_tx, closed) = tokio::sync::watch::channel(false);
     let server = Server {
         exe,
         pinned,
@@ -74,22 +82,59 @@ pub(crate) fn serve(ctx: &crate::workspace::context::Context, options: Options) 
         sandbox: options.sandbox || ctx.config.sandbox,
         allow_land: options.allow_land,
         tools: std::sync::Arc::new(tools::all()),
+        closed,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| CliError::failure("could not start the MCP server").cause(e.to_string()))?;
-    runtime.block_on(async move {
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
-            CliError::failure("the MCP client did not initialize").cause(e.to_string())
-        })?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| CliError::failure("the MCP server stopped").cause(e.to_string()))?;
-        Ok(0)
-    })
+    // Ending (the client closed the connection, or a signal) drops every call under way: a
+    // run's call then sends its `run` the SIGINT that interrupts it (`child::Interrupt`).
+    let stdout = ui.protocol_stdout();
+    let ended = runtime.block_on(async move {
+        let stdin = child::Stdin {
+            inner: tokio::io::stdin(),
+            closed: closed_tx,
+        };
+        let serving = async {
+            let running = server.serve((stdin, stdout)).await.map_err(|e| {
+                CliError::failure("the MCP client did not initialize").cause(e.to_string())
+            })?;
+            running
+                .waiting()
+                .await
+                .map_err(|e| CliError::failure("the MCP server stopped").cause(e.to_string()))?;
+            Ok(0)
+        };
+        tokio::select! {
+            ended = serving => ended,
+            signal = stop_signal() => Ok(128 + signal),
+        }
+    });
+    // Dropping the calls under way interrupts their runs; the thread blocked reading stdin
+    // is not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    ended
+}
+
+/// The first SIGTERM, SIGINT or SIGHUP the server gets (a client that stops it rather than
+/// closing its stdin); never, where they cannot be caught.
+async fn stop_signal() -> i32 {
+    use tokio::signal::unix::{signal, SignalKind};
+    let caught = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    );
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = caught else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => libc::SIGTERM,
+        _ = int.recv() => libc::SIGINT,
+        _ = hup.recv() => libc::SIGHUP,
+    }
 }
 
 impl ServerHandler for Server {
@@ -149,6 +194,9 @@ fn input<T: DeserializeOwned>(args: JsonObject) -> std::result::Result<T, ErrorD
     serde_json::from_value(Value::Object(args))
         .map_err(|e| ErrorData::invalid_params(format!("invalid arguments: {e}"), None))
 }
+
+/// The most of a patch `workspace_diff` gives (an agent's context is not the place for more).
+const PATCH_LIMIT: usize = 256 << 10;
 
 /// A tool's answer, or the error result it ends with (both are tool results).
 type Answer = std::result::Result<CallToolResult, CallToolResult>;
@@ -218,7 +266,20 @@ impl Server {
             if done.code != 0 {
                 return Err(self.no_document(&argv, &done));
             }
-            answer.content.push(ContentBlock::text(done.stdout.text()));
+            let mut patch = done.stdout.text();
+            if patch.len() > PATCH_LIMIT {
+                let mut cut = PATCH_LIMIT;
+                while !patch.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                patch.truncate(cut);
+                patch.push_str(&format!(
+                    "\n[the patch is cut at {} KiB: `agent-workspace diff {} --patch` shows it whole]\n",
+                    PATCH_LIMIT >> 10,
+                    i.id
+                ));
+            }
+            answer.content.push(ContentBlock::text(patch));
         }
         Ok(answer)
     }
@@ -308,7 +369,7 @@ impl Server {
                 2,
             ));
         }
-        let failure_file = tempfile_path(&self.layout, &id);
+        let failure_file = logs::failure_path(&self.layout, &id);
         let mut argv = vec!["run".to_string(), id.clone()];
         push_value(&mut argv, "--workflow", i.workflow.as_deref());
         // The server's sandbox is not the client's to turn off: `sandbox: false` asks for
@@ -322,7 +383,7 @@ impl Server {
         argv.push(format!("--failure-file={}", failure_file.display()));
         argv.push("--".into());
         argv.extend(i.command.iter().cloned());
-        let (log, log_path) = match open_log(&self.layout, &id) {
+        let (log, log_path) = match logs::open(&self.layout, &id) {
             Ok((file, path)) => (Some(file), Some(path)),
             Err(_) => (None, None),
         };
@@ -332,10 +393,11 @@ impl Server {
             log,
             timeout: i.timeout_s.map(Duration::from_secs),
             interruptible: true,
+            closed: self.closed.clone(),
             subject: format!("workspace {id}"),
         };
         let done = self.start_watched(&argv, watch).await.map_err(failed_start);
-        let failed = read_failure(&failure_file);
+        let failed = logs::read_failure(&failure_file);
         let done = done?;
         if let Some(doc) = failed {
             return Err(error_result(doc));
@@ -409,6 +471,7 @@ impl Server {
             log: None,
             timeout: None,
             interruptible: false,
+            closed: self.closed.clone(),
             subject: argv.first().cloned().unwrap_or_default(),
         };
         self.start_watched(argv, watch).await
@@ -496,76 +559,4 @@ fn failed_start(err: std::io::Error) -> CallToolResult {
         &CliError::failure("could not start agent-workspace for this call").cause(err.to_string()),
         1,
     )
-}
-
-/// Where a run's failure document goes: beside its logs, named for this call.
-fn tempfile_path(layout: &Layout, id: &str) -> PathBuf {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    layout
-        .logs()
-        .join(format!(".failure-{id}-{}-{stamp}.json", std::process::id()))
-}
-
-/// The failure document a `run` wrote (removing its file), if it failed.
-fn read_failure(path: &std::path::Path) -> Option<Value> {
-    let bytes = crate::store::fsutil::read_untrusted(path, 1 << 20).ok();
-    let _ = crate::store::fsutil::remove_file(path);
-    serde_json::from_slice(&bytes?).ok()
-}
-
-/// How many run logs a workspace keeps: the oldest go when a run adds one.
-const KEPT_LOGS: usize = 50;
-
-/// A new log file for a run in `id`, `<namespace>/.logs/<id>/<time>.<ns>.log` (names sort
-/// in time order), made without following a symlink and never shared with another run; the
-/// workspace's oldest logs beyond [`KEPT_LOGS`] are removed.
-fn open_log(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = layout.logs();
-    crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let dir = dir.join(id);
-    crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let now = crate::store::metadata::now().replace(':', "");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or_default();
-    let mut n = 0u32;
-    loop {
-        let path = dir.join(format!("{now}.{:09}.log", nanos.saturating_add(n)));
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path);
-        match opened {
-            Ok(file) => {
-                prune_logs(&dir);
-                return Ok((file, path));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-            Err(e) => return Err(CliError::io("create", &path, &e)),
-        }
-    }
-}
-
-/// Removes the oldest logs in `dir` beyond [`KEPT_LOGS`]; one that cannot go stays.
-fn prune_logs(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut logs: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".log"))
-        .collect();
-    if logs.len() <= KEPT_LOGS {
-        return;
-    }
-    logs.sort();
-    for name in &logs[..logs.len() - KEPT_LOGS] {
-        let _ = crate::store::fsutil::remove_file(&dir.join(name));
-    }
 }
