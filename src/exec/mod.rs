@@ -4,6 +4,7 @@
 //! (`sandbox`). Names the store (the sandbox options a record keeps) and the bottom; never
 //! the backend or the lifecycle.
 
+pub(crate) mod classify;
 pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod sandbox;

@@ -75,17 +75,12 @@ impl From<SandboxError> for CliError {
 
 /// The fix for bubblewrap's known failures to start.
 fn unusable_hint(stderr: &str) -> String {
+    use crate::exec::classify::{bwrap_start, BwrapStart};
     let root = rustix::process::geteuid().is_root();
-    // Root failing to map itself into a user namespace lacks capabilities (a container),
-    // not permission to make user namespaces.
-    let known = if (stderr.contains("uid map") && !root)
-        || stderr.contains("No permissions to create new namespace")
-    {
-        "unprivileged user namespaces are blocked: on Ubuntu 24.04 allow them for bwrap with an AppArmor profile (or sysctl kernel.apparmor_restrict_unprivileged_userns=0); in a container, run it with a seccomp profile that allows user namespaces"
-    } else if stderr.contains("Can't mount proc") || stderr.contains("Operation not permitted") {
-        "the container drops the capabilities bwrap needs: run it with user namespaces allowed (e.g. Docker's --security-opt seccomp=unconfined, or a privileged container)"
-    } else {
-        "see bubblewrap's message; the command was not run"
+    let known = match bwrap_start(stderr, root) {
+        BwrapStart::UserNamespacesBlocked => "unprivileged user namespaces are blocked: on Ubuntu 24.04 allow them for bwrap with an AppArmor profile (or sysctl kernel.apparmor_restrict_unprivileged_userns=0); in a container, run it with a seccomp profile that allows user namespaces",
+        BwrapStart::CapabilitiesDropped => "the container drops the capabilities bwrap needs: run it with user namespaces allowed (e.g. Docker's --security-opt seccomp=unconfined, or a privileged container)",
+        BwrapStart::Other => "see bubblewrap's message; the command was not run",
     };
     format!("{known}; agent-workspace never runs a --sandbox command unconfined")
 }

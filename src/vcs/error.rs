@@ -198,11 +198,43 @@ pub enum CarryFailure {
     Process(#[from] ProcessError),
 }
 
+/// The fix for a failed commit whose signing failed (jj or git).
+pub(crate) const SIGNING_HINT: &str = "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again";
+
+/// The fix for a name git refuses as a branch or ref.
+pub(crate) const REF_NAME_HINT: &str =
+    "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name";
+
+/// The hint the backend's own classifier gives for a failed jj or git call, if any.
+fn backend_hint(err: &ProcessError) -> Option<&'static str> {
+    let ProcessError::Failed {
+        cmdline, stderr, ..
+    } = err
+    else {
+        return None;
+    };
+    match cmdline.split(' ').next() {
+        Some("jj") => crate::vcs::jj::classify::hint(stderr),
+        Some("git") => crate::vcs::git::classify::hint(stderr),
+        _ => None,
+    }
+}
+
+/// A failed jj or git call in the one error form, with its backend's hint when it has one.
+fn process_error(err: ProcessError) -> CliError {
+    let hint = backend_hint(&err);
+    let cli = CliError::from(err);
+    match hint {
+        Some(hint) => cli.hint(hint),
+        None => cli,
+    }
+}
+
 impl From<VcsError> for CliError {
     fn from(err: VcsError) -> CliError {
         let message = err.to_string();
         match err {
-            VcsError::Process(e) => e.into(),
+            VcsError::Process(e) => process_error(e),
             VcsError::TooOld { .. } => {
                 CliError::failure(message).hint(crate::error::install_hint("jj"))
             }
@@ -236,7 +268,10 @@ impl From<VcsError> for CliError {
             VcsError::CreateFailed { source, .. } => CliError::failure(message)
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
-                .hint(crate::exec::process::creation_hint(&source)),
+                .hint(match backend_hint(&source) {
+                    Some(hint) => hint.to_string(),
+                    None => crate::exec::process::creation_hint(&source),
+                }),
             VcsError::NotMerged { .. } => {
                 CliError::failure(message).hint("pass --force to delete it anyway")
             }
@@ -363,7 +398,7 @@ impl From<VcsError> for CliError {
             } => {
                 let err = match *source {
                     CarryFailure::Io(e) => CliError::io(action, &path, &e),
-                    CarryFailure::Process(e) => e.into(),
+                    CarryFailure::Process(e) => process_error(e),
                 };
                 err.hint(if resumes {
                     format!(

@@ -3,12 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::backends::Backend;
-use crate::harness::{wait_for_file, TestEnv};
+use crate::harness::{eventually, wait_for_file, TestEnv};
 
 /// Processes whose working directory is `dir` (or was, if it was deleted).
 fn processes_in(dir: &Path) -> Vec<u32> {
@@ -43,19 +43,11 @@ fn zombie(pid: u32) -> bool {
 
 /// Polls until no process works in `dir`, failing after `limit`.
 fn wait_until_no_process_in(dir: &Path, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = processes_in(dir);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processes still working in {}: {left:?}",
-            dir.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = format!("no process working in {}", dir.display());
+    eventually(&what, limit, || match processes_in(dir) {
+        left if left.is_empty() => Ok(()),
+        left => Err(format!("{left:?}")),
+    })
 }
 
 fn size(path: &Path) -> u64 {

@@ -3,10 +3,10 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backends::{git_ok, Backend};
-use crate::harness::TestEnv;
+use crate::harness::{eventually, TestEnv};
 use crate::pool_support::{pool, prepared_repo, ready, wait_filled, workspace_ids};
 
 /// A wrapper of `tool` first on PATH that runs the real one, then, when its arguments
@@ -153,14 +153,14 @@ fn a_crash_during_a_fill_leaves_no_takeable_half(backend: Backend) {
         let how = format!("during the setup: {during_setup}");
         assert_eq!(out.code(), None, "{how}: {}", out.report());
         // The setup's guard holds the pool lock until it has ended the setup's processes.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            let status = pool(&env, &repo);
-            if status["filling"] == false || Instant::now() > deadline {
-                break status;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = eventually(
+            "the fill to let go",
+            Duration::from_secs(30),
+            || match pool(&env, &repo) {
+                status if status["filling"] == false => Ok(status),
+                status => Err(format!("{status:#}")),
+            },
+        );
         assert_eq!(
             status["entries"][0]["state"], "incomplete",
             "{how}: {status:#}"

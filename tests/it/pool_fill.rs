@@ -3,10 +3,10 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backends::Backend;
-use crate::harness::TestEnv;
+use crate::harness::{eventually, until, TestEnv};
 use crate::pool_support::{pool, prepared_repo, ready, workspace_ids};
 
 /// The run that takes an entry does not wait for the refill it starts.
@@ -34,11 +34,9 @@ fn the_refill_runs_in_the_background(backend: Backend) {
     fs::remove_file(&gate).unwrap();
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     // The run is over while its refill waits on the gate.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while pool(&env, &repo)["filling"] != true {
-        assert!(Instant::now() < deadline, "no refill started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until("a refill to start", Duration::from_secs(60), || {
+        pool(&env, &repo)["filling"] == true
+    });
     assert_eq!(pool(&env, &repo)["ready"], 0);
     // Runs meanwhile create their workspaces without waiting for it.
     env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
@@ -46,15 +44,14 @@ fn the_refill_runs_in_the_background(backend: Backend) {
     // SIGKILL of the refill while its entry's setup runs leaves an incomplete entry, never
     // taken; the next fill removes it and prepares a complete one.
     // (w2's own refill found the pool busy and left the work to the first.)
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let refills = loop {
-        let found = refill_pids(&env);
-        if found.len() == 1 || Instant::now() > deadline {
-            break found;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(refills.len(), 1, "one refill at a time: {refills:?}");
+    let refills = eventually(
+        "one refill at a time",
+        Duration::from_secs(30),
+        || match refill_pids(&env) {
+            found if found.len() == 1 => Ok(found),
+            found => Err(format!("refills {found:?}")),
+        },
+    );
     // It yields to the runs: the lowest CPU priority and the idle I/O class.
     let stat = fs::read_to_string(format!("/proc/{}/stat", refills[0])).unwrap();
     let after_name = &stat[stat.rfind(')').unwrap() + 2..];
@@ -75,14 +72,11 @@ fn the_refill_runs_in_the_background(backend: Backend) {
         .status()
         .unwrap();
     assert!(killed.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while pool(&env, &repo)["filling"] != false {
-        assert!(
-            Instant::now() < deadline,
-            "the killed refill still holds the pool"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    until(
+        "the killed refill to let go of the pool",
+        Duration::from_secs(30),
+        || pool(&env, &repo)["filling"] == false,
+    );
     let status = pool(&env, &repo);
     assert_eq!(status["entries"][0]["state"], "incomplete", "{status:#}");
     let half = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());

@@ -3,12 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::backends::{git_ok, Backend};
-use crate::harness::TestEnv;
+use crate::harness::{eventually, TestEnv};
 
 /// `pool status --json`.
 pub(crate) fn pool(env: &TestEnv, repo: &Path) -> Value {
@@ -30,19 +30,14 @@ pub(crate) fn ready(env: &TestEnv, repo: &Path) -> Vec<PathBuf> {
 
 /// Waits until no fill runs and `size` entries are ready (a background refill finished).
 pub(crate) fn wait_filled(env: &TestEnv, repo: &Path, size: usize) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    eventually("the pool to refill", Duration::from_secs(90), || {
         let status = pool(env, repo);
         if status["filling"] == false && status["ready"] == size {
-            return;
+            return Ok(());
         }
         let log = fs::read_to_string(env.namespace_dir(repo).join(".pool/refill.log"));
-        assert!(
-            Instant::now() < deadline,
-            "pool never refilled: {status:#}\nrefill.log: {log:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        Err(format!("{status:#}\nrefill.log: {log:?}"))
+    })
 }
 
 /// The workspace ids `status --json` lists.

@@ -3,10 +3,10 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backends::Backend;
-use crate::harness::{wait_for_file, TestEnv};
+use crate::harness::{until, wait_for_file, TestEnv};
 use crate::reliability_support::wait_until_dead;
 
 /// Sends `signal` to a supervisor whose command runs a background child, and checks the
@@ -33,15 +33,16 @@ fn signal_reaches_the_command(backend: Backend, signal: &str, number: i32) {
         .to_string();
     // Signal only once the child runs `sleep`: a shell that receives SIGINT between forking
     // and exec'ing its foreground command defers it until that command ends.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fs::read_to_string(format!("/proc/{child}/comm"))
-        .unwrap_or_default()
-        .trim()
-        != "sleep"
-    {
-        assert!(Instant::now() < deadline, "the command never started sleep");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    until(
+        "the command to start sleep",
+        Duration::from_secs(10),
+        || {
+            fs::read_to_string(format!("/proc/{child}/comm"))
+                .unwrap_or_default()
+                .trim()
+                == "sleep"
+        },
+    );
     running.signal(signal);
     let out = running.wait();
     out.assert_code(128 + number);

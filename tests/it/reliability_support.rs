@@ -3,11 +3,11 @@
 
 use std::fs;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{wait_for_file, TestEnv};
+use crate::harness::{until, wait_for_file, TestEnv};
 
 /// `status --json` of `repo`, as (id, status) pairs.
 pub(crate) fn statuses(env: &TestEnv, repo: &Path) -> Vec<(String, String)> {
@@ -47,35 +47,24 @@ fn alive(pid: &str) -> bool {
 }
 
 pub(crate) fn wait_until_dead(pid: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while alive(pid) {
-        assert!(Instant::now() < deadline, "process {pid} is still alive");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let what = format!("process {pid} to end");
+    until(&what, Duration::from_secs(10), || !alive(pid));
 }
 
 /// Waits (at most 10 s) until the guard of a run whose supervisor was killed has ended the
 /// processes the run left and released the lease: until then the run still shows as running.
 pub(crate) fn wait_until_released(env: &TestEnv, repo: &Path, id: &str) {
     let lease = env.namespace_dir(repo).join(format!(".locks/{id}.lock"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let free = std::process::Command::new("flock")
+    let what = format!("{} to be released", lease.display());
+    until(&what, Duration::from_secs(10), || {
+        std::process::Command::new("flock")
             .args(["-n", "-E", "99"])
             .arg(&lease)
             .arg("true")
             .status()
-            .expect("run flock");
-        if free.success() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} is still held",
-            lease.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+            .expect("run flock")
+            .success()
+    });
 }
 
 /// Starts a long run in `id` that touches `<tmp>/<id>.started` and then waits for

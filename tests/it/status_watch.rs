@@ -8,10 +8,10 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backends::Backend;
-use crate::harness::{wait_for_file, TestEnv, AW};
+use crate::harness::{eventually, wait_for_file, TestEnv, AW};
 
 /// How long a pane may take to show what a test waits for (generous: the machine is shared).
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -92,31 +92,24 @@ impl Tmux {
     /// Polls the pane until `ok` holds for its text (which is returned), failing after
     /// [`DEADLINE`] with what it showed last.
     fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the pane never showed {what}; it shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let what = format!("the pane to show {what}");
+        eventually(&what, DEADLINE, || match self.screen() {
+            screen if ok(&screen) => Ok(screen),
+            screen => Err(format!("it shows:\n{screen}")),
+        })
     }
 
     /// The exit code line the command left once it ended.
     fn exit(&self) -> String {
         wait_for_file(&self.exit_file);
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            let text = fs::read_to_string(&self.exit_file).unwrap_or_default();
-            if text.ends_with('\n') || Instant::now() > deadline {
-                return text.trim().to_string();
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        eventually(
+            "the exit code line",
+            DEADLINE,
+            || match fs::read_to_string(&self.exit_file).unwrap_or_default() {
+                text if text.ends_with('\n') => Ok(text.trim().to_string()),
+                text => Err(format!("{text:?}")),
+            },
+        )
     }
 }
 

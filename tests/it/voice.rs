@@ -26,7 +26,11 @@ const SPEAKING: [&str; 10] = [
 
 /// Files outside `src/ui/` that may hold one of those words because they read them: the
 /// backends' stderr classifiers recognise jj's and git's own warnings.
-const READERS: [&str; 2] = ["vcs/jj/classify.rs", "vcs/git/classify.rs"];
+const READERS: [&str; 3] = [
+    "vcs/jj/classify.rs",
+    "vcs/git/classify.rs",
+    "exec/classify.rs",
+];
 
 /// One line per place outside `src/ui/` that speaks: `path:line: text`.
 fn speakers(root: &Path) -> Vec<String> {
@@ -113,33 +117,32 @@ fn reads_stderr_text(line: &str) -> bool {
         .any(|m| code.contains(m))
 }
 
-/// jj's and git's stderr is read in one place per backend, `vcs/{jj,git}/classify.rs`,
-/// where its wording is tested against what the pinned versions print.
+/// A program's stderr is read in one place per program: jj's and git's in
+/// `vcs/{jj,git}/classify.rs`, bubblewrap's (and a full disk's words) in `exec/classify.rs`,
+/// where their wording is tested against what the pinned versions print.
 #[test]
-fn only_the_classifiers_match_a_backend_s_stderr() {
+fn only_the_classifiers_match_a_program_s_stderr() {
     let root = src();
     let mut found = vec![];
-    for layer in ["vcs", "workspace"] {
-        for file in rust_files(&root.join(layer)) {
-            let rel = file
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if READERS.contains(&rel.as_str()) {
-                continue;
-            }
-            let text = fs::read_to_string(&file).unwrap();
-            for (i, line) in text.lines().enumerate() {
-                if reads_stderr_text(line) {
-                    found.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
-                }
+    for file in rust_files(&root) {
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if READERS.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if reads_stderr_text(line) {
+                found.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
             }
         }
     }
     assert!(
         found.is_empty(),
-        "match jj's or git's stderr in vcs/<backend>/classify.rs instead:\n{}",
+        "match a program's stderr in its classifier (vcs/<backend>/classify.rs, exec/classify.rs) instead:\n{}",
         found.join("\n")
     );
     assert!(reads_stderr_text(

@@ -333,16 +333,10 @@ fn process_hint(err: &ProcessError) -> String {
     if let ProcessError::NotFound { program } = err {
         return crate::error::install_hint(program);
     }
-    let stderr = err.stderr();
-    if stderr.contains("No space left on device") {
-        "free space on that file system and try again; nothing was kept half made".into()
-    } else if stderr.contains("gpg") || stderr.contains("signing") {
-        "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again".into()
-    } else if stderr.contains("not a valid branch name") || stderr.contains("invalid ref") {
-        "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name"
-            .into()
-    } else {
-        "the tool's own message is above; fix what it reports and try again".into()
+    match crate::exec::classify::disk_full(err.stderr()) {
+        true => "free space on that file system and try again; nothing was kept half made".into(),
+        // What jj or git said in their own terms is hinted at by the backend (`vcs::error`).
+        false => "the tool's own message is above; fix what it reports and try again".into(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! git invocations for the worktree backend, one method per call, each parser beside its call.
 
 mod checkpoint;
-mod classify;
+pub(crate) mod classify;
 mod diff;
 mod held;
 mod index;

@@ -2,7 +2,7 @@
 
 mod carry;
 mod checkpoint;
-mod classify;
+pub(crate) mod classify;
 mod diff;
 mod held;
 mod keep;

@@ -248,13 +248,6 @@ impl Outcome {
 
 /// Polls until `path` exists (a command's "I am running" marker), failing after a minute.
 pub fn wait_for_file(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let what = format!("{} to appear", path.display());
+    super::until(&what, Duration::from_secs(60), || path.exists());
 }

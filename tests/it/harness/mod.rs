@@ -7,13 +7,15 @@
 //! - [`filters`]: the placeholders output is compared with ([`TestEnv::normalize`],
 //!   [`TestEnv::settings`]);
 //! - [`system`]: the machine: [`which`], [`running_as_root`], running as an unprivileged user;
-//! - [`report`]: the file listing failure reports show.
+//! - [`report`]: the file listing failure reports show;
+//! - [`wait`]: [`eventually`] and [`until`], the one way to wait for another process.
 
 mod command;
 mod env;
 mod filters;
 mod report;
 mod system;
+mod wait;
 
 // The harness's whole surface, whether or not a test module uses an item today.
 #[allow(unused_imports)]
@@ -22,6 +24,8 @@ pub use command::{wait_for_file, Cmd, Outcome, Running};
 pub use env::{TestEnv, AW, ENVRC};
 #[allow(unused_imports)]
 pub use system::{running_as_root, which, NOBODY};
+#[allow(unused_imports)]
+pub use wait::{eventually, until};
 
 /// Every visible subcommand, as `--help` lists them (completions and man pages cover each).
 pub const SUBCOMMANDS: &[&str] = &[
