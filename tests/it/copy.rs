@@ -67,7 +67,10 @@ fn target_and_env_are_copied_as_separate_files(backend: Backend) {
     assert_eq!(record["copied"]["files_count"], 3, "{record}");
     assert_eq!(record["copied"]["bytes"], 21, "{record}");
     let cloned = record["copied"]["reflinked_count"].as_u64().unwrap();
-    assert_eq!(cloned + record["copied"]["copied_count"].as_u64().unwrap(), 3);
+    assert_eq!(
+        cloned + record["copied"]["copied_count"].as_u64().unwrap(),
+        3
+    );
     for file in [".env", "target/debug/app", "db.local"] {
         let (a, b) = (
             fs::metadata(repo.join(file)).unwrap(),

@@ -82,7 +82,10 @@ fn a_pooled_creation_is_a_normal_one(backend: Backend) {
     }
     assert_eq!(a["setup"]["status"], "done", "{a:#}");
     assert_eq!(a["tools"]["version"], b["tools"]["version"]);
-    assert_eq!(a["copied"]["files_count"], b["copied"]["files_count"], "{a:#}");
+    assert_eq!(
+        a["copied"]["files_count"], b["copied"]["files_count"],
+        "{a:#}"
+    );
     let log = a["setup"]["log"].as_str().unwrap();
     assert!(
         log.ends_with("/.state/w.setup.log") && Path::new(log).exists(),
