@@ -198,25 +198,21 @@ pub enum CarryFailure {
     Process(#[from] ProcessError),
 }
 
-/// The fix for a failed commit whose signing failed (jj or git).
-pub(crate) const SIGNING_HINT: &str = "commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again";
-
-/// The fix for a name git refuses as a branch or ref.
-pub(crate) const REF_NAME_HINT: &str =
-    "use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name";
-
 /// The hint the backend's own classifier gives for a failed jj or git call, if any.
 fn backend_hint(err: &ProcessError) -> Option<&'static str> {
-    let ProcessError::Failed {
-        cmdline, stderr, ..
-    } = err
-    else {
+    let ProcessError::Failed { stderr, .. } = err else {
         return None;
     };
-    match cmdline.split(' ').next() {
-        Some("jj") => crate::vcs::jj::classify::hint(stderr),
-        Some("git") => crate::vcs::git::classify::hint(stderr),
-        _ => None,
+    let (signing, ref_name) = (
+        crate::vcs::classify::signing_failed(stderr),
+        crate::vcs::classify::bad_ref_name(stderr),
+    );
+    if signing {
+        Some("commit signing failed: fix the signing setup (or set commit.gpgsign=false for this repository) and try again")
+    } else if ref_name {
+        Some("use a workspace id (and AGENT_WORKSPACE_BRANCH_PREFIX) that makes a valid git branch name")
+    } else {
+        None
     }
 }
 

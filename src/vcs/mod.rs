@@ -1,6 +1,7 @@
 //! The version-control backends: jj workspaces and git worktrees behind one enum.
 
 mod checkpoint;
+pub(crate) mod classify;
 pub(crate) mod diff;
 pub(crate) mod error;
 pub(crate) mod git;

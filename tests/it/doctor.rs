@@ -112,9 +112,13 @@ fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
     let bwrap = &named(&doc, "bubblewrap")[0];
     assert_eq!(bwrap.0, "warning", "{doc:#}");
     assert!(bwrap.2.contains("install bubblewrap"), "{doc:#}");
-    // Which workspaces jj knows is read from jj's own view, without jj on PATH.
+    // Without jj the backend cannot say which workspaces it knows: said, not hidden.
     let workspaces = &named(&doc, "workspaces")[0];
-    assert_eq!(workspaces.0, "ok", "{doc:#}");
+    assert_eq!(workspaces.0, "warning", "{doc:#}");
+    assert!(
+        workspaces.1.starts_with("could not ask the backend"),
+        "{doc:#}"
+    );
     let out = env
         .aw_cmd(&git_repo)
         .env("PATH", &path)
@@ -135,7 +139,7 @@ fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
         text.report()
     );
     assert!(
-        text.stdout.ends_with("1 error(s), 1 warning(s)\n"),
+        text.stdout.ends_with("1 error(s), 2 warning(s)\n"),
         "{}",
         text.report()
     );

@@ -26,7 +26,8 @@ const SPEAKING: [&str; 10] = [
 
 /// Files outside `src/ui/` that may hold one of those words because they read them: the
 /// backends' stderr classifiers recognise jj's and git's own warnings.
-const READERS: [&str; 3] = [
+const READERS: [&str; 4] = [
+    "vcs/classify.rs",
     "vcs/jj/classify.rs",
     "vcs/git/classify.rs",
     "exec/classify.rs",

@@ -29,33 +29,9 @@ pub(crate) fn failure(stderr: &str) -> Failure {
     }
 }
 
-/// The fix for what a failed git command reported, when it is one agent-workspace knows: a
-/// commit signing failure (`gpg failed to sign the data`), or a branch name git refuses.
-pub(crate) fn hint(stderr: &str) -> Option<&'static str> {
-    if stderr.contains("gpg") || stderr.contains("signing") {
-        Some(crate::vcs::error::SIGNING_HINT)
-    } else if stderr.contains("not a valid branch name") || stderr.contains("invalid ref") {
-        Some(crate::vcs::error::REF_NAME_HINT)
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn signing_and_branch_name_failures_get_their_fix() {
-        // git 2.47.3 with commit.gpgsign=true and a gpg.program that fails, and
-        // `git branch 'a..b'`.
-        let signing =
-            "error: gpg failed to sign the data:\n\nfatal: failed to write commit object\n";
-        let name = "fatal: 'a..b' is not a valid branch name\n";
-        assert_eq!(hint(signing), Some(crate::vcs::error::SIGNING_HINT));
-        assert_eq!(hint(name), Some(crate::vcs::error::REF_NAME_HINT));
-        assert_eq!(hint(NO_ADMIN), None);
-    }
 
     // What git 2.47.3 printed under LC_ALL=C.
 

@@ -33,18 +33,6 @@ pub(crate) fn failure(stderr: &str) -> Failure {
     }
 }
 
-/// The fix for what a failed jj command reported, when it is one agent-workspace knows: a
-/// commit signing failure, or a name git refuses as a ref (jj's git export).
-pub(crate) fn hint(stderr: &str) -> Option<&'static str> {
-    if stderr.contains("gpg") || stderr.contains("signing") {
-        Some(crate::vcs::error::SIGNING_HINT)
-    } else if stderr.contains("invalid ref") {
-        Some(crate::vcs::error::REF_NAME_HINT)
-    } else {
-        None
-    }
-}
-
 /// The files jj's "Refused to snapshot some files" warning names (too large to snapshot),
 /// each with jj's reason, in the order named, each once.
 pub(crate) fn refused_snapshot(stderr: &str) -> Vec<(PathBuf, String)> {
