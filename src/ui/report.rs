@@ -320,16 +320,19 @@ pub(crate) fn note(note: &Note) -> String {
             "Note: the directory of workspace {id:?} was deleted; re-created it on top of change {change_id}, which keeps its edits"
         ),
         Note::Copied { id, copied, elapsed } => format!(
-            "Copied {} files ({}; {} cloned copy-on-write, {} copied) and {} symlinks into workspace {id:?} in {:.1}s{}",
-            copied.files,
+            "Copied {} ({}; {} cloned copy-on-write, {} copied) and {} into workspace {id:?} in {:.1}s{}",
+            count(copied.files as usize, "file"),
             crate::store::disk::human(copied.bytes),
             copied.reflinked,
             copied.copied,
-            copied.symlinks,
+            count(copied.symlinks as usize, "symlink"),
             elapsed.as_secs_f64(),
             match copied.outside_symlinks {
                 0 => String::new(),
-                n => format!("; skipped {n} symlinks pointing outside the main workspace"),
+                n => format!(
+                    "; skipped {} pointing outside the main workspace",
+                    count(n as usize, "symlink")
+                ),
             }
         ),
         Note::RecreatedOnBranch { id, branch } => format!(

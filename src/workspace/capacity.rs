@@ -16,7 +16,7 @@ const PORT_SPAN: u32 = 12_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CapacityError {
-    #[error("the repository already has {count} workspaces, the configured limits.max_workspaces")]
+    #[error("the repository already has {count} workspace{}, the configured limits.max_workspaces", if *count == 1 { "" } else { "s" })]
     TooMany { count: usize },
     #[error("{} has {free} free, less than the configured limits.min_free_disk of {min}", root.display())]
     LowDisk {
@@ -24,7 +24,7 @@ pub enum CapacityError {
         free: String,
         min: String,
     },
-    #[error("no {count} free TCP ports in a row found for the workspace")]
+    #[error("no {count} free TCP port{} in a row found for the workspace", if *count == 1 { "" } else { "s" })]
     NoPorts { count: u16 },
 }
 

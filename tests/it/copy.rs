@@ -219,7 +219,7 @@ fn sizes_and_time_are_reported_on_a_terminal(backend: Backend) {
         .find(|l| l.starts_with("Copied "))
         .unwrap_or_else(|| panic!("{}", out.report()));
     assert!(
-        said.starts_with("Copied 1 files (")
+        said.starts_with("Copied 1 file (")
             && said.contains(") and 0 symlinks into workspace \"w1\" in "),
         "{said}"
     );

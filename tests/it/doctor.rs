@@ -69,7 +69,7 @@ fn a_healthy_setup_is_all_ok(backend: Backend) {
         text.report()
     );
     assert!(
-        text.stdout.ends_with("0 error(s), 0 warning(s)\n"),
+        text.stdout.ends_with("0 errors, 0 warnings\n"),
         "{}",
         text.report()
     );
@@ -139,7 +139,7 @@ fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
         text.report()
     );
     assert!(
-        text.stdout.ends_with("1 error(s), 2 warning(s)\n"),
+        text.stdout.ends_with("1 error, 2 warnings\n"),
         "{}",
         text.report()
     );

@@ -73,6 +73,10 @@ fn render(checks: &[Check]) -> String {
     }
     let errors = checks.iter().filter(|c| c.level == Level::Error).count();
     let warnings = checks.iter().filter(|c| c.level == Level::Warning).count();
-    out += &format!("{errors} error(s), {warnings} warning(s)\n");
+    let (errors, warnings) = (
+        report::count(errors, "error"),
+        report::count(warnings, "warning"),
+    );
+    out += &format!("{errors}, {warnings}\n");
     out
 }

@@ -234,7 +234,7 @@ impl Server {
         }
         argv.push("--json".into());
         self.json_tool(argv, cx, |doc| match doc.get("workspaces") {
-            Some(Value::Array(list)) => format!("{} workspaces", list.len()),
+            Some(Value::Array(list)) => crate::ui::report::count(list.len(), "workspace"),
             _ => format!(
                 "workspace {}: {}",
                 field(doc, "workspace_id"),
