@@ -336,7 +336,7 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
     fs::write(w1.join("b.txt"), "x\n").unwrap();
     env.jj_ok(&w1, ["commit", "-m", "b"]);
     let changes = changes_cell(&env, &repo, "w1");
-    assert_eq!(changes["files"], 1, "{changes:#}");
+    assert_eq!(changes["files_count"], 1, "{changes:#}");
     assert_eq!(changes["commits"][0]["description"], "b", "{changes:#}");
     // The answers read back are the same as asked fresh (the kept answers deleted).
     for entry in fs::read_dir(env.namespace_dir(&repo).join(".cache")).unwrap() {
