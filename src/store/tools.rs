@@ -32,6 +32,7 @@ pub(crate) struct Recorded {
     /// A digest of the sources' (inode, size, mtime) when last checked: the content is
     /// hashed again only when it changes.
     pub stamp: String,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub synced_at: String,
 }
 

@@ -245,6 +245,7 @@ struct EntryJson<'a> {
     path: &'a std::path::Path,
     state: State,
     base_commits: Option<&'a [String]>,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     prepared_at: Option<&'a str>,
 }
 

@@ -189,6 +189,7 @@ pub(crate) struct WorkspaceJson<'a> {
     workflow: Option<&'a str>,
     #[cfg_attr(test, schemars(extend("enum" = ["jj", "git", null])))]
     backend: Option<&'a str>,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     updated_at: Option<&'a str>,
     path: &'a std::path::Path,
     #[cfg_attr(

@@ -65,6 +65,7 @@ pub(crate) struct Conflict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Land {
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub at: String,
     /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
     /// branch (git).
@@ -82,6 +83,7 @@ pub(crate) struct Land {
     /// The start time and supervisor pid of the workspace's last run when it landed: a run
     /// since then (another start or supervisor) is newer than the land.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub after_run_started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_run_pid: Option<u32>,
@@ -126,6 +128,7 @@ impl Land {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Intent {
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub at: String,
     /// The target as [`Land::target`] names it.
     pub target: String,
@@ -138,6 +141,7 @@ pub(crate) struct Intent {
     /// The last run when the land started ([`Land::after_run_started_at`]), so a land
     /// finished after another run is not taken for newer than it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub after_run_started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_run_pid: Option<u32>,

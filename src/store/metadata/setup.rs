@@ -30,8 +30,10 @@ pub(crate) struct Setup {
     pub exit_code: Option<i32>,
     #[serde(default)]
     pub signal: Option<i32>,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub started_at: String,
     #[serde(default)]
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub finished_at: Option<String>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
