@@ -156,3 +156,86 @@ fn every_schema_file_is_generated() {
     generated.sort();
     assert_eq!(files, generated);
 }
+
+/// The names the one vocabulary (docs/json.md) replaced: none may come back.
+const RETIRED: &[&str] = &[
+    "commit",
+    "file",
+    "id",
+    "insertions",
+    "deletions",
+    "files_changed",
+    "unlanded_commits",
+    "kept_files",
+    "disposable_files",
+    "discarded_files",
+];
+
+/// Every property of `value` (at any depth) with its schema: `(name, schema)`.
+fn properties(value: &Value, found: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, schema) in props {
+                    found.push((name.clone(), schema.clone()));
+                }
+            }
+            map.values().for_each(|v| properties(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| properties(v, found)),
+        _ => {}
+    }
+}
+
+/// What `schema` (or the `$defs` entry it refers to) says its items are.
+fn items<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
+    let items = schema.get("items")?;
+    match items.get("$ref").and_then(Value::as_str) {
+        Some(reference) => root.pointer(reference.trim_start_matches('#')),
+        None => Some(items),
+    }
+}
+
+/// Every output and the record speak the one vocabulary: no retired name; `files` is always
+/// a list of `{path, status, added, removed}`; a commit object says `commit_id` and
+/// `subject`; every timestamp (`*_at`) is RFC 3339 in UTC.
+#[test]
+fn every_schema_speaks_the_one_vocabulary() {
+    let mut wrong = vec![];
+    for (name, text) in schemas() {
+        let root: Value = serde_json::from_str(&text).expect("a generated schema is JSON");
+        let mut found = vec![];
+        properties(&root, &mut found);
+        for (prop, schema) in &found {
+            if RETIRED.contains(&prop.as_str()) {
+                wrong.push(format!("{name}: {prop} is a retired name"));
+            }
+            if prop == "files" {
+                let fields = items(&root, schema).and_then(|i| i.get("properties"));
+                let has = |f: &str| fields.is_some_and(|p| p.get(f).is_some());
+                if !["path", "status", "added", "removed"]
+                    .iter()
+                    .all(|f| has(f))
+                {
+                    wrong.push(format!(
+                        "{name}: files is not a list of {{path, status, added, removed}}"
+                    ));
+                }
+            }
+            if prop.ends_with("_at") && !schema.to_string().contains(TIMESTAMP) {
+                wrong.push(format!(
+                    "{name}: {prop} is not checked to be RFC 3339 in UTC"
+                ));
+            }
+        }
+        let subjects = found.iter().filter(|(p, _)| p == "subject").count();
+        let commit_ids = found.iter().filter(|(p, _)| p == "commit_id").count();
+        if subjects > commit_ids {
+            wrong.push(format!("{name}: a commit with a subject but no commit_id"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The timestamp pattern as it appears in a schema's JSON text.
+const TIMESTAMP: &str = r#""pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$""#;
