@@ -109,10 +109,10 @@ struct Interrupt {
 
 impl Interrupt {
     fn send(&self) {
-        if let Some(pid) = self.pid.filter(|p| *p > 0) {
-            // SAFETY: kill has no memory-safety preconditions; pid is our own child, not
-            // yet reaped (cleared once waited for), so it cannot name another process.
-            unsafe { libc::kill(pid, libc::SIGINT) };
+        // pid is our own child, not yet reaped (cleared once waited for), so it cannot name
+        // another process.
+        if let Some(pid) = self.pid.and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
         }
     }
 }
