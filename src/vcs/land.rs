@@ -72,6 +72,19 @@ pub(crate) struct Landing {
     pub reattached_head: Option<String>,
 }
 
+impl Landing {
+    /// Lists `file` as conflicted in `commit`, unless it is listed already (a conflict the
+    /// landed commits hold is the target's too: listed once).
+    pub(crate) fn add_conflict(&mut self, commit: &str, file: String) {
+        if !self.conflicts.iter().any(|c| c.file == file) {
+            self.conflicts.push(Conflict {
+                commit: commit.to_string(),
+                file,
+            });
+        }
+    }
+}
+
 impl super::Vcs {
     /// The workspace of the namespace whose working copy or branch a land onto `--onto rev`
     /// changes (git: the one with that branch checked out, or whose branch it is), so that

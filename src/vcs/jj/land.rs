@@ -462,14 +462,7 @@ impl Jj {
         let commit = out.trim();
         if !commit.is_empty() {
             for file in self.conflicted_files(at, commit)? {
-                // A conflict the landed commits hold is the target's too: listed once.
-                if landing.conflicts.iter().any(|c| c.file == file) {
-                    continue;
-                }
-                landing.conflicts.push(Conflict {
-                    commit: commit.to_string(),
-                    file,
-                });
+                landing.add_conflict(commit, file);
             }
         }
         Ok(())

@@ -146,13 +146,7 @@ impl Jj {
             .args(["diff", "--git", "--from", span.from, "--to", span.to])
             .stdout()?;
         for file in marked_files(&out) {
-            if landing.conflicts.iter().any(|c| c.file == file) {
-                continue;
-            }
-            landing.conflicts.push(Conflict {
-                commit: commit.to_string(),
-                file,
-            });
+            landing.add_conflict(commit, file);
         }
         Ok(())
     }
