@@ -25,6 +25,8 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 project=$(cd "$here/.." && pwd -P)
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 FILES=${FILES:-20000 50000}
 AGENTS=${AGENTS:-8}
 AGENT_PAUSE=${AGENT_PAUSE:-0.5}
@@ -47,13 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-bin=${AGENT_WORKSPACE_BIN:-}
-if [[ -z $bin ]]; then
-    CARGO_TARGET_DIR=$scratch/aw-target cargo build --release --locked -q \
-        --manifest-path "$project/Cargo.toml"
-    bin=$scratch/aw-target/release/agent-workspace
-fi
-bin=$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")
+bin=$(release_binary "$scratch" "$project")
 JJ=$(command -v jj)
 while IFS= read -r var; do
     case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
@@ -124,20 +120,8 @@ agent() {
 bench_size() {
     local files=$1 repo=$scratch/repo-$1
     say "making a jj repository of $files files"
-    mkdir -p "$repo"
-    (
-        cd "$repo"
-        for ((i = 0; i < files; i++)); do
-            d=src/m$((i / 500))/s$((i / 50 % 10))
-            [[ -d $d ]] || mkdir -p "$d"
-            printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
-        done
-        echo 'export BENCH=1' >.envrc
-        "$JJ" git init --quiet
-        "$JJ" --quiet commit -m "synthetic repository of $files files"
-    )
+    synthetic_repo "$repo" "$files"
     cd "$repo"
-    direnv allow . >/dev/null 2>&1
     say "making workspace w and $AGENTS agent workspaces"
     local ws ns
     ws=$("$bin" run w -- pwd 2>/dev/null)

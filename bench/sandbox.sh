@@ -20,6 +20,8 @@ set -euo pipefail
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 project=$(cd "$here/.." && pwd -P)
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 FILES=${FILES:-20000}
 RUNS=${RUNS:-5}
 for tool in jj bwrap direnv awk; do
@@ -28,13 +30,7 @@ done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/aw-sandbox-bench.XXXXXX")
 scratch=$(cd "$scratch" && pwd -P)
 [[ ${KEEP_SCRATCH:-} == 1 ]] || trap 'rm -rf "$scratch"' EXIT
-bin=${AGENT_WORKSPACE_BIN:-}
-if [[ -z $bin ]]; then
-    CARGO_TARGET_DIR=$scratch/aw-target cargo build --release --locked -q \
-        --manifest-path "$project/Cargo.toml"
-    bin=$scratch/aw-target/release/agent-workspace
-fi
-bin=$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")
+bin=$(release_binary "$scratch" "$project")
 JJ=$(command -v jj)
 export HOME=$scratch/home XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
 export XDG_DATA_HOME=$scratch/data JJ_CONFIG=$scratch/jj.toml
@@ -55,20 +51,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 repo=$scratch/repo
 say "making a jj repository of $FILES files"
-mkdir -p "$repo"
-(
-    cd "$repo"
-    for ((i = 0; i < FILES; i++)); do
-        d=src/m$((i / 500))/s$((i / 50 % 10))
-        [[ -d $d ]] || mkdir -p "$d"
-        printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
-    done
-    echo 'export BENCH=1' >.envrc
-    "$JJ" git init --quiet
-    "$JJ" --quiet commit -m "synthetic repository of $FILES files"
-)
+synthetic_repo "$repo" "$FILES"
 cd "$repo"
-direnv allow . >/dev/null 2>&1
 edit100='for i in $(seq 0 99); do echo changed >> src/m0/s$((i / 50))/f$i.txt; done'
 
 : >"$scratch/cold-s.ms"; : >"$scratch/cold-u.ms"
