@@ -37,10 +37,7 @@ mod workspace;
 
 // What the binary uses: parsing, the one dispatch, the guard's entry, the error, and the
 // output sink that renders it and prints clap's own text.
-pub use cli::commands::exec::cmd_exec as run_guard;
-pub use cli::complete::complete_from_env;
-pub use cli::dispatch;
-pub use cli::parse::{parse, Cli, Parsed};
+pub use cli::{complete_from_env, dispatch, parse, run_guard, Cli, Parsed};
 pub use error::CliError;
 pub use exec::process::TRAMPOLINE;
 pub use ui::output::ColorChoice;

@@ -112,7 +112,7 @@ fn workspace_ids(global: &GlobalArgs) -> Vec<CompletionCandidate> {
     };
     crate::workspace::inventory::directories(&ctx.layout.dir)
         .into_iter()
-        .map(|(id, _, _)| CompletionCandidate::new(id))
+        .map(|(id, _, _)| CompletionCandidate::new(id.as_str()))
         .collect()
 }
 

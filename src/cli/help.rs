@@ -2,7 +2,7 @@
 //! EXAMPLES) and the exit codes in the top-level help's footer.
 
 /// The exit codes, the footer of `agent-workspace --help` (and the EXIT STATUS of the pages).
-pub(crate) const EXIT_CODES: &str = "\
+pub(in crate::cli) const EXIT_CODES: &str = "\
 Exit codes:
   0      success
   1      an error (an `Error:` line and a `Hint:` on stderr); land: conflicts left
@@ -13,7 +13,7 @@ Exit codes:
   128+N  run, shell: the command died of signal N (130: Ctrl-C)
   Otherwise run and shell exit with the command's own code.";
 
-pub(crate) const RUN: &str = "\
+pub(in crate::cli) const RUN: &str = "\
 Examples:
   Run an agent in workspace fix-login, created from the current change if new:
     agent-workspace run fix-login -- claude
@@ -22,7 +22,7 @@ Examples:
   Start a child workspace from the exact state of fix-login:
     agent-workspace run --parent fix-login fix-login-tests -- cargo test";
 
-pub(crate) const STATUS: &str = "\
+pub(in crate::cli) const STATUS: &str = "\
 Examples:
   The table of this repository's workspaces:
     agent-workspace status
@@ -31,26 +31,26 @@ Examples:
   Redraw the table every 2 seconds on this terminal:
     agent-workspace status --watch --interval 2";
 
-pub(crate) const CREATE: &str = "\
+pub(in crate::cli) const CREATE: &str = "\
 Examples:
   Make workspace fix-login ready and go there:
     cd \"$(agent-workspace create fix-login)\"
   A workspace on top of main, for the workflow review:
     agent-workspace create --base-change main --workflow review pr-42";
 
-pub(crate) const PATH: &str = "\
+pub(in crate::cli) const PATH: &str = "\
 Examples:
   Go to an existing workspace:
     cd \"$(agent-workspace path fix-login)\"";
 
-pub(crate) const SHELL: &str = "\
+pub(in crate::cli) const SHELL: &str = "\
 Examples:
   A shell in workspace fix-login, its .envrc loaded:
     agent-workspace shell fix-login
   The same, confined without network:
     agent-workspace shell --sandbox --no-network fix-login";
 
-pub(crate) const CLEAN: &str = "\
+pub(in crate::cli) const CLEAN: &str = "\
 Examples:
   Remove one workspace (its unrecorded edits stay in the repository):
     agent-workspace clean fix-login
@@ -59,68 +59,68 @@ Examples:
   Remove the workspaces untouched for a week:
     agent-workspace clean --older-than 7d";
 
-pub(crate) const CHECKPOINT: &str = "\
+pub(in crate::cli) const CHECKPOINT: &str = "\
 Examples:
   Record fix-login's current state and keep working on top of it:
     agent-workspace checkpoint fix-login -m \"login form validates\"";
 
-pub(crate) const DIFF: &str = "\
+pub(in crate::cli) const DIFF: &str = "\
 Examples:
   The commits and changed files of fix-login:
     agent-workspace diff fix-login
   A patch to apply elsewhere:
     agent-workspace diff --patch fix-login > fix-login.patch";
 
-pub(crate) const LAND: &str = "\
+pub(in crate::cli) const LAND: &str = "\
 Examples:
   See what would land, and which files would conflict:
     agent-workspace land --dry-run fix-login
   Land fix-login onto main, taking the workspace's side of any conflicting hunk:
     agent-workspace land --onto main --prefer workspace fix-login";
 
-pub(crate) const SYNC_TOOLS: &str = "\
+pub(in crate::cli) const SYNC_TOOLS: &str = "\
 Examples:
   Give fix-login the repository's current tools bundle:
     agent-workspace sync-tools fix-login";
 
-pub(crate) const GC: &str = "\
+pub(in crate::cli) const GC: &str = "\
 Examples:
   What the retention settings would remove, and why:
     agent-workspace gc --dry-run
   Remove it:
     agent-workspace gc";
 
-pub(crate) const POOL: &str = "\
+pub(in crate::cli) const POOL: &str = "\
 Examples:
   Have 4 workspaces prepared, then see them:
     agent-workspace pool fill 4
     agent-workspace pool status";
 
-pub(crate) const POOL_FILL: &str = "\
+pub(in crate::cli) const POOL_FILL: &str = "\
 Examples:
   Prepare workspaces up to pool.size:
     agent-workspace pool fill
   Have 4 ready:
     agent-workspace pool fill 4";
 
-pub(crate) const POOL_STATUS: &str = "\
+pub(in crate::cli) const POOL_STATUS: &str = "\
 Examples:
   The prepared workspaces, as JSON:
     agent-workspace pool status --json";
 
-pub(crate) const POOL_DRAIN: &str = "\
+pub(in crate::cli) const POOL_DRAIN: &str = "\
 Examples:
   Remove every prepared workspace:
     agent-workspace pool drain";
 
-pub(crate) const DOCTOR: &str = "\
+pub(in crate::cli) const DOCTOR: &str = "\
 Examples:
   Check the tools, the root and this repository's workspaces:
     agent-workspace doctor
   The same for a script:
     agent-workspace doctor --json";
 
-pub(crate) const COMPLETIONS: &str = "\
+pub(in crate::cli) const COMPLETIONS: &str = "\
 Examples:
   bash (in ~/.bashrc):
     source <(agent-workspace completions bash)
@@ -129,14 +129,14 @@ Examples:
   fish:
     agent-workspace completions fish > $__fish_config_dir/completions/agent-workspace.fish";
 
-pub(crate) const MCP: &str = "\
+pub(in crate::cli) const MCP: &str = "\
 Examples:
   Let an agent drive this repository's workspaces (its MCP configuration starts this):
     agent-workspace mcp --repo ~/src/app
   Every run sandboxed, and landing allowed:
     agent-workspace mcp --sandbox --allow-land";
 
-pub(crate) const MAN: &str = "\
+pub(in crate::cli) const MAN: &str = "\
 Examples:
   Install the pages where man finds them:
     agent-workspace man --dir ~/.local/share/man/man1

@@ -2,23 +2,29 @@
 //! one thin command per subcommand (`commands`), what `run` and `create` share (`start`), and
 //! the dispatch from one to the other.
 
-pub(crate) mod commands;
-pub(crate) mod complete;
-pub(crate) mod global;
-pub(crate) mod help;
-pub(crate) mod mcp;
-pub(crate) mod parse;
+pub(in crate::cli) mod commands;
+pub(in crate::cli) mod complete;
+pub(in crate::cli) mod global;
+pub(in crate::cli) mod help;
+pub(in crate::cli) mod mcp;
+pub(in crate::cli) mod parse;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
 mod schemas;
-pub(crate) mod start;
+pub(in crate::cli) mod start;
 
 use clap::CommandFactory;
 
+// What the binary needs, re-exported by the crate root. Everything else in this layer is
+// `pub(in crate::cli)`: no lower layer can name it (the compiler holds that direction).
+pub use commands::exec::cmd_exec as run_guard;
+pub use complete::complete_from_env;
+pub use parse::{parse, Cli, Parsed};
+
 use crate::error::CliError;
 use crate::ui::Ui;
-use parse::{Cli, Command};
+use parse::Command;
 
 /// Runs the parsed command: one `cmd_<name>` per subcommand; its exit status, or the error
 /// to render.

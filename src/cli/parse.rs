@@ -248,11 +248,11 @@ mod tests {
         assert!(footer.starts_with("Exit codes:"), "{footer}");
     }
 
-    /// An id refused by clap's value parser is the usage error `validate_id` words, not
+    /// An id refused by clap's value parser is the usage error `WorkspaceId::parse` words, not
     /// clap's "invalid value" form, for every argument that takes one.
     #[test]
     fn a_refused_id_keeps_its_own_words() {
-        let expected = crate::store::layout::validate_id("a b").unwrap_err();
+        let expected = crate::store::layout::WorkspaceId::parse("a b").unwrap_err();
         for args in [
             &["run", "a b", "--", "true"][..],
             &["run", "w", "--parent", "a b", "--", "true"],

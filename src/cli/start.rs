@@ -47,7 +47,7 @@ pub struct StartArgs {
 }
 
 /// A workspace the session entered, with what its command needs.
-pub(crate) struct Begun {
+pub(in crate::cli) struct Begun {
     pub ctx: Context,
     pub path: PathBuf,
     pub sandboxing: Option<Sandboxing>,
@@ -59,7 +59,7 @@ pub(crate) struct Begun {
 /// Opens the context, checks the id, finishes a clean of it a kill interrupted, prepares
 /// the sandbox and enters the session: the workspace made or reattached and ready, its lease
 /// held. Notes are said as they happen, the progress line shown meanwhile.
-pub(crate) fn begin(
+pub(in crate::cli) fn begin(
     ui: &Ui,
     global: &GlobalArgs,
     id: &WorkspaceId,
@@ -91,7 +91,7 @@ pub(crate) fn begin(
         id,
         workflow: args.workflow.as_deref(),
         base_change: args.base_change.as_deref(),
-        parent: args.parent.as_deref(),
+        parent: args.parent.as_ref(),
         no_direnv: args.no_direnv,
         trust_envrc: args.trust_envrc,
         trust_config: args.trust_config,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{CliError, Result};
 use crate::exec::liveness;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{self, Loaded, Record, Status};
 use crate::workspace;
@@ -13,7 +14,12 @@ use crate::workspace::context::Context;
 
 /// Takes the lease of workspace `id` at `path`. `None` means this is a nested run of the
 /// lease holder.
-pub(super) fn take(ctx: &Context, id: &str, path: &Path, wait: bool) -> Result<Option<Lock>> {
+pub(super) fn take(
+    ctx: &Context,
+    id: &WorkspaceId,
+    path: &Path,
+    wait: bool,
+) -> Result<Option<Lock>> {
     let lease_path = ctx.layout.lease(id);
     if let Some(lease) = lock::try_exclusive(&lease_path)? {
         return Ok(Some(lease));
@@ -50,7 +56,7 @@ fn supervisor_alive(record: &Record) -> bool {
 
 /// Who holds the workspace: a live run, the processes a dead one left (its guard still ending
 /// them), or another agent-workspace process creating or cleaning it.
-fn busy(id: &str, record: Option<&Record>) -> CliError {
+fn busy(id: &WorkspaceId, record: Option<&Record>) -> CliError {
     let holder = match record {
         Some(r) if r.status == Status::Running && supervisor_alive(r) => format!(
             "pid {}, workflow {}, since {}",

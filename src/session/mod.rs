@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::exec::process;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::Lock;
 use crate::store::metadata::{self, Record};
 use crate::workspace::context::Context;
@@ -23,10 +24,10 @@ pub(crate) use supervise::{supervise, Entered, Warning};
 
 /// What a session is asked to start: the workspace and how to make it ready.
 pub(crate) struct Start<'a> {
-    pub id: &'a str,
+    pub id: &'a WorkspaceId,
     pub workflow: Option<&'a str>,
     pub base_change: Option<&'a str>,
-    pub parent: Option<&'a str>,
+    pub parent: Option<&'a WorkspaceId>,
     pub no_direnv: bool,
     pub trust_envrc: bool,
     pub trust_config: bool,
@@ -75,6 +76,7 @@ pub(crate) fn enter(
     prepare(ctx, &mut record, opened.created, &setup, tell)
         .inspect_err(|err| refused(&mut record, err))?;
     Ok(Some(Entered {
+        id: start.id.clone(),
         record,
         created: opened.created,
         lease,
@@ -162,7 +164,7 @@ pub(crate) fn run_nested(command: &[OsString], path: &std::path::Path) -> crate:
 /// `--cleanup`: removes the workspace, whose lease the session holds, after its success.
 pub(crate) fn remove_after_run(
     ctx: &Context,
-    id: &str,
+    id: &WorkspaceId,
     lease: Lock,
 ) -> Result<(PathBuf, workspace::remove::Removal)> {
     let entry = crate::workspace::inventory::local(ctx, id)

@@ -9,6 +9,7 @@ use crate::error::{CliError, Result};
 use crate::exec::liveness;
 use crate::exec::process::Ending;
 use crate::exec::signals;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::Lock;
 use crate::store::metadata::{self, Loaded, Record, Status};
 use crate::workspace;
@@ -18,6 +19,8 @@ use crate::workspace::launch::{Launch, Sandboxing};
 
 /// A workspace made ready for a command, holding its lease.
 pub(crate) struct Entered {
+    /// The workspace entered (its id as checked on the command line, not the record's copy).
+    pub id: WorkspaceId,
     pub record: Record,
     /// Whether entering made the workspace (false: it existed and was reattached).
     pub created: bool,
@@ -86,8 +89,8 @@ pub(crate) fn supervise(
     let mut warnings = vec![];
     if let Some(sandboxing) = &sandboxing {
         // Every process of the run has ended: its own store is the export's alone.
-        let (id, ws) = (&record.workspace_id, &record.workspace_path);
-        if let Err(err) = workspace::private::bring_back(ctx, id, ws, &sandboxing.bwrap) {
+        let ws = &record.workspace_path;
+        if let Err(err) = workspace::private::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
             warnings.push(Warning::NotBroughtBack { code, err });
         }
     }

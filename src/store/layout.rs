@@ -21,16 +21,32 @@ pub(crate) const POOL_PREFIX: &str = ".pool-";
 pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// A workspace id, checked where it enters: on the command line (clap's value parser,
-/// [`WorkspaceId::from_arg`]) or read from a directory name or a backend's list
-/// ([`WorkspaceId::parse`]). Whatever holds one need not check it again.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// [`WorkspaceId::from_arg`]) or read from a directory name, a journal, a record or a
+/// backend's list ([`WorkspaceId::parse`]); a prepared workspace's `.pool-<token>` name is one
+/// too ([`WorkspaceId::prepared`]). Either way it is one safe path component. The lifecycle
+/// (`session`, `workspace`) and the layout take only this type, so an id read from a file
+/// the command can write reaches no path and no lease unchecked. The VCS layer takes the
+/// backend's workspace name as `&str` (an id or a prepared name, never parsed again).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkspaceId(String);
 
 impl WorkspaceId {
-    /// `id` when it is acceptable (see [`validate_id`]), else the usage error saying why.
+    /// `id` when it is acceptable (1-64 characters of `[A-Za-z0-9._-]`, starting with a
+    /// letter or digit), else the usage error saying why.
     pub(crate) fn parse(id: &str) -> Result<WorkspaceId> {
         validate_id(id)?;
         Ok(WorkspaceId(id.to_string()))
+    }
+
+    /// The name of the prepared workspace `.pool-<token>` (`token`: 1-40 lowercase letters
+    /// and digits), which goes through creation like an id and is renamed to one when taken.
+    pub(crate) fn prepared(token: &str) -> Option<WorkspaceId> {
+        let valid = !token.is_empty()
+            && token.len() <= 40
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+        valid.then(|| WorkspaceId(format!("{POOL_PREFIX}{token}")))
     }
 
     /// clap's value parser for an id argument: its error carries the one wording, which
@@ -40,10 +56,29 @@ impl WorkspaceId {
     }
 }
 
+impl WorkspaceId {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 impl std::ops::Deref for WorkspaceId {
     type Target = str;
 
     fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Shown as the id's string (`"w1"`), as messages quote an id.
+impl std::fmt::Debug for WorkspaceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0.as_str(), f)
+    }
+}
+
+impl std::borrow::Borrow<str> for WorkspaceId {
+    fn borrow(&self) -> &str {
         &self.0
     }
 }
@@ -79,7 +114,7 @@ impl std::fmt::Display for InvalidId {
 impl std::error::Error for InvalidId {}
 
 /// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
-pub(crate) fn validate_id(id: &str) -> Result<()> {
+fn validate_id(id: &str) -> Result<()> {
     let bad = |why: &str| {
         CliError::usage(format!("invalid workspace id {id:?}: {why}"))
             .hint("use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit")
@@ -184,8 +219,8 @@ impl Layout {
         }
     }
 
-    pub(crate) fn workspace(&self, id: &str) -> PathBuf {
-        self.dir.join(id)
+    pub(crate) fn workspace(&self, id: &WorkspaceId) -> PathBuf {
+        self.dir.join(id.as_str())
     }
 
     /// Lock files live beside the workspaces under a name no id can take.
@@ -206,18 +241,18 @@ impl Layout {
     }
 
     /// Workspace `id`'s own store, which only its sandboxed runs see (mounted as its `.jj`).
-    pub(crate) fn private_store(&self, id: &str) -> PathBuf {
-        self.private_stores().join(id)
+    pub(crate) fn private_store(&self, id: &WorkspaceId) -> PathBuf {
+        self.private_stores().join(id.as_str())
     }
 
     /// The lock a run holds for its whole life: one run per workspace.
-    pub(crate) fn lease(&self, id: &str) -> PathBuf {
+    pub(crate) fn lease(&self, id: &WorkspaceId) -> PathBuf {
         self.locks().join(format!("{id}.lock"))
     }
 
     /// The temporary git index `run --parent` builds a child's starting commit in (a dot-name:
     /// never a lease); removed right after.
-    pub(crate) fn fork_index(&self, child: &str) -> PathBuf {
+    pub(crate) fn fork_index(&self, child: &WorkspaceId) -> PathBuf {
         self.locks().join(format!(".fork-{child}.index"))
     }
 
@@ -303,6 +338,16 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_shows_and_quotes_as_its_string() {
+        let id = WorkspaceId::parse("w-1").unwrap();
+        assert_eq!(format!("{id} {id:?}"), "w-1 \"w-1\"");
+        let prepared = WorkspaceId::prepared("abc123").unwrap();
+        assert_eq!(format!("{prepared:?}"), "\".pool-abc123\"");
+        assert!(WorkspaceId::prepared("../x").is_none());
+        assert!(WorkspaceId::prepared("").is_none());
+    }
 
     #[test]
     fn ids() {

@@ -441,7 +441,7 @@ pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
         Problem::MissingMetadata => format!("it has no record; the next `agent-workspace run {id}` adopts it"),
         Problem::NewerSchema(v) => format!("its record is schema {v}, from a newer agent-workspace; upgrade to manage it"),
         Problem::NotADirectory => "it is a symlink or file, not a workspace; remove it by hand".into(),
-        Problem::Mismatch(m) => format!("{}; {}", m.message(id), m.hint()),
+        Problem::Mismatch(m) => format!("{}; {}", m.message(&entry.id), m.hint()),
         Problem::Renamed(name) => format!("the backend knows it as {name:?}; `agent-workspace clean {id}` forgets that name, keeping its edits"),
         Problem::TamperedRecord => format!("its {} was changed outside agent-workspace, which goes by its own state in .state/{id}.json; the next `agent-workspace run {id}` rewrites it", crate::store::metadata::FILE_NAME),
     }

@@ -63,7 +63,7 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
     let rows = entries.iter().zip(extra).map(|(e, x)| {
         let record = e.known_record();
         [
-            e.id.clone(),
+            e.id.to_string(),
             e.status().to_string(),
             parent_text(e),
             record

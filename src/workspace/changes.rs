@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record};
 use crate::vcs::diff::Changes;
 use crate::workspace::context::Context;
@@ -23,7 +24,7 @@ pub(crate) struct Target {
 
 /// Opens workspace `id` for reading its changes: it must exist with a readable record. While
 /// a live run holds it, it is opened for looking only ([`Target::watching`]).
-pub(crate) fn open(ctx: &Context, id: &str) -> Result<Target> {
+pub(crate) fn open(ctx: &Context, id: &WorkspaceId) -> Result<Target> {
     let path = ctx.layout.workspace(id);
     let record = existing_record(id, &path)?;
     let (hold, watching) = super::hold::hold_or_watch(ctx, id, &record)?;
@@ -58,7 +59,7 @@ pub(crate) fn read_prepared(
 }
 
 /// The record of the workspace directory at `path`, or why there is none to go by.
-fn existing_record(id: &str, path: &Path) -> Result<Record> {
+fn existing_record(id: &WorkspaceId, path: &Path) -> Result<Record> {
     match std::fs::symlink_metadata(path) {
         Err(_) => return Err(super::unknown(id, path)),
         Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
@@ -77,7 +78,7 @@ fn existing_record(id: &str, path: &Path) -> Result<Record> {
     }
 }
 
-fn no_record(id: &str, why: &str) -> CliError {
+fn no_record(id: &WorkspaceId, why: &str) -> CliError {
     CliError::failure(format!(
         "workspace {id:?} cannot be compared with its base: {why}"
     ))

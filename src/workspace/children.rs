@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::hold::{hold, Hold};
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record};
 use crate::vars;
 use crate::workspace::context::Context;
@@ -22,7 +23,11 @@ pub(crate) struct Fork {
 
 /// `--parent` names the parent of a new workspace; an existing one (at `path`) must already
 /// have that parent (a usage error otherwise).
-pub(crate) fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Result<()> {
+pub(crate) fn check_parent(
+    id: &WorkspaceId,
+    path: &Path,
+    parent: Option<&WorkspaceId>,
+) -> Result<()> {
     let Some(parent) = parent else {
         return Ok(());
     };
@@ -46,7 +51,11 @@ pub(crate) fn check_parent(id: &str, path: &Path, parent: Option<&str>) -> Resul
 /// When `child` is to be created from workspace `parent` (`--parent` given, no directory
 /// yet): checks the parent exists, is not held by another run and is not too deep, and gives
 /// the commit holding its state.
-pub(crate) fn fork(ctx: &Context, child: &str, parent: Option<&str>) -> Result<Option<Fork>> {
+pub(crate) fn fork(
+    ctx: &Context,
+    child: &WorkspaceId,
+    parent: Option<&WorkspaceId>,
+) -> Result<Option<Fork>> {
     match parent {
         Some(parent) if std::fs::symlink_metadata(ctx.layout.workspace(child)).is_err() => {
             fork_from(ctx, child, parent).map(Some)
@@ -55,7 +64,7 @@ pub(crate) fn fork(ctx: &Context, child: &str, parent: Option<&str>) -> Result<O
     }
 }
 
-fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
+fn fork_from(ctx: &Context, child: &WorkspaceId, parent: &WorkspaceId) -> Result<Fork> {
     if child == parent {
         return Err(
             CliError::usage(format!("workspace {child:?} cannot be its own parent"))
@@ -94,12 +103,15 @@ fn fork_from(ctx: &Context, child: &str, parent: &str) -> Result<Fork> {
 
 /// Refuses a child deeper than the limit: its depth is one more than its parent's, counted
 /// through the ancestors whose records still exist.
-fn check_depth(ctx: &Context, child: &str, parent: &Record) -> Result<()> {
+fn check_depth(ctx: &Context, child: &WorkspaceId, parent: &Record) -> Result<()> {
     let max = max_depth()?;
     let mut depth = 1u32;
     let mut next = parent.parent.clone();
     while depth <= max {
-        let Some(id) = next else { return Ok(()) };
+        // A parent named by a record is read only when it is a valid id.
+        let Some(id) = next.and_then(|id| WorkspaceId::parse(&id).ok()) else {
+            return Ok(());
+        };
         depth += 1;
         next = match metadata::load(&ctx.layout.workspace(&id)) {
             Loaded::Ok(record) => record.parent,
@@ -134,7 +146,7 @@ fn max_depth() -> Result<u32> {
 /// trusting its files as a base revision's: its `.envrc` (and each file that loads) counts as
 /// the base's only when it is the parent's base's, or what the parent allowed. A parent
 /// whose base is unknown passes on no trust: the child's first run asks for `--trust-envrc`.
-pub(super) fn inherit_trust(ctx: &Context, parent: &str, record: &mut Record) {
+pub(super) fn inherit_trust(ctx: &Context, parent: &WorkspaceId, record: &mut Record) {
     let from = match metadata::load(&ctx.layout.workspace(parent)) {
         Loaded::Ok(from) => Some(*from),
         _ => None,

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::{foreign, remove_workspace_dir, same_dir, Note, Opened, Request};
 use crate::error::{CliError, Result};
 use crate::exec::signals;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::store::metadata::{self, Record, Status};
 use crate::vcs::{Created, Kept, Registered};
@@ -90,7 +91,7 @@ fn create_locked(
                 }
                 // The name may be taken (by a workspace whose directory went away, or one made
                 // elsewhere): ask the backend and go the way that knows about it.
-                Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| w.name == req.id) => {
+                Err(_) if !ask_first && ctx.vcs.list()?.iter().any(|w| *req.id == w.name) => {
                     // Nothing of this attempt was made: its journal goes; the next one writes its own.
                     journal::finish(ctx, req.id);
                     if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
@@ -165,7 +166,7 @@ fn resolve_base(
 ) -> Result<(Vec<String>, Option<String>)> {
     let mut base_change = req.base_change.map(str::to_string);
     let known = match ask_first {
-        true => ctx.vcs.list()?.into_iter().find(|w| w.name == req.id),
+        true => ctx.vcs.list()?.into_iter().find(|w| *req.id == w.name),
         false => None,
     };
     let base = match known {
@@ -210,7 +211,7 @@ fn resolve_base(
 /// failure the workspace is rolled back.
 fn copy_included(
     ctx: &Context,
-    id: &str,
+    id: &WorkspaceId,
     path: &Path,
     created: &Created,
     record: &mut Record,
@@ -236,7 +237,7 @@ fn copy_included(
 
 /// Undoes a creation: remove the directory we made, unregister it, and delete the branch
 /// this call created.
-fn roll_back(ctx: &Context, id: &str, path: &Path, created: &Created) {
+fn roll_back(ctx: &Context, id: &WorkspaceId, path: &Path, created: &Created) {
     if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         let _ = remove_workspace_dir(&ctx.layout.dir, path);
     }
@@ -279,7 +280,7 @@ pub(super) fn settle(ctx: &Context) -> Result<()> {
 }
 
 /// Whether a creation of `id` a kill interrupted is left to settle.
-pub(super) fn interrupted(ctx: &Context, id: &str) -> bool {
+pub(super) fn interrupted(ctx: &Context, id: &WorkspaceId) -> bool {
     fs::symlink_metadata(journal::path(ctx, id)).is_ok()
 }
 
@@ -288,6 +289,8 @@ pub(super) fn interrupted(ctx: &Context, id: &str) -> bool {
 /// workspace's state is saved (or the creation rolled back).
 mod journal {
     use std::path::PathBuf;
+
+    use crate::store::layout::WorkspaceId;
 
     use serde::{Deserialize, Serialize};
 
@@ -308,14 +311,14 @@ mod journal {
         start: Option<String>,
     }
 
-    pub(super) fn path(ctx: &Context, id: &str) -> PathBuf {
+    pub(super) fn path(ctx: &Context, id: &WorkspaceId) -> PathBuf {
         ctx.layout
             .dir
             .join(crate::store::state::DIR_NAME)
             .join(format!("{id}{SUFFIX}"))
     }
 
-    fn write(ctx: &Context, id: &str, journal: &Journal) -> Result<()> {
+    fn write(ctx: &Context, id: &WorkspaceId, journal: &Journal) -> Result<()> {
         // Invariant: a struct of an optional string and a bool always serializes.
         let text = serde_json::to_vec(journal).expect("a journal serializes");
         crate::store::fsutil::create_dir_nofollow(
@@ -326,12 +329,12 @@ mod journal {
     }
 
     /// Journals what the creation will make (`planned`), before the backend runs.
-    pub(super) fn begin(ctx: &Context, id: &str, planned: &Created) -> Result<()> {
+    pub(super) fn begin(ctx: &Context, id: &WorkspaceId, planned: &Created) -> Result<()> {
         created(ctx, id, planned)
     }
 
     /// Journals what the backend made.
-    pub(super) fn created(ctx: &Context, id: &str, created: &Created) -> Result<()> {
+    pub(super) fn created(ctx: &Context, id: &WorkspaceId, created: &Created) -> Result<()> {
         write(
             ctx,
             id,
@@ -345,7 +348,7 @@ mod journal {
 
     /// What the backend made, or was about to make, as the journal says (an unreadable
     /// journal: nothing known, so no branch is deleted).
-    pub(super) fn read(ctx: &Context, id: &str) -> Created {
+    pub(super) fn read(ctx: &Context, id: &WorkspaceId) -> Created {
         let journal: Journal = crate::store::fsutil::open_existing_nofollow(&path(ctx, id))
             .ok()
             .and_then(|f| serde_json::from_reader(std::io::BufReader::new(f)).ok())
@@ -357,20 +360,18 @@ mod journal {
         }
     }
 
-    pub(super) fn finish(ctx: &Context, id: &str) {
+    pub(super) fn finish(ctx: &Context, id: &WorkspaceId) {
         let _ = crate::store::fsutil::remove_file(&path(ctx, id));
     }
 
-    pub(super) fn ids(ctx: &Context) -> Vec<String> {
+    pub(super) fn ids(ctx: &Context) -> Vec<WorkspaceId> {
         let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::store::state::DIR_NAME)) else {
             return vec![];
         };
-        let mut ids: Vec<String> = dir
+        let mut ids: Vec<WorkspaceId> = dir
             .filter_map(|e| {
                 let name = e.ok()?.file_name().into_string().ok()?;
-                let id = name.strip_suffix(SUFFIX)?;
-                crate::store::layout::validate_id(id).ok()?;
-                Some(id.to_string())
+                WorkspaceId::parse(name.strip_suffix(SUFFIX)?).ok()
             })
             .collect();
         ids.sort();
@@ -413,7 +414,7 @@ pub(super) fn new_record(
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
-        parent: req.parent.map(str::to_string),
+        parent: req.parent.map(WorkspaceId::to_string),
         checkpoints: 0,
         land: None,
         land_intent: None,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::store::metadata;
 use crate::workspace::inventory::{Entry, Problem};
@@ -32,7 +33,7 @@ pub(crate) struct Candidate {
 pub(crate) fn select(
     entries: Vec<Entry>,
     retention: &BTreeMap<String, Duration>,
-    lease: impl Fn(&str) -> std::path::PathBuf,
+    lease: impl Fn(&WorkspaceId) -> std::path::PathBuf,
     now: SystemTime,
 ) -> Vec<Candidate> {
     entries

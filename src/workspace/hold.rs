@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::error::{CliError, Result};
 use crate::exec::liveness;
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{Record, Status};
 use crate::vars;
@@ -20,7 +21,7 @@ pub(crate) enum Hold {
 
 /// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
 /// in the run holding it; otherwise a busy error (exit 1).
-pub(crate) fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<Hold> {
+pub(crate) fn hold(ctx: &Context, id: &WorkspaceId, record: Option<&Record>) -> Result<Hold> {
     if crate::exec::sandbox::inside(id, &ctx.layout.workspace(id)) {
         return Err(CliError::failure(format!(
             "cannot act on workspace {id:?} from inside its sandboxed run: agent-workspace's own state is read-only there"
@@ -51,7 +52,7 @@ pub(crate) fn hold(ctx: &Context, id: &str, record: Option<&Record>) -> Result<H
 /// no snapshot, no record); otherwise as [`hold`].
 pub(crate) fn hold_or_watch(
     ctx: &Context,
-    id: &str,
+    id: &WorkspaceId,
     record: &Record,
 ) -> Result<(Option<Hold>, bool)> {
     match hold(ctx, id, Some(record)) {
@@ -75,7 +76,7 @@ fn live_run(record: &Record) -> bool {
 
 /// A command started from inside the live run of the same workspace (its environment names
 /// this workspace and the recorded supervisor is one of our ancestors).
-pub(crate) fn is_nested(id: &str, path: &Path, record: Option<&Record>) -> bool {
+pub(crate) fn is_nested(id: &WorkspaceId, path: &Path, record: Option<&Record>) -> bool {
     let env_id = vars::raw(vars::ID);
     let env_path = vars::raw(vars::PATH);
     if env_id.as_deref() != Some(id.as_ref()) || env_path.as_deref() != Some(path.as_os_str()) {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::CliError;
 use crate::exec::liveness;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record, Status};
 use crate::vcs::Registered;
 use crate::workspace::context::Context;
@@ -57,7 +58,7 @@ impl Problem {
 /// One workspace of the namespace as found on disk and in the backend.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
-    pub id: String,
+    pub id: WorkspaceId,
     pub path: PathBuf,
     pub record: Option<Box<Record>>,
     /// The raw JSON of a record from a newer schema, shown as is. A `Value`, not a report
@@ -132,7 +133,7 @@ fn lease_held(path: &std::path::Path) -> bool {
 
 /// Reads one workspace directory's record into an entry; `kind` is its type when already
 /// known from a directory listing.
-fn read(id: String, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
+fn read(id: WorkspaceId, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
     let mut entry = Entry {
         id,
         path,
@@ -208,7 +209,7 @@ pub(crate) fn all_with(
     ctx: &Context,
     ask: &mut dyn FnMut(bool) -> crate::vcs::Result<Vec<Registered>>,
 ) -> (Vec<Entry>, Option<CliError>) {
-    let entries: BTreeMap<String, Entry> = directories(&ctx.layout.dir)
+    let entries: BTreeMap<WorkspaceId, Entry> = directories(&ctx.layout.dir)
         .into_iter()
         .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
         .collect();
@@ -239,14 +240,18 @@ pub(crate) fn all_with(
 /// Matches directories with registrations, then checks each against this command's settings.
 fn reconcile(
     ctx: &Context,
-    mut entries: BTreeMap<String, Entry>,
+    mut entries: BTreeMap<WorkspaceId, Entry>,
     registered: Vec<Registered>,
 ) -> Vec<Entry> {
     let mut known = std::collections::BTreeSet::new();
     // A prepared workspace a crashed take left registered under its new id is the pool's.
     let taking = crate::workspace::pool::taking(&ctx.layout.dir);
-    for reg in registered.into_iter().filter(|r| !taking.contains(&r.name)) {
-        let ours = ctx.layout.workspace(&reg.name);
+    for reg in registered
+        .into_iter()
+        .filter(|r| !taking.iter().any(|t| *t == r.name))
+    {
+        // Where a workspace of this name would be (only compared: the name is not checked yet).
+        let ours = ctx.layout.dir.join(&reg.name);
         if let Some(at) = reg.path.as_deref().filter(|p| *p != ours) {
             // Registered elsewhere; ours under another name if its root is one of our dirs.
             let id = at.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -260,20 +265,21 @@ fn reconcile(
             }
             continue;
         }
-        if crate::store::layout::validate_id(&reg.name).is_err()
-            || ctx.vcs.check_id(&reg.name).is_err()
-        {
+        let Ok(id) = WorkspaceId::parse(&reg.name) else {
+            continue;
+        };
+        if ctx.vcs.check_id(&id).is_err() {
             continue;
         }
-        known.insert(reg.name.clone());
+        known.insert(id.clone());
         // A registration without a directory is ours only if we ever ran it (its lease file
         // exists); otherwise it is some other workspace whose directory went away.
-        let leased = ctx.layout.lease(&reg.name).exists();
-        if reg.path.is_none() && !entries.contains_key(&reg.name) && !leased {
+        let leased = ctx.layout.lease(&id).exists();
+        if reg.path.is_none() && !entries.contains_key(&id) && !leased {
             continue;
         }
-        entries.entry(reg.name.clone()).or_insert_with(|| Entry {
-            id: reg.name,
+        entries.entry(id.clone()).or_insert_with(|| Entry {
+            id,
             kept: kept(&ours),
             path: ours,
             record: None,
@@ -310,7 +316,7 @@ fn check_settings(ctx: &Context, entry: &mut Entry) {
 }
 
 /// The ids that have a lease file.
-fn leases(ctx: &Context) -> Vec<String> {
+fn leases(ctx: &Context) -> Vec<WorkspaceId> {
     let Ok(entries) = std::fs::read_dir(ctx.layout.locks()) else {
         return vec![];
     };
@@ -321,35 +327,34 @@ fn leases(ctx: &Context) -> Vec<String> {
                 .into_string()
                 .ok()?
                 .strip_suffix(".lock")
-                .map(str::to_string)
+                .and_then(|id| WorkspaceId::parse(id).ok())
         })
-        .filter(|id| crate::store::layout::validate_id(id).is_ok())
         .collect()
 }
 
 /// A workspace whose directory exists, read from its files alone (no backend call, so an
 /// unregistered directory is not detected here).
-pub(crate) fn local(ctx: &Context, id: &str) -> Option<Entry> {
+pub(crate) fn local(ctx: &Context, id: &WorkspaceId) -> Option<Entry> {
     if half_taken(ctx, id) {
         return None;
     }
     let path = ctx.layout.workspace(id);
     std::fs::symlink_metadata(&path).ok()?;
-    let mut entry = read(id.to_string(), path, None);
+    let mut entry = read(id.clone(), path, None);
     check_settings(ctx, &mut entry);
     Some(entry)
 }
 
 /// One workspace, or `None` when neither a directory nor a registration exists. Its
 /// registration is checked by name and by recorded root.
-pub(crate) fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) {
+pub(crate) fn one(ctx: &Context, id: &WorkspaceId) -> (Option<Entry>, Option<CliError>) {
     if half_taken(ctx, id) {
         return (None, None);
     }
     let path = ctx.layout.workspace(id);
     let (all, warning) = if std::fs::symlink_metadata(&path).is_ok() {
         // Cheaper than listing everything: read this directory, then check registration.
-        let mut entry = read(id.to_string(), path, None);
+        let mut entry = read(id.clone(), path, None);
         if entry.problem == Some(Problem::NotADirectory) {
             return (Some(entry), None);
         }
@@ -369,20 +374,20 @@ pub(crate) fn one(ctx: &Context, id: &str) -> (Option<Entry>, Option<CliError>) 
     } else {
         all(ctx)
     };
-    (all.into_iter().find(|e| e.id == id), warning)
+    (all.into_iter().find(|e| e.id == *id), warning)
 }
 
 /// Whether `id` is a prepared workspace a take is handing over (or a crash interrupted
 /// while it did): the pool's, not a workspace, as in [`all`].
-fn half_taken(ctx: &Context, id: &str) -> bool {
-    crate::workspace::pool::taking(&ctx.layout.dir)
-        .iter()
-        .any(|t| t == id)
+fn half_taken(ctx: &Context, id: &WorkspaceId) -> bool {
+    crate::workspace::pool::taking(&ctx.layout.dir).contains(id)
 }
 
 /// The workspace directories present in the namespace, with the type the directory listing
 /// gave (so listing a thousand workspaces costs no stat each).
-pub(crate) fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<fs::FileType>)> {
+pub(crate) fn directories(
+    namespace_dir: &Path,
+) -> Vec<(WorkspaceId, PathBuf, Option<fs::FileType>)> {
     let Ok(entries) = fs::read_dir(namespace_dir) else {
         return vec![];
     };
@@ -392,9 +397,9 @@ pub(crate) fn directories(namespace_dir: &Path) -> Vec<(String, PathBuf, Option<
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().into_string().ok()?;
-            crate::store::layout::validate_id(&name).ok()?;
-            (!taking.contains(&name)).then_some(())?;
-            Some((name, entry.path(), entry.file_type().ok()))
+            let id = WorkspaceId::parse(&name).ok()?;
+            (!taking.contains(&id)).then_some(())?;
+            Some((id, entry.path(), entry.file_type().ok()))
         })
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));

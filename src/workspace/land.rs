@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
 use crate::vcs::land::{Landing, Plan, Target};
 use crate::workspace::context::Context;
@@ -18,7 +19,7 @@ use crate::workspace::inventory::{self, Entry, Problem};
 
 /// What `land` was asked.
 pub(crate) struct Request<'a> {
-    pub id: &'a str,
+    pub id: &'a WorkspaceId,
     pub onto: Option<&'a str>,
     pub prefer: Option<Side>,
     pub allow_conflicts: bool,
@@ -47,7 +48,13 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         // fail, this land journals itself afresh and records what it does.
         let _ = finish(ctx, &mut record);
     }
-    let target = target(ctx, req.onto, record.parent.as_deref())?;
+    // The parent a record names is used only as a valid id (a record is a file anyone can edit).
+    let parent = record
+        .parent
+        .as_deref()
+        .map(WorkspaceId::parse)
+        .transpose()?;
+    let target = target(ctx, req.onto, parent.as_ref())?;
     let _parent_hold = hold_parent(ctx, req.id, &target)?;
     if !req.dry_run {
         journal(ctx, &mut record, &target)?;
@@ -173,9 +180,9 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
         if let Some(name) = intent.target.strip_suffix('@') {
             let dir = match name {
                 crate::vcs::jj::MAIN_WORKSPACE => Some(ctx.repo.root.clone()),
-                _ => crate::store::layout::validate_id(name)
-                    .is_ok()
-                    .then(|| ctx.layout.workspace(name)),
+                _ => WorkspaceId::parse(name)
+                    .ok()
+                    .map(|id| ctx.layout.workspace(&id)),
             };
             if let Some(dir) = dir.filter(|d| d.is_dir()) {
                 let _ = ctx.vcs.follow_landed_target(&dir);
@@ -241,11 +248,11 @@ fn check(ctx: &Context, entries: &mut [Entry]) {
     };
     let checked: Vec<String> = lands.iter().map(|(id, _)| id.to_string()).collect();
     for entry in entries.iter_mut() {
-        if !checked.contains(&entry.id) {
+        if !checked.iter().any(|c| entry.id == *c) {
             continue;
         }
         if let Some(record) = entry.record.as_mut() {
-            record.land_check = match held.contains(&entry.id) {
+            record.land_check = match held.iter().any(|h| entry.id == *h) {
                 true => LandCheck::Verified,
                 false => LandCheck::Undone,
             };
@@ -283,7 +290,7 @@ fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
 /// The workspace's entry, refused when it is not one `land` can act on. Read from its files
 /// alone (the backend's own calls fail for a workspace it no longer knows); asked of the
 /// backend only when there is no directory, to say why.
-fn usable(ctx: &Context, id: &str) -> Result<Entry> {
+fn usable(ctx: &Context, id: &WorkspaceId) -> Result<Entry> {
     let entry = match inventory::local(ctx, id) {
         Some(entry) => entry,
         None => match inventory::one(ctx, id) {
@@ -312,7 +319,7 @@ fn usable(ctx: &Context, id: &str) -> Result<Entry> {
     }
 }
 
-fn no_record(id: &str, path: &Path) -> CliError {
+fn no_record(id: &WorkspaceId, path: &Path) -> CliError {
     CliError::failure(format!(
         "workspace {id:?} has no readable record at {}",
         path.display()
@@ -325,13 +332,26 @@ fn no_record(id: &str, path: &Path) -> CliError {
 /// The lease of the workspace whose files or branch the land changes: the parent's, or
 /// (git) the one whose branch `--onto` names. Its files are not changed under a live run (or
 /// a creation or clean) of it, unless the land was asked from inside that very run.
-fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super::hold::Hold>> {
+fn hold_parent(
+    ctx: &Context,
+    id: &WorkspaceId,
+    target: &Target,
+) -> Result<Option<super::hold::Hold>> {
     let (other, path, what) = match target {
-        Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
-        Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
-            Some(other) if other != id && crate::store::layout::validate_id(&other).is_ok() => {
+        Target::Workspace { id, path } => (
+            WorkspaceId::parse(id)?,
+            path.clone(),
+            "the parent".to_string(),
+        ),
+        Target::Rev(rev) => match ctx
+            .vcs
+            .onto_workspace(rev)?
+            .and_then(|other| WorkspaceId::parse(&other).ok())
+        {
+            Some(other) if other != *id => {
                 let what = format!("workspace {other:?}'s branch {rev}");
-                (other.clone(), ctx.layout.workspace(&other), what)
+                let path = ctx.layout.workspace(&other);
+                (other, path, what)
             }
             _ => return Ok(None),
         },
@@ -350,7 +370,7 @@ fn hold_parent(ctx: &Context, id: &str, target: &Target) -> Result<Option<super:
 }
 
 /// `--onto`, else the parent workspace's working copy or branch, else the main workspace's.
-fn target(ctx: &Context, onto: Option<&str>, parent: Option<&str>) -> Result<Target> {
+fn target(ctx: &Context, onto: Option<&str>, parent: Option<&WorkspaceId>) -> Result<Target> {
     match (onto, parent) {
         (Some(rev), _) => Ok(Target::Rev(rev.to_string())),
         (None, Some(parent)) => {

@@ -78,12 +78,8 @@ impl Launch {
             };
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
-            let private = crate::workspace::private::prepare(
-                ctx,
-                &record.workspace_id,
-                ws,
-                &sandboxing.bwrap,
-            )?;
+            let id = crate::store::layout::WorkspaceId::parse(&record.workspace_id)?;
+            let private = crate::workspace::private::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
             argv.extend(sandbox_args(

@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use crate::error::unregistered;
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::workspace::context::Context;
 
@@ -48,11 +49,11 @@ pub(crate) struct Opened {
 
 /// What a run asks of the workspace it opens.
 pub(crate) struct Request<'a> {
-    pub id: &'a str,
+    pub id: &'a WorkspaceId,
     pub base_change: Option<&'a str>,
     pub workflow: Option<&'a str>,
     /// The workspace a new one is a child of (`run --parent`), recorded at creation.
-    pub parent: Option<&'a str>,
+    pub parent: Option<&'a WorkspaceId>,
     /// Create the workspace when it does not exist (`run`); otherwise it must exist (`shell`).
     pub create: bool,
     /// Whether this id had been run here before (its lease file existed): only then can the
@@ -103,7 +104,7 @@ pub(crate) fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Resul
     }
 }
 
-pub(crate) fn unknown(id: &str, path: &Path) -> CliError {
+pub(crate) fn unknown(id: &WorkspaceId, path: &Path) -> CliError {
     CliError::failure(format!(
         "no workspace {id:?} (looked for {})",
         path.display()
@@ -152,7 +153,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// A workspace named `id` that is not ours.
-fn foreign(id: &str, at: &Path) -> CliError {
+fn foreign(id: &WorkspaceId, at: &Path) -> CliError {
     CliError::failure(format!(
         "a workspace named {id:?} already exists at {}, not created by agent-workspace",
         at.display()
@@ -163,7 +164,7 @@ fn foreign(id: &str, at: &Path) -> CliError {
 /// The record of existing workspace `id`, for a command that acts on it (`doing`: what it
 /// does, as in "cannot <doing> workspace ..."), refusing one with a problem other than a
 /// crashed run or a changed view.
-pub(crate) fn usable(ctx: &Context, id: &str, doing: &str) -> Result<Record> {
+pub(crate) fn usable(ctx: &Context, id: &WorkspaceId, doing: &str) -> Result<Record> {
     use crate::workspace::inventory::Problem;
     let path = ctx.layout.workspace(id);
     let entry = crate::workspace::inventory::local(ctx, id).ok_or_else(|| unknown(id, &path))?;

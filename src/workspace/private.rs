@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{CliError, Result};
 use crate::exec::process::Call;
 use crate::exec::sandbox::{self, PrivateStore};
+use crate::store::layout::WorkspaceId;
 use crate::vcs::jj::{Jj, WorkingCommit, EXPORT_REF};
 use crate::workspace::context::Context;
 
@@ -105,7 +106,7 @@ fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
 /// a store the user's side moved away from (a checkpoint, a land) is made again.
 pub(crate) fn prepare(
     ctx: &Context,
-    id: &str,
+    id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
 ) -> Result<Option<PrivateStore>> {
@@ -140,7 +141,7 @@ pub(crate) fn prepare(
 }
 
 /// Makes the store afresh from the workspace's working-copy commit (snapshotted first).
-fn make(ctx: &Context, jj: &Jj, id: &str, ws: &Path, dir: &Path) -> Result<PrivateStore> {
+fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<PrivateStore> {
     if fs::symlink_metadata(dir).is_ok() {
         fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
     }
@@ -174,7 +175,7 @@ fn make(ctx: &Context, jj: &Jj, id: &str, ws: &Path, dir: &Path) -> Result<Priva
 /// inside the same confinement its `@` is exported as a git bundle, which is then fetched
 /// into the user's store with the user's configuration and becomes the workspace's
 /// working-copy commit (see `Jj::take_back`). Nothing to do for git or an untouched store.
-pub(crate) fn bring_back(ctx: &Context, id: &str, ws: &Path, bwrap: &Path) -> Result<()> {
+pub(crate) fn bring_back(ctx: &Context, id: &WorkspaceId, ws: &Path, bwrap: &Path) -> Result<()> {
     let Some(jj) = ctx.vcs.as_jj() else {
         return Ok(());
     };
@@ -290,7 +291,7 @@ fn export(
 /// Before workspace `id` at `ws` is removed: brings back what its own store holds that was
 /// not brought back yet (a sandboxed run killed before it could), in a sandbox as always.
 /// Whether the store may then go.
-pub(crate) fn settle(ctx: &Context, id: &str, ws: &Path) -> bool {
+pub(crate) fn settle(ctx: &Context, id: &WorkspaceId, ws: &Path) -> bool {
     let dir = ctx.layout.private_store(id);
     if fs::symlink_metadata(&dir).is_err() || untouched(&dir) {
         return true;
@@ -310,7 +311,7 @@ fn untouched(dir: &Path) -> bool {
 /// Removes workspace `id`'s own store with the workspace, unless it holds work that was not
 /// brought back (`settled`: what [`settle`] said, when it was asked): then it is kept, and
 /// its path returned.
-pub(crate) fn remove(ctx: &Context, id: &str, settled: Option<bool>) -> Option<PathBuf> {
+pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<PathBuf> {
     let dir = ctx.layout.private_store(id);
     fs::symlink_metadata(&dir).ok()?;
     if settled.unwrap_or_else(|| untouched(&dir)) || !wc(&dir).is_dir() {

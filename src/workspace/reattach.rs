@@ -114,7 +114,7 @@ fn restore_view(record: &mut Record, notes: &mut Vec<Note>) -> Result<()> {
 
 /// A directory without a usable record: adopt it only when the backend knows it there.
 fn adopt(ctx: &Context, req: &Request, path: &Path) -> Result<Record> {
-    let known = ctx.vcs.list()?.into_iter().find(|w| w.name == req.id);
+    let known = ctx.vcs.list()?.into_iter().find(|w| *req.id == w.name);
     match known {
         Some(Registered { path: Some(at), .. }) if !same_dir(&at, path) => {
             Err(foreign(req.id, &at))

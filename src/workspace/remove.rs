@@ -9,6 +9,7 @@ use super::remove_workspace_dir;
 use crate::error::{CliError, Result};
 use crate::exec::liveness;
 use crate::store::aside::{self, Aside, Policy};
+use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::Record;
 use crate::vcs::{Commit, Kept};
@@ -171,7 +172,7 @@ pub(crate) fn remove(
 
 /// A removal that a kill interrupted and the next command finished.
 pub(crate) struct Finished {
-    pub id: String,
+    pub id: WorkspaceId,
     pub path: PathBuf,
     /// What it kept, or why it could not be finished now.
     pub removal: Result<Removal>,
@@ -225,7 +226,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
 }
 
 /// Whether a removal of `id` was interrupted (its journal is left).
-pub(crate) fn interrupted(ctx: &Context, id: &str) -> bool {
+pub(crate) fn interrupted(ctx: &Context, id: &WorkspaceId) -> bool {
     std::fs::symlink_metadata(Journal::path(ctx, id)).is_ok()
 }
 
@@ -304,7 +305,7 @@ impl KeptRecord {
 const JOURNAL_SUFFIX: &str = ".removing";
 
 impl Journal {
-    fn path(ctx: &Context, id: &str) -> PathBuf {
+    fn path(ctx: &Context, id: &WorkspaceId) -> PathBuf {
         ctx.layout
             .dir
             .join(crate::store::state::DIR_NAME)
@@ -312,28 +313,26 @@ impl Journal {
     }
 
     /// The ids whose removal journal is left.
-    fn ids(ctx: &Context) -> Vec<String> {
+    fn ids(ctx: &Context) -> Vec<WorkspaceId> {
         let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::store::state::DIR_NAME)) else {
             return vec![];
         };
-        let mut ids: Vec<String> = dir
+        let mut ids: Vec<WorkspaceId> = dir
             .filter_map(|e| {
                 let name = e.ok()?.file_name().into_string().ok()?;
-                let id = name.strip_suffix(JOURNAL_SUFFIX)?;
-                crate::store::layout::validate_id(id).ok()?;
-                Some(id.to_string())
+                WorkspaceId::parse(name.strip_suffix(JOURNAL_SUFFIX)?).ok()
             })
             .collect();
         ids.sort();
         ids
     }
 
-    fn read(ctx: &Context, id: &str) -> Option<Journal> {
+    fn read(ctx: &Context, id: &WorkspaceId) -> Option<Journal> {
         let file = crate::store::fsutil::open_existing_nofollow(&Journal::path(ctx, id)).ok()?;
         serde_json::from_reader(std::io::BufReader::new(file)).ok()
     }
 
-    fn write(&self, ctx: &Context, id: &str) -> Result<()> {
+    fn write(&self, ctx: &Context, id: &WorkspaceId) -> Result<()> {
         let text = serde_json::to_vec(self).map_err(|e| {
             CliError::failure(format!(
                 "could not write the journal of removing {id:?}: {e}"
@@ -346,7 +345,7 @@ impl Journal {
         Ok(())
     }
 
-    fn remove(ctx: &Context, id: &str) {
+    fn remove(ctx: &Context, id: &WorkspaceId) {
         let _ = crate::store::fsutil::remove_file(&Journal::path(ctx, id));
     }
 

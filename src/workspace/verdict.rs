@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::error::CliError;
 use crate::repo::Backend;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::vcs::{Registered, Vcs};
 
@@ -19,7 +20,7 @@ pub(crate) enum Mismatch {
 }
 
 impl Mismatch {
-    pub(crate) fn message(&self, id: &str) -> String {
+    pub(crate) fn message(&self, id: &WorkspaceId) -> String {
         match self {
             Mismatch::Backend { recorded, asked } => format!(
                 "workspace {id:?} was made with the {recorded} backend, but this command uses {asked} (from --backend or AGENT_WORKSPACE_BACKEND)"
@@ -41,7 +42,7 @@ impl Mismatch {
         }
     }
 
-    pub(crate) fn error(&self, id: &str) -> CliError {
+    pub(crate) fn error(&self, id: &WorkspaceId) -> CliError {
         CliError::failure(self.message(id)).hint(self.hint())
     }
 }
@@ -75,10 +76,10 @@ pub(crate) enum Registration {
 }
 
 /// Finds workspace `id` at `path` in `list`: by name, else by recorded root.
-pub(crate) fn registration(list: &[Registered], id: &str, path: &Path) -> Registration {
+pub(crate) fn registration(list: &[Registered], id: &WorkspaceId, path: &Path) -> Registration {
     if list
         .iter()
-        .any(|r| r.name == id && r.path.as_deref().is_none_or(|p| p == path))
+        .any(|r| *id == r.name && r.path.as_deref().is_none_or(|p| p == path))
     {
         return Registration::AsIs;
     }

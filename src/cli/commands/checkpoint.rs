@@ -27,7 +27,11 @@ pub struct CheckpointArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_checkpoint(ui: &Ui, global: &GlobalArgs, args: &CheckpointArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_checkpoint(
+    ui: &Ui,
+    global: &GlobalArgs,
+    args: &CheckpointArgs,
+) -> Result<i32> {
     if args.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(CliError::usage("the checkpoint message is empty")
             .hint("pass -m a message, or leave -m out for `checkpoint N`"));
@@ -92,7 +96,7 @@ fn text(id: &str, done: &Checkpointed) -> String {
 /// `checkpoint --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct CheckpointJson<'a> {
+pub(in crate::cli) struct CheckpointJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     created: bool,

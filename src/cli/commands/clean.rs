@@ -71,7 +71,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
     let bulk = args.all || !args.status.is_empty() || args.older_than.is_some() || args.landed;
     if args.ids.is_empty() && !bulk {
         return Err(CliError::usage(
@@ -88,7 +88,7 @@ pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Resul
     };
     let (named, others): (Vec<_>, Vec<_>) = settled
         .into_iter()
-        .partition(|f| !bulk && f.removal.is_ok() && args.ids.iter().any(|id| *id == f.id));
+        .partition(|f| !bulk && f.removal.is_ok() && args.ids.contains(&f.id));
     for line in crate::ui::report::settled(&others) {
         ui.note(line);
     }
@@ -98,7 +98,7 @@ pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Resul
     for id in &args.ids {
         ctx.vcs.check_id(id)?;
     }
-    let finished: Vec<(String, std::path::PathBuf, Outcome)> = named
+    let finished: Vec<(WorkspaceId, std::path::PathBuf, Outcome)> = named
         .into_iter()
         .filter_map(|f| Some((f.id, f.path, Outcome::Removed(Box::new(f.removal.ok()?)))))
         .collect();
@@ -122,7 +122,11 @@ pub(crate) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Resul
 }
 
 /// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
-fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Option<Entry>)>> {
+fn select(
+    ctx: &Context,
+    args: &CleanArgs,
+    bulk: bool,
+) -> Result<Vec<(WorkspaceId, Option<Entry>)>> {
     if bulk {
         let (mut entries, warning) = inventory::all(ctx);
         if let Some(err) = warning {
@@ -142,7 +146,7 @@ fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<(String, Op
         .iter()
         .map(|id| match inventory::one(ctx, id) {
             (_, Some(err)) => Err(err),
-            (entry, None) => Ok((id.to_string(), entry)),
+            (entry, None) => Ok((id.clone(), entry)),
         })
         .collect()
 }
@@ -152,7 +156,7 @@ fn clean_one(
     ctx: &Context,
     args: &CleanArgs,
     bulk: bool,
-    id: &str,
+    id: &WorkspaceId,
     entry: Option<Entry>,
 ) -> Outcome {
     let Some(entry) = entry else {
@@ -298,7 +302,7 @@ fn purge_kept(ui: &Ui, ctx: &Context, args: &CleanArgs) -> Result<i32> {
 
 fn report(
     ui: &Ui,
-    results: &[(String, std::path::PathBuf, Outcome)],
+    results: &[(WorkspaceId, std::path::PathBuf, Outcome)],
     args: &CleanArgs,
 ) -> Result<()> {
     if args.json {
@@ -315,11 +319,11 @@ fn report(
                 }
                 Outcome::Skipped(reason) => skipped.push(SkippedJson {
                     reason: reason.clone(),
-                    workspace_id: id.clone(),
+                    workspace_id: id.to_string(),
                 }),
                 Outcome::Failed(err) => failed.push(FailedJson {
                     error: err.to_json(),
-                    workspace_id: id.clone(),
+                    workspace_id: id.to_string(),
                 }),
             }
         }
@@ -357,7 +361,7 @@ fn report(
 /// order, as they have always been printed.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct CleanJson {
+pub(in crate::cli) struct CleanJson {
     dry_run: bool,
     failed: Vec<FailedJson>,
     removed: Vec<RemovalJson>,
@@ -384,7 +388,7 @@ struct FailedJson {
 /// `clean --purge-kept --json`: the kept-aside directories deleted (or that would be).
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct PurgeJson {
+pub(in crate::cli) struct PurgeJson {
     dry_run: bool,
     purged: Vec<std::path::PathBuf>,
     schema_version: u32,

@@ -25,7 +25,7 @@ pub enum Shell {
     Powershell,
 }
 
-pub(crate) fn cmd_completions(ui: &Ui, args: &CompletionsArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_completions(ui: &Ui, args: &CompletionsArgs) -> Result<i32> {
     let name = match args.shell {
         Shell::Bash => "bash",
         Shell::Zsh => "zsh",
@@ -39,12 +39,12 @@ pub(crate) fn cmd_completions(ui: &Ui, args: &CompletionsArgs) -> Result<i32> {
 
 /// The variable the registration scripts set to ask for completions (clap's `COMPLETE`, named
 /// for this tool so that a `COMPLETE` meant for another program never reaches it).
-pub(crate) const VAR: &str = "AGENT_WORKSPACE_COMPLETE";
+pub(in crate::cli) const VAR: &str = "AGENT_WORKSPACE_COMPLETE";
 
 /// The command the scripts complete, and the one they call back (found on `PATH`).
 const BIN: &str = "agent-workspace";
 
-pub(crate) fn completer(shell: &str) -> Result<&'static dyn EnvCompleter, CliError> {
+pub(in crate::cli) fn completer(shell: &str) -> Result<&'static dyn EnvCompleter, CliError> {
     use clap_complete::env::{Bash, Elvish, Fish, Powershell, Zsh};
     Ok(match shell {
         "bash" => &Bash,
@@ -62,7 +62,7 @@ pub(crate) fn completer(shell: &str) -> Result<&'static dyn EnvCompleter, CliErr
 }
 
 /// The script that registers completion for `shell`: it calls the binary back on each TAB.
-pub(crate) fn registration(shell: &str) -> Result<String, CliError> {
+pub(in crate::cli) fn registration(shell: &str) -> Result<String, CliError> {
     let mut script = Vec::new();
     completer(shell)?
         .write_registration(VAR, BIN, BIN, BIN, &mut script)

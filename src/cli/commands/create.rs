@@ -31,7 +31,7 @@ pub struct CreateArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_create(ui: &Ui, global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_create(ui: &Ui, global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
     let begun = crate::cli::start::begin(ui, global, &args.id, &args.start)?;
     let Some(entered) = begun.entered else {
         return Err(nested(&args.id));
@@ -57,7 +57,7 @@ fn nested(id: &str) -> CliError {
 /// `create --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct CreateJson<'a> {
+pub(in crate::cli) struct CreateJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     /// Whether this call made the workspace (false: it existed and was reattached).

@@ -31,7 +31,7 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;
     let found = changes::read(&ctx, &target.record, &target.path, !target.watching)?;
@@ -55,7 +55,7 @@ pub(crate) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<
 /// `diff --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct DiffJson<'a> {
+pub(in crate::cli) struct DiffJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     backend: crate::repo::Backend,

@@ -24,14 +24,14 @@ pub struct DoctorArgs {
 /// `doctor --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct DoctorJson {
+pub(in crate::cli) struct DoctorJson {
     schema_version: u64,
     ok: bool,
     #[cfg_attr(test, schemars(length(min = 1)))]
     checks: Vec<Check>,
 }
 
-pub(crate) fn cmd_doctor(ui: &Ui, global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_doctor(ui: &Ui, global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
     let findings = checkup::run(global.into());
     let mut checks = findings.checks;
     for entry in &findings.troubled {

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
+use crate::store::layout::WorkspaceId;
 use crate::ui::report::{describe, AsideJson, RemovalJson};
 use crate::ui::Ui;
 use crate::workspace::context::Context;
@@ -36,7 +37,7 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if !args.dry_run {
         for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
@@ -53,7 +54,7 @@ pub(crate) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32>
         return Err(err);
     }
     crate::workspace::land::follow(&ctx, &mut entries);
-    let lease = |id: &str| ctx.layout.lease(id);
+    let lease = |id: &WorkspaceId| ctx.layout.lease(id);
     let mut candidates = gc::select(entries, &ctx.config.retention, lease, SystemTime::now());
     gc::verify_landed(&mut candidates, |e| {
         crate::workspace::land::is_landed(&ctx, e)
@@ -141,7 +142,7 @@ fn why(expiry: &Expiry) -> String {
 /// The `--json` document.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct GcJson {
+pub(in crate::cli) struct GcJson {
     schema_version: u32,
     dry_run: bool,
     removed: Vec<Item>,
@@ -182,7 +183,7 @@ struct Item {
 fn item(c: &Candidate, outcome: &Outcome) -> Item {
     let (id, path) = (&c.entry.id, &c.entry.path);
     Item {
-        workspace_id: id.clone(),
+        workspace_id: id.to_string(),
         path: path.clone(),
         status: c.expiry.status.clone(),
         age_seconds: c.expiry.age.as_secs(),

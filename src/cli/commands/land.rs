@@ -50,7 +50,7 @@ pub enum Prefer {
     Target,
 }
 
-pub(crate) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
     if args
@@ -217,7 +217,7 @@ fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
 /// `land --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct LandJson<'a> {
+pub(in crate::cli) struct LandJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     dry_run: bool,

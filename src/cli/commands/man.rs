@@ -22,7 +22,7 @@ pub struct ManArgs {
 }
 
 /// `command` is the whole command line's clap definition, handed over by the dispatch.
-pub(crate) fn cmd_man(ui: &Ui, args: &ManArgs, command: clap::Command) -> Result<i32> {
+pub(in crate::cli) fn cmd_man(ui: &Ui, args: &ManArgs, command: clap::Command) -> Result<i32> {
     let mut command = command.disable_help_subcommand(true);
     // Building resolves the deferred subcommands and names each `agent-workspace-<name>`
     // (`agent-workspace-pool-fill`): its page's title and file.

@@ -26,7 +26,7 @@ pub struct McpArgs {
     pub allow_land: bool,
 }
 
-pub(crate) fn cmd_mcp(ui: &Ui, global: &GlobalArgs, args: &McpArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_mcp(ui: &Ui, global: &GlobalArgs, args: &McpArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if std::io::stdin().is_terminal() {
         ui.note(format!(

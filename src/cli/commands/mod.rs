@@ -1,20 +1,20 @@
 //! One module per subcommand.
 
-pub(crate) mod checkpoint;
-pub(crate) mod clean;
-pub(crate) mod completions;
-pub(crate) mod create;
-pub(crate) mod diff;
-pub(crate) mod doctor;
-pub(crate) mod exec;
-pub(crate) mod gc;
-pub(crate) mod land;
-pub(crate) mod man;
-pub(crate) mod mcp;
-pub(crate) mod path;
-pub(crate) mod pool;
-pub(crate) mod run;
-pub(crate) mod shell;
-pub(crate) mod status;
-pub(crate) mod status_watch;
-pub(crate) mod sync_tools;
+pub(in crate::cli) mod checkpoint;
+pub(in crate::cli) mod clean;
+pub(in crate::cli) mod completions;
+pub(in crate::cli) mod create;
+pub(in crate::cli) mod diff;
+pub(in crate::cli) mod doctor;
+pub(in crate::cli) mod exec;
+pub(in crate::cli) mod gc;
+pub(in crate::cli) mod land;
+pub(in crate::cli) mod man;
+pub(in crate::cli) mod mcp;
+pub(in crate::cli) mod path;
+pub(in crate::cli) mod pool;
+pub(in crate::cli) mod run;
+pub(in crate::cli) mod shell;
+pub(in crate::cli) mod status;
+pub(in crate::cli) mod status_watch;
+pub(in crate::cli) mod sync_tools;

@@ -21,7 +21,7 @@ pub struct PathArgs {
     pub id: WorkspaceId,
 }
 
-pub(crate) fn cmd_path(ui: &Ui, global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_path(ui: &Ui, global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let path = ctx.layout.workspace(&args.id);
     let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());

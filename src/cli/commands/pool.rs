@@ -55,7 +55,7 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-pub(crate) fn cmd_pool(ui: &Ui, global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_pool(ui: &Ui, global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
     crate::exec::signals::install();
     let mut ctx = Context::open(global)?;
     ctx.layout.ensure(&ctx.repo)?;
@@ -222,7 +222,7 @@ fn json<T: Serialize>(value: &T) -> Result<String> {
 
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct FillJson<'a> {
+pub(in crate::cli) struct FillJson<'a> {
     schema_version: u32,
     prepared: &'a [PathBuf],
     removed: &'a [PathBuf],
@@ -231,7 +231,7 @@ pub(crate) struct FillJson<'a> {
 
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct StatusJson<'a> {
+pub(in crate::cli) struct StatusJson<'a> {
     schema_version: u32,
     size: usize,
     ready: usize,
@@ -251,7 +251,7 @@ struct EntryJson<'a> {
 
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct DrainJson<'a> {
+pub(in crate::cli) struct DrainJson<'a> {
     schema_version: u32,
     removed: &'a [PathBuf],
 }

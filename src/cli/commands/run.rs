@@ -34,7 +34,7 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub(crate) fn cmd_run(
+pub(in crate::cli) fn cmd_run(
     ui: &Ui,
     ctx_args: &crate::cli::global::GlobalArgs,
     args: &RunArgs,

@@ -28,7 +28,7 @@ pub struct ShellArgs {
     pub sandbox: crate::cli::global::SandboxArgs,
 }
 
-pub(crate) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     signals::install();
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
@@ -59,8 +59,8 @@ pub(crate) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Resul
     )?
     .run()?;
     if let Some(sandboxing) = &sandboxing {
-        let (id, ws) = (&record.workspace_id, &record.workspace_path);
-        if let Err(err) = workspace::private::bring_back(&ctx, id, ws, &sandboxing.bwrap) {
+        let ws = &record.workspace_path;
+        if let Err(err) = workspace::private::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
             let hint = err.hint.clone().unwrap_or_default();
             ui.warning_with_hint(err.message, hint);
         }

@@ -55,7 +55,7 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
     }
 }
 
-pub(crate) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
         ui.note(line);
@@ -170,7 +170,7 @@ fn print_hints(ui: &Ui, entries: &[Entry]) {
 /// `status --json`: every workspace of the namespace.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct StatusJson<'a> {
+pub(in crate::cli) struct StatusJson<'a> {
     schema_version: u64,
     workspaces: Vec<WorkspaceJson<'a>>,
 }
@@ -178,7 +178,7 @@ pub(crate) struct StatusJson<'a> {
 /// One workspace in `status --json` (and `status ID --json` alone).
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct WorkspaceJson<'a> {
+pub(in crate::cli) struct WorkspaceJson<'a> {
     /// `status <ID> --json` alone: the version of this object's schema.
     #[serde(skip_serializing_if = "Option::is_none")]
     schema_version: Option<u64>,

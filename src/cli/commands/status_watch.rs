@@ -23,7 +23,7 @@ use crate::workspace::inventory::{self, Entry};
 /// How often a wait between redraws looks for Ctrl-C (a key wakes it at once).
 const POLL: Duration = Duration::from_millis(50);
 
-pub(crate) fn cmd_status_watch(
+pub(in crate::cli) fn cmd_status_watch(
     ui: &Ui,
     global: &GlobalArgs,
     interval: Duration,

@@ -22,7 +22,11 @@ pub struct SyncToolsArgs {
     pub json: bool,
 }
 
-pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_sync_tools(
+    ui: &Ui,
+    global: &GlobalArgs,
+    args: &SyncToolsArgs,
+) -> Result<i32> {
     let ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
     let record = workspace::usable(&ctx, &args.id, "copy tools into")?;
@@ -61,7 +65,7 @@ pub(crate) fn cmd_sync_tools(ui: &Ui, global: &GlobalArgs, args: &SyncToolsArgs)
 /// `sync-tools --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct SyncJson<'a> {
+pub(in crate::cli) struct SyncJson<'a> {
     schema_version: u64,
     workspace_id: &'a str,
     /// The bundle directory; null when nothing was copied.

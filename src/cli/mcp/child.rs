@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 /// How much of each stream a run's result carries (the rest is in its log).
-pub(crate) const OUTPUT_LIMIT: usize = 64 << 10;
+pub(in crate::cli) const OUTPUT_LIMIT: usize = 64 << 10;
 
 /// How long the readers may outlive the command: a process that escaped the run's guard and
 /// still holds a pipe must not keep the tool call open.
@@ -23,31 +23,31 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// One stream's output: its last `limit` bytes (all of it without a limit) and how much came.
 #[derive(Default)]
-pub(crate) struct Captured {
+pub(in crate::cli) struct Captured {
     pub bytes: Vec<u8>,
     pub total: u64,
 }
 
 impl Captured {
     /// Whether bytes were dropped to keep within the limit.
-    pub(crate) fn truncated(&self) -> bool {
+    pub(in crate::cli) fn truncated(&self) -> bool {
         self.total > self.bytes.len() as u64
     }
 
-    pub(crate) fn text(&self) -> String {
+    pub(in crate::cli) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 }
 
 /// Why the server ended a command before it ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stopped {
+pub(in crate::cli) enum Stopped {
     Cancelled,
     TimedOut,
 }
 
 /// How a command ended.
-pub(crate) struct Finished {
+pub(in crate::cli) struct Finished {
     /// Its exit code, or 128 + the signal that killed it.
     pub code: i32,
     pub stdout: Captured,
@@ -56,7 +56,7 @@ pub(crate) struct Finished {
 }
 
 /// What a started command reports to, and how it may be ended.
-pub(crate) struct Watch<'a> {
+pub(in crate::cli) struct Watch<'a> {
     pub context: &'a RequestContext<RoleServer>,
     /// Becomes true when the client closed the connection (the server's stdin ended).
     pub closed: tokio::sync::watch::Receiver<bool>,
@@ -75,7 +75,7 @@ pub(crate) struct Watch<'a> {
 
 /// The server's stdin, which says when it ends: the client closed the connection, and the
 /// runs under way are interrupted (rmcp would otherwise wait for their calls to finish).
-pub(crate) struct Stdin {
+pub(in crate::cli) struct Stdin {
     pub inner: tokio::io::Stdin,
     pub closed: tokio::sync::watch::Sender<bool>,
 }
@@ -126,7 +126,10 @@ impl Drop for Interrupt {
 /// Starts `command` (stdin from /dev/null: the server's stdin is the protocol) and waits for
 /// it, reading its output, reporting progress each second when the client asked for it, and
 /// interrupting it on cancellation or timeout.
-pub(crate) async fn run(mut command: Command, watch: Watch<'_>) -> std::io::Result<Finished> {
+pub(in crate::cli) async fn run(
+    mut command: Command,
+    watch: Watch<'_>,
+) -> std::io::Result<Finished> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -8,7 +8,7 @@
 
 mod child;
 mod logs;
-pub(crate) mod tools;
+pub(in crate::cli) mod tools;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::process::Command;
 
 use crate::error::{CliError, FailureJson, Result};
-use crate::store::layout::{validate_id, Layout};
+use crate::store::layout::{Layout, WorkspaceId};
 use child::{Finished, Stopped, Watch};
 use tools::{
     CheckpointInput, CleanInput, CreateInput, DiffInput, LandInput, Prefer, RunInput, RunJson,
@@ -33,7 +33,7 @@ use tools::{
 };
 
 /// What the server was started with.
-pub(crate) struct Options {
+pub(in crate::cli) struct Options {
     /// Every run sandboxed, whatever a call asks.
     pub sandbox: bool,
     /// `workspace_land` may land (a dry run is always allowed).
@@ -54,7 +54,7 @@ struct Server {
 }
 
 /// Serves MCP on stdin and stdout until the client closes the connection.
-pub(crate) fn serve(
+pub(in crate::cli) fn serve(
     ui: &crate::ui::Ui,
     ctx: &crate::workspace::context::Context,
     options: Options,
@@ -203,7 +203,11 @@ type Answer = std::result::Result<CallToolResult, CallToolResult>;
 
 impl Server {
     async fn create(&self, i: CreateInput, cx: &RequestContext<RoleServer>) -> Answer {
-        let mut argv = vec!["create".to_string(), checked(&i.id)?, "--json".into()];
+        let mut argv = vec![
+            "create".to_string(),
+            checked(&i.id)?.to_string(),
+            "--json".into(),
+        ];
         if let Some(parent) = &i.parent {
             argv.push(format!("--parent={}", checked(parent)?));
         }
@@ -230,7 +234,7 @@ impl Server {
     async fn status(&self, i: StatusInput, cx: &RequestContext<RoleServer>) -> Answer {
         let mut argv = vec!["status".to_string()];
         if let Some(id) = &i.id {
-            argv.push(checked(id)?);
+            argv.push(checked(id)?.to_string());
         }
         argv.push("--json".into());
         self.json_tool(argv, cx, |doc| match doc.get("workspaces") {
@@ -246,7 +250,7 @@ impl Server {
 
     async fn diff(&self, i: DiffInput, cx: &RequestContext<RoleServer>) -> Answer {
         let id = checked(&i.id)?;
-        let argv = vec!["diff".to_string(), id.clone(), "--json".into()];
+        let argv = vec!["diff".to_string(), id.to_string(), "--json".into()];
         let mut answer = self
             .json_tool(argv, cx, |doc| {
                 let files = doc["files"].as_array().map_or(0, Vec::len);
@@ -261,7 +265,7 @@ impl Server {
             })
             .await?;
         if i.patch == Some(true) {
-            let argv = vec!["diff".to_string(), id, "--patch".into()];
+            let argv = vec!["diff".to_string(), id.to_string(), "--patch".into()];
             let done = self.start(&argv, cx).await.map_err(failed_start)?;
             if done.code != 0 {
                 return Err(self.no_document(&argv, &done));
@@ -285,7 +289,11 @@ impl Server {
     }
 
     async fn checkpoint(&self, i: CheckpointInput, cx: &RequestContext<RoleServer>) -> Answer {
-        let mut argv = vec!["checkpoint".to_string(), checked(&i.id)?, "--json".into()];
+        let mut argv = vec![
+            "checkpoint".to_string(),
+            checked(&i.id)?.to_string(),
+            "--json".into(),
+        ];
         push_value(&mut argv, "--message", i.message.as_deref());
         self.json_tool(argv, cx, |doc| match doc["created"] == true {
             true => format!(
@@ -312,7 +320,7 @@ impl Server {
                 2,
             ));
         }
-        let mut argv = vec!["land".to_string(), id, "--json".into()];
+        let mut argv = vec!["land".to_string(), id.to_string(), "--json".into()];
         if dry_run {
             argv.push("--dry-run".into());
         }
@@ -339,7 +347,11 @@ impl Server {
     }
 
     async fn clean(&self, i: CleanInput, cx: &RequestContext<RoleServer>) -> Answer {
-        let mut argv = vec!["clean".to_string(), checked(&i.id)?, "--json".into()];
+        let mut argv = vec![
+            "clean".to_string(),
+            checked(&i.id)?.to_string(),
+            "--json".into(),
+        ];
         if i.dry_run == Some(true) {
             argv.push("--dry-run".into());
         }
@@ -370,7 +382,7 @@ impl Server {
             ));
         }
         let failure_file = logs::failure_path(&self.layout, &id);
-        let mut argv = vec!["run".to_string(), id.clone()];
+        let mut argv = vec!["run".to_string(), id.to_string()];
         push_value(&mut argv, "--workflow", i.workflow.as_deref());
         // The server's sandbox is not the client's to turn off: `sandbox: false` asks for
         // nothing, and --no-sandbox is never passed.
@@ -409,7 +421,7 @@ impl Server {
         };
         let doc = RunJson {
             schema_version: 1,
-            workspace_id: id.clone(),
+            workspace_id: id.to_string(),
             exit_code: done.code,
             status,
             timed_out: done.stopped == Some(Stopped::TimedOut),
@@ -502,9 +514,8 @@ impl Server {
 
 /// The id when it is a valid workspace id (so no id is ever taken for a flag), else the
 /// usage error the CLI gives.
-fn checked(id: &str) -> std::result::Result<String, CallToolResult> {
-    validate_id(id).map_err(|err| failure(&err, 2))?;
-    Ok(id.to_string())
+fn checked(id: &str) -> std::result::Result<WorkspaceId, CallToolResult> {
+    WorkspaceId::parse(id).map_err(|err| failure(&err, 2))
 }
 
 /// `--flag=value` (one argument: a value starting with `-` is never read as a flag).

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// `workspace_create`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CreateInput {
+pub(in crate::cli) struct CreateInput {
     /// Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
     pub id: String,
     /// Start the new workspace on a new commit on top of this revision
@@ -25,7 +25,7 @@ pub(crate) struct CreateInput {
 /// `workspace_run`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunInput {
+pub(in crate::cli) struct RunInput {
     /// Workspace id (created when missing, like `agent-workspace run`)
     pub id: String,
     /// The command and its arguments, run directly (no shell)
@@ -44,7 +44,7 @@ pub(crate) struct RunInput {
 /// `workspace_status`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StatusInput {
+pub(in crate::cli) struct StatusInput {
     /// One workspace's record and history; every workspace when absent
     pub id: Option<String>,
 }
@@ -52,7 +52,7 @@ pub(crate) struct StatusInput {
 /// `workspace_diff`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct DiffInput {
+pub(in crate::cli) struct DiffInput {
     /// Workspace id
     pub id: String,
     /// Also give the patch (in the text content)
@@ -62,7 +62,7 @@ pub(crate) struct DiffInput {
 /// `workspace_checkpoint`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CheckpointInput {
+pub(in crate::cli) struct CheckpointInput {
     /// Workspace id
     pub id: String,
     /// The checkpoint's description
@@ -72,7 +72,7 @@ pub(crate) struct CheckpointInput {
 /// Which side wins a conflicting hunk in a land.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Prefer {
+pub(in crate::cli) enum Prefer {
     Workspace,
     Target,
 }
@@ -80,7 +80,7 @@ pub(crate) enum Prefer {
 /// `workspace_land`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LandInput {
+pub(in crate::cli) struct LandInput {
     /// Workspace id
     pub id: String,
     /// Say what would land where, changing nothing (allowed without --allow-land)
@@ -94,7 +94,7 @@ pub(crate) struct LandInput {
 /// `workspace_clean`'s input.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CleanInput {
+pub(in crate::cli) struct CleanInput {
     /// Workspace id
     pub id: String,
     /// Say what would be removed, changing nothing
@@ -104,7 +104,7 @@ pub(crate) struct CleanInput {
 /// `workspace_run`'s result: how the command ended and the end of its output.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct RunJson {
+pub(in crate::cli) struct RunJson {
     pub schema_version: u64,
     pub workspace_id: String,
     /// The command's exit code (128 + N when signal N ended it).
@@ -124,7 +124,7 @@ pub(crate) struct RunJson {
 }
 
 /// The tools, in the order they are listed.
-pub(crate) fn all() -> Vec<Tool> {
+pub(in crate::cli) fn all() -> Vec<Tool> {
     vec![
         tool::<CreateInput>(
             "workspace_create",

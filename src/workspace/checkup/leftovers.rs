@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Check;
 use crate::store::layout::Layout;
+use crate::store::layout::WorkspaceId;
 
 pub(super) fn check(layout: &Layout) -> Vec<Check> {
     let mut found: Vec<Check> = vec![];
@@ -66,8 +67,9 @@ pub(super) fn check(layout: &Layout) -> Vec<Check> {
             } else if let Some(id) = name
                 .strip_suffix(".removing")
                 .filter(|_| dir == layout.dir.join(crate::store::state::DIR_NAME))
+                .and_then(|id| WorkspaceId::parse(id).ok())
             {
-                if !crate::store::lock::is_held(&layout.lease(id)) {
+                if !crate::store::lock::is_held(&layout.lease(&id)) {
                     found.push(Check::warning(
                         "leftovers",
                         format!("{} is the journal of an interrupted clean of {id}", path.display()),
@@ -96,8 +98,12 @@ pub(super) fn check(layout: &Layout) -> Vec<Check> {
                     &path,
                     "the temporary index of an interrupted `run --parent`",
                 ));
-            } else if let Some(id) = name.strip_suffix(".lock").filter(|_| dir == layout.locks()) {
-                if !id.starts_with('.') && stale_lease(layout, id, &path) {
+            } else if let Some(id) = name
+                .strip_suffix(".lock")
+                .filter(|_| dir == layout.locks())
+                .and_then(|id| WorkspaceId::parse(id).ok())
+            {
+                if stale_lease(layout, &id, &path) {
                     found.push(scratch(
                         &path,
                         &format!("the lease of workspace {id}, which is gone"),
@@ -147,7 +153,7 @@ fn scratch(path: &Path, what: &str) -> Check {
 }
 
 /// A lease nobody holds whose workspace has neither a directory nor a record.
-fn stale_lease(layout: &Layout, id: &str, lease: &Path) -> bool {
+fn stale_lease(layout: &Layout, id: &WorkspaceId, lease: &Path) -> bool {
     let gone = |p: PathBuf| fs::symlink_metadata(p).is_err();
     gone(layout.workspace(id))
         && gone(crate::store::state::path(&layout.workspace(id)))

@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 use super::{journal, ready_file, Entry, State};
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::workspace::context::Context;
 
 /// Discards what a take of entry `token` as workspace `id` left, wherever it got to: the
 /// directory (under either name), the registration (under either name), a branch the take
 /// created, the entry's files. Only for an `id` whose state was never saved.
-pub(super) fn discard_taken(ctx: &Context, token: &str, id: &str) -> Result<()> {
+pub(super) fn discard_taken(ctx: &Context, token: &str, id: &WorkspaceId) -> Result<()> {
     let layout = &ctx.layout;
     let entry = layout.pool_entry(token);
     let ws = layout.workspace(id);
@@ -63,13 +64,14 @@ pub(crate) fn recover(ctx: &Context) -> Result<()> {
             continue;
         }
         let text = fs::read_to_string(file.path()).unwrap_or_default();
-        let id = text.lines().next().unwrap_or_default();
-        let saved = crate::store::layout::validate_id(id).is_ok()
-            && fs::symlink_metadata(crate::store::state::path(&ctx.layout.workspace(id))).is_ok();
-        match (saved, crate::store::layout::validate_id(id).is_ok()) {
+        let id = WorkspaceId::parse(text.lines().next().unwrap_or_default()).ok();
+        let saved = id.as_ref().is_some_and(|id| {
+            fs::symlink_metadata(crate::store::state::path(&ctx.layout.workspace(id))).is_ok()
+        });
+        match (saved, id) {
             (true, _) => super::finish(ctx, token),
-            (false, true) => discard_taken(ctx, token, id)?,
-            (false, false) => super::finish(ctx, token),
+            (false, Some(id)) => discard_taken(ctx, token, &id)?,
+            (false, None) => super::finish(ctx, token),
         }
     }
     Ok(())
@@ -96,7 +98,7 @@ pub(crate) fn settle(ctx: &Context) -> Result<()> {
 
 /// Settles a take of workspace `id` a crash interrupted, if there is one (taking the
 /// repository lock); true when one was found.
-pub(crate) fn recover_taken(ctx: &Context, id: &str) -> Result<bool> {
+pub(crate) fn recover_taken(ctx: &Context, id: &WorkspaceId) -> Result<bool> {
     if !super::taking(&ctx.layout.dir).iter().any(|t| t == id) {
         return Ok(false);
     }

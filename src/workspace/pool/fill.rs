@@ -122,7 +122,11 @@ fn prepare(
     notes: &mut Vec<super::super::Note>,
 ) -> Result<PathBuf> {
     let path = ctx.layout.pool_entry(token);
-    let name = format!("{}{token}", crate::store::layout::POOL_PREFIX);
+    // Tokens are made by `new_token`, so this refusal is only a guard.
+    let name = crate::store::layout::WorkspaceId::prepared(token).ok_or_else(|| {
+        crate::error::CliError::failure(format!("invalid prepared workspace token {token:?}"))
+            .hint("run `agent-workspace pool drain`, then fill the pool again")
+    })?;
     super::super::create::ensure_excluded(ctx)?;
     let base = ctx.vcs.resolve_base(None)?;
     ctx.progress.report(crate::progress::Phase::CheckingOut);

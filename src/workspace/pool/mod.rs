@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::layout::{Layout, POOL_DIR, POOL_PREFIX};
+use crate::store::layout::{Layout, WorkspaceId, POOL_DIR, POOL_PREFIX};
 use crate::store::metadata::Record;
 use crate::workspace::context::Context;
 
@@ -86,7 +86,7 @@ pub(crate) fn journal(layout: &Layout, token: &str) -> PathBuf {
 
 /// The ids a take's journal names whose workspace has no state yet: a half-taken entry,
 /// never listed as a workspace.
-pub(crate) fn taking(namespace_dir: &Path) -> Vec<String> {
+pub(crate) fn taking(namespace_dir: &Path) -> Vec<WorkspaceId> {
     let Ok(dir) = fs::read_dir(namespace_dir.join(POOL_DIR)) else {
         return vec![];
     };
@@ -94,9 +94,8 @@ pub(crate) fn taking(namespace_dir: &Path) -> Vec<String> {
         let name = e.ok()?.file_name().into_string().ok()?;
         name.strip_suffix(".taking")?;
         let text = fs::read_to_string(namespace_dir.join(POOL_DIR).join(&name)).ok()?;
-        let id = text.lines().next()?.to_string();
-        crate::store::layout::validate_id(&id).ok()?;
-        let state = crate::store::state::path(&namespace_dir.join(&id));
+        let id = WorkspaceId::parse(text.lines().next()?).ok()?;
+        let state = crate::store::state::path(&namespace_dir.join(id.as_str()));
         fs::symlink_metadata(state).is_err().then_some(id)
     })
     .collect()
@@ -104,11 +103,7 @@ pub(crate) fn taking(namespace_dir: &Path) -> Vec<String> {
 
 /// A token is what follows `.pool-`: lowercase letters and digits only.
 fn valid_token(token: &str) -> bool {
-    !token.is_empty()
-        && token.len() <= 40
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    WorkspaceId::prepared(token).is_some()
 }
 
 /// A new token, unique in this namespace: the time in nanoseconds and the process id.

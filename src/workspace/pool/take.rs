@@ -11,6 +11,7 @@ use std::path::Path;
 use super::{journal, ready_file, Entry, Ready, State};
 use crate::error::{CliError, Result};
 use crate::exec::process::Started;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::vcs::git::BranchPlan;
 use crate::vcs::Created;
@@ -39,7 +40,7 @@ pub(crate) struct Begun {
 /// [`finish`]; on a failure after this returned, its roll-back removes the workspace.
 pub(crate) fn take(
     ctx: &Context,
-    id: &str,
+    id: &WorkspaceId,
     path: &Path,
     base: &[String],
     explicit: bool,
@@ -59,7 +60,7 @@ pub(crate) fn take(
 /// base, not yet known: `None` when there is none (or with git, whose take needs the base
 /// first). The caller holds the repository lock and then calls [`complete`] with the base,
 /// or [`abandon`].
-pub(crate) fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun>> {
+pub(crate) fn begin(ctx: &Context, id: &WorkspaceId, path: &Path) -> Result<Option<Begun>> {
     if !matches!(ctx.vcs, crate::vcs::Vcs::Jj(_)) {
         return Ok(None);
     }
@@ -73,7 +74,7 @@ pub(crate) fn begin(ctx: &Context, id: &str, path: &Path) -> Result<Option<Begun
 pub(crate) fn complete(
     ctx: &Context,
     begun: Begun,
-    id: &str,
+    id: &WorkspaceId,
     path: &Path,
     base: &[String],
 ) -> Result<Option<Taken>> {
@@ -82,7 +83,7 @@ pub(crate) fn complete(
 
 /// Gives up a take [`begin`] started (the caller failed before completing it): the entry is
 /// discarded as a crash's would be.
-pub(crate) fn abandon(ctx: &Context, begun: Begun, id: &str) {
+pub(crate) fn abandon(ctx: &Context, begun: Begun, id: &WorkspaceId) {
     if let Some(rename) = begun.rename {
         let _ = rename.wait();
     }
@@ -96,7 +97,7 @@ fn start(
     ctx: &Context,
     entry: Entry,
     ready: Ready,
-    id: &str,
+    id: &WorkspaceId,
     path: &Path,
     new_branch: bool,
 ) -> Result<Option<Begun>> {
@@ -122,7 +123,7 @@ fn start(
 fn hand_over(
     ctx: &Context,
     begun: Begun,
-    id: &str,
+    id: &WorkspaceId,
     path: &Path,
     base: &[String],
     plan: Option<&BranchPlan>,
@@ -169,7 +170,7 @@ fn oldest_ready(ctx: &Context) -> Option<(Entry, Ready)> {
 }
 
 /// The take's journal, written before the entry is touched.
-fn write_journal(ctx: &Context, entry: &Entry, id: &str, new_branch: bool) -> Result<()> {
+fn write_journal(ctx: &Context, entry: &Entry, id: &WorkspaceId, new_branch: bool) -> Result<()> {
     let text = format!("{id}\n{}\n", if new_branch { "new-branch" } else { "" });
     crate::store::fsutil::write_atomic(&journal(&ctx.layout, &entry.token), text.as_bytes())?;
     Ok(())
