@@ -15,6 +15,8 @@
 #   PYTHON                interpreter with the `mcp` package [python3]
 #   ENVRC=0               no `.envrc` in the repository (default 1: one exporting a variable,
 #                         as in bench/bench.sh, so every run goes through `direnv exec`)
+#   BASELINE              another build's binary: its server is called in the same loop as
+#                         the measured one (bare client), for a side-by-side comparison
 #   KEEP_SCRATCH=1        keep the scratch directory (its path is printed)
 set -euo pipefail
 export LC_ALL=C
@@ -80,7 +82,7 @@ for round in $(seq 1 "$ROUNDS"); do
         "$aw run w -- true" >/dev/null)
     "$PYTHON" -c 'import json, sys; [print(t) for t in json.load(open(sys.argv[1]))["results"][0]["times"]]' \
         "$scratch/cli.json" >>"$samples/hyperfine"
-    (cd "$repo" && PYTHONPATH=$python_path "$python_exe" "$here/mcp_overhead.py" "$aw" w "$RUNS") \
+    (cd "$repo" && PYTHONPATH=$python_path "$python_exe" "$here/mcp_overhead.py" "$aw" w "$RUNS" ${BASELINE:+"$BASELINE"}) \
         >"$scratch/round.json"
     "$PYTHON" -c '
 import json, sys
@@ -117,6 +119,10 @@ echo "|---|---|---|---|---|"
 echo "| bare client: CLI \`run w -- true\` (subprocess.run) | $(stat "$samples/bare-cli") |"
 echo "| bare client: \`workspace_run\` of \`true\` (one JSON-RPC round trip) | $(stat "$samples/bare-mcp") |"
 echo "| **ratio, bare client (target <= 1.20)** | $(ratio "$samples/bare-mcp" "$samples/bare-cli") | |"
+if [[ -n ${BASELINE:-} ]]; then
+    echo "| bare client: \`workspace_run\` on the BASELINE build's server | $(stat "$samples/bare-baseline") |"
+    echo "| ratio, BASELINE build / CLI | $(ratio "$samples/bare-baseline" "$samples/bare-cli") | |"
+fi
 echo "| SDK client: CLI (anyio.run_process) | $(stat "$samples/sdk-cli") |"
 echo "| SDK client: \`workspace_run\` (session.call_tool) | $(stat "$samples/sdk-mcp") |"
 echo "| ratio, SDK client | $(ratio "$samples/sdk-mcp" "$samples/sdk-cli") | |"
