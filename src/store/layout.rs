@@ -279,6 +279,11 @@ impl Layout {
         self.dir.join(".logs")
     }
 
+    /// The run logs of workspace `id` (the MCP server's, one file a run).
+    pub(crate) fn run_logs(&self, id: &str) -> PathBuf {
+        self.logs().join(id)
+    }
+
     /// The lock one filler of the pool holds while it prepares workspaces.
     pub(crate) fn pool_lock(&self) -> PathBuf {
         self.locks().join(".pool.lock")

@@ -128,7 +128,8 @@ pub(crate) fn read_seal(workspace: &Path) -> Found<Seal> {
     read_as(workspace)
 }
 
-fn read_as<T: serde::de::DeserializeOwned>(workspace: &Path) -> Found<T> {
+/// Reads the state of `workspace` as `T`: any part of it, the rest skipped, not built.
+pub(crate) fn read_as<T: serde::de::DeserializeOwned>(workspace: &Path) -> Found<T> {
     let file = path(workspace);
     let dir = file.parent().unwrap_or(Path::new("/"));
     match fs::symlink_metadata(dir) {

@@ -104,7 +104,36 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     {
         text += &format!("; kept branch {branch}: {why}")
     }
+    text += &describe_run_logs(removal.run_logs.as_ref(), false);
     text
+}
+
+/// "; removed its 3 run logs (DIR)", or where they stay and why; in a dry run what would be.
+pub(crate) fn describe_run_logs(
+    logs: Option<&crate::workspace::remove::RunLogs>,
+    dry_run: bool,
+) -> String {
+    let Some(logs) = logs else {
+        return String::new();
+    };
+    let noun = if logs.files == 1 { "log" } else { "logs" };
+    match (&logs.left, dry_run) {
+        (_, true) => format!(
+            "; would remove its {} run {noun} ({})",
+            logs.files,
+            logs.dir.display()
+        ),
+        (None, false) => format!(
+            "; removed its {} run {noun} ({})",
+            logs.files,
+            logs.dir.display()
+        ),
+        (Some(why), false) => format!(
+            "; its run logs stay in {} ({why}; removed {})",
+            logs.dir.display(),
+            logs.files
+        ),
+    }
 }
 
 /// The lines (for stderr) saying what became of the removals a kill interrupted that a
@@ -205,9 +234,34 @@ pub(crate) struct RemovalJson {
     pub kept_change_id: Option<String>,
     pub kept_commit_id: Option<String>,
     pub path: PathBuf,
+    /// Its run logs (the MCP server's copies of its runs' output): removed with it, or would
+    /// be in a dry run; null when it had none.
+    pub run_logs: Option<RunLogsJson>,
     /// The files no commit holds: kept aside, or discarded; null when not known.
     pub untracked: Option<AsideJson>,
     pub workspace_id: String,
+}
+
+/// A removed workspace's run logs.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct RunLogsJson {
+    /// How many logs were removed (or would be, in a dry run).
+    pub files_count: u64,
+    /// Why some stay, in `path`, if they do (null when all went).
+    pub left: Option<String>,
+    /// Their directory, `<namespace>/.logs/<id>/`.
+    pub path: PathBuf,
+}
+
+impl From<&crate::workspace::remove::RunLogs> for RunLogsJson {
+    fn from(logs: &crate::workspace::remove::RunLogs) -> RunLogsJson {
+        RunLogsJson {
+            files_count: logs.files,
+            left: logs.left.clone(),
+            path: logs.dir.clone(),
+        }
+    }
 }
 
 /// The branch a removed worktree's HEAD is kept on.
@@ -270,6 +324,9 @@ impl RemovalJson {
             kept_change_id: change.cloned(),
             kept_commit_id: commit.cloned(),
             path: path.to_path_buf(),
+            run_logs: removal
+                .and_then(|r| r.run_logs.as_ref())
+                .map(RunLogsJson::from),
             untracked: removal.map(|r| AsideJson::from(&r.aside)),
             workspace_id: id.to_string(),
         }

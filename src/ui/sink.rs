@@ -84,10 +84,14 @@ impl Ui {
         }
     }
 
-    /// Stdout handed whole to a protocol that owns it (`mcp`: JSON-RPC messages, one a
-    /// line); nothing else may write there while it runs.
-    pub(crate) fn protocol_stdout(&self) -> tokio::io::Stdout {
-        tokio::io::stdout()
+    /// Stdin and stdout handed whole to a protocol that owns them (`mcp`: JSON-RPC messages,
+    /// one a line); nothing else may read or write there while it runs. When both are pipes
+    /// (as MCP clients start servers) they are read and written without blocking, on the
+    /// runtime's own thread, rather than through a blocking thread per message.
+    pub(crate) fn protocol_stdio(
+        &self,
+    ) -> (rmcp::transport::StdioReader, rmcp::transport::StdioWriter) {
+        rmcp::transport::stdio_pipes()
     }
 
     /// `Warning: message`.

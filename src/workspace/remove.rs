@@ -48,10 +48,91 @@ pub(crate) struct Removal {
     /// The workspace's own store (sandboxed jj runs), kept because it holds commits that
     /// could not be brought back.
     pub own_store_kept: Option<PathBuf>,
+    /// What became of its run logs; `None` when it had none.
+    pub run_logs: Option<RunLogs>,
 }
 
-/// Removes one workspace. `lease` is the lease when the caller already holds it.
+/// A workspace's run logs (`<namespace>/.logs/<id>/`: the whole output of each run the MCP
+/// server started), which go with the workspace.
+#[derive(Debug)]
+pub(crate) struct RunLogs {
+    pub dir: PathBuf,
+    /// How many logs were removed (or would be, in a dry run).
+    pub files: u64,
+    /// Why some stay (the directory is then left), if they do.
+    pub left: Option<String>,
+}
+
+/// The run logs of workspace `id`, counted (`None` when it has none).
+pub(crate) fn run_logs(ctx: &Context, id: &str) -> Option<RunLogs> {
+    let dir = ctx.layout.run_logs(id);
+    let files = std::fs::read_dir(&dir).ok()?.flatten().count() as u64;
+    Some(RunLogs {
+        dir,
+        files,
+        left: None,
+    })
+}
+
+/// Removes the run logs of workspace `id` written before `before` (a log a new run of the
+/// same id opened since stays, with its directory); a log that cannot go is said, not fatal.
+fn remove_run_logs(ctx: &Context, id: &str, before: std::time::SystemTime) -> Option<RunLogs> {
+    let dir = ctx.layout.run_logs(id);
+    // Never followed: a symlink in its place is left alone (and said).
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    let mut logs = RunLogs {
+        dir: dir.clone(),
+        files: 0,
+        left: None,
+    };
+    if !meta.is_dir() {
+        logs.left = Some("it is not a directory".into());
+        return Some(logs);
+    }
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            logs.left = Some(e.to_string());
+            return Some(logs);
+        }
+    };
+    for entry in entries.flatten() {
+        let newer = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= before);
+        if newer {
+            logs.left = Some("a run started since writes a log there".into());
+            continue;
+        }
+        match crate::store::fsutil::remove_file(&entry.path()) {
+            Ok(()) => logs.files += 1,
+            Err(e) => logs.left = Some(e.to_string()),
+        }
+    }
+    if logs.left.is_none() {
+        if let Err(e) = std::fs::remove_dir(&dir) {
+            logs.left = Some(e.to_string());
+        }
+    }
+    Some(logs)
+}
+
+/// Removes one workspace, and its run logs once it is gone. `lease` is the lease when the
+/// caller already holds it.
 pub(crate) fn remove(
+    ctx: &Context,
+    entry: &Entry,
+    args: &Options,
+    lease: Option<Lock>,
+) -> Result<Removal> {
+    let began = std::time::SystemTime::now();
+    let mut removal = remove_workspace(ctx, entry, args, lease)?;
+    removal.run_logs = remove_run_logs(ctx, &entry.id, began);
+    Ok(removal)
+}
+
+fn remove_workspace(
     ctx: &Context,
     entry: &Entry,
     args: &Options,
@@ -106,6 +187,7 @@ pub(crate) fn remove(
             branch_deleted: None,
             earlier_aside: None,
             own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+            run_logs: None,
         });
     }
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
@@ -167,6 +249,7 @@ pub(crate) fn remove(
         branch_deleted,
         earlier_aside,
         own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+        run_logs: None,
     })
 }
 
@@ -217,6 +300,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
                     own_store_kept: super::private::remove(ctx, &id, None),
+                    run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
         };
@@ -403,6 +487,7 @@ impl Journal {
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
             own_store_kept: super::private::remove(ctx, &entry.id, None),
+            run_logs: None,
         })
     }
 }

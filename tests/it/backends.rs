@@ -110,8 +110,9 @@ impl Backend {
                 let change = message
                     .lines()
                     .find(|l| l.starts_with(&format!("Removed {id} ")))
-                    .and_then(|l| l.rsplit_once("; its edits are kept in change "))
-                    .map(|(_, change)| change.trim().to_string())
+                    .and_then(|l| l.split_once("; its edits are kept in change "))
+                    // The change id, up to what the line says next (such as its run logs).
+                    .map(|(_, rest)| rest.split(';').next().unwrap_or(rest).trim().to_string())
                     .unwrap_or_else(|| panic!("edits of {id} not kept in a change: {message}"));
                 let files = env.jj_ok(repo, ["file", "list", "-r", &change]);
                 (change, files)

@@ -237,7 +237,69 @@ fn a_dry_run_says_what_would_be_kept_aside(backend: Backend) {
     assert!(!env.namespace_dir(&repo).join(".kept").exists());
 }
 
+/// A workspace's run logs (`<namespace>/.logs/<id>/`, the MCP server's copies of its runs'
+/// output) go with it: a dry run says they would, the removal says it removed them (text and
+/// JSON), and another workspace's logs stay.
+fn clean_removes_the_workspace_run_logs(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    env.aw(&repo, ["run", "w2", "--", "true"]).assert_ok();
+    let logs = env.namespace_dir(&repo).join(".logs");
+    for (id, count) in [("w1", 2), ("w2", 1)] {
+        fs::create_dir_all(logs.join(id)).unwrap();
+        for n in 0..count {
+            let name = format!("2000-01-01T000000Z.{n:09}.log");
+            fs::write(logs.join(id).join(name), "output\n").unwrap();
+        }
+    }
+    let dry = env.aw(&repo, ["clean", "w1", "--dry-run"]);
+    dry.assert_ok();
+    let said = env.normalize(&dry.stdout);
+    assert!(
+        said.ends_with(
+            "; would remove its 2 run logs ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/w1)\n"
+        ),
+        "{}",
+        dry.report()
+    );
+    let doc = env.aw(&repo, ["clean", "w1", "--dry-run", "--json"]).json();
+    crate::schemas::assert_valid("clean", &doc);
+    assert_eq!(doc["removed"][0]["run_logs"]["files_count"], 2, "{doc:#}");
+    assert!(logs.join("w1").is_dir());
+
+    let out = env.aw(&repo, ["clean", "w1"]);
+    out.assert_ok();
+    let said = env.normalize(&out.stdout);
+    assert!(
+        said.ends_with(
+            "; removed its 2 run logs ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/w1)\n"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(!logs.join("w1").exists(), "{}", env.listing());
+    assert!(logs.join("w2").is_dir());
+
+    let doc = env.aw(&repo, ["clean", "w2", "--json"]).json();
+    crate::schemas::assert_valid("clean", &doc);
+    let run_logs = &doc["removed"][0]["run_logs"];
+    assert_eq!(run_logs["files_count"], 1, "{doc:#}");
+    assert_eq!(run_logs["left"], serde_json::Value::Null, "{doc:#}");
+    assert_eq!(run_logs["path"], logs.join("w2").to_str().unwrap());
+    assert!(!logs.join("w2").exists());
+    // A workspace that never had logs says nothing of them.
+    env.aw(&repo, ["run", "w3", "--", "true"]).assert_ok();
+    let doc = env.aw(&repo, ["clean", "w3", "--json"]).json();
+    assert_eq!(
+        doc["removed"][0]["run_logs"],
+        serde_json::Value::Null,
+        "{doc:#}"
+    );
+}
+
 crate::both_backends!(
+    clean_removes_the_workspace_run_logs,
     a_dry_run_says_what_would_be_kept_aside,
     clean_keeps_unrecorded_edits,
     clean_of_a_workspace_without_edits_says_so,

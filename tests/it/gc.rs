@@ -51,9 +51,14 @@ fn gc_removes_only_what_retention_lets_go(backend: Backend) {
     fs::write(env.ws_path(&repo, "old").join("notes.txt"), "unrecorded\n").unwrap();
     age(&env, &repo, "old", 2 * HOUR);
     age(&env, &repo, "failed", 2 * DAY);
+    // A run log the MCP server wrote for it goes with it, as with `clean`.
+    let logs = env.namespace_dir(&repo).join(".logs/old");
+    fs::create_dir_all(&logs).unwrap();
+    fs::write(logs.join("2000-01-01T000000Z.000000000.log"), "output\n").unwrap();
     let dry = env.aw(&repo, ["gc", "--dry-run"]);
     dry.assert_ok();
-    insta::assert_snapshot!(env.normalize(&dry.stdout), @"Would remove old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old): done for 2h, retention.done = 1h");
+    insta::assert_snapshot!(env.normalize(&dry.stdout), @"Would remove old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old): done for 2h, retention.done = 1h; would remove its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)");
+    assert!(logs.is_dir());
     for id in ["old", "new", "failed"] {
         assert!(env.ws_path(&repo, id).exists(), "--dry-run removed {id}");
     }
@@ -75,6 +80,12 @@ fn gc_removes_only_what_retention_lets_go(backend: Backend) {
         out.report()
     );
     assert!(!env.ws_path(&repo, "old").exists());
+    assert!(!logs.exists(), "{}", env.listing());
+    assert!(
+        out.stdout.contains("; removed its 1 run log ("),
+        "{}",
+        out.report()
+    );
     assert!(env.ws_path(&repo, "new").exists() && env.ws_path(&repo, "failed").exists());
     // Its edits are kept as `clean` keeps them.
     let (keeper, _) = backend.kept(&env, &repo, "old", &out.stdout);

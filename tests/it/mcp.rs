@@ -156,6 +156,7 @@ fn lifecycle(backend: Backend) {
             call("workspace_land", json!({"id": "w1"})),
             call("workspace_status", json!({})),
             call("workspace_status", json!({"id": "w1"})),
+            call("workspace_clean", json!({"id": "w1", "dry_run": true})),
             call("workspace_clean", json!({"id": "w1"})),
         ]),
     );
@@ -171,10 +172,27 @@ fn lifecycle(backend: Backend) {
     let one = ok(&steps[2]);
     assert_valid("status-workspace", one);
     assert_eq!(one["workspace_id"], "w1");
-    let cleaned = ok(&steps[3]);
+    // The run's log goes with the workspace: the dry run says it would, the clean did.
+    let logs = env.namespace_dir(&repo).join(".logs/w1");
+    let would = ok(&steps[3]);
+    assert_valid("clean", would);
+    assert_eq!(
+        would["removed"][0]["run_logs"]["files_count"], 1,
+        "{would:#}"
+    );
+    assert_eq!(
+        would["removed"][0]["run_logs"]["path"],
+        logs.to_str().unwrap()
+    );
+    let cleaned = ok(&steps[4]);
     assert_valid("clean", cleaned);
     assert_eq!(cleaned["removed"][0]["path"], ws.to_str().unwrap());
+    assert_eq!(
+        cleaned["removed"][0]["run_logs"]["files_count"], 1,
+        "{cleaned:#}"
+    );
     assert!(!ws.exists());
+    assert!(!logs.exists(), "{}", env.listing());
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
-use crate::ui::report::{describe, AsideJson, RemovalJson};
+use crate::ui::report::{describe, AsideJson, RemovalJson, RunLogsJson};
 use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
 /// Remove workspaces, keeping their edits in the repository.
@@ -65,8 +65,9 @@ pub struct CleanArgs {
 /// What happened to one selected workspace.
 enum Outcome {
     Removed(Box<Removal>),
-    /// A dry run's: what the removal would keep aside, when it could be surveyed.
-    WouldRemove(Option<Aside>),
+    /// A dry run's: what the removal would keep aside, when it could be surveyed, and the
+    /// run logs it would remove.
+    WouldRemove(Option<Aside>, Option<remove::RunLogs>),
     Skipped(String),
     Failed(CliError),
 }
@@ -184,9 +185,10 @@ fn clean_one(
         args.dry_run,
     ) {
         (Some(reason), _) => Outcome::Skipped(reason),
-        (None, true) => {
-            Outcome::WouldRemove(remove::preview(ctx, &entry, &remove_options(args)).ok())
-        }
+        (None, true) => Outcome::WouldRemove(
+            remove::preview(ctx, &entry, &remove_options(args)).ok(),
+            remove::run_logs(ctx, id),
+        ),
         (None, false) => match remove::remove(ctx, &entry, &remove_options(args), None) {
             Ok(removal) => Outcome::Removed(Box::new(removal)),
             Err(err) => Outcome::Failed(err),
@@ -312,9 +314,10 @@ fn report(
                 Outcome::Removed(removal) => {
                     removed.push(RemovalJson::new(id, path, Some(removal)))
                 }
-                Outcome::WouldRemove(aside) => {
+                Outcome::WouldRemove(aside, logs) => {
                     let mut json = RemovalJson::new(id, path, None);
                     json.untracked = aside.as_ref().map(AsideJson::from);
+                    json.run_logs = logs.as_ref().map(RunLogsJson::from);
                     removed.push(json)
                 }
                 Outcome::Skipped(reason) => skipped.push(SkippedJson {
@@ -343,9 +346,10 @@ fn report(
     for (id, path, outcome) in results {
         match outcome {
             Outcome::Removed(removal) => text += &format!("{}\n", describe(id, path, removal)),
-            Outcome::WouldRemove(aside) => {
+            Outcome::WouldRemove(aside, logs) => {
                 let keep = crate::ui::report::would_keep(aside.as_ref());
-                text += &format!("Would remove {id} ({}){keep}\n", path.display())
+                let logs = crate::ui::report::describe_run_logs(logs.as_ref(), true);
+                text += &format!("Would remove {id} ({}){keep}{logs}\n", path.display())
             }
             Outcome::Skipped(reason) => ui.note(format!("Skipped {id}: {reason}")),
             Outcome::Failed(err) => ui.error(err),

@@ -11,7 +11,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
 use crate::store::layout::WorkspaceId;
-use crate::ui::report::{describe, AsideJson, RemovalJson};
+use crate::ui::report::{describe, AsideJson, RemovalJson, RunLogsJson};
 use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::gc::{self, Candidate, Expiry};
@@ -31,8 +31,9 @@ pub struct GcArgs {
 
 enum Outcome {
     Removed(Box<Removal>),
-    /// What the removal would keep aside, when it could be counted.
-    WouldRemove(Option<Aside>),
+    /// What the removal would keep aside, when it could be counted, and the run logs it
+    /// would remove.
+    WouldRemove(Option<Aside>, Option<remove::RunLogs>),
     Skipped(String),
     Failed(CliError),
 }
@@ -69,9 +70,10 @@ pub(in crate::cli) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Res
         .map(|c| {
             let outcome = match (&c.skip, args.dry_run) {
                 (Some(why), _) => Outcome::Skipped(why.clone()),
-                (None, true) => {
-                    Outcome::WouldRemove(remove::preview(&ctx, &c.entry, &options).ok())
-                }
+                (None, true) => Outcome::WouldRemove(
+                    remove::preview(&ctx, &c.entry, &options).ok(),
+                    remove::run_logs(&ctx, &c.entry.id),
+                ),
                 (None, false) => match remove::remove(&ctx, &c.entry, &options, None) {
                     Ok(removal) => Outcome::Removed(Box::new(removal)),
                     Err(err) => Outcome::Failed(err),
@@ -198,9 +200,10 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
         },
         removal: match outcome {
             Outcome::Removed(r) => Some(RemovalJson::new(id, path, Some(r))),
-            Outcome::WouldRemove(aside) => {
+            Outcome::WouldRemove(aside, logs) => {
                 let mut json = RemovalJson::new(id, path, None);
                 json.untracked = aside.as_ref().map(AsideJson::from);
+                json.run_logs = logs.as_ref().map(RunLogsJson::from);
                 Some(json)
             }
             _ => None,
@@ -228,7 +231,7 @@ fn report(ui: &Ui, results: &[(Candidate, Outcome)], kept: &[Kept], args: &GcArg
         };
         for (c, outcome) in results {
             let list = match outcome {
-                Outcome::Removed(_) | Outcome::WouldRemove(_) => &mut doc.removed,
+                Outcome::Removed(_) | Outcome::WouldRemove(..) => &mut doc.removed,
                 Outcome::Skipped(_) => &mut doc.skipped,
                 Outcome::Failed(_) => &mut doc.failed,
             };
@@ -246,9 +249,10 @@ fn report(ui: &Ui, results: &[(Candidate, Outcome)], kept: &[Kept], args: &GcArg
                 ui.note(format!("Expired {id}: {why}"));
                 text += &format!("{}\n", describe(id, path, r));
             }
-            Outcome::WouldRemove(aside) => {
+            Outcome::WouldRemove(aside, logs) => {
                 text += &format!("Would remove {id} ({}): {why}", path.display());
                 text += &crate::ui::report::would_keep(aside.as_ref());
+                text += &crate::ui::report::describe_run_logs(logs.as_ref(), true);
                 text += "\n";
             }
             Outcome::Skipped(reason) => ui.note(format!("Skipped {id} ({why}): {reason}")),

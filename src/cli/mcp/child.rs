@@ -71,12 +71,14 @@ pub(in crate::cli) struct Watch<'a> {
     pub interruptible: bool,
     /// What the progress notifications say is running.
     pub subject: String,
+    /// Housekeeping done once the command has started (while it runs, rather than before).
+    pub after_start: Option<Box<dyn FnOnce() + Send + 'a>>,
 }
 
 /// The server's stdin, which says when it ends: the client closed the connection, and the
 /// runs under way are interrupted (rmcp would otherwise wait for their calls to finish).
 pub(in crate::cli) struct Stdin {
-    pub inner: tokio::io::Stdin,
+    pub inner: rmcp::transport::StdioReader,
     pub closed: tokio::sync::watch::Sender<bool>,
 }
 
@@ -155,11 +157,16 @@ pub(in crate::cli) async fn run(
         log,
         counted.clone(),
     ));
+    if let Some(after_start) = watch.after_start {
+        after_start();
+    }
     let token = watch.context.meta.get_progress_token();
     let started = Instant::now();
     let deadline = watch.timeout.map(|t| tokio::time::Instant::now() + t);
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.tick().await;
+    // The first tick a second from now (an interval's immediate first tick would wake the
+    // server for nothing).
+    let second = Duration::from_secs(1);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + second, second);
     let mut stopped = None;
     let mut closed = watch.closed.clone();
     let status: ExitStatus = loop {

@@ -30,13 +30,11 @@ pub(super) fn read_failure(path: &std::path::Path) -> Option<Value> {
 const KEPT_LOGS: usize = 50;
 
 /// A new log file for a run in `id`, `<namespace>/.logs/<id>/<time>.<ns>.log` (names sort
-/// in time order), made without following a symlink and never shared with another run; the
-/// workspace's oldest logs beyond [`KEPT_LOGS`] are removed.
+/// in time order), made without following a symlink and never shared with another run.
 pub(super) fn open(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let dir = layout.logs();
-    crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let dir = dir.join(id);
+    crate::store::fsutil::create_dir_nofollow(&layout.logs())?;
+    let dir = layout.run_logs(id);
     crate::store::fsutil::create_dir_nofollow(&dir)?;
     let now = crate::store::metadata::now().replace(':', "");
     let nanos = std::time::SystemTime::now()
@@ -52,19 +50,18 @@ pub(super) fn open(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path);
         match opened {
-            Ok(file) => {
-                prune_logs(&dir);
-                return Ok((file, path));
-            }
+            Ok(file) => return Ok((file, path)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
             Err(e) => return Err(CliError::io("create", &path, &e)),
         }
     }
 }
 
-/// Removes the oldest logs in `dir` beyond [`KEPT_LOGS`]; one that cannot go stays.
-fn prune_logs(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// Removes the oldest logs of workspace `id` beyond [`KEPT_LOGS`]; one that cannot go stays.
+/// Done while the run's command runs, not before it starts.
+pub(super) fn prune(layout: &Layout, id: &str) {
+    let dir = layout.run_logs(id);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
     let mut logs: Vec<String> = entries

@@ -84,17 +84,19 @@ pub(in crate::cli) fn serve(
         tools: std::sync::Arc::new(tools::all()),
         closed,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the server only waits (for the client, its commands and their output),
+    // and every hand-off between threads would be paid on each call (docs/benchmarks.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::failure("could not start the MCP server").cause(e.to_string()))?;
     // Ending (the client closed the connection, or a signal) drops every call under way: a
     // run's call then sends its `run` the SIGINT that interrupts it (`child::Interrupt`).
-    let stdout = ui.protocol_stdout();
     let ended = runtime.block_on(async move {
+        // Made inside the runtime: the pipes register with its reactor.
+        let (stdin, stdout) = ui.protocol_stdio();
         let stdin = child::Stdin {
-            inner: tokio::io::stdin(),
+            inner: stdin,
             closed: closed_tx,
         };
         let serving = async {
@@ -112,8 +114,8 @@ pub(in crate::cli) fn serve(
             signal = stop_signal() => Ok(128 + signal),
         }
     });
-    // Dropping the calls under way interrupts their runs; the thread blocked reading stdin
-    // is not waited for.
+    // Dropping the calls under way interrupts their runs; a thread blocked reading stdin
+    // (when it is not a pipe) is not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     ended
 }
@@ -407,6 +409,7 @@ impl Server {
             interruptible: true,
             closed: self.closed.clone(),
             subject: format!("workspace {id}"),
+            after_start: Some(Box::new(|| logs::prune(&self.layout, &id))),
         };
         let done = self.start_watched(&argv, watch).await.map_err(failed_start);
         let failed = logs::read_failure(&failure_file);
@@ -414,10 +417,18 @@ impl Server {
         if let Some(doc) = failed {
             return Err(error_result(doc));
         }
-        let status = match crate::store::metadata::load(&self.layout.workspace(&id)) {
-            crate::store::metadata::Loaded::Ok(record) => record.status.as_str().to_string(),
-            _ if done.stopped.is_some() => "interrupted".into(),
-            _ => "unknown".into(),
+        // The status alone, not the whole record (read on every call).
+        let workspace = self.layout.workspace(&id);
+        let recorded = crate::store::metadata::recorded_status(&workspace).or_else(|| {
+            match crate::store::metadata::load(&workspace) {
+                crate::store::metadata::Loaded::Ok(record) => Some(record.status),
+                _ => None,
+            }
+        });
+        let status = match recorded {
+            Some(status) => status.as_str().to_string(),
+            None if done.stopped.is_some() => "interrupted".into(),
+            None => "unknown".into(),
         };
         let doc = RunJson {
             schema_version: 1,
@@ -485,6 +496,7 @@ impl Server {
             interruptible: false,
             closed: self.closed.clone(),
             subject: argv.first().cloned().unwrap_or_default(),
+            after_start: None,
         };
         self.start_watched(argv, watch).await
     }

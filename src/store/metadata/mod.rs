@@ -230,6 +230,24 @@ pub(crate) fn load(workspace: &Path) -> Loaded {
     }
 }
 
+/// The status the state of `workspace` records, read alone (the rest of the record is skipped,
+/// its seal not checked): what a run that just ended recorded, for a caller that needs no
+/// more. `None` when there is no state to read it from (then [`load`] reads what there is).
+pub(crate) fn recorded_status(workspace: &Path) -> Option<Status> {
+    #[derive(Deserialize)]
+    struct State {
+        record: StatusOnly,
+    }
+    #[derive(Deserialize)]
+    struct StatusOnly {
+        status: Status,
+    }
+    match state::read_as::<State>(workspace) {
+        Found::Ok(state) => Some(state.record.status),
+        _ => None,
+    }
+}
+
 /// The view in the workspace alone, or a record the shell script agent-workspace replaces
 /// wrote (as the view, or at [`legacy::SCRIPT_RECORD`]).
 fn legacy_view(workspace: &Path) -> Loaded {
