@@ -185,7 +185,10 @@ impl Jj {
             debug_assert_eq!(*head, heads);
             return Some(view.clone());
         }
-        let (head, view) = recorded::working_copies(&self.store)?;
+        let (head, mut view) = recorded::working_copies(&self.store)?;
+        // By name, as jj lists them, so a workspace is found by a binary search (the view's
+        // own order is not always that).
+        view.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let view = Arc::new(view);
         *memo = Some((head, view.clone()));
         Some(view)
