@@ -13,5 +13,6 @@ pub(crate) mod metadata;
 pub(crate) mod recovery;
 pub(crate) mod reflink;
 pub(crate) mod state;
+pub(crate) mod summary;
 pub(crate) mod tools;
 pub(crate) mod tree;

@@ -419,11 +419,21 @@ impl Vcs {
         }
     }
 
-    /// Makes [`Vcs::changes`] read every workspace as of one moment until the guard is
-    /// dropped (jj: one read of its view for all of them).
-    pub(crate) fn pin_view(&self) -> Option<jj::ViewPin<'_>> {
+    /// [`Vcs::changes`] without a snapshot, when the backend kept its answer and gives it
+    /// without starting a process (jj, while a table pins the view); `None` otherwise.
+    pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<diff::Changes> {
         match self {
-            Vcs::Jj(jj) => Some(jj.pin_view()),
+            Vcs::Jj(jj) => jj.kept_changes(id, base),
+            Vcs::Git(_) => None,
+        }
+    }
+
+    /// Makes [`Vcs::changes`] read every workspace as of one moment until the guard is
+    /// dropped (jj: one read of its view for all of them); `many` when it reads a table
+    /// of workspaces (jj then reads their kept answers from one file).
+    pub(crate) fn pin_view(&self, many: bool) -> Option<jj::ViewPin<'_>> {
+        match self {
+            Vcs::Jj(jj) => Some(jj.pin_view(many)),
             Vcs::Git(_) => None,
         }
     }

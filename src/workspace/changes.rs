@@ -52,7 +52,12 @@ pub(crate) fn read_prepared(
 ) -> Result<Changes> {
     let cache = ctx.layout.cache();
     let id = &record.workspace_id;
-    let scratch = cache.join(format!("diff-{id}.{}.index", std::process::id()));
+    // This process's id, asked once (a table reads a thousand workspaces).
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let scratch = cache.join(format!(
+        "diff-{id}.{}.index",
+        PID.get_or_init(std::process::id)
+    ));
     Ok(ctx
         .vcs
         .changes(id, path, &record.base_commits, &scratch, snapshot)?)

@@ -65,39 +65,73 @@ pub(crate) fn measure(ctx: &Context, entries: &[Entry], one: bool, size: bool) -
         .collect()
 }
 
-/// [`changes`] of every entry, [`READERS`] at a time. jj snapshots only for the view of one
-/// workspace no live run holds; the table never snapshots.
+/// [`changes`] of every entry: first those whose answers the backend kept (no process),
+/// then the rest [`READERS`] at a time. jj snapshots only for the view of one workspace no
+/// live run holds; the table never snapshots.
 fn read_all(
     ctx: &Context,
     entries: &[Entry],
     one: bool,
 ) -> Vec<Option<Result<ChangeCounts, CliError>>> {
     // One moment for the whole table, and the cache directory made once.
-    let _pin = ctx.vcs.pin_view();
+    let _pin = ctx.vcs.pin_view(!one);
+    let mut all: Vec<_> = (0..entries.len()).map(|_| None).collect();
+    let mut rest = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(record) = comparable(entry) else {
+            continue;
+        };
+        let snapshot = one && !entry.is_live();
+        match (!snapshot)
+            .then(|| {
+                ctx.vcs
+                    .kept_changes(&record.workspace_id, &record.base_commits)
+            })
+            .flatten()
+        {
+            Some(found) => all[i] = Some(Ok(counts(record, found))),
+            None => rest.push(i),
+        }
+    }
+    if rest.is_empty() {
+        return all;
+    }
     let prepared = crate::store::fsutil::create_dir_nofollow(&ctx.layout.cache()).is_ok();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let found = std::sync::Mutex::new(Vec::with_capacity(entries.len()));
+    let found = std::sync::Mutex::new(Vec::with_capacity(rest.len()));
     let work = || loop {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(entry) = entries.get(i) else { break };
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(&i) = rest.get(n) else { break };
+        let entry = &entries[i];
         let counts = changes(ctx, entry, one && !entry.is_live(), prepared);
         if let Ok(mut found) = found.lock() {
             found.push((i, counts));
         }
     };
     std::thread::scope(|scope| {
-        for _ in 1..READERS.min(entries.len()) {
+        for _ in 1..READERS.min(rest.len()) {
             scope.spawn(work);
         }
         work();
     });
-    let mut found = found.into_inner().unwrap_or_default();
-    found.sort_by_key(|(i, _)| *i);
-    let mut all: Vec<_> = (0..entries.len()).map(|_| None).collect();
-    for (i, counts) in found {
+    for (i, counts) in found.into_inner().unwrap_or_default() {
         all[i] = counts;
     }
     all
+}
+
+/// The record of `entry` when its workspace has a directory and record to compare with its
+/// base (otherwise a problem `status` already shows).
+fn comparable(entry: &Entry) -> Option<&crate::store::metadata::Record> {
+    let record = entry.record.as_ref()?;
+    let comparable = match &entry.problem {
+        None => true,
+        Some(p) => matches!(
+            p,
+            Problem::Crashed | Problem::TamperedRecord | Problem::Mismatch(_)
+        ),
+    };
+    comparable.then_some(record)
 }
 
 /// The changes of the workspace of `entry`, or `None` when it has no directory and record
@@ -109,17 +143,21 @@ fn changes(
     snapshot: bool,
     prepared: bool,
 ) -> Option<Result<ChangeCounts, CliError>> {
-    let record = entry.record.as_ref()?;
-    let comparable = match &entry.problem {
-        None => true,
-        Some(p) => matches!(
-            p,
-            Problem::Crashed | Problem::TamperedRecord | Problem::Mismatch(_)
-        ),
-    };
-    if !comparable {
-        return None;
-    }
+    let record = comparable(entry)?;
+    Some(
+        match prepared {
+            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot),
+            false => super::changes::read(ctx, record, &entry.path, snapshot),
+        }
+        .map(|found| counts(record, found)),
+    )
+}
+
+/// The numbers of `found`, the changes of the workspace whose record is `record`.
+fn counts(
+    record: &crate::store::metadata::Record,
+    found: crate::vcs::diff::Changes,
+) -> ChangeCounts {
     // The last land's commits, unless it was not applied or is known undone.
     let undone = record.shown_land().is_some()
         && record.land_check == crate::store::metadata::LandCheck::Undone;
@@ -134,36 +172,30 @@ fn changes(
         crate::store::metadata::Status::Running => record.started_at.as_deref(),
         _ => record.finished_at.as_deref(),
     };
-    Some(
-        match prepared {
-            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot),
-            false => super::changes::read(ctx, record, &entry.path, snapshot),
-        }
-        .map(|found| ChangeCounts {
-            files_count: found.files.len(),
-            added: found.files.iter().map(|f| f.added).sum(),
-            removed: found.files.iter().map(|f| f.removed).sum(),
-            binary_count: found.files.iter().filter(|f| f.binary).count(),
-            unlanded_commits_count: found
-                .commits
-                .iter()
-                .filter(|c| !landed.contains(&c.commit_id.as_str()))
-                .count(),
-            files_as_of: found.as_of.code(),
-            snapshot_at: found.as_of.snapshot_at().map(str::to_string),
-            may_be_behind: match (&found.as_of, run_moment) {
-                (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
-                    let at = at.as_deref().and_then(crate::store::metadata::parse_time);
-                    let run = crate::store::metadata::parse_time(run);
-                    // Both to the second: a run that ended in the snapshot's second is
-                    // taken as seen (a fresh workspace's first quick run may be missed).
-                    at.is_none_or(|at| run.is_some_and(|run| run > at))
-                }
-                _ => false,
-            },
-            commits: found.commits,
-        }),
-    )
+    ChangeCounts {
+        files_count: found.files.len(),
+        added: found.files.iter().map(|f| f.added).sum(),
+        removed: found.files.iter().map(|f| f.removed).sum(),
+        binary_count: found.files.iter().filter(|f| f.binary).count(),
+        unlanded_commits_count: found
+            .commits
+            .iter()
+            .filter(|c| !landed.contains(&c.commit_id.as_str()))
+            .count(),
+        files_as_of: found.as_of.code(),
+        snapshot_at: found.as_of.snapshot_at().map(str::to_string),
+        may_be_behind: match (&found.as_of, run_moment) {
+            (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
+                let at = at.as_deref().and_then(crate::store::metadata::parse_time);
+                let run = crate::store::metadata::parse_time(run);
+                // Both to the second: a run that ended in the snapshot's second is
+                // taken as seen (a fresh workspace's first quick run may be missed).
+                at.is_none_or(|at| run.is_some_and(|run| run > at))
+            }
+            _ => false,
+        },
+        commits: found.commits,
+    }
 }
 
 /// The disk usage of the workspace of `entry`, when its directory is a real one.

@@ -11,6 +11,7 @@ use crate::error::CliError;
 use crate::exec::liveness;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record, Status};
+use crate::store::summary::Records;
 use crate::vcs::Registered;
 use crate::workspace::context::Context;
 use crate::workspace::verdict::{self, Mismatch, Registration};
@@ -134,6 +135,16 @@ fn lease_held(path: &std::path::Path) -> bool {
 /// Reads one workspace directory's record into an entry; `kind` is its type when already
 /// known from a directory listing.
 fn read(id: WorkspaceId, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
+    read_with(id, path, kind, &mut metadata::load)
+}
+
+/// [`read`], loading the record with `load`.
+fn read_with(
+    id: WorkspaceId,
+    path: PathBuf,
+    kind: Option<std::fs::FileType>,
+    load: &mut dyn FnMut(&Path) -> Loaded,
+) -> Entry {
     let mut entry = Entry {
         id,
         path,
@@ -157,7 +168,7 @@ fn read(id: WorkspaceId, path: PathBuf, kind: Option<std::fs::FileType>) -> Entr
         }
         Ok(_) => {}
     }
-    match metadata::load(&entry.path) {
+    match load(&entry.path) {
         Loaded::Ok(record) => {
             // A run whose supervisor died still holds the workspace while its guard ends the
             // processes it left (the guard shares the lease): crashed only once that is done.
@@ -197,21 +208,43 @@ fn kept(path: &Path) -> Option<Box<Record>> {
 /// name is not registered, to find it under another name; when the backend fails,
 /// registration is not checked.
 pub(crate) fn all(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
-    all_with(ctx, &mut |with_paths| match with_paths {
+    all_with(ctx, &mut ask_backend(ctx), None)
+}
+
+/// [`all`] for the `status` table: the records come through the namespace's kept records
+/// ([`Records`]), so an unchanged workspace costs two `stat`s. Its records have no run
+/// history or trust digests: for showing, never for acting on.
+pub(crate) fn table(ctx: &Context) -> (Vec<Entry>, Option<CliError>) {
+    let mut records = Records::open(&ctx.layout.dir, &ctx.layout.cache());
+    let found = all_with(ctx, &mut ask_backend(ctx), Some(&mut records));
+    records.keep();
+    found
+}
+
+fn ask_backend(ctx: &Context) -> impl FnMut(bool) -> crate::vcs::Result<Vec<Registered>> + '_ {
+    |with_paths| match with_paths {
         true => ctx.vcs.list(),
         false => ctx.vcs.names(),
-    })
+    }
 }
 
 /// [`all`], asking `ask` for the backend's workspaces (with their paths when passed
-/// `true`): a caller may answer from what it asked before (`status --watch`).
+/// `true`): a caller may answer from what it asked before (`status --watch`). With
+/// `records`, the records are read through them (see [`table`]).
 pub(crate) fn all_with(
     ctx: &Context,
     ask: &mut dyn FnMut(bool) -> crate::vcs::Result<Vec<Registered>>,
+    mut records: Option<&mut Records>,
 ) -> (Vec<Entry>, Option<CliError>) {
     let entries: BTreeMap<WorkspaceId, Entry> = directories(&ctx.layout.dir)
         .into_iter()
-        .map(|(id, path, kind)| (id.clone(), read(id, path, kind)))
+        .map(|(id, path, kind)| {
+            let entry = match records.as_deref_mut() {
+                Some(records) => read_with(id.clone(), path, kind, &mut |p| records.load(p)),
+                None => read(id.clone(), path, kind),
+            };
+            (id, entry)
+        })
         .collect();
     // A lease file without a directory is a workspace deleted by hand (clean removes the
     // lease with the workspace): only then are the recorded paths needed, to tell it from a
@@ -274,8 +307,7 @@ fn reconcile(
         known.insert(id.clone());
         // A registration without a directory is ours only if we ever ran it (its lease file
         // exists); otherwise it is some other workspace whose directory went away.
-        let leased = ctx.layout.lease(&id).exists();
-        if reg.path.is_none() && !entries.contains_key(&id) && !leased {
+        if reg.path.is_none() && !entries.contains_key(&id) && !ctx.layout.lease(&id).exists() {
             continue;
         }
         entries.entry(id.clone()).or_insert_with(|| Entry {

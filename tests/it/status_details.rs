@@ -221,7 +221,8 @@ fn the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots(backen
                 .file_name()
                 .unwrap()
                 .to_string_lossy()
-                .starts_with("changes-")
+                .starts_with("changes")
+            // each workspace's, and all of them in one file
             {
                 fs::remove_file(path).unwrap();
             }
@@ -345,7 +346,8 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
             .file_name()
             .unwrap()
             .to_string_lossy()
-            .starts_with("changes-")
+            .starts_with("changes")
+        // each workspace's, and all of them in one file
         {
             fs::remove_file(path).unwrap();
         }
@@ -360,4 +362,95 @@ crate::both_backends!(
     size_counts_a_hard_link_once_and_never_follows_a_symlink,
     size_shows_as_a_column_and_moves_last_activity_to_the_newest_file,
     status_size_of_an_unknown_id_exits_1,
+    the_table_sees_every_change_to_a_record_it_kept,
 );
+
+/// Rewrites `file` in place (same inode, same size, same modification time) with `from`
+/// replaced by `to` of the same length: only its change time tells.
+fn edit_in_place(file: &Path, from: &str, to: &str) {
+    use std::io::{Seek, Write};
+    assert_eq!(from.len(), to.len());
+    let text = fs::read_to_string(file).unwrap();
+    assert!(text.contains(from), "{text}");
+    let modified = fs::metadata(file).unwrap().modified().unwrap();
+    let mut f = fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.rewind().unwrap();
+    f.write_all(text.replacen(from, to, 1).as_bytes()).unwrap();
+    f.set_modified(modified).unwrap();
+}
+
+/// The table without its UPDATED column ("3s ago" moves while a test runs).
+fn without_times(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let keep = match words.last() {
+                Some(&"ago") => words.len() - 2,
+                _ => words.len(),
+            };
+            words[..keep].join(" ")
+        })
+        .collect()
+}
+
+fn row<'a>(table: &'a str, id: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.starts_with(&format!("{id} ")))
+        .unwrap_or_default()
+}
+
+/// The table reads records through the namespace's kept copy, and sees every change made to
+/// a record after it was kept: a new run's record, a view edited in place and a state edited
+/// in place (same inode, size and modification time).
+fn the_table_sees_every_change_to_a_record_it_kept(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    for id in ["w1", "w2", "w3"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+    }
+    // Records changed in the last two seconds are never kept: let them settle.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let first = env.aw(&repo, ["status"]).assert_ok().stdout.clone();
+    let kept = env.namespace_dir(&repo).join(".cache").join("records.v1");
+    let text = fs::read_to_string(&kept).unwrap();
+    for id in ["w1", "w2", "w3"] {
+        assert!(text.contains(&format!("\"{id}\"")), "{text}");
+        assert!(row(&first, id).contains("done"), "{first}");
+    }
+    assert_eq!(
+        without_times(&env.aw(&repo, ["status"]).assert_ok().stdout),
+        without_times(&first)
+    );
+
+    // A new run rewrites w1's record.
+    env.aw(&repo, ["run", "w1", "--workflow", "review", "--", "false"]);
+    // w2's view is edited in place: reported as changed outside agent-workspace.
+    let w2 = env.ws_path(&repo, "w2");
+    edit_in_place(&w2.join(".agent-workflow.json"), "\"done\"", "\"idle\"");
+    // w3's state is edited in place: its record now says idle.
+    let state = env.namespace_dir(&repo).join(".state").join("w3.json");
+    edit_in_place(&state, "\"done\"", "\"idle\"");
+
+    let after = env.aw(&repo, ["status"]);
+    let table = after.assert_ok().stdout.clone();
+    assert!(row(&table, "w1").contains("error"), "{}", after.report());
+    assert!(row(&table, "w1").contains("review"), "{}", after.report());
+    assert!(
+        after
+            .stderr
+            .contains("w2: its .agent-workflow.json was changed"),
+        "{}",
+        after.report()
+    );
+    assert!(row(&table, "w3").contains("idle"), "{}", after.report());
+    // The same as read from the files alone.
+    fs::remove_file(&kept).unwrap();
+    let fresh = env.aw(&repo, ["status"]);
+    assert_eq!(
+        without_times(&fresh.assert_ok().stdout),
+        without_times(&table)
+    );
+    assert_eq!(fresh.stderr, after.stderr);
+}

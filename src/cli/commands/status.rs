@@ -67,6 +67,9 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
                 entry.ok_or_else(|| crate::workspace::unknown(id, &ctx.layout.workspace(id)))?;
             (vec![entry], warning)
         }
+        // The table shows no run history: its records may come from the namespace's kept
+        // ones. `--json` prints whole records, read from their files.
+        None if !args.json => inventory::table(&ctx),
         None => inventory::all(&ctx),
     };
     if let Some(warning) = warning {

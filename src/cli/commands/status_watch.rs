@@ -41,8 +41,11 @@ pub(in crate::cli) fn cmd_status_watch(
     let screen = Screen::enter()?;
     loop {
         asked.refresh(&ctx.vcs);
-        let (mut entries, warning) =
-            inventory::all_with(&ctx, &mut |with_paths| asked.get(&ctx.vcs, with_paths));
+        let (mut entries, warning) = inventory::all_with(
+            &ctx,
+            &mut |with_paths| asked.get(&ctx.vcs, with_paths),
+            None,
+        );
         // Lands shown only while they hold (the answer kept while the repository is unchanged).
         crate::workspace::land::follow(&ctx, &mut entries);
         let text = frame(&entries, warning.as_ref(), interval, paths);

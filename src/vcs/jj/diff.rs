@@ -41,15 +41,17 @@ impl Jj {
         let cache = self.cache_dir.join(format!("changes-{id}.v2"));
         let key = match snapshot {
             true => None,
-            false => match self.working_copy_commit(id) {
-                Some(commit) => Some(format!("wc {commit}\n{}\n", base.join(","))),
-                None => self
-                    .op_heads_key()
-                    .map(|heads| format!("{heads}\n{}\n", base.join(","))),
-            },
+            false => self.changes_key(id, &base),
         };
-        if let Some(found) = key.as_deref().and_then(|key| cached(&cache, key)) {
-            return Ok(found);
+        if let Some(key) = key.as_deref() {
+            let kept = self.bundle_get(id, key);
+            if let Some(found) = kept.as_deref().and_then(|text| parse_kept(text, key)) {
+                return Ok(found);
+            }
+            if let Some((found, text)) = cached(&cache, key) {
+                self.bundle_put(id, text);
+                return Ok(found);
+            }
         }
         let revset = format!("({})..@", base.join(" | "));
         let mut call = self.call(ws)?;
@@ -65,6 +67,7 @@ impl Jj {
         if let Some(key) = key {
             let text = format!("{key}{}\n{}\n{out}{}", out.len(), found.0, found.1);
             super::store_atomically(&cache, &text);
+            self.bundle_put(id, text);
         }
         Ok(found.2)
     }
@@ -90,9 +93,90 @@ impl Jj {
     }
 }
 
-/// The changes a cache entry for `key` holds: `<key><log length>\n<against>\n<log><diff>`.
-fn cached(path: &Path, key: &str) -> Option<Changes> {
-    let text = std::fs::read_to_string(path).ok()?;
+impl Jj {
+    /// The key [`Jj::changes`] keeps the answer for workspace `id` against `base` under,
+    /// read without a snapshot.
+    fn changes_key(&self, id: &str, base: &[String]) -> Option<String> {
+        match self.working_copy_commit(id) {
+            Some(commit) => Some(format!("wc {commit}\n{}\n", base.join(","))),
+            None => self
+                .op_heads_key()
+                .map(|heads| format!("{heads}\n{}\n", base.join(","))),
+        }
+    }
+
+    /// [`Jj::changes`] without a snapshot when its answer is kept (and no jj or git process
+    /// is needed to give it); `None` otherwise.
+    pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<Changes> {
+        let base = hex_ids(base);
+        if base.is_empty() {
+            return None;
+        }
+        let key = self.changes_key(id, &base)?;
+        let bundle = self.bundle.lock().ok()?;
+        let text = bundle.as_ref()?.entries.get(id)?;
+        parse_kept(text, &key)
+    }
+
+    /// The kept entry of workspace `id` in the pinned bundle, when it is under `key`.
+    fn bundle_get(&self, id: &str, key: &str) -> Option<String> {
+        let bundle = self.bundle.lock().ok()?;
+        let text = bundle.as_ref()?.entries.get(id)?;
+        text.starts_with(key).then(|| text.clone())
+    }
+
+    /// Keeps `text` as workspace `id`'s entry in the pinned bundle (none when not pinned).
+    fn bundle_put(&self, id: &str, text: String) {
+        if let Ok(mut bundle) = self.bundle.lock() {
+            if let Some(bundle) = bundle.as_mut() {
+                bundle.entries.insert(id.to_string(), text);
+                bundle.changed = true;
+            }
+        }
+    }
+}
+
+/// Every workspace's kept changes in one file (`changes.v2.all`), read when a table pins the
+/// view and written back when it ends: a thousand workspaces cost one read. An entry holds
+/// what the workspace's own file holds, under the same key (its working-copy commit and
+/// base), so it can never answer for another commit.
+#[derive(Default)]
+pub(crate) struct Bundle {
+    entries: std::collections::HashMap<String, String>,
+    changed: bool,
+}
+
+/// The bundle's file in the cache directory.
+const BUNDLE: &str = "changes.v2.all";
+
+impl Bundle {
+    /// The bundle kept in `cache_dir` (empty when there is none or it cannot be read).
+    pub(super) fn read(cache_dir: &Path) -> Bundle {
+        let entries = crate::store::fsutil::read_untrusted(
+            &cache_dir.join(BUNDLE),
+            crate::store::fsutil::UNTRUSTED_LIMIT,
+        )
+        .ok()
+        .and_then(|text| serde_json::from_slice(&text).ok())
+        .unwrap_or_default();
+        Bundle {
+            entries,
+            changed: false,
+        }
+    }
+
+    /// Writes the bundle back when an entry was added or replaced.
+    pub(super) fn write(self, cache_dir: &Path) {
+        if self.changed {
+            if let Ok(text) = serde_json::to_string(&self.entries) {
+                super::store_atomically(&cache_dir.join(BUNDLE), &text);
+            }
+        }
+    }
+}
+
+/// The changes a cache entry's `text` holds under `key`.
+fn parse_kept(text: &str, key: &str) -> Option<Changes> {
     let rest = text.strip_prefix(key)?;
     let (len, rest) = rest.split_once('\n')?;
     let (against, rest) = rest.split_once('\n')?;
@@ -100,6 +184,14 @@ fn cached(path: &Path, key: &str) -> Option<Changes> {
     let (out, files) = (rest.get(..len)?, rest.get(len..)?);
     let base: Vec<String> = key.lines().nth(1)?.split(',').map(str::to_string).collect();
     parse_log("", &base, out, false, against.to_string(), files).ok()
+}
+
+/// The changes the cache entry at `path` holds for `key` (format: `<key><log length>\n
+/// <against>\n<log><diff>`), with the entry's text.
+fn cached(path: &Path, key: &str) -> Option<(Changes, String)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let found = parse_kept(&text, key)?;
+    Some((found, text))
 }
 
 /// The changes from jj's log output `out` ([`CHANGES_TEMPLATE`]) and git's diff `files`.
@@ -242,7 +334,7 @@ mod tests {
         let files = ":100644 100644 aaa bbb M\0a.txt\x002\t1\ta.txt\0";
         let text = format!("{key}{}\nbase\n{out}{files}", out.len());
         std::fs::write(&path, text).unwrap();
-        let found = cached(&path, key).unwrap();
+        let found = cached(&path, key).unwrap().0;
         assert_eq!(found.latest, "c2");
         assert_eq!(found.against, "base");
         assert_eq!(found.commits.len(), 1);

@@ -47,6 +47,9 @@ pub(crate) struct Jj {
     /// While set ([`Jj::pin_view`]), the view read last is used without looking at the
     /// operation heads again: one moment for a whole table.
     pinned: std::sync::atomic::AtomicBool,
+    /// While pinned: every workspace's kept changes, read from one file
+    /// ([`diff::Bundle`]) and written back when the pin ends.
+    bundle: Mutex<Option<diff::Bundle>>,
 }
 
 /// Every workspace's name and working-copy commit (hex), in jj's order (by name).
@@ -62,6 +65,7 @@ impl Jj {
             binary: OnceLock::new(),
             view: Mutex::new(None),
             pinned: std::sync::atomic::AtomicBool::new(false),
+            bundle: Mutex::new(None),
         }
     }
 
@@ -181,7 +185,10 @@ impl Jj {
             debug_assert_eq!(*head, heads);
             return Some(view.clone());
         }
-        let (head, view) = recorded::working_copies(&self.store)?;
+        let (head, mut view) = recorded::working_copies(&self.store)?;
+        // By name, as jj lists them, so a workspace is found by a binary search (the view's
+        // own order is not always that).
+        view.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let view = Arc::new(view);
         *memo = Some((head, view.clone()));
         Some(view)
@@ -189,13 +196,17 @@ impl Jj {
 
     /// Reads jj's view now and keeps using it, without looking at the operation heads again,
     /// until the guard is dropped: for reading many workspaces as of one moment.
-    pub(crate) fn pin_view(&self) -> ViewPin<'_> {
+    /// With `bundle`, every workspace's kept changes are read from one file and written
+    /// back when the pin ends (for a table of many workspaces).
+    pub(crate) fn pin_view(&self, bundle: bool) -> ViewPin<'_> {
         self.pinned
             .store(false, std::sync::atomic::Ordering::Relaxed);
         if self.working_copies().is_none() {
             // Not readable now: no earlier view may stand in for it while pinned.
             *self.view.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
+        *self.bundle.lock().unwrap_or_else(|e| e.into_inner()) =
+            bundle.then(|| diff::Bundle::read(&self.cache_dir));
         self.pinned
             .store(true, std::sync::atomic::Ordering::Relaxed);
         ViewPin(self)
@@ -350,6 +361,15 @@ impl Drop for ViewPin<'_> {
         self.0
             .pinned
             .store(false, std::sync::atomic::Ordering::Relaxed);
+        let bundle = self
+            .0
+            .bundle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(bundle) = bundle {
+            bundle.write(&self.0.cache_dir);
+        }
     }
 }
 

@@ -1,0 +1,212 @@
+//! The records of a whole namespace kept in one file (`<namespace>/.cache/records.v1`), for
+//! the `status` table: one read instead of each workspace's state and view.
+//!
+//! A kept record stands only while both files it was read from are exactly as they were:
+//! the same device, inode, size, modification and change times. Every save replaces a file
+//! (a new inode), and any write in place moves its change time, which nobody but the kernel
+//! can set. A file whose change time is within [`SETTLED`] of the moment this command began
+//! is never kept: a second change in the same clock tick could leave its times alike.
+//! The table's records leave out what it never shows (the run history, trust digests).
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::store::metadata::{self, Loaded, Origin, Record};
+
+/// The file's name in the namespace's cache directory; the version is in the name.
+const FILE_NAME: &str = "records.v1";
+
+/// How long after its last change a file's times are trusted to tell every later change.
+const SETTLED: Duration = Duration::from_secs(2);
+
+/// A file as `stat` sees it: device, inode, size, modification and change times (seconds
+/// and nanoseconds).
+type Stamp = [i64; 7];
+
+/// One kept record and the stamps of the files it was read from (`None`: no such file).
+/// The record is kept as its JSON text, parsed only when it is used.
+#[derive(Serialize, Deserialize)]
+struct Row {
+    state: Option<Stamp>,
+    view: Option<Stamp>,
+    tampered: bool,
+    legacy: bool,
+    record: Box<RawValue>,
+    /// Whether this command read its workspace (rows of removed workspaces are dropped).
+    #[serde(skip)]
+    used: bool,
+}
+
+/// The namespace's kept records, read once; [`Records::keep`] writes them back when any was
+/// read anew.
+pub(crate) struct Records {
+    file: PathBuf,
+    began: SystemTime,
+    namespace: Option<OwnedFd>,
+    state: Option<OwnedFd>,
+    rows: HashMap<String, Row>,
+    changed: bool,
+}
+
+impl Records {
+    /// The kept records of the namespace at `namespace`, whose cache directory is `cache`
+    /// (none when they cannot be read: every record is then read from its files).
+    pub(crate) fn open(namespace: &Path, cache: &Path) -> Records {
+        let began = SystemTime::now();
+        let file = cache.join(FILE_NAME);
+        let rows =
+            crate::store::fsutil::read_untrusted(&file, crate::store::fsutil::UNTRUSTED_LIMIT)
+                .ok()
+                .and_then(|text| serde_json::from_slice(&text).ok())
+                .unwrap_or_default();
+        Records {
+            file,
+            began,
+            namespace: open_dir(namespace),
+            state: open_dir(&namespace.join(crate::store::state::DIR_NAME)),
+            rows,
+            changed: false,
+        }
+    }
+
+    /// [`metadata::load`] of the workspace at `workspace`, from the kept record while its
+    /// files are unchanged. A kept record has no run history, command, trust digests or
+    /// fields of newer versions: it is for the table only.
+    pub(crate) fn load(&mut self, workspace: &Path) -> Loaded {
+        let Some(id) = workspace.file_name().and_then(|n| n.to_str()) else {
+            return metadata::load(workspace);
+        };
+        let state = self
+            .state
+            .as_ref()
+            .and_then(|dir| stamp(dir, &format!("{id}.json")));
+        let view = self
+            .namespace
+            .as_ref()
+            .and_then(|dir| stamp(dir, &format!("{id}/{}", metadata::FILE_NAME)));
+        let known = state.is_some() || view.is_some();
+        if let Some(row) = self.rows.get_mut(id) {
+            row.used = true;
+            if row.state == state && row.view == view && known {
+                if let Ok(mut record) = serde_json::from_str::<Box<Record>>(row.record.get()) {
+                    record.workspace_path = workspace.to_path_buf();
+                    record.workspace_id = id.to_string();
+                    record.origin = match (row.tampered, row.legacy) {
+                        (true, _) => Origin::Tampered,
+                        (_, true) => Origin::Legacy,
+                        _ => Origin::State,
+                    };
+                    return Loaded::Ok(record);
+                }
+            }
+        }
+        let loaded = metadata::load(workspace);
+        let settled = [state, view].iter().flatten().all(|s| self.settled(s));
+        let row = match &loaded {
+            Loaded::Ok(record) if settled && known => trimmed(record).map(|text| Row {
+                state,
+                view,
+                tampered: record.origin == Origin::Tampered,
+                legacy: record.origin == Origin::Legacy,
+                record: text,
+                used: true,
+            }),
+            _ => None,
+        };
+        match row {
+            Some(row) => {
+                self.rows.insert(id.to_string(), row);
+                self.changed = true;
+            }
+            None => self.changed |= self.rows.remove(id).is_some(),
+        }
+        loaded
+    }
+
+    /// Whether a file stamped `stamp` last changed long enough before this command began.
+    fn settled(&self, stamp: &Stamp) -> bool {
+        let changed = SystemTime::UNIX_EPOCH
+            + Duration::new(
+                u64::try_from(stamp[5]).unwrap_or(u64::MAX / 2),
+                u32::try_from(stamp[6]).unwrap_or(0),
+            );
+        changed + SETTLED < self.began
+    }
+
+    /// Writes the kept records back when any changed, leaving out workspaces not read this
+    /// time (removed ones); a file that cannot be written is simply not kept.
+    pub(crate) fn keep(mut self) {
+        let before = self.rows.len();
+        self.rows.retain(|_, row| row.used);
+        if !self.changed && self.rows.len() == before {
+            return;
+        }
+        if let Ok(text) = serde_json::to_vec(&self.rows) {
+            if let Some(dir) = self.file.parent() {
+                if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
+                    let _ = crate::store::fsutil::write_atomic(&self.file, &text);
+                }
+            }
+        }
+    }
+}
+
+/// The record's JSON without what the table never shows, nor what a load sets itself or
+/// reads as absent (nulls, empty lists), so the kept file stays small.
+fn trimmed(record: &Record) -> Option<Box<RawValue>> {
+    let mut kept = record.clone();
+    kept.runs.clear();
+    kept.command.clear();
+    kept.envrc_sha256 = None;
+    kept.base_envrc_sha256 = None;
+    kept.envrc_loads_base = None;
+    kept.envrc_loads_allowed.clear();
+    kept.checked_op_heads = None;
+    kept.copied = None;
+    kept.tools = None;
+    kept.extra.clear();
+    kept.workspace_path = PathBuf::new();
+    let serde_json::Value::Object(mut fields) = serde_json::to_value(&kept).ok()? else {
+        return None;
+    };
+    // Every field that may be left out reads back as null or empty (`Option`, or
+    // `#[serde(default)]`).
+    fields.retain(|name, value| match value {
+        serde_json::Value::Null => false,
+        serde_json::Value::Array(a) => {
+            !(a.is_empty() && matches!(name.as_str(), "command" | "runs"))
+        }
+        serde_json::Value::Object(o) => !(o.is_empty() && name == "envrc_loads_allowed"),
+        _ => true,
+    });
+    serde_json::value::to_raw_value(&fields).ok()
+}
+
+fn open_dir(path: &Path) -> Option<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// The stamp of `name` under the directory `dir`, never following a symlink at its end.
+fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
+    let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some([
+        st.st_dev as i64,
+        st.st_ino as i64,
+        st.st_size,
+        st.st_mtime,
+        st.st_mtime_nsec as i64,
+        st.st_ctime,
+        st.st_ctime_nsec as i64,
+    ])
+}
