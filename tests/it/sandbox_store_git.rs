@@ -328,3 +328,50 @@ fn a_killed_runs_commits_are_brought_back_by_clean() {
     assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
     assert!(!env.namespace_dir(&repo).join(".private/w").exists());
 }
+
+/// An agent that breaks its own git directory loses nothing silently: the run warns, the
+/// next sandboxed run refuses naming where the commits are, `clean` keeps the directory and
+/// names it; the user's repository is untouched.
+#[test]
+fn a_git_dir_whose_export_fails_is_kept_and_named() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let main = tip(&env, &repo, "main");
+    let first = sandboxed(
+        &env,
+        &repo,
+        "echo w > w.txt && git add w.txt && git commit -q -m unexported && \
+         printf 'ref: refs/heads/nowhere\\n' > \"$(git rev-parse --git-dir)/HEAD\"",
+        false,
+    );
+    first.assert_ok();
+    assert!(
+        first.stderr.contains("were not brought back"),
+        "{}",
+        first.report()
+    );
+    let store = env.namespace_dir(&repo).join(".private/w/git");
+    let second = sandboxed(&env, &repo, "echo ran", false);
+    assert_ne!(second.code(), Some(0), "{}", second.report());
+    assert!(!second.stdout.contains("ran"), "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Error: ")
+            && second.stderr.contains(&format!(
+                "Hint: the command was not run; the agent's commits stay in its own git directory {}",
+                store.display()
+            )),
+        "{}",
+        second.report()
+    );
+    let clean = env.aw(&repo, ["clean", "w", "--force"]);
+    clean.assert_ok();
+    assert!(
+        clean.stdout.contains(&store.display().to_string())
+            || clean.stderr.contains(&store.display().to_string()),
+        "{}",
+        clean.report()
+    );
+    assert!(store.join("objects").is_dir());
+    assert_eq!(tip(&env, &repo, "main"), main);
+}
