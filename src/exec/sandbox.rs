@@ -293,6 +293,16 @@ pub(crate) fn args(
     let state = scope.namespace_dir.join(".state");
     if state.is_dir() {
         args.bind("--ro-bind", &state);
+        // Other workspaces' records (their command lines) and setup logs are theirs: each is
+        // covered, as it is when the sandbox starts.
+        for other in others_state(&state, scope.workspace) {
+            match other.is_dir() {
+                true => args.bind("--tmpfs-at", &other),
+                false => args
+                    .0
+                    .extend(["--ro-bind".into(), "/dev/null".into(), other.into()]),
+            }
+        }
     }
     // The empty tmpfs hiding the main working copy and the namespace is read-only too.
     args.bind("--remount-ro", &scope.repo.root);
@@ -321,6 +331,23 @@ pub(crate) fn args(
     args.0.push(scope.workspace.into());
     args.add(["--"]);
     Ok(args.0)
+}
+
+/// The entries of the namespace's `.state` other than the record of the workspace at
+/// `workspace` (`<id>.json`, what a nested run reads), read when the sandbox is made.
+fn others_state(state: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let Some(id) = workspace.file_name().and_then(|n| n.to_str()) else {
+        return vec![];
+    };
+    let own = std::ffi::OsString::from(format!("{id}.json"));
+    let Ok(entries) = fs::read_dir(state) else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|entry| entry.file_name() != own)
+        .map(|entry| entry.path())
+        .collect()
 }
 
 /// The kernel's files under /proc that root may write, made read-only where they exist.

@@ -375,3 +375,29 @@ fn a_git_dir_whose_export_fails_is_kept_and_named() {
     assert!(store.join("objects").is_dir());
     assert_eq!(tip(&env, &repo, "main"), main);
 }
+
+/// Another workspace's record (its command line) and setup log are not readable from a
+/// sandbox; the run's own record is.
+#[test]
+fn other_workspaces_records_are_not_readable() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    env.aw(&repo, ["run", "other", "--", "true", "argv-secret-words"])
+        .assert_ok();
+    let state = env.namespace_dir(&repo).join(".state");
+    let script = format!(
+        "s=\"argv-sec\"\"ret-words\" ; cat {state}/* 2>/dev/null | grep -a -o \"$s\" ; \
+         test -s {state}/w.json && echo own-record ; echo agent-done",
+        state = state.display()
+    );
+    let out = sandboxed(&env, &repo, &script, false);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    assert!(out.stdout.contains("own-record"), "{}", out.report());
+    assert!(
+        !out.stdout.contains("argv-secret-words"),
+        "another workspace's record was readable:\n{}",
+        out.report()
+    );
+}
