@@ -362,8 +362,8 @@ fn prepare_git(
             })?;
             synced = read_synced(&dir).unwrap_or(synced);
         }
-        let at = git.checkout(ws)?;
-        if git.checkout_key(&at.git_dir).as_deref() == Some(synced.user_op.as_str()) {
+        let git_dir = git.worktree_git_dir(ws)?;
+        if git.checkout_key(&git_dir).as_deref() == Some(synced.user_op.as_str()) {
             return Ok(mounts(&dir, &synced, None));
         }
     }
@@ -420,11 +420,17 @@ fn bring_back_git(
     let Some(synced) = read_synced(&dir).filter(|_| git_dir(&dir).is_dir()) else {
         return Ok(vec![]);
     };
-    let at = git.checkout(ws)?;
     if own_state(&dir).as_deref() != Some(synced.op.as_str()) {
+        let at = git.checkout(ws)?;
         take_back_git(ctx, git, id, ws, &dir, &synced, &at, bwrap)?;
     }
-    Ok(move_aside_gitlink_dirs(git, &at, ws))
+    let git_dir = git.worktree_git_dir(ws)?;
+    Ok(move_aside_gitlink_dirs(
+        git,
+        &git_dir,
+        ws,
+        &dir.join("gitlinks"),
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -530,9 +536,30 @@ fn take_back_git(
 /// the repository's own git directory: the agent made it, and the user's `git status` would
 /// run the configuration it names. Each is renamed `.git.from-sandbox` (numbered when taken);
 /// returns the new paths. The worktree's files are only looked at, never read by git.
-fn move_aside_gitlink_dirs(git: &Git, at: &Checkout, ws: &Path) -> Vec<PathBuf> {
-    let Ok(links) = git.gitlinks(&at.git_dir) else {
-        return vec![];
+///
+/// The worktree's gitlinks are listed again only when its index changed since `cache` (the
+/// index's size and time, then the paths; agent-workspace's own file, never mounted).
+fn move_aside_gitlink_dirs(git: &Git, git_dir: &Path, ws: &Path, cache: &Path) -> Vec<PathBuf> {
+    let key = crate::vcs::git::stat_key(&git_dir.join("index"));
+    let cached = crate::store::fsutil::read_untrusted_string(cache, 16 << 20)
+        .ok()
+        .and_then(|text| {
+            let (first, rest) = text.split_once('\n')?;
+            (first == key).then(|| rest.lines().map(str::to_string).collect::<Vec<_>>())
+        });
+    let links = match cached {
+        Some(links) => links,
+        None => {
+            let Ok(links) = git.gitlinks(git_dir) else {
+                return vec![];
+            };
+            // A path with a newline is not cached (listed again next time).
+            if !links.iter().any(|l| l.contains('\n')) {
+                let text = format!("{key}\n{}", links.join("\n"));
+                let _ = crate::store::fsutil::write_atomic(cache, text.as_bytes());
+            }
+            links
+        }
     };
     let mut moved = vec![];
     for link in links {

@@ -76,6 +76,24 @@ impl Git {
         })
     }
 
+    /// The git directory of the worktree at `ws`, read from its `.git` file as data (git
+    /// asked only when it is not one).
+    pub(crate) fn worktree_git_dir(&self, ws: &Path) -> Result<PathBuf> {
+        let named = crate::store::fsutil::read_untrusted_string(&ws.join(".git"), 4096)
+            .ok()
+            .and_then(|text| {
+                let path = text
+                    .strip_prefix("gitdir: ")?
+                    .trim_end_matches(['\n', '\r']);
+                Some(ws.join(path))
+            })
+            .filter(|dir| dir.join("commondir").is_file());
+        match named {
+            Some(dir) => Ok(dir),
+            None => Ok(self.checkout(ws)?.git_dir),
+        }
+    }
+
     /// The commit `HEAD` of the worktree whose git directory is `git_dir` names (no other
     /// work), and its index's size and time: what says the user's side moved.
     pub(crate) fn checkout_key(&self, git_dir: &Path) -> Option<String> {
