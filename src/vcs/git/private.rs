@@ -296,15 +296,17 @@ impl Git {
                 Some(index) => format!("{index}^{{tree}}"),
                 None => format!("{head}^{{tree}}"),
             };
-            // A two-way read keeps what the index knows of unchanged files (no file is hashed
-            // again); one the worktree's index does not allow reads the tree whole.
+            // A two-way read of the index alone (`-i`: the worktree's files, which the agent
+            // changed, are not compared) keeps what the index knows of every file the agent's
+            // commits did not change, so no other file is hashed again; one the worktree's
+            // index does not allow reads the tree whole.
             let index = || -> Result<Call> {
                 Ok(self
                     .git_at(&at.git_dir)?
                     .arg(format!("--work-tree={}", ws.display())))
             };
             if index()?
-                .args(["read-tree", "-m", from, &staged])
+                .args(["read-tree", "-m", "-i", from, &staged])
                 .stdout()
                 .is_err()
             {
