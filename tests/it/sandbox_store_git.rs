@@ -253,6 +253,9 @@ fn the_agents_commits_come_back_and_land() {
         git_ok(&env, &ws, &["status", "--porcelain"]),
         "A  staged.txt\n"
     );
+    // What the index knew of a file the agent did not change is kept (not hashed again).
+    let known = git_ok(&env, &ws, &["ls-files", "--debug", "--", "a.txt"]);
+    assert!(!known.contains("mtime: 0:0"), "{known}");
     let diff = env.aw(&repo, ["diff", "w"]);
     diff.assert_ok();
     assert!(diff.stdout.contains("one.txt"), "{}", diff.stdout);
