@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox case of docs/benchmarks.md (jj): a sandboxed run against the same run
+# The sandbox case of docs/benchmarks.md (jj, or git with BACKEND=git): a sandboxed run against the same run
 # unsandboxed, side by side, on one repository: cold (a new workspace: for the sandboxed run
 # that includes making the workspace's own store, and the first run of a base also its pack),
 # warm (`run w -- true` in an existing workspace, with direnv and without), and `land` of a
@@ -13,7 +13,8 @@
 #
 # Environment (all optional):
 #   AGENT_WORKSPACE_BIN   binary to use; default: cargo build --release into a scratch target
-#   FILES                 files in the synthetic jj repository [20000]
+#   BACKEND               jj or git [jj]: git times a git repository of the same files
+#   FILES                 files in the synthetic repository [20000]
 #   RUNS                  timed cold runs and lands per side [5]; warm runs are 4x that
 #   KEEP_SCRATCH=1        keep the scratch directory
 set -euo pipefail
@@ -24,7 +25,9 @@ project=$(cd "$here/.." && pwd -P)
 source "$here/lib.sh"
 FILES=${FILES:-20000}
 RUNS=${RUNS:-5}
-for tool in jj bwrap direnv awk; do
+BACKEND=${BACKEND:-jj}
+[[ $BACKEND == jj || $BACKEND == git ]] || { echo "sandbox.sh: BACKEND must be jj or git" >&2; exit 2; }
+for tool in jj git bwrap direnv awk; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is not on PATH" >&2; exit 1; }
 done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/aw-sandbox-bench.XXXXXX")
@@ -50,8 +53,20 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 repo=$scratch/repo
-say "making a jj repository of $FILES files"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+say "making a $BACKEND repository of $FILES files"
 synthetic_repo "$repo" "$FILES"
+commit100='jj commit -m edit100'
+if [[ $BACKEND == git ]]; then
+    # The same files as a plain git repository (jj's store and working copy dropped).
+    rm -rf "$repo/.jj" "$repo/.git"
+    git -C "$repo" init -q -b main
+    git -C "$repo" -c user.name=Bench -c user.email=bench@example.com add -A
+    git -C "$repo" -c user.name=Bench -c user.email=bench@example.com commit -q -m "synthetic repository of $FILES files"
+    printf '[user]\n\tname = Bench\n\temail = bench@example.com\n' >"$HOME/.gitconfig"
+    commit100='git add -A && git commit -q -m edit100'
+    direnv allow "$repo" >/dev/null 2>&1
+fi
 cd "$repo"
 edit100='for i in $(seq 0 99); do echo changed >> src/m0/s$((i / 50))/f$i.txt; done'
 
@@ -78,8 +93,8 @@ done
 say "lands of 100 changed files ($RUNS per side, alternating)"
 : >"$scratch/land-s.ms"; : >"$scratch/land-u.ms"; : >"$scratch/edit-s.ms"; : >"$scratch/edit-u.ms"
 for ((i = 1; i <= RUNS; i++)); do
-    time_ms "$bin" run --sandbox "ls$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-s.ms"
-    time_ms "$bin" run "lu$i" -- sh -c "$edit100 && jj commit -m edit100" >>"$scratch/edit-u.ms"
+    time_ms "$bin" run --sandbox "ls$i" -- sh -c "$edit100 && $commit100" >>"$scratch/edit-s.ms"
+    time_ms "$bin" run "lu$i" -- sh -c "$edit100 && $commit100" >>"$scratch/edit-u.ms"
 done
 for ((i = 1; i <= RUNS; i++)); do
     s() { time_ms "$bin" land "ls$i" >>"$scratch/land-s.ms"; }
@@ -94,7 +109,8 @@ row() {
     echo "| $name | $s | $u | $(ratio "$s" "$u")x | $target |"
 }
 echo
-echo "repository: $FILES files; $("$bin" --version); $("$JJ" --version); bwrap $(bwrap --version | awk '{ print $2 }')"
+echo "repository: $BACKEND, $FILES files; $("$bin" --version); $("$JJ" --version); $(git --version); bwrap $(bwrap --version | awk '{ print $2 }')"
+echo "load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "machine: $(nproc) cores, $(uname -sr); $(date -u +%Y-%m-%d)"
 echo
 echo "| case | sandboxed (median ms) | unsandboxed (median ms) | ratio | target |"

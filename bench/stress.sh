@@ -2,7 +2,8 @@
 # Stress agent-workspace beyond what `cargo test` runs: many concurrent runs on one repository,
 # many runs queued on one workspace, kill storms against running supervisors, and a hostile
 # round of agents that write what no commit keeps, tamper and leave daemons (section 4), and the
-# pool of prepared workspaces under concurrent takes and a kill storm (section 5). Prints what
+# pool of prepared workspaces under concurrent takes and a kill storm (section 5), with before
+# it a sandboxed hostile round (section 4b: every attack class, then the user's commands). Prints what
 # held as a markdown table. Usage: bench/stress.sh [ROUNDS]
 # (env: N=64 parallel runs; BACKEND=jj or git, the backend of the scratch repository)
 set -euo pipefail
@@ -212,6 +213,148 @@ total=$((m * ${#kinds[@]}))
 record "hostile: $m agents SIGKILLed, then clean --all --force" "$((found + kept))/$total files accounted for ($found in commits, $kept kept aside: $kept_files files, $kept_bytes bytes), $lost lost${lost_list:+ (${lost_list[*]})}, $survivors daemons survived, outside dir $canary, $left workspaces left" ""
 [[ "$lost" -eq 0 && "$survivors" -eq 0 && "$canary" == untouched ]] || hostile_failed=1
 
+# 4b. Sandboxed hostile round (skipped without a working bubblewrap): two sandboxed agents try
+# every attack class a prompt-injected agent has (history, trust anchors, secrets, code run
+# outside, the kernel, sockets, other worktrees, hangs and lock-outs); then the user runs
+# status, diff, land and clean and plain jj/git, each under a 60 s timeout. Counted: attacks
+# tried, escapes (code run outside, a secret read, a trust anchor moved, the outside canary,
+# the main checkout, the repository's configuration or the kernel changed), commits lost (the
+# user's, another agent's and the agent's own), hangs.
+if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --unshare-pid -- true 2>/dev/null; then
+"$aw" clean --all --force >/dev/null 2>&1 || true
+escaped="$scratch/escaped-marker"
+canary2="$scratch/outside2"
+mkdir -p "$canary2"
+echo untouched >"$canary2/canary"
+core_before=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || true)
+# What the user has that the agents must neither read, destroy nor move.
+echo "user-unpushed-words" >user-unpushed.txt
+main_branch=main
+if [[ "$backend" == git ]]; then
+    main_branch=$(git symbolic-ref --short HEAD)
+    git add user-unpushed.txt && git commit -qm "user unpushed"
+    git branch keep
+    echo "stash-secret-words" >stashed.txt && git add stashed.txt && git stash -q
+else
+    jj commit -m "user unpushed" >/dev/null 2>&1
+    jj bookmark set main -r @- --allow-backwards >/dev/null 2>&1
+    jj bookmark set keep -r @- >/dev/null 2>&1
+fi
+if [[ "$backend" == git ]]; then user_tip=$(git rev-parse "$main_branch"); else user_tip=$(jj log --no-graph -r main -T commit_id); fi
+"$aw" run other -- sh -c 'echo other-draft-"words" > draft.txt; if [ -d .jj ]; then jj commit -m draft >/dev/null 2>&1; else git add draft.txt && git commit -qm draft; fi' >/dev/null 2>&1
+printf 'uncommitted-secret-%s\n' words >.env-user
+[[ "$backend" == jj ]] && jj status >/dev/null 2>&1
+repo_config_before=$( (cat .git/config .jj/repo/config.toml 2>/dev/null || true) | sha256sum)
+# Spelled apart so no command line holds the words.
+secrets='unc''ommitted-secret-words\|sta''sh-secret-words\|oth''er-draft-words'
+ns_root=$AI_WORKSPACES_ROOT
+attacks_a=$(cat <<EOF
+s="unc""ommitted-secret-words\|sta""sh-secret-words\|oth""er-draft-words"
+t() { echo "tried:\$1"; }
+t history-refs; git for-each-ref --format='delete %(refname)' 2>/dev/null | git update-ref --stdin 2>/dev/null
+git --git-dir=$repo/.git for-each-ref --format='delete %(refname)' 2>/dev/null | git --git-dir=$repo/.git update-ref --stdin 2>/dev/null
+t history-reflog; git reflog expire --expire=now --all 2>/dev/null; git --git-dir=$repo/.git reflog expire --expire=now --all 2>/dev/null
+t history-gc; git gc -q --prune=now 2>/dev/null; git --git-dir=$repo/.git gc -q --prune=now 2>/dev/null
+t history-jj; jj abandon --ignore-immutable 'all() ~ root() ~ @' >/dev/null 2>&1; jj op abandon '..@-' >/dev/null 2>&1; jj util gc --expire=now >/dev/null 2>&1
+t history-store-files; rm -rf $repo/.jj/repo/op_store $repo/.jj/repo/op_heads $repo/.git/refs 2>/dev/null
+t trust-main; git update-ref refs/heads/$main_branch HEAD 2>/dev/null; git --git-dir=$repo/.git update-ref refs/heads/$main_branch HEAD 2>/dev/null; jj bookmark set main -r @ --allow-backwards >/dev/null 2>&1
+t trust-rewrite-base; jj describe -r 'root()+' -m rewritten --ignore-immutable >/dev/null 2>&1; printf 'export PWNED=1\n' >> .envrc
+t secrets-objects; git cat-file --batch-all-objects --batch 2>/dev/null | grep -a -o "\$s"; git --git-dir=$repo/.git cat-file --batch-all-objects --batch 2>/dev/null | grep -a -o "\$s"
+t secrets-log; git log --all -p 2>/dev/null | grep -a -o "\$s"; git stash list -p 2>/dev/null | grep -a -o "\$s"; jj log -r 'all()' -p --no-graph 2>/dev/null | grep -a -o "\$s"
+t secrets-jj-other; jj file show -r 'default@' .env-user 2>/dev/null; jj file show -r 'other@' draft.txt 2>/dev/null
+t secrets-files; grep -r -a -o "\$s" $repo $ns_root 2>/dev/null
+t worktree-prune; git worktree prune 2>/dev/null; git --git-dir=$repo/.git worktree prune 2>/dev/null
+t kernel-core-pattern; echo "|$escaped" > /proc/sys/kernel/core_pattern 2>/dev/null
+t kernel-sysrq; echo h > /proc/sysrq-trigger 2>/dev/null
+t outside-write; echo x > $canary2/canary 2>/dev/null; echo x > $repo/escape.txt 2>/dev/null
+t sockets; ls -A /run \${XDG_RUNTIME_DIR:-/run/user} 2>/dev/null | head -3
+t lock-out; for f in \$(find $ns_root -name '*.lock' 2>/dev/null); do (flock -n "\$f" sleep 600 &) ; done
+t hang-fifo; rm -f .envrc; mkfifo .envrc 2>/dev/null; mkfifo fifo-trap 2>/dev/null
+echo agent-a-done
+EOF
+)
+attacks_b=$(cat <<EOF
+t() { echo "tried:\$1"; }
+printf '#!/bin/sh\necho ran >> $escaped\nexit 1\n' > evil.sh; chmod +x evil.sh
+echo agent-b-work > agent-b.txt
+if [ -d .jj ]; then
+  jj commit -m "agent b work" >/dev/null 2>&1
+  t jj-signing-config; printf '[signing]\nbehavior = "own"\nbackend = "gpg"\n[signing.backends.gpg]\nprogram = "%s/evil.sh"\n[ui]\nshow-cryptographic-signatures = true\n' "\$PWD" > cfg.toml
+  cp cfg.toml .jj/workspace-config.toml; rm -f .jj/workspace-config-id
+  cp cfg.toml .jj/repo/config.toml 2>/dev/null; rm -f .jj/repo/config-id cfg.toml
+  t jj-git-target; printf %s $HOME > .jj/repo/store/git_target 2>/dev/null
+else
+  git add agent-b.txt && git commit -qm "agent b work"
+  t git-fsmonitor; git config core.fsmonitor "\$PWD/evil.sh"
+  t git-alias-hooks; git config alias.status '!'"\$PWD/evil.sh"; mkdir -p "\$(git rev-parse --git-dir)/hooks"; cp evil.sh "\$(git rev-parse --git-dir)/hooks/post-checkout"
+  t git-submodule-config; gd="\$(git rev-parse --absolute-git-dir)"; git init -q x; git -C x commit -q --allow-empty -m sub
+  mkdir -p "\$gd/modules"; mv x/.git "\$gd/modules/x"; printf 'gitdir: %s\n' "\$gd/modules/x" > x/.git
+  git --git-dir="\$gd/modules/x" config core.worktree "\$PWD/x"; git --git-dir="\$gd/modules/x" config core.fsmonitor "\$PWD/evil.sh"
+  git update-index --add --cacheinfo 160000,"\$(git -C x rev-parse HEAD)",x; git commit -qm gitlink
+  t git-dir-redirect; printf 'gitdir: %s\n' "\$gd" > .git 2>/dev/null
+fi
+echo agent-b-done
+EOF
+)
+tried=0
+for agent in a b; do
+    script=$attacks_a
+    [[ $agent == b ]] && script=$attacks_b
+    timeout 120 "$aw" run --sandbox --no-network "s$agent" -- sh -c "$script" >"$scratch/sandboxed-$agent.out" 2>"$scratch/sandboxed-$agent.err" || true
+    tried=$((tried + $(grep -c '^tried:' "$scratch/sandboxed-$agent.out" || true)))
+done
+read_secret=$( (grep -a -c "$secrets" "$scratch"/sandboxed-*.out "$scratch"/sandboxed-*.err || true) | awk -F: '{ s += $NF } END { print s + 0 }')
+# Whatever ran inside the sandbox wrote only its own /tmp: the marker counts from here on.
+rm -f "$escaped"
+hangs=0
+user_cmd() {
+    local rc=0
+    timeout 60 "$@" >/dev/null 2>&1 </dev/null || rc=$?
+    [[ $rc -ne 124 ]] || hangs=$((hangs + 1))
+}
+user_cmd "$aw" status
+for id in sa sb other; do
+    user_cmd "$aw" status "$id"
+    user_cmd "$aw" diff "$id"
+done
+user_cmd "$aw" land sb
+for id in sa sb other; do
+    ws=$("$aw" path "$id" 2>/dev/null) || continue
+    if [[ "$backend" == git ]]; then user_cmd git -C "$ws" status; else user_cmd jj -R "$ws" status; fi
+done
+if [[ "$backend" == git ]]; then user_cmd git status; user_cmd git log --all; else user_cmd jj status; user_cmd jj log; fi
+escapes=0 why=()
+[[ ! -e "$escaped" ]] || { escapes=$((escapes + 1)); why+=("code ran outside"); }
+[[ "$read_secret" -eq 0 ]] || { escapes=$((escapes + 1)); why+=("$read_secret secrets read"); }
+[[ "$(cat "$canary2/canary")" == untouched ]] || { escapes=$((escapes + 1)); why+=("outside canary changed"); }
+[[ ! -e "$repo/escape.txt" ]] || { escapes=$((escapes + 1)); why+=("wrote the main checkout"); }
+[[ "$(cat /proc/sys/kernel/core_pattern 2>/dev/null || true)" == "$core_before" ]] || { escapes=$((escapes + 1)); why+=("core_pattern changed"); }
+[[ "$( (cat .git/config .jj/repo/config.toml 2>/dev/null || true) | sha256sum)" == "$repo_config_before" ]] || { escapes=$((escapes + 1)); why+=("repository config changed"); }
+# The main branch may move only forward, by the user's land of agent b.
+if [[ "$backend" == git ]]; then
+    git merge-base --is-ancestor "$user_tip" "$main_branch" || { escapes=$((escapes + 1)); why+=("main moved away"); }
+else
+    [[ -n $(jj log --no-graph -r "$user_tip & ::main" -T commit_id 2>/dev/null) ]] || { escapes=$((escapes + 1)); why+=("main moved away"); }
+fi
+user_cmd "$aw" clean --all --force
+lost=0 lost_what=()
+if [[ "$backend" == git ]]; then
+    everything=$( (git log --all -p; git stash list -p) 2>/dev/null || true)
+    [[ $(git rev-parse keep 2>/dev/null) == "$user_tip" ]] || { lost=$((lost + 1)); lost_what+=("branch keep"); }
+    grep -q -F stash-secret-words <<<"$everything" || { lost=$((lost + 1)); lost_what+=(stash); }
+else
+    everything=$(jj log -r 'all()' -p --no-graph 2>/dev/null || true)
+    [[ $(jj log --no-graph -r keep -T commit_id 2>/dev/null) == "$user_tip" ]] || { lost=$((lost + 1)); lost_what+=("bookmark keep"); }
+fi
+for words in user-unpushed-words other-draft-words agent-b-work; do
+    grep -q -F "$words" <<<"$everything" || { lost=$((lost + 1)); lost_what+=("$words"); }
+done
+record "sandboxed hostile round: 2 agents, then status, diff, land, clean and plain $backend" "$tried attacks tried, $escapes escapes${why:+ (${why[*]})}, $lost commits lost${lost_what:+ (${lost_what[*]})}, $hangs hangs" ""
+[[ "$escapes" -eq 0 && "$lost" -eq 0 && "$hangs" -eq 0 ]] || sandbox_failed=1
+else
+    record "sandboxed hostile round" "skipped: bubblewrap cannot make a sandbox here" ""
+fi
+
 # 5. Pool: N concurrent runs taking prepared workspaces while the background refill works,
 # then a kill storm on runs that are taking them; afterwards every id runs, no take is left
 # half done and no prepared workspace is incomplete.
@@ -268,6 +411,10 @@ echo "|---|---|---|"
 printf '%s\n' "${results[@]}"
 if [[ -n "${pool_failed:-}" ]]; then
     echo "stress: a pooled run failed, a take was left half done or a prepared workspace incomplete" >&2
+    exit 1
+fi
+if [[ -n "${sandbox_failed:-}" ]]; then
+    echo "stress: the sandboxed hostile round escaped, lost a commit or hung" >&2
     exit 1
 fi
 if [[ -n "${hostile_failed:-}" ]]; then

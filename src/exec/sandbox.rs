@@ -173,20 +173,47 @@ pub(crate) struct Scope<'a> {
     /// Paths the command must still read although they live under `/tmp` (its program,
     /// its configuration).
     pub readable: Vec<PathBuf>,
-    /// The workspace's own store (jj): mounted instead of the repository's, which then is
-    /// not mounted at all.
+    /// The workspace's own store: mounted instead of the repository's, which then is not
+    /// mounted at all.
     pub private: Option<PrivateStore>,
 }
 
-/// A workspace's own store as a sandbox mounts it.
-#[derive(Debug, Clone)]
+/// A workspace's own store as a sandbox mounts it: its mounts, the writable ones first.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct PrivateStore {
-    /// The store's `.jj`, mounted writable over the workspace's own `.jj`.
-    pub dot_jj: PathBuf,
-    /// The base revision's objects the store borrows, mounted read-only where they are.
-    pub base_objects: Option<PathBuf>,
-    /// A directory an export writes its bundle to (writable); none during a run.
-    pub out: Option<PathBuf>,
+    pub mounts: Vec<Mount>,
+}
+
+/// One path of a workspace's own store in its sandbox.
+#[derive(Debug, Clone)]
+pub(crate) struct Mount {
+    pub source: PathBuf,
+    /// Where it is mounted: over the workspace's entry of that name (its `.jj`, its `.git`),
+    /// or (none) at its own path.
+    pub over: Option<&'static str>,
+    pub writable: bool,
+}
+
+impl PrivateStore {
+    /// Adds `source`, mounted at its own path, writable or not.
+    pub(crate) fn at(mut self, source: PathBuf, writable: bool) -> PrivateStore {
+        self.mounts.push(Mount {
+            source,
+            over: None,
+            writable,
+        });
+        self
+    }
+
+    /// Adds `source`, mounted over the workspace's entry `name`.
+    pub(crate) fn over(mut self, source: PathBuf, name: &'static str, writable: bool) -> Self {
+        self.mounts.push(Mount {
+            source,
+            over: Some(name),
+            writable,
+        });
+        self
+    }
 }
 
 /// The bwrap arguments (after the binary, up to and including `--`) for `options`;
@@ -223,6 +250,14 @@ pub(crate) fn args(
     }
     args.bind("--tmpfs-at", &scope.repo.root);
     args.bind("--tmpfs-at", scope.namespace_dir);
+    // A store of its own: the repository's store is not mounted, also where it does not
+    // live under the main working copy (a separate git directory).
+    let hide_store = scope.private.is_some()
+        && !scope.repo.store.starts_with(&scope.repo.root)
+        && scope.repo.store.is_dir();
+    if hide_store {
+        args.bind("--tmpfs-at", &scope.repo.store);
+    }
     let (writable, protected) = match &scope.private {
         // The repository's store stays hidden under the tmpfs over its main working copy.
         Some(_) => (vec![], vec![]),
@@ -232,16 +267,19 @@ pub(crate) fn args(
         args.bind("--bind", path);
     }
     if let Some(private) = &scope.private {
-        args.0.extend([
-            "--bind".into(),
-            private.dot_jj.clone().into(),
-            scope.workspace.join(".jj").into(),
-        ]);
-        if let Some(objects) = &private.base_objects {
-            args.bind("--ro-bind", objects);
-        }
-        if let Some(out) = &private.out {
-            args.bind("--bind", out);
+        let (writable, read_only): (Vec<&Mount>, Vec<&Mount>) =
+            private.mounts.iter().partition(|m| m.writable);
+        for mount in writable.into_iter().chain(read_only) {
+            let how = match mount.writable {
+                true => "--bind",
+                false => "--ro-bind",
+            };
+            let target = match mount.over {
+                Some(name) => scope.workspace.join(name),
+                None => mount.source.clone(),
+            };
+            args.0
+                .extend([how.into(), mount.source.clone().into(), target.into()]);
         }
     }
     for path in &options.writable {
@@ -255,10 +293,23 @@ pub(crate) fn args(
     let state = scope.namespace_dir.join(".state");
     if state.is_dir() {
         args.bind("--ro-bind", &state);
+        // Other workspaces' records (their command lines) and setup logs are theirs: each is
+        // covered, as it is when the sandbox starts.
+        for other in others_state(&state, scope.workspace) {
+            match other.is_dir() {
+                true => args.bind("--tmpfs-at", &other),
+                false => args
+                    .0
+                    .extend(["--ro-bind".into(), "/dev/null".into(), other.into()]),
+            }
+        }
     }
     // The empty tmpfs hiding the main working copy and the namespace is read-only too.
     args.bind("--remount-ro", &scope.repo.root);
     args.bind("--remount-ro", scope.namespace_dir);
+    if hide_store {
+        args.bind("--remount-ro", &scope.repo.store);
+    }
     // A user namespace even for real root: its capabilities (dropped anyway) then count only
     // inside, and the kernel's root-only files above are read-only mounts.
     args.add([
@@ -280,6 +331,23 @@ pub(crate) fn args(
     args.0.push(scope.workspace.into());
     args.add(["--"]);
     Ok(args.0)
+}
+
+/// The entries of the namespace's `.state` other than the record of the workspace at
+/// `workspace` (`<id>.json`, what a nested run reads), read when the sandbox is made.
+fn others_state(state: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let Some(id) = workspace.file_name().and_then(|n| n.to_str()) else {
+        return vec![];
+    };
+    let own = std::ffi::OsString::from(format!("{id}.json"));
+    let Ok(entries) = fs::read_dir(state) else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|entry| entry.file_name() != own)
+        .map(|entry| entry.path())
+        .collect()
 }
 
 /// The kernel's files under /proc that root may write, made read-only where they exist.

@@ -48,6 +48,9 @@ pub(crate) enum Warning {
     CheckpointFailed { code: i32, err: CliError },
     /// What a sandboxed run did in its own store could not be brought back.
     NotBroughtBack { code: i32, err: CliError },
+    /// A submodule's `.git` the sandboxed run made, moved aside (git would have run what it
+    /// configures): where each is now.
+    MovedAside { paths: Vec<PathBuf> },
 }
 
 /// Records the run as running, runs `command`, and records how it ended; with `checkpoint`
@@ -90,8 +93,10 @@ pub(crate) fn supervise(
     if let Some(sandboxing) = &sandboxing {
         // Every process of the run has ended: its own store is the export's alone.
         let ws = &record.workspace_path;
-        if let Err(err) = workspace::private::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
-            warnings.push(Warning::NotBroughtBack { code, err });
+        match workspace::private::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
+            Ok(paths) if paths.is_empty() => {}
+            Ok(paths) => warnings.push(Warning::MovedAside { paths }),
+            Err(err) => warnings.push(Warning::NotBroughtBack { code, err }),
         }
     }
     if checkpoint && matches!(outcome, Ok(e) if started(e)) {

@@ -536,6 +536,17 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             err,
             "run `agent-workspace checkpoint` on the workspace",
         ),
+        Warning::MovedAside { paths } => (
+            format!(
+                "moved aside a submodule's .git the run made (git would have followed it to a directory of the agent's): {}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some("look at what it holds before putting it back; the submodule's files are unchanged".into()),
+        ),
         Warning::NotBroughtBack { code, err } => with_hint(
             format!("the run ended (exit code {code}) but the commits it made in its own store were not brought back"),
             err,

@@ -127,6 +127,14 @@ impl Vcs {
         }
     }
 
+    /// The git backend, when this is one.
+    pub(crate) fn as_git(&self) -> Option<&git::Git> {
+        match self {
+            Vcs::Git(git) => Some(git),
+            Vcs::Jj(_) => None,
+        }
+    }
+
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
     /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]).

@@ -21,21 +21,30 @@ pub(crate) struct Context {
     pub progress: Progress,
 }
 
-/// The repository of the sandboxed jj run this process is in, when it runs inside one from
-/// its workspace: there the workspace's `.jj` is the workspace's own store and the
-/// repository's is not mounted, so the repository is the one the run's environment names.
+/// The repository of the sandboxed run this process is in, when it runs inside one from its
+/// workspace: there the workspace's `.jj` (git: the git directory its `.git` names) is the
+/// workspace's own store and the repository's is not mounted, so the repository is the one
+/// the run's environment names.
 fn own_store_sandbox(start: &Path) -> Option<Repo> {
     let id = vars::non_empty(vars::ID)?;
     let path = PathBuf::from(vars::raw(vars::PATH)?);
     let root = PathBuf::from(vars::raw(vars::REPO_ROOT)?);
-    let inside = vars::non_empty(vars::BACKEND).as_deref() == Some("jj")
+    let backend = Backend::parse(&vars::non_empty(vars::BACKEND)?)?;
+    let own = match backend {
+        Backend::Jj => path.join(".jj/repo").is_dir(),
+        Backend::Git => path.join(".git").is_file(),
+    };
+    let inside = own
         && crate::exec::sandbox::inside(&id, &path)
-        && std::fs::canonicalize(start).is_ok_and(|s| s.starts_with(&path))
-        && path.join(".jj/repo").is_dir();
-    inside.then(|| Repo {
-        store: root.join(".jj").join("repo"),
+        && std::fs::canonicalize(start).is_ok_and(|s| s.starts_with(&path));
+    let store = match backend {
+        Backend::Jj => root.join(".jj").join("repo"),
+        Backend::Git => root.join(".git"),
+    };
+    inside.then_some(Repo {
+        store,
         root,
-        backend: Backend::Jj,
+        backend,
     })
 }
 

@@ -1,12 +1,14 @@
-//! A sandboxed jj workspace's own store: made ready before a sandboxed run (reused while
+//! A sandboxed workspace's own store: made ready before a sandboxed run (reused while
 //! nothing changed on either side), its work brought back after it, removed with the
 //! workspace.
 //!
-//! The store lives in `<namespace>/.private/<id>/`: `wc/.jj` is what the sandbox mounts as
-//! the workspace's `.jj`; `synced` (never mounted) says which working-copy commit of the
-//! user's store it was made from or last brought back to, and at which of its own operations;
-//! `out/` receives an export's bundle. Nothing in `wc/` is ever read by jj or git outside a
-//! sandbox once an agent could have written it: work comes back as a bundle made inside one.
+//! The store lives in `<namespace>/.private/<id>/`. jj: `wc/.jj` is what the sandbox mounts
+//! as the workspace's `.jj`. git: `git/` is the worktree's own git directory, named by the
+//! `.git` file `gitfile` the sandbox mounts over the worktree's own. `synced` (never
+//! mounted) says which commit of the user's store it was made from or last brought back to,
+//! and what its own state was then; `out/` receives an export's bundle. Nothing in `wc/` or
+//! `git/` is ever read by jj or git outside a sandbox once an agent could have written it:
+//! work comes back as a bundle made inside one.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use crate::error::{CliError, Result};
 use crate::exec::process::Call;
 use crate::exec::sandbox::{self, PrivateStore};
 use crate::store::layout::WorkspaceId;
+use crate::vcs::git::{Checkout, Git, BUNDLE_LIMIT, EXPORT_REFS};
 use crate::vcs::jj::{Jj, WorkingCommit, EXPORT_REF};
 use crate::workspace::context::Context;
 
@@ -76,6 +79,24 @@ fn wc(dir: &Path) -> PathBuf {
     dir.join("wc")
 }
 
+/// The git backend's own git directory in the store at `dir`.
+fn git_dir(dir: &Path) -> PathBuf {
+    dir.join("git")
+}
+
+/// What the store at `dir` keeps (jj's `wc`, git's `git`), whichever is there.
+fn kept_store(dir: &Path) -> Option<PathBuf> {
+    [wc(dir), git_dir(dir)].into_iter().find(|p| p.is_dir())
+}
+
+/// The store's own state now (jj: its operation heads; git: its refs and index, as data).
+fn own_state(dir: &Path) -> Option<String> {
+    match wc(dir).is_dir() {
+        true => Jj::private_op_heads(&wc(dir)),
+        false => crate::vcs::git::private_key(&git_dir(dir)),
+    }
+}
+
 fn read_synced(dir: &Path) -> Option<Synced> {
     let text = crate::store::fsutil::read_untrusted_string(&dir.join("synced"), 64 << 10).ok()?;
     Synced::parse(&text)
@@ -89,10 +110,20 @@ fn write_synced(dir: &Path, synced: &Synced) -> Result<()> {
 }
 
 fn mounts(dir: &Path, synced: &Synced, out: Option<PathBuf>) -> PrivateStore {
-    PrivateStore {
-        dot_jj: wc(dir).join(".jj"),
-        base_objects: synced.base_objects.clone(),
-        out,
+    let mut store = match git_dir(dir).is_dir() {
+        true => {
+            PrivateStore::default()
+                .at(git_dir(dir), true)
+                .over(dir.join("gitfile"), ".git", false)
+        }
+        false => PrivateStore::default().over(wc(dir).join(".jj"), ".jj", true),
+    };
+    if let Some(objects) = &synced.base_objects {
+        store = store.at(objects.clone(), false);
+    }
+    match out {
+        Some(out) => store.at(out, true),
+        None => store,
     }
 }
 
@@ -100,10 +131,9 @@ fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
     CliError::io(action, path, err)
 }
 
-/// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it;
-/// none for a git repository (which shares its store, see docs/guarantees.md). Work the
-/// store holds that was not brought back yet (a run killed before) is brought back first;
-/// a store the user's side moved away from (a checkpoint, a land) is made again.
+/// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
+/// Work the store holds that was not brought back yet (a run killed before) is brought back
+/// first; a store the user's side moved away from (a checkpoint, a land) is made again.
 pub(crate) fn prepare(
     ctx: &Context,
     id: &WorkspaceId,
@@ -111,7 +141,10 @@ pub(crate) fn prepare(
     bwrap: &Path,
 ) -> Result<Option<PrivateStore>> {
     let Some(jj) = ctx.vcs.as_jj() else {
-        return Ok(None);
+        return match ctx.vcs.as_git() {
+            Some(git) => prepare_git(ctx, git, id, ws, bwrap).map(Some),
+            None => Ok(None),
+        };
     };
     let dir = ctx.layout.private_store(id);
     if let Some(mut synced) = read_synced(&dir).filter(|_| wc(&dir).is_dir()) {
@@ -172,19 +205,30 @@ fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Resu
 }
 
 /// Brings back what the agent did in workspace `id`'s own store, when it did anything:
-/// inside the same confinement its `@` is exported as a git bundle, which is then fetched
-/// into the user's store with the user's configuration and becomes the workspace's
-/// working-copy commit (see `Jj::take_back`). Nothing to do for git or an untouched store.
-pub(crate) fn bring_back(ctx: &Context, id: &WorkspaceId, ws: &Path, bwrap: &Path) -> Result<()> {
+/// inside the same confinement its `@` (git: its `HEAD` and index) is exported as a git
+/// bundle, which is then fetched into the user's store with the user's configuration and
+/// becomes the workspace's working-copy commit (see `Jj::take_back`, `Git::take_back`).
+/// Nothing to do for an untouched store. Returns what was moved aside (git: a submodule's
+/// `.git` in the worktree the user's git would have followed into a directory the agent
+/// made).
+pub(crate) fn bring_back(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+) -> Result<Vec<PathBuf>> {
     let Some(jj) = ctx.vcs.as_jj() else {
-        return Ok(());
+        return match ctx.vcs.as_git() {
+            Some(git) => bring_back_git(ctx, git, id, ws, bwrap),
+            None => Ok(vec![]),
+        };
     };
     let dir = ctx.layout.private_store(id);
     let Some(synced) = read_synced(&dir).filter(|_| wc(&dir).is_dir()) else {
-        return Ok(());
+        return Ok(vec![]);
     };
     if Jj::private_op_heads(&wc(&dir)).as_deref() == Some(synced.op.as_str()) {
-        return Ok(());
+        return Ok(vec![]);
     }
     let kept = || {
         format!(
@@ -234,7 +278,8 @@ pub(crate) fn bring_back(ctx: &Context, id: &WorkspaceId, ws: &Path, bwrap: &Pat
             user_op,
             base_objects: synced.base_objects,
         },
-    )
+    )?;
+    Ok(vec![])
 }
 
 /// Runs the export in the sandbox: the agent's `@` given a bookmark, exported to its git
@@ -247,6 +292,31 @@ fn export(
     out: &Path,
     bwrap: &Path,
 ) -> Result<()> {
+    let bookmark = EXPORT_REF.trim_start_matches("refs/heads/");
+    let script = format!(
+        "set -e\n\
+         jj --no-pager --color=never --quiet bookmark set {bookmark} -r @ --allow-backwards\n\
+         jj --no-pager --color=never --quiet --ignore-working-copy git export\n\
+         out=\"$1\"; shift\n\
+         git --git-dir=.jj/repo/store/git bundle create -q \"$out/export.bundle\" {EXPORT_REF} \"$@\"\n"
+    );
+    let excluded: Vec<String> = synced.at.parents.iter().map(|p| format!("^{p}")).collect();
+    let private = mounts(dir, synced, Some(out.to_path_buf()));
+    confined(ctx, ws, private, bwrap, &script, out, &excluded)?;
+    Ok(())
+}
+
+/// Runs `script` (`sh -c`, its arguments `out` and `rest`) in the workspace's sandbox with
+/// its own store `private`, without network; its standard output.
+fn confined(
+    ctx: &Context,
+    ws: &Path,
+    private: PrivateStore,
+    bwrap: &Path,
+    script: &str,
+    out: &Path,
+    rest: &[String],
+) -> Result<String> {
     let canonical = fs::canonicalize(ws).map_err(|e| io("resolve", ws, &e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
     let me = std::env::current_exe().map_err(|e| {
@@ -257,7 +327,7 @@ fn export(
         workspace: &canonical,
         namespace_dir: &namespace_dir,
         readable: sandbox::readable(&me),
-        private: Some(mounts(dir, synced, Some(out.to_path_buf()))),
+        private: Some(private),
     };
     let options = sandbox::Options {
         network: false,
@@ -267,25 +337,272 @@ fn export(
     let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
     let args = sandbox::args(&options, &scope, fd)?;
-    let bookmark = EXPORT_REF.trim_start_matches("refs/heads/");
-    let script = format!(
-        "set -e\n\
-         jj --no-pager --color=never --quiet bookmark set {bookmark} -r @ --allow-backwards\n\
-         jj --no-pager --color=never --quiet --ignore-working-copy git export\n\
-         out=\"$1\"; shift\n\
-         git --git-dir=.jj/repo/store/git bundle create -q \"$out/export.bundle\" {EXPORT_REF} \"$@\"\n"
-    );
-    let excluded = synced.at.parents.iter().map(|p| format!("^{p}"));
     Call::new(bwrap)
         .args(args)
-        .args(["sh", "-c", &script, "sh"])
+        .args(["sh", "-c", script, "sh"])
         .arg(out)
-        .args(excluded)
+        .args(rest)
         .dir(&canonical)
         .pass(seccomp)
         .stdout()
-        .map_err(|e| CliError::failure(e.to_string()).cause(e.stderr().trim().to_string()))?;
-    Ok(())
+        .map_err(|e| CliError::failure(e.to_string()).cause(e.stderr().trim().to_string()))
+}
+
+/// git: the worktree's own git directory made ready (see [`prepare`]).
+fn prepare_git(
+    ctx: &Context,
+    git: &Git,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+) -> Result<PrivateStore> {
+    let dir = ctx.layout.private_store(id);
+    if let Some(mut synced) = read_synced(&dir).filter(|_| git_dir(&dir).is_dir()) {
+        if own_state(&dir).as_deref() != Some(synced.op.as_str()) {
+            bring_back_git(ctx, git, id, ws, bwrap).map_err(|err| {
+                err.hint(format!(
+                    "the command was not run; the agent's commits stay in its own git directory {} (its files are in the worktree): to start afresh from the worktree's files, delete {} (those commits are then lost)",
+                    git_dir(&dir).display(),
+                    dir.display()
+                ))
+            })?;
+            synced = read_synced(&dir).unwrap_or(synced);
+        }
+        let git_dir = git.worktree_git_dir(ws)?;
+        if git.checkout_key(&git_dir).as_deref() == Some(synced.user_op.as_str()) {
+            return Ok(mounts(&dir, &synced, None));
+        }
+    }
+    make_git(ctx, git, ws, &dir)
+}
+
+/// git: makes the worktree's own git directory afresh from its `HEAD` and index.
+fn make_git(ctx: &Context, git: &Git, ws: &Path, dir: &Path) -> Result<PrivateStore> {
+    if fs::symlink_metadata(dir).is_ok() {
+        fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    let at = git.checkout(ws)?;
+    let user_op = git.checkout_key(&at.git_dir).unwrap_or_default();
+    let base = git.base_of(&at.commit);
+    let bases = ctx.layout.private_stores().join(".bases");
+    let made = git.base_objects(&base, &bases).and_then(|objects| {
+        git.make_private(&git_dir(dir), &dir.join("gitfile"), &at, &base, &objects)?;
+        Ok(objects)
+    });
+    let base_objects = match made {
+        Ok(objects) => objects,
+        Err(err) => {
+            let _ = fs::remove_dir_all(dir);
+            return Err(CliError::from(err).hint(
+                "the worktree's own git directory for sandboxed runs could not be made; the command was not run",
+            ));
+        }
+    };
+    let synced = Synced {
+        at: WorkingCommit {
+            commit: at.commit,
+            parents: vec![base],
+        },
+        op: own_state(dir).unwrap_or_default(),
+        user_op,
+        base_objects: Some(base_objects),
+    };
+    write_synced(dir, &synced)?;
+    Ok(mounts(dir, &synced, None))
+}
+
+/// git: brings back the agent's `HEAD` and what it staged (see [`bring_back`]), then moves
+/// aside any submodule `.git` in the worktree that leads the user's git out of the
+/// repository's own git directory.
+fn bring_back_git(
+    ctx: &Context,
+    git: &Git,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+) -> Result<Vec<PathBuf>> {
+    let dir = ctx.layout.private_store(id);
+    let Some(synced) = read_synced(&dir).filter(|_| git_dir(&dir).is_dir()) else {
+        return Ok(vec![]);
+    };
+    if own_state(&dir).as_deref() != Some(synced.op.as_str()) {
+        let at = git.checkout(ws)?;
+        take_back_git(ctx, git, id, ws, &dir, &synced, &at, bwrap)?;
+    }
+    let git_dir = git.worktree_git_dir(ws)?;
+    Ok(move_aside_gitlink_dirs(
+        git,
+        &git_dir,
+        ws,
+        &dir.join("gitlinks"),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn take_back_git(
+    ctx: &Context,
+    git: &Git,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    synced: &Synced,
+    at: &Checkout,
+    bwrap: &Path,
+) -> Result<()> {
+    let kept = || {
+        format!(
+            "the agent's commits stay in its own git directory {} (its files are in the worktree); the next sandboxed run tries again",
+            git_dir(dir).display()
+        )
+    };
+    let out = dir.join("out");
+    if fs::symlink_metadata(&out).is_ok() {
+        fs::remove_dir_all(&out).map_err(|e| io("remove", &out, &e))?;
+    }
+    fs::create_dir(&out).map_err(|e| io("create", &out, &e))?;
+    let script = format!(
+        "set -e\n\
+         out=\"$1\"; from=\"$2\"\n\
+         head=$(git rev-parse --verify HEAD^{{commit}})\n\
+         git for-each-ref --format='delete %(refname)' {EXPORT_REFS} | git update-ref --stdin\n\
+         [ \"$head\" = \"$from\" ] || git update-ref {EXPORT_REFS}head \"$head\"\n\
+         if tree=$(git write-tree 2>/dev/null) && [ \"$tree\" != \"$(git rev-parse \"$head^{{tree}}\")\" ]; then\n\
+           index=$(git commit-tree \"$tree\" -p \"$head\" -m staged </dev/null)\n\
+           git update-ref {EXPORT_REFS}index \"$index\"\n\
+         fi\n\
+         if [ -z \"$(git for-each-ref {EXPORT_REFS})\" ]; then echo unchanged; exit 0; fi\n\
+         git bundle create -q \"$out/export.bundle\" --branches=agent-workspace-export ^\"$from\"\n"
+    );
+    let private = mounts(dir, synced, Some(out.clone()));
+    let said = confined(
+        ctx,
+        ws,
+        private,
+        bwrap,
+        &script,
+        &out,
+        std::slice::from_ref(&synced.at.commit),
+    )
+    .map_err(|err| {
+        CliError::failure(format!(
+            "could not export the work of workspace {id:?} from its sandbox"
+        ))
+        .cause(err.message.clone())
+        .hint(kept())
+    })?;
+    // Read after the export (which writes the store too): every process of the sandbox has
+    // ended, nothing else changes it.
+    let op = own_state(dir).unwrap_or_default();
+    let record = |head: String| {
+        write_synced(
+            dir,
+            &Synced {
+                at: WorkingCommit {
+                    commit: head,
+                    parents: synced.at.parents.clone(),
+                },
+                op: op.clone(),
+                user_op: git.checkout_key(&at.git_dir).unwrap_or_default(),
+                base_objects: synced.base_objects.clone(),
+            },
+        )
+    };
+    if said.trim() == "unchanged" {
+        let _ = fs::remove_dir_all(&out);
+        return record(synced.at.commit.clone());
+    }
+    let bundle = out.join("export.bundle");
+    // Written inside the sandbox, whose processes have all ended: only a regular file of a
+    // bounded size is handed to git.
+    match fs::symlink_metadata(&bundle) {
+        Ok(meta) if meta.file_type().is_file() && meta.len() <= BUNDLE_LIMIT => {}
+        _ => {
+            return Err(CliError::failure(format!(
+                "the export of workspace {id:?} left no bundle (or not a regular file of at most {} GiB) at {}",
+                BUNDLE_LIMIT >> 30,
+                bundle.display()
+            ))
+            .hint(kept()))
+        }
+    }
+    git.take_back(id, ws, at, &synced.at.commit, &bundle)
+        .map_err(|err| {
+            CliError::from(err)
+                .cause(format!("bringing back the work of workspace {id:?}"))
+                .hint(kept())
+        })
+        .and_then(|head| {
+            let _ = fs::remove_dir_all(&out);
+            record(head)
+        })
+}
+
+/// Every submodule of the worktree (a gitlink in its index) whose `.git` does not lead into
+/// the repository's own git directory: the agent made it, and the user's `git status` would
+/// run the configuration it names. Each is renamed `.git.from-sandbox` (numbered when taken);
+/// returns the new paths. The worktree's files are only looked at, never read by git.
+///
+/// The worktree's gitlinks are listed again only when its index changed since `cache` (the
+/// index's size and time, then the paths; agent-workspace's own file, never mounted).
+fn move_aside_gitlink_dirs(git: &Git, git_dir: &Path, ws: &Path, cache: &Path) -> Vec<PathBuf> {
+    let key = crate::vcs::git::stat_key(&git_dir.join("index"));
+    let cached = crate::store::fsutil::read_untrusted_string(cache, 16 << 20)
+        .ok()
+        .and_then(|text| {
+            let (first, rest) = text.split_once('\n')?;
+            (first == key).then(|| rest.lines().map(str::to_string).collect::<Vec<_>>())
+        });
+    let links = match cached {
+        Some(links) => links,
+        None => {
+            let Ok(links) = git.gitlinks(git_dir) else {
+                return vec![];
+            };
+            // A path with a newline is not cached (listed again next time).
+            if !links.iter().any(|l| l.contains('\n')) {
+                let text = format!("{key}\n{}", links.join("\n"));
+                let _ = crate::store::fsutil::write_atomic(cache, text.as_bytes());
+            }
+            links
+        }
+    };
+    let mut moved = vec![];
+    for link in links {
+        // Each step a real directory: a link could lead the rename out of the worktree.
+        let mut path = ws.to_path_buf();
+        let real = Path::new(&link).components().all(|part| {
+            path.push(part);
+            matches!(part, std::path::Component::Normal(_))
+                && fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir())
+        });
+        let dot_git = path.join(".git");
+        if !real || fs::symlink_metadata(&dot_git).is_err() || leads_home(git, &path, &dot_git) {
+            continue;
+        }
+        let mut aside = path.join(".git.from-sandbox");
+        let mut n = 1;
+        while fs::symlink_metadata(&aside).is_ok() {
+            n += 1;
+            aside = path.join(format!(".git.from-sandbox.{n}"));
+        }
+        if fs::rename(&dot_git, &aside).is_ok() {
+            moved.push(aside);
+        }
+    }
+    moved
+}
+
+/// Whether the submodule `.git` at `dot_git` is a `.git` file naming a directory inside the
+/// repository's own git directory (as `git submodule` makes them).
+fn leads_home(git: &Git, submodule: &Path, dot_git: &Path) -> bool {
+    let Ok(text) = crate::store::fsutil::read_untrusted_string(dot_git, 4096) else {
+        return false;
+    };
+    let Some(named) = text.strip_prefix("gitdir: ") else {
+        return false;
+    };
+    git.owns(&submodule.join(named.trim_end_matches(['\n', '\r'])))
 }
 
 /// Before workspace `id` at `ws` is removed: brings back what its own store holds that was
@@ -304,8 +621,7 @@ pub(crate) fn settle(ctx: &Context, id: &WorkspaceId, ws: &Path) -> bool {
 
 /// Whether the store at `dir` did nothing since it was made or last brought back.
 fn untouched(dir: &Path) -> bool {
-    read_synced(dir)
-        .is_some_and(|synced| Jj::private_op_heads(&wc(dir)).as_deref() == Some(synced.op.as_str()))
+    read_synced(dir).is_some_and(|synced| own_state(dir).as_deref() == Some(synced.op.as_str()))
 }
 
 /// Removes workspace `id`'s own store with the workspace, unless it holds work that was not
@@ -314,12 +630,13 @@ fn untouched(dir: &Path) -> bool {
 pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<PathBuf> {
     let dir = ctx.layout.private_store(id);
     fs::symlink_metadata(&dir).ok()?;
-    if settled.unwrap_or_else(|| untouched(&dir)) || !wc(&dir).is_dir() {
+    let kept = kept_store(&dir);
+    if settled.unwrap_or_else(|| untouched(&dir)) || kept.is_none() {
         let _ = fs::remove_dir_all(&dir);
         prune_bases(&ctx.layout.private_stores());
         return None;
     }
-    Some(wc(&dir))
+    kept
 }
 
 /// Removes the base packs no store borrows any more. A pack made in the last hour is left

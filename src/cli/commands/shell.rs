@@ -60,9 +60,19 @@ pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) 
     .run()?;
     if let Some(sandboxing) = &sandboxing {
         let ws = &record.workspace_path;
-        if let Err(err) = workspace::private::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
-            let hint = err.hint.clone().unwrap_or_default();
-            ui.warning_with_hint(err.message, hint);
+        match workspace::private::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
+            Ok(paths) => {
+                for path in paths {
+                    ui.warning_with_hint(
+                        format!("moved aside a submodule's .git the shell made: {}", path.display()),
+                        "git would have followed it to a directory of the agent's; look at it before putting it back".to_string(),
+                    );
+                }
+            }
+            Err(err) => {
+                let hint = err.hint.clone().unwrap_or_default();
+                ui.warning_with_hint(err.message, hint);
+            }
         }
     }
     Ok(ending.code())

@@ -1,0 +1,383 @@
+//! A sandboxed worktree's own git directory, and bringing its work back as data.
+//!
+//! The directory is made here, outside any sandbox, before the agent ever touched it: a
+//! repository of its own (no `commondir`, no other worktree) whose objects are the base's
+//! history (a pack shared read-only by every store of that base, through an alternate) plus
+//! the worktree's own commits and staged files (a pack of its own), with the worktree's
+//! `HEAD` (its branch, or a detached commit) and its index copied, so no file is hashed
+//! again. A sandbox mounts it through a `.git` file over the worktree's own. After that git
+//! runs on it only inside a sandbox. Its work comes back as a bundle made there, fetched
+//! into the user's repository with the user's git and configuration, checked (`fsck`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::Git;
+use crate::exec::process::Call;
+use crate::vcs::error::{Result, VcsError};
+
+/// The refs an export inside the sandbox bundles: `head` (the agent's `HEAD`) and `index`
+/// (a commit of what it staged, its parent `head`), when there is one.
+pub(crate) const EXPORT_REFS: &str = "refs/heads/agent-workspace-export/";
+
+/// The most a bundle brought back may weigh.
+pub(crate) const BUNDLE_LIMIT: u64 = 4 << 30;
+
+/// A worktree as the user's repository records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Checkout {
+    /// Its git directory (`<common>/worktrees/<name>`).
+    pub git_dir: PathBuf,
+    /// The commit its `HEAD` names.
+    pub commit: String,
+    /// The branch `HEAD` is on, if any (`refs/heads/...`).
+    pub branch: Option<String>,
+}
+
+fn io(action: &'static str, path: &Path, source: std::io::Error) -> VcsError {
+    VcsError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Git {
+    fn git_at(&self, git_dir: &Path) -> Result<Call> {
+        Ok(Call::new(crate::exec::process::find("git")?)
+            .arg(format!("--git-dir={}", git_dir.display()))
+            .env("LC_ALL", "C")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0"))
+    }
+
+    /// The worktree at `ws` as the user's repository records it.
+    pub(crate) fn checkout(&self, ws: &Path) -> Result<Checkout> {
+        let git_dir = self
+            .call(ws)?
+            .args(["rev-parse", "--absolute-git-dir"])
+            .stdout()?;
+        let git_dir = PathBuf::from(git_dir.trim_end_matches('\n'));
+        let commit = self
+            .git_at(&git_dir)?
+            .args(["rev-parse", "--verify", "HEAD^{commit}"])
+            .stdout()?
+            .trim()
+            .to_string();
+        let branch = self
+            .git_at(&git_dir)?
+            .args(["symbolic-ref", "-q", "HEAD"])
+            .stdout_allowing(&[1])?;
+        let branch = (branch.0 == 0).then(|| branch.1.trim().to_string());
+        Ok(Checkout {
+            git_dir,
+            commit,
+            branch,
+        })
+    }
+
+    /// The git directory of the worktree at `ws`, read from its `.git` file as data (git
+    /// asked only when it is not one).
+    pub(crate) fn worktree_git_dir(&self, ws: &Path) -> Result<PathBuf> {
+        let named = crate::store::fsutil::read_untrusted_string(&ws.join(".git"), 4096)
+            .ok()
+            .and_then(|text| {
+                let path = text
+                    .strip_prefix("gitdir: ")?
+                    .trim_end_matches(['\n', '\r']);
+                Some(ws.join(path))
+            })
+            .filter(|dir| dir.join("commondir").is_file());
+        match named {
+            Some(dir) => Ok(dir),
+            None => Ok(self.checkout(ws)?.git_dir),
+        }
+    }
+
+    /// The commit `HEAD` of the worktree whose git directory is `git_dir` names (no other
+    /// work), and its index's size and time: what says the user's side moved.
+    pub(crate) fn checkout_key(&self, git_dir: &Path) -> Option<String> {
+        let commit = self
+            .git_at(git_dir)
+            .ok()?
+            .args(["rev-parse", "--verify", "HEAD^{commit}"])
+            .stdout()
+            .ok()?;
+        Some(format!(
+            "{} {}",
+            commit.trim(),
+            stat_key(&git_dir.join("index"))
+        ))
+    }
+
+    /// Where the base of a worktree at `commit` is: where its history meets the main
+    /// worktree's `HEAD` (so every worktree of one base shares its pack), else `commit`.
+    pub(crate) fn base_of(&self, commit: &str) -> String {
+        self.call(&self.main)
+            .and_then(|c| {
+                Ok(c.args(["merge-base", commit, "HEAD"])
+                    .stdout()?
+                    .trim()
+                    .to_string())
+            })
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| commit.to_string())
+    }
+
+    /// The objects of `base` and all its history, in a pack under `bases/<base>/objects`,
+    /// made once and shared read-only by every private store of that base.
+    pub(crate) fn base_objects(&self, base: &str, bases: &Path) -> Result<PathBuf> {
+        let dir = bases.join(base);
+        let objects = dir.join("objects");
+        if objects.join("pack").is_dir() {
+            return Ok(objects);
+        }
+        fs::create_dir_all(bases).map_err(|e| io("create", bases, e))?;
+        let tmp = bases.join(format!(".tmp-{}-{base}", std::process::id()));
+        let pack = tmp.join("objects").join("pack");
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&pack).map_err(|e| io("create", &pack, e))?;
+        self.pack(&[base.to_string()], &[], &pack)?;
+        match fs::rename(&tmp, &dir) {
+            Ok(()) => {}
+            // Another run made the same pack meanwhile: use theirs.
+            Err(_) if objects.join("pack").is_dir() => {
+                let _ = fs::remove_dir_all(&tmp);
+            }
+            Err(e) => return Err(io("move into place", &dir, e)),
+        }
+        Ok(objects)
+    }
+
+    /// Writes a pack of every object reachable from `tips` and not from `not` into `dir`.
+    fn pack(&self, tips: &[String], not: &[String], dir: &Path) -> Result<()> {
+        let revs = dir.join(".revs");
+        let text: String = tips
+            .iter()
+            .map(|t| format!("{t}\n"))
+            .chain(not.iter().map(|n| format!("^{n}\n")))
+            .collect();
+        fs::write(&revs, text).map_err(|e| io("write", &revs, e))?;
+        let input = fs::File::open(&revs).map_err(|e| io("read", &revs, e))?;
+        let made = self
+            .git_at(&self.common)?
+            .args(["pack-objects", "-q", "--revs"])
+            .arg(dir.join("pack"))
+            .input(input)
+            .stdout();
+        let _ = fs::remove_file(&revs);
+        made?;
+        Ok(())
+    }
+
+    /// Makes the worktree's own git directory at `git_dir` (which must not exist), and the
+    /// `.git` file naming it at `git_file`: `at`'s `HEAD` and index, its base's objects
+    /// through `base_objects`, its own commits and staged files in a pack of its own.
+    pub(crate) fn make_private(
+        &self,
+        git_dir: &Path,
+        git_file: &Path,
+        at: &Checkout,
+        base: &str,
+        base_objects: &Path,
+    ) -> Result<()> {
+        let format = self
+            .git_at(&self.common)?
+            .args(["rev-parse", "--show-object-format"])
+            .stdout()?;
+        Call::new(crate::exec::process::find("git")?)
+            .args(["init", "-q", "--bare", "--template="])
+            .arg(format!("--object-format={}", format.trim()))
+            .arg(git_dir)
+            .env("LC_ALL", "C")
+            .stdout()?;
+        let private = |args: &[&str]| -> Result<String> {
+            Ok(self.git_at(git_dir)?.args(args.iter().copied()).stdout()?)
+        };
+        private(&["config", "core.bare", "false"])?;
+        private(&["config", "core.logAllRefUpdates", "true"])?;
+        for sub in ["info", "objects/info", "objects/pack", "refs/heads"] {
+            let path = git_dir.join(sub);
+            fs::create_dir_all(&path).map_err(|e| io("create", &path, e))?;
+        }
+        // What the repository ignores in every worktree (the tool's own files among it).
+        if let Ok(text) =
+            crate::store::fsutil::read_untrusted(&self.common.join("info/exclude"), 1 << 20)
+        {
+            let mine = git_dir.join("info/exclude");
+            fs::write(&mine, text).map_err(|e| io("write", &mine, e))?;
+        }
+        let alternates = git_dir.join("objects/info/alternates");
+        fs::write(&alternates, format!("{}\n", base_objects.display()))
+            .map_err(|e| io("write", &alternates, e))?;
+        // What the worktree staged: its index written as a tree (in the user's repository),
+        // so its blobs are in the pack. An index with conflicts has none: `HEAD`'s is read.
+        let staged = self
+            .git_at(&at.git_dir)?
+            .args(["write-tree"])
+            .stdout()
+            .ok()
+            .map(|t| t.trim().to_string());
+        let mut tips = vec![at.commit.clone()];
+        tips.extend(staged.clone());
+        self.pack(&tips, &[base.to_string()], &git_dir.join("objects/pack"))?;
+        match &at.branch {
+            Some(branch) => {
+                private(&["update-ref", branch, &at.commit])?;
+                private(&["symbolic-ref", "HEAD", branch])?;
+            }
+            None => {
+                private(&["update-ref", "--no-deref", "HEAD", &at.commit])?;
+            }
+        }
+        let index = git_dir.join("index");
+        match staged {
+            Some(_) => {
+                let from = at.git_dir.join("index");
+                fs::copy(&from, &index).map_err(|e| io("copy", &from, e))?;
+            }
+            None => {
+                private(&["read-tree", "HEAD"])?;
+            }
+        }
+        fs::write(git_file, format!("gitdir: {}\n", git_dir.display()))
+            .map_err(|e| io("write", git_file, e))?;
+        Ok(())
+    }
+
+    /// Brings worktree `id`'s exported work back from `bundle` (made inside its sandbox):
+    /// fetched into the user's repository with the user's configuration (its objects
+    /// checked), its `head` made the worktree's `HEAD` (only while that is still `from`),
+    /// what it staged the worktree's index. Returns the new `HEAD`.
+    pub(crate) fn take_back(
+        &self,
+        id: &str,
+        ws: &Path,
+        at: &Checkout,
+        from: &str,
+        bundle: &Path,
+    ) -> Result<String> {
+        let import = format!("refs/agent-workspace/import/{id}/");
+        self.git_at(&self.common)?
+            .args([
+                "-c",
+                "fetch.fsckObjects=true",
+                "-c",
+                "transfer.fsckObjects=true",
+            ])
+            .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
+            .arg(bundle)
+            .arg(format!("+{EXPORT_REFS}*:{import}*"))
+            .stdout()?;
+        let result = (|| -> Result<String> {
+            let resolve = |name: &str| -> Option<String> {
+                self.git_at(&self.common)
+                    .ok()?
+                    .args(["rev-parse", "--verify", "--quiet"])
+                    .arg(format!("{import}{name}^{{commit}}"))
+                    .stdout()
+                    .ok()
+                    .map(|s| s.trim().to_string())
+            };
+            // No `head`: the agent's `HEAD` is still `from` (it only staged).
+            let head = resolve("head").unwrap_or_else(|| from.to_string());
+            if head != from {
+                self.git_at(&at.git_dir)?
+                    .args([
+                        "update-ref",
+                        "-m",
+                        "agent-workspace: work of a sandboxed run",
+                    ])
+                    .args(["HEAD", &head, from])
+                    .stdout()?;
+            }
+            let staged = match resolve("index") {
+                Some(index) => format!("{index}^{{tree}}"),
+                None => format!("{head}^{{tree}}"),
+            };
+            // A two-way read of the index alone (`-i`: the worktree's files, which the agent
+            // changed, are not compared) keeps what the index knows of every file the agent's
+            // commits did not change, so no other file is hashed again; one the worktree's
+            // index does not allow reads the tree whole.
+            let index = || -> Result<Call> {
+                Ok(self
+                    .git_at(&at.git_dir)?
+                    .arg(format!("--work-tree={}", ws.display())))
+            };
+            if index()?
+                .args(["read-tree", "-m", "-i", from, &staged])
+                .stdout()
+                .is_err()
+            {
+                index()?.args(["read-tree", &staged]).stdout()?;
+            }
+            Ok(head)
+        })();
+        let listed = self.git_at(&self.common).and_then(|c| {
+            Ok(c.args(["for-each-ref", "--format=%(refname)"])
+                .arg(&import)
+                .stdout()?)
+        });
+        for name in listed.unwrap_or_default().lines() {
+            let _ = self
+                .git_at(&self.common)
+                .and_then(|c| Ok(c.args(["update-ref", "-d", name]).stdout()?));
+        }
+        result
+    }
+
+    /// The paths of the worktree's submodules (gitlinks in its index).
+    pub(crate) fn gitlinks(&self, git_dir: &Path) -> Result<Vec<String>> {
+        let out = self
+            .git_at(git_dir)?
+            .args(["ls-files", "-s", "-z"])
+            .stdout()?;
+        Ok(out
+            .split('\0')
+            .filter_map(|entry| {
+                let (meta, path) = entry.split_once('\t')?;
+                meta.starts_with("160000 ").then(|| path.to_string())
+            })
+            .collect())
+    }
+
+    /// Whether `dir` is inside the repository's common git directory (where only the user's
+    /// git writes).
+    pub(crate) fn owns(&self, dir: &Path) -> bool {
+        let common = fs::canonicalize(&self.common).unwrap_or_else(|_| self.common.clone());
+        fs::canonicalize(dir).is_ok_and(|d| d.starts_with(common))
+    }
+}
+
+/// A file's size, time and inode, as a key that changes when it is written (empty when it
+/// is missing).
+pub(crate) fn stat_key(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    match fs::symlink_metadata(path) {
+        Ok(m) => format!("{}:{}.{}:{}", m.size(), m.mtime(), m.mtime_nsec(), m.ino()),
+        Err(_) => "-".into(),
+    }
+}
+
+/// What says a private git directory changed since: its `HEAD`, the loose ref it names,
+/// its packed refs, its index and `HEAD`'s reflog, read as data (never by git).
+pub(crate) fn private_key(git_dir: &Path) -> Option<String> {
+    let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 4096).ok();
+    let head = read(&git_dir.join("HEAD"))?;
+    let named = head
+        .strip_prefix("ref: ")
+        .map(|r| r.trim())
+        .filter(|r| r.starts_with("refs/") && !r.split('/').any(|part| part == ".."))
+        .and_then(|r| read(&git_dir.join(r)))
+        .unwrap_or_default();
+    let key = format!(
+        "{} {} {} {} {}",
+        head.trim(),
+        named.trim(),
+        stat_key(&git_dir.join("packed-refs")),
+        stat_key(&git_dir.join("index")),
+        stat_key(&git_dir.join("logs/HEAD")),
+    );
+    Some(key.replace(['\n', '\r'], " "))
+}

@@ -1,0 +1,406 @@
+//! A sandboxed git worktree owns a git directory of its own: whatever the agent does to it
+//! (deleting refs, expiring reflogs, collecting garbage, pruning worktrees, writing git
+//! configuration) never reaches the user's repository, the user's other branches, stashes
+//! and other worktrees are not readable from it, and its commits come back through the tool.
+//! Each as the invoking user and, where the tests run as root, as an unprivileged one.
+
+use std::fs;
+use std::path::Path;
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::{Outcome, TestEnv};
+use crate::sandbox_support::setup;
+
+/// Runs `script` in workspace `w`, sandboxed, as the invoking or an unprivileged user.
+fn sandboxed(env: &TestEnv, repo: &Path, script: &str, unprivileged: bool) -> Outcome {
+    let cmd = env
+        .aw_cmd(repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c", script]);
+    match unprivileged {
+        true => cmd.run_unprivileged(),
+        false => cmd.run(),
+    }
+}
+
+fn tip(env: &TestEnv, repo: &Path, rev: &str) -> String {
+    git_ok(env, repo, &["rev-parse", rev]).trim().to_string()
+}
+
+/// The user's unpushed commit on `main`, another branch, and `main` itself survive an agent
+/// that deletes every ref it can reach (the repository's too, by its path), expires the
+/// reflogs, collects garbage and moves `main` (the base trust is checked against).
+fn the_users_history_survives(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    fs::write(repo.join("mine.txt"), "only here\n").unwrap();
+    git_ok(&env, &repo, &["add", "mine.txt"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "unpushed work"]);
+    git_ok(&env, &repo, &["branch", "feature"]);
+    let main = tip(&env, &repo, "main");
+    let script = format!(
+        "echo agent > agent.txt ; git add agent.txt ; git commit -q -m agent ; \
+         git --git-dir={common} update-ref refs/heads/main HEAD ; \
+         git --git-dir={common} update-ref -d refs/heads/feature ; \
+         git branch -f main HEAD ; \
+         git for-each-ref --format='delete %(refname)' | git update-ref --stdin ; \
+         git --git-dir={common} for-each-ref --format='delete %(refname)' | git --git-dir={common} update-ref --stdin ; \
+         git reflog expire --expire=now --all ; git --git-dir={common} reflog expire --expire=now --all ; \
+         git gc -q --prune=now ; git --git-dir={common} gc -q --prune=now ; echo agent-done",
+        common = repo.join(".git").display(),
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    assert_eq!(tip(&env, &repo, "main"), main, "main moved");
+    assert_eq!(tip(&env, &repo, "feature"), main, "feature lost");
+    assert_eq!(
+        git_ok(&env, &repo, &["show", "main:mine.txt"]),
+        "only here\n"
+    );
+    git_ok(&env, &repo, &["fsck", "--no-dangling"]);
+}
+
+#[test]
+fn the_users_history_survives_for_the_invoking_user() {
+    the_users_history_survives(false);
+}
+
+#[test]
+fn the_users_history_survives_for_an_unprivileged_user() {
+    the_users_history_survives(true);
+}
+
+/// The user's stash and another agent's branch are not in what the agent can read.
+fn other_work_is_not_readable(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    env.aw(
+        &repo,
+        [
+            "run",
+            "other",
+            "--",
+            "sh",
+            "-c",
+            "echo draft-words > draft.txt && git add draft.txt && git commit -q -m draft",
+        ],
+    )
+    .assert_ok();
+    fs::write(repo.join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
+    git_ok(&env, &repo, &["add", ".env"]);
+    git_ok(&env, &repo, &["stash", "-q"]);
+    // The words searched for are spelled apart, so the command line never holds them.
+    let script = format!(
+        "s=\"hun\"\"ter2\\|dra\"\"ft-words\" ; \
+         git log --all -p ; git stash list -p ; \
+         git cat-file --batch-all-objects --batch | grep -a -o \"$s\" ; \
+         git --git-dir={common} cat-file --batch-all-objects --batch | grep -a -o \"$s\" ; \
+         grep -r -a -o \"$s\" \"$(git rev-parse --git-common-dir)\" {common} ; echo agent-done",
+        common = repo.join(".git").display(),
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    for secret in ["hunter2", "draft-words"] {
+        assert!(
+            !out.stdout.contains(secret) && !out.stderr.contains(secret),
+            "{secret} was readable:\n{}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn other_work_is_not_readable_for_the_invoking_user() {
+    other_work_is_not_readable(false);
+}
+
+#[test]
+fn other_work_is_not_readable_for_an_unprivileged_user() {
+    other_work_is_not_readable(true);
+}
+
+/// `git worktree prune` inside (whose other worktrees look deleted from there) unregisters
+/// nobody, and the other worktree's staged file stays staged.
+#[test]
+fn worktree_prune_inside_unregisters_nobody() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    env.aw(
+        &repo,
+        [
+            "run",
+            "other",
+            "--",
+            "sh",
+            "-c",
+            "echo staged > staged.txt && git add staged.txt",
+        ],
+    )
+    .assert_ok();
+    let out = sandboxed(&env, &repo, "git worktree prune ; echo agent-done", false);
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    let other = env.ws_path(&repo, "other");
+    let list = git_ok(&env, &repo, &["worktree", "list", "--porcelain"]);
+    assert!(
+        list.contains(&format!("worktree {}", other.display())),
+        "{list}"
+    );
+    assert_eq!(
+        git_ok(&env, &other, &["diff", "--cached", "--name-only"]),
+        "staged.txt\n"
+    );
+}
+
+/// git configuration the agent writes where it can (its git directory's `config`, a
+/// submodule's git directory `modules/x` with `core.fsmonitor`, named by a gitlink it
+/// commits) is never run by the tool's calls outside the sandbox nor by the user's plain
+/// `git status` in the worktree or the repository.
+fn agent_config_never_runs_outside(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let marker = env.home().join("ran-outside");
+    let program = env.path().join("evil-monitor");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran >> {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let script = format!(
+        "set -x ; echo work > work.txt ; git add work.txt ; git commit -q -m work ; \
+         gd=\"$(git rev-parse --absolute-git-dir)\" ; \
+         git init -q x ; git -C x commit -q --allow-empty -m sub ; \
+         mkdir -p \"$gd/modules\" ; mv x/.git \"$gd/modules/x\" ; \
+         printf 'gitdir: %s\\n' \"$gd/modules/x\" > x/.git ; \
+         git --git-dir=\"$gd/modules/x\" config core.worktree \"$PWD/x\" ; \
+         git --git-dir=\"$gd/modules/x\" config core.fsmonitor {program} ; \
+         git update-index --add --cacheinfo 160000,\"$(git -C x rev-parse HEAD)\",x ; \
+         git commit -q -m gitlink ; \
+         git config core.fsmonitor {program} ; git config alias.status '!{program}' ; \
+         git config core.hooksPath /nowhere ; \
+         echo agent-done",
+        program = program.display()
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    let aside = env.ws_path(&repo, "w").join("x/.git.from-sandbox");
+    assert!(
+        out.stderr.contains(&format!("moved aside a submodule's .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
+        "{}",
+        out.report()
+    );
+    // The monitor may run inside the sandbox (the agent's own git): only later runs count.
+    let _ = fs::remove_file(&marker);
+    let ws = env.ws_path(&repo, "w");
+    let _ = env.cmd("git", &ws).args(["status"]).run();
+    let _ = env.cmd("git", &repo).args(["status"]).run();
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["status", "w"]).assert_ok();
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    let _ = env.cmd("git", &ws).args(["status"]).run();
+    env.aw(&repo, ["clean", "w"]).assert_ok();
+    let _ = env.cmd("git", &repo).args(["status"]).run();
+    assert!(
+        !marker.exists(),
+        "the agent's fsmonitor ran outside the sandbox"
+    );
+    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_the_invoking_user() {
+    agent_config_never_runs_outside(false);
+}
+
+#[test]
+fn agent_config_never_runs_outside_for_an_unprivileged_user() {
+    agent_config_never_runs_outside(true);
+}
+
+/// The agent's commits come back onto the worktree's branch, with what it staged still
+/// staged, `diff` shows them and `land` brings them; a second run goes on from there.
+#[test]
+fn the_agents_commits_come_back_and_land() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let out = sandboxed(
+        &env,
+        &repo,
+        "echo one > one.txt && git add one.txt && git commit -q -m 'first from agent' && \
+         echo staged > staged.txt && git add staged.txt && git rev-parse HEAD",
+        false,
+    );
+    out.assert_ok();
+    let commit = out.stdout.trim().to_string();
+    let ws = env.ws_path(&repo, "w");
+    assert_eq!(tip(&env, &repo, "agent-workspace/w"), commit);
+    assert_eq!(
+        git_ok(&env, &ws, &["diff", "--cached", "--name-only"]),
+        "staged.txt\n"
+    );
+    assert_eq!(
+        git_ok(&env, &ws, &["status", "--porcelain"]),
+        "A  staged.txt\n"
+    );
+    // What the index knew of a file the agent did not change is kept (not hashed again).
+    let known = git_ok(&env, &ws, &["ls-files", "--debug", "--", "a.txt"]);
+    assert!(!known.contains("mtime: 0:0"), "{known}");
+    let diff = env.aw(&repo, ["diff", "w"]);
+    diff.assert_ok();
+    assert!(diff.stdout.contains("one.txt"), "{}", diff.stdout);
+    let again = sandboxed(
+        &env,
+        &repo,
+        "git log -1 --format=%s && git diff --cached --name-only && git commit -q -m second",
+        false,
+    );
+    again.assert_ok();
+    assert_eq!(
+        again.stdout,
+        "first from agent\nstaged.txt\n",
+        "{}",
+        again.report()
+    );
+    assert_eq!(
+        git_ok(
+            &env,
+            &repo,
+            &["log", "-1", "--format=%s", "agent-workspace/w"]
+        ),
+        "second\n"
+    );
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("one.txt")).unwrap(), "one\n");
+    assert_eq!(
+        fs::read_to_string(repo.join("staged.txt")).unwrap(),
+        "staged\n"
+    );
+    // The user's side moved the worktree (a checkpoint): the next run starts from there.
+    fs::write(ws.join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let seen = sandboxed(
+        &env,
+        &repo,
+        "git log -1 --format=%s && cat two.txt && git status --porcelain",
+        false,
+    );
+    seen.assert_ok();
+    assert_eq!(
+        seen.stdout,
+        "[workspace w] from the user\ntwo\n",
+        "{}",
+        seen.report()
+    );
+}
+
+/// A sandboxed run killed before its commits came back: `clean` brings them back (in a
+/// sandbox) before removing the worktree, so they stay on the worktree's branch.
+#[test]
+fn a_killed_runs_commits_are_brought_back_by_clean() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let ws = env.ws_path(&repo, "w");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg(
+            "echo kept > kept.txt && git add kept.txt && git commit -q -m 'killed work' && \
+             touch started && exec sleep 60",
+        )
+        .spawn();
+    crate::harness::wait_for_file(&ws.join("started"));
+    running.signal("KILL");
+    running.wait();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let clean = env.aw(&repo, ["clean", "w", "--force"]);
+    clean.assert_ok();
+    let seen = git_ok(&env, &repo, &["log", "--all", "--format=%s"]);
+    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
+    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
+}
+
+/// An agent that breaks its own git directory loses nothing silently: the run warns, the
+/// next sandboxed run refuses naming where the commits are, `clean` keeps the directory and
+/// names it; the user's repository is untouched.
+#[test]
+fn a_git_dir_whose_export_fails_is_kept_and_named() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let main = tip(&env, &repo, "main");
+    let first = sandboxed(
+        &env,
+        &repo,
+        "echo w > w.txt && git add w.txt && git commit -q -m unexported && \
+         printf 'ref: refs/heads/nowhere\\n' > \"$(git rev-parse --git-dir)/HEAD\"",
+        false,
+    );
+    first.assert_ok();
+    assert!(
+        first.stderr.contains("were not brought back"),
+        "{}",
+        first.report()
+    );
+    let store = env.namespace_dir(&repo).join(".private/w/git");
+    let second = sandboxed(&env, &repo, "echo ran", false);
+    assert_ne!(second.code(), Some(0), "{}", second.report());
+    assert!(!second.stdout.contains("ran"), "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Error: ")
+            && second.stderr.contains(&format!(
+                "Hint: the command was not run; the agent's commits stay in its own git directory {}",
+                store.display()
+            )),
+        "{}",
+        second.report()
+    );
+    let clean = env.aw(&repo, ["clean", "w", "--force"]);
+    clean.assert_ok();
+    assert!(
+        clean.stdout.contains(&store.display().to_string())
+            || clean.stderr.contains(&store.display().to_string()),
+        "{}",
+        clean.report()
+    );
+    assert!(store.join("objects").is_dir());
+    assert_eq!(tip(&env, &repo, "main"), main);
+}
+
+/// Another workspace's record (its command line) and setup log are not readable from a
+/// sandbox; the run's own record is.
+#[test]
+fn other_workspaces_records_are_not_readable() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    env.aw(&repo, ["run", "other", "--", "true", "argv-secret-words"])
+        .assert_ok();
+    let state = env.namespace_dir(&repo).join(".state");
+    let script = format!(
+        "s=\"argv-sec\"\"ret-words\" ; cat {state}/* 2>/dev/null | grep -a -o \"$s\" ; \
+         test -s {state}/w.json && echo own-record ; echo agent-done",
+        state = state.display()
+    );
+    let out = sandboxed(&env, &repo, &script, false);
+    out.assert_ok();
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    assert!(out.stdout.contains("own-record"), "{}", out.report());
+    assert!(
+        !out.stdout.contains("argv-secret-words"),
+        "another workspace's record was readable:\n{}",
+        out.report()
+    );
+}
