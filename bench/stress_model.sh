@@ -5,7 +5,8 @@
 # seed and step to replay it; the script fails if any broke.
 # Usage: bench/stress_model.sh [STEPS]
 # (env: SEEDS=1,2,... the seeds, default 1; BACKENDS="jj git"; KEEP_GOING=0 to stop each round
-# at its first break and print its step log)
+# at its first break and print its step log; STRESS_SECONDS=N stops each seed's round after N s,
+# its figures then of the steps done; STRESS_PROGRESS=N prints a line of figures every N steps)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,7 +17,7 @@ for backend in ${BACKENDS:-jj git}; do
     if STRESS_SEEDS=${SEEDS:-1} STRESS_STEPS=$steps STRESS_KEEP_GOING=${KEEP_GOING:-1} \
         cargo test --release --locked --quiet --test it "stress_model::stress_model_$backend" \
         -- --exact --nocapture; then
-        echo "$backend: every seed held for $steps steps ($(($(date +%s) - start)) s)"
+        echo "$backend: every seed held for ${STRESS_SECONDS:+up to }$steps steps ($(($(date +%s) - start)) s)"
     else
         echo "$backend: an invariant broke (see above; $(($(date +%s) - start)) s)"
         status=1

@@ -605,3 +605,81 @@ fn work_on_another_branch_is_refused_naming_it() {
     );
     assert_eq!(state(&env, &repo), before);
 }
+
+/// Found by the model round (git seed 3, step 54): the user amended main's last commit, a
+/// land's merge commit, under a workspace started on it. The workspace and main then have
+/// two merge bases (the amended commit's parents), and git's merge diffs against a virtual
+/// base merged from both, conflict markers included: a file the workspace never touched
+/// conflicts there, and `--prefer workspace` took the user's later line out of it (exit 0).
+/// `--prefer` settles no file the merge bases disagree on: it is reported, nothing moves.
+#[test]
+fn prefer_never_drops_a_line_of_a_file_the_workspace_never_changed_after_an_amend() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    fs::write(repo.join("s.txt"), "x\n").unwrap();
+    git_ok(&env, &repo, &["add", "s.txt"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "s"]);
+    env.aw(&repo, ["run", "w4", "--", "sh", "-c", "echo w4 >> s.txt"])
+        .assert_ok();
+    fs::write(repo.join("s.txt"), "x\nu1\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "u1"]);
+    env.aw(&repo, ["land", "w4", "--prefer", "workspace"])
+        .assert_ok();
+    assert_eq!(fs::read_to_string(repo.join("s.txt")).unwrap(), "x\nw4\n");
+    // w5 starts on the land's merge commit and never touches s.txt.
+    env.aw(&repo, ["run", "w5", "--", "sh", "-c", "echo w5 > w5.txt"])
+        .assert_ok();
+    // The user amends that merge commit, then adds a line to s.txt.
+    fs::write(repo.join("other.txt"), "u2\n").unwrap();
+    git_ok(&env, &repo, &["add", "other.txt"]);
+    git_ok(&env, &repo, &["commit", "-q", "--amend", "--no-edit"]);
+    fs::write(repo.join("s.txt"), "x\nw4\nu3\n").unwrap();
+    git_ok(&env, &repo, &["commit", "-q", "-am", "u3"]);
+    let bases = git_ok(
+        &env,
+        &repo,
+        &["merge-base", "--all", "main", "agent-workspace/w5"],
+    );
+    assert_eq!(bases.lines().count(), 2, "{bases}");
+    let refs = ["for-each-ref", "--format=%(refname) %(objectname)"];
+    let state = |env: &TestEnv| {
+        let status = ["status", "--porcelain", "--untracked-files=all"];
+        [git_ok(env, &repo, &refs), git_ok(env, &repo, &status)].join("--\n")
+    };
+    let before = state(&env);
+    let dry = env.aw(
+        &repo,
+        ["land", "w5", "--prefer", "workspace", "--dry-run", "--json"],
+    );
+    let out = env.aw(&repo, ["land", "w5", "--prefer", "workspace", "--json"]);
+    // The user's line is in a file only main changed: no land may take it out.
+    assert_eq!(
+        fs::read_to_string(repo.join("s.txt")).unwrap(),
+        "x\nw4\nu3\n",
+        "{}",
+        out.report()
+    );
+    out.assert_code(1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["outcome"], "conflicted", "{doc:#}");
+    assert_eq!(doc["conflicts"][0]["path"], "s.txt", "{doc:#}");
+    assert_eq!(doc["resolved"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(
+        prediction(&serde_json::from_str(&dry.stdout).unwrap()),
+        prediction(&doc)
+    );
+    let plain = env.aw(&repo, ["land", "w5", "--prefer", "workspace"]);
+    plain.assert_code(1);
+    assert!(plain.stderr.contains("merge bases"), "{}", plain.report());
+    assert_eq!(state(&env), before);
+    // The hint's way out: the workspace rebased onto main lands, every line kept.
+    let ws = env.ws_path(&repo, "w5");
+    git_ok(&env, &ws, &["rebase", "-q", "--autostash", "main"]);
+    env.aw(&repo, ["land", "w5", "--prefer", "workspace"])
+        .assert_ok();
+    assert_eq!(
+        fs::read_to_string(repo.join("s.txt")).unwrap(),
+        "x\nw4\nu3\n"
+    );
+    assert_eq!(fs::read_to_string(repo.join("w5.txt")).unwrap(), "w5\n");
+}

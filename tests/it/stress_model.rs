@@ -69,7 +69,31 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
     let mut broken_steps = 0;
     // Breaks seen at the step before: a break that lasts is reported at the step that made it.
     let mut before: BTreeSet<String> = BTreeSet::new();
+    // `STRESS_SECONDS`: stop after the step that runs out of this time (the figures are of
+    // the steps done); `STRESS_PROGRESS=<n>`: a line of figures every n steps.
+    let budget = std::env::var("STRESS_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_secs);
+    let progress = std::env::var("STRESS_PROGRESS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    let started = std::time::Instant::now();
+    let mut done = 0;
     for step in 0..=steps {
+        if step > 0 && budget.is_some_and(|b| started.elapsed() >= b) {
+            break;
+        }
+        done = step;
+        if progress.is_some_and(|n| step > 0 && step % n == 0) {
+            eprintln!(
+                "stress_model {} seed {seed}: step {step}, {} s, {} lines tracked, {broken_steps} steps broke an invariant",
+                backend.name(),
+                started.elapsed().as_secs(),
+                world.model.tokens.len(),
+            );
+        }
         let killed = if step == 0 {
             false
         } else {
@@ -104,8 +128,9 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
         before = now;
     }
     let summary = format!(
-        "stress_model {} seed {seed}: {steps} steps, {} lines tracked ({} live), {} steps broke an invariant, {:?}",
+        "stress_model {} seed {seed}: {done} steps in {} s, {} lines tracked ({} live), {} steps broke an invariant, {:?}",
         backend.name(),
+        started.elapsed().as_secs(),
         world.model.tokens.len(),
         world.model.live_tokens().len(),
         broken_steps,

@@ -84,7 +84,12 @@ pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) ->
     };
     ui.data(&text)?;
     if !landing.conflicts.is_empty() && !args.json {
-        ui.error(&conflict_error(&ctx, &args.id, &landing));
+        ui.error(&conflict_error(
+            &ctx,
+            &args.id,
+            args.prefer.is_some(),
+            &landing,
+        ));
     }
     Ok(i32::from(!landing.conflicts.is_empty()))
 }
@@ -179,7 +184,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// The error line and hint for conflicts, after the report.
-fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
+fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> CliError {
     // A file is counted once, however many landed commits hold its conflict.
     let mut files: Vec<&str> = landing.conflicts.iter().map(|c| c.file.as_str()).collect();
     files.sort_unstable();
@@ -201,6 +206,16 @@ fn conflict_error(ctx: &Context, id: &str, landing: &Landing) -> CliError {
         ))
         .hint(format!(
             "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
+        )),
+        crate::vcs::Vcs::Git(_) if prefer => CliError::failure(format!(
+            "merging workspace {id} into {} conflicts in {n} file{} that --prefer cannot settle; nothing was changed",
+            landing.target,
+            plural(n)
+        ))
+        .hint(format!(
+            "--prefer settles neither a modify/delete conflict nor a file that differs between the workspace's merge bases with {0} (there are more than one once a commit it started on was amended or rebased in {0}); rebase the workspace onto {0} (`git rebase --autostash {0}` in it) and land again, or merge by hand: git merge {1}",
+            landing.target,
+            landing.conflicts[0].commit
         )),
         crate::vcs::Vcs::Git(_) => CliError::failure(format!(
             "merging workspace {id} into {} conflicts in {n} file{}; nothing was changed",

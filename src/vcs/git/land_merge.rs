@@ -28,8 +28,19 @@ impl Git {
         if !conflicted.is_empty() {
             let still = match plan.prefer {
                 Some(side) => {
-                    let (resolved_tree, still) = self.merge_tree(onto, tip, Some(side))?;
+                    let (resolved_tree, mut still) = self.merge_tree(onto, tip, Some(side))?;
                     tree = resolved_tree;
+                    // With several merge bases git merges against a virtual base merged
+                    // from them, conflict markers included: in a file they disagree on, a
+                    // "conflicting hunk" can hold lines only one side changed (say the user
+                    // amended the commit the workspace started on), and taking a side
+                    // would drop the other's. Such a file is reported, never settled.
+                    let disputed = self.files_merge_bases_disagree_on(onto, tip)?;
+                    for file in &conflicted {
+                        if disputed.contains(file) && !still.contains(file) {
+                            still.push(file.clone());
+                        }
+                    }
                     if still.is_empty() {
                         landing.resolved = conflicted
                             .iter()
@@ -81,6 +92,28 @@ impl Git {
         }
         let (_, out) = call.args([ours, theirs]).stdout_allowing(&[1])?;
         Ok(parse_merge_tree(&out))
+    }
+
+    /// The files whose content differs between the merge bases of `ours` and `theirs` (none
+    /// when they have one).
+    fn files_merge_bases_disagree_on(&self, ours: &str, theirs: &str) -> Result<Vec<String>> {
+        let out = self
+            .call(&self.main)?
+            .args(["merge-base", "--all", ours, theirs])
+            .stdout_allowing(&[1])?
+            .1;
+        let bases: Vec<&str> = out.split_whitespace().collect();
+        let mut files: Vec<String> = vec![];
+        if let Some((first, rest)) = bases.split_first() {
+            for other in rest {
+                for file in self.changed_between(first, other)? {
+                    if !files.contains(&file) {
+                        files.push(file);
+                    }
+                }
+            }
+        }
+        Ok(files)
     }
 
     fn changed_between(&self, from: &str, to: &str) -> Result<Vec<String>> {

@@ -495,6 +495,11 @@ impl World<'_> {
             fs::write(p, text).ok()?;
         }
         let mut args = argv(&["merge-file", "-p"]);
+        // git's land merges with ort, which diffs with histogram; jj's `--prefer` runs
+        // `git merge-file` as it is (Myers). Neither reads the user's `diff.algorithm`.
+        if self.backend == Backend::Git {
+            args.extend(argv(&["--diff-algorithm", "histogram"]));
+        }
         if !flag.is_empty() {
             args.push(flag.to_string());
         }
@@ -628,4 +633,39 @@ fn stress_model_prefer_excuses_the_lines_of_each_commit_s_conflicting_hunks() {
     let (target_side, workspace_side) = world.conflict_hunks(&sides, "f.txt").unwrap();
     assert_eq!(target_side, [u]);
     assert_eq!(workspace_side, [a]);
+}
+
+/// The round's git merge draws the hunks git's land draws: `merge-tree -Xtheirs` (ort,
+/// histogram diff) and the round's `merge-file --theirs` agree on texts Myers aligns
+/// differently.
+#[test]
+fn stress_model_git_merges_as_the_land_merges() {
+    let env = crate::harness::TestEnv::new();
+    let world = World::new(&env, Backend::Git, 3);
+    let text = |s: &str| s.chars().map(|c| format!("{c}\n")).collect::<String>();
+    let (base, ours, theirs) = (
+        text("bcaebcceebbcd"),
+        text("azebcceebbcad"),
+        text("aebccybbcd"),
+    );
+    let dir = env.path().join("merge");
+    fs::create_dir_all(&dir).unwrap();
+    let git = |args: &[&str]| super::proc::run(world.env, &dir, "git", &argv(args));
+    git(&["init", "-q", "-b", "b"]);
+    let commit = |branch: &str, content: &str| -> String {
+        git(&["checkout", "-q", "-B", branch]);
+        fs::write(dir.join("m.txt"), content).unwrap();
+        git(&["add", "m.txt"]);
+        git(&["commit", "-q", "-m", branch]);
+        git(&["rev-parse", "HEAD"]).stdout.trim().to_string()
+    };
+    let b = commit("b", &base);
+    let o = commit("o", &ours);
+    git(&["checkout", "-q", &b]);
+    let t = commit("t", &theirs);
+    let out = git(&["merge-tree", "--write-tree", "-Xtheirs", &o, &t]);
+    let tree = out.stdout.lines().next().unwrap().to_string();
+    let land = git(&["show", &format!("{tree}:m.txt")]).stdout;
+    let round = world.merge_file(&ours, &base, &theirs, "--theirs").unwrap();
+    assert_eq!(round, land);
 }
