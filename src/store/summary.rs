@@ -64,11 +64,21 @@ impl Records {
                 .ok()
                 .and_then(|text| serde_json::from_slice(&text).ok())
                 .unwrap_or_default();
+        // A state directory that is not there means no workspace has a state; one that is
+        // there but cannot be opened (or a namespace that cannot) turns the kept records off.
+        let state = match open_dir(&namespace.join(crate::store::state::DIR_NAME)) {
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            other => other.map(Some),
+        };
+        let (namespace, state) = match (open_dir(namespace), state) {
+            (Ok(namespace), Ok(state)) => (Some(namespace), state),
+            _ => (None, None),
+        };
         Records {
             file,
             began,
-            namespace: open_dir(namespace),
-            state: open_dir(&namespace.join(crate::store::state::DIR_NAME)),
+            namespace,
+            state,
             rows,
             changed: false,
         }
@@ -78,7 +88,10 @@ impl Records {
     /// files are unchanged. A kept record has no run history, command, trust digests or
     /// fields of newer versions: it is for the table only.
     pub(crate) fn load(&mut self, workspace: &Path) -> Loaded {
-        let Some(id) = workspace.file_name().and_then(|n| n.to_str()) else {
+        let (Some(id), true) = (
+            workspace.file_name().and_then(|n| n.to_str()),
+            self.namespace.is_some(),
+        ) else {
             return metadata::load(workspace);
         };
         let state = self
@@ -187,14 +200,13 @@ fn trimmed(record: &Record) -> Option<Box<RawValue>> {
     serde_json::value::to_raw_value(&fields).ok()
 }
 
-fn open_dir(path: &Path) -> Option<OwnedFd> {
+fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
     rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .ok()
 }
 
 /// The stamp of `name` under the directory `dir`, never following a symlink at its end.
@@ -209,4 +221,27 @@ fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
         st.st_ctime,
         st.st_ctime_nsec as i64,
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_directory_that_cannot_be_opened_turns_the_kept_records_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let ns = dir.path().join("ns");
+        std::fs::create_dir_all(ns.join("w1")).unwrap();
+        // No state directory: the kept records are on, no workspace has a state.
+        let records = Records::open(&ns, &ns.join(".cache"));
+        assert!(records.namespace.is_some() && records.state.is_none());
+        // A state directory replaced by a symlink: off, every record read from its files.
+        std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), ns.join(".state")).unwrap();
+        let mut records = Records::open(&ns, &ns.join(".cache"));
+        assert!(records.namespace.is_none());
+        // As the files say: a symlinked state directory is refused.
+        assert!(matches!(records.load(&ns.join("w1")), Loaded::Corrupt(_)));
+        assert!(records.rows.is_empty());
+    }
 }

@@ -410,6 +410,7 @@ impl Vcs {
     /// latest edits included; `scratch` is a path the backend may use for a temporary file.
     /// Without `snapshot`, jj reads its working-copy commit as last snapshotted and touches
     /// nothing in the workspace (git always reads the files, taking no optional lock).
+    /// Without `tree`, git may leave [`diff::Changes::latest`] empty (it writes no tree).
     pub(crate) fn changes(
         &self,
         id: &str,
@@ -417,11 +418,12 @@ impl Vcs {
         base: &[String],
         scratch: &Path,
         snapshot: bool,
+        tree: bool,
     ) -> Result<diff::Changes> {
         match self {
             Vcs::Jj(jj) => jj.changes(id, ws, base, snapshot),
             Vcs::Git(git) => match base.first() {
-                Some(base) => git.changes(ws, base, scratch),
+                Some(base) => git.changes(ws, base, scratch, tree),
                 None => Err(VcsError::NoBase { id: id.to_string() }),
             },
         }

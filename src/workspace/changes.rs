@@ -37,10 +37,17 @@ pub(crate) fn open(ctx: &Context, id: &WorkspaceId) -> Result<Target> {
 }
 
 /// The changes of the workspace at `path` whose record is `record`; with `snapshot`, jj
-/// snapshots its files first (only for a workspace the caller holds).
-pub(crate) fn read(ctx: &Context, record: &Record, path: &Path, snapshot: bool) -> Result<Changes> {
+/// snapshots its files first (only for a workspace the caller holds); with `tree`, the
+/// latest tree is named (git writes it: see [`crate::vcs::Vcs::changes`]).
+pub(crate) fn read(
+    ctx: &Context,
+    record: &Record,
+    path: &Path,
+    snapshot: bool,
+    tree: bool,
+) -> Result<Changes> {
     crate::store::fsutil::create_dir_nofollow(&ctx.layout.cache())?;
-    read_prepared(ctx, record, path, snapshot)
+    read_prepared(ctx, record, path, snapshot, tree)
 }
 
 /// [`read`], the namespace's cache directory already made (once for many workspaces).
@@ -49,6 +56,7 @@ pub(crate) fn read_prepared(
     record: &Record,
     path: &Path,
     snapshot: bool,
+    tree: bool,
 ) -> Result<Changes> {
     let cache = ctx.layout.cache();
     let id = &record.workspace_id;
@@ -60,7 +68,7 @@ pub(crate) fn read_prepared(
     ));
     Ok(ctx
         .vcs
-        .changes(id, path, &record.base_commits, &scratch, snapshot)?)
+        .changes(id, path, &record.base_commits, &scratch, snapshot, tree)?)
 }
 
 /// The record of the workspace directory at `path`, or why there is none to go by.

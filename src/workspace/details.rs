@@ -146,8 +146,8 @@ fn changes(
     let record = comparable(entry)?;
     Some(
         match prepared {
-            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot),
-            false => super::changes::read(ctx, record, &entry.path, snapshot),
+            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot, false),
+            false => super::changes::read(ctx, record, &entry.path, snapshot, false),
         }
         .map(|found| counts(record, found)),
     )

@@ -209,3 +209,43 @@ fn a_workspace_on_jjs_root_commit_has_a_diff_and_a_dry_run() {
     env.aw(&repo, ["land", "w"]).assert_ok();
     assert_eq!(fs::read_to_string(repo.join("f.txt")).unwrap(), "hi\n");
 }
+
+/// git's summary (and the status table) writes no tree: nothing it shows names one. The
+/// JSON and the patch, which do, still write it.
+#[test]
+fn git_diff_summary_writes_no_tree_and_its_json_names_the_latest_tree() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("new.txt"), "one\ntwo\n").unwrap();
+    let log = env.path().join("git-calls.log");
+    let bin = crate::status_details::logging_wrapper(&env, "git", &log);
+    let logged = |args: &[&str]| {
+        let _ = fs::remove_file(&log);
+        let out = env
+            .aw_cmd(&repo)
+            .env("PATH", env.path_with_first(&bin))
+            .args(args)
+            .run();
+        out.assert_ok();
+        (
+            out.stdout.clone(),
+            fs::read_to_string(&log).unwrap_or_default(),
+        )
+    };
+    let (summary, asked) = logged(&["diff", "w1"]);
+    assert!(summary.contains("new.txt"), "{summary}");
+    assert!(!asked.contains("write-tree"), "{asked}");
+    let (json, asked) = logged(&["diff", "w1", "--json"]);
+    assert!(asked.contains("write-tree"), "{asked}");
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let latest = json["latest"].as_str().unwrap();
+    assert_eq!(
+        crate::backends::git_ok(&env, &repo, &["cat-file", "-t", latest]).trim(),
+        "tree",
+        "{json:#}"
+    );
+    let (patch, _) = logged(&["diff", "w1", "--patch"]);
+    assert!(patch.contains("+two"), "{patch}");
+}

@@ -252,7 +252,7 @@ fn the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots(backen
 
 /// A wrapper in front of the real `tool` that logs each call's arguments to `log`; returns
 /// the directory to put first on PATH.
-fn logging_wrapper(env: &TestEnv, tool: &str, log: &Path) -> std::path::PathBuf {
+pub(crate) fn logging_wrapper(env: &TestEnv, tool: &str, log: &Path) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let bin = env.path().join(format!("logging-{tool}"));
     fs::create_dir_all(&bin).unwrap();

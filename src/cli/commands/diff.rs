@@ -34,7 +34,9 @@ pub struct DiffArgs {
 pub(in crate::cli) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     let target = changes::open(&ctx, &args.id)?;
-    let found = changes::read(&ctx, &target.record, &target.path, !target.watching)?;
+    // The patch and the JSON name the latest tree; the summary does not (git: no tree written).
+    let tree = args.patch || args.json;
+    let found = changes::read(&ctx, &target.record, &target.path, !target.watching, tree)?;
     if args.patch {
         let patch = ctx.vcs.patch(&found.against, &found.latest)?;
         return ui.data_bytes(&patch).map(|()| 0);

@@ -13,7 +13,15 @@ use crate::vcs::{Result, VcsError};
 impl Git {
     /// The changes of the worktree at `ws` against `base`; `scratch` is a path for the
     /// temporary index (deleted before returning).
-    pub(crate) fn changes(&self, ws: &Path, base: &str, scratch: &Path) -> Result<Changes> {
+    /// Without `tree`, no tree is written and `latest` is left empty (the counts and the
+    /// summary never show it): one git process fewer.
+    pub(crate) fn changes(
+        &self,
+        ws: &Path,
+        base: &str,
+        scratch: &Path,
+        tree: bool,
+    ) -> Result<Changes> {
         // The commits do not depend on the files: listed meanwhile.
         let log = self
             .call(ws)?
@@ -31,15 +39,18 @@ impl Git {
             .args(["add", "--all", "--", "."])
             .stdout()?;
         // Both only read the temporary index (write-tree replaces it atomically).
-        let tree = with_index(self.call(ws)?).arg("write-tree").start()?;
+        let tree = match tree {
+            true => Some(with_index(self.call(ws)?).arg("write-tree").start()?),
+            false => None,
+        };
         let files = with_index(self.call(ws)?)
             .args(DIFF_ARGS)
             .args(["--cached", base, "--"])
             .start()?;
-        let (tree, files, log) = (tree.wait(), files.wait(), log.wait());
+        let (tree, files, log) = (tree.map(|t| t.wait()), files.wait(), log.wait());
         Ok(Changes {
             against: base.to_string(),
-            latest: tree?.trim().to_string(),
+            latest: tree.transpose()?.unwrap_or_default().trim().to_string(),
             commits: diff::parse_work_commits(&log?, 2),
             files: diff::parse_changes(&files?),
             as_of: diff::AsOf::LiveFiles,
