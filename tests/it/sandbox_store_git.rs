@@ -405,3 +405,21 @@ fn other_workspaces_records_are_not_readable() {
         out.report()
     );
 }
+
+/// bubblewrap's startup probe is remembered for that bubblewrap, user and boot: a warm run
+/// starts one bubblewrap, not two.
+#[test]
+fn the_bubblewrap_probe_is_remembered() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    sandboxed(&env, &repo, "true", false).assert_ok();
+    let remembered =
+        fs::read_to_string(env.xdg_cache().join("agent-workspace/sandbox-probe")).unwrap();
+    let bwrap = crate::harness::which("bwrap").unwrap();
+    assert!(
+        remembered.starts_with(&format!("{} ", bwrap.display())),
+        "{remembered}"
+    );
+    assert!(remembered.contains(" boot "), "{remembered}");
+}
