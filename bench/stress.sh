@@ -337,6 +337,13 @@ else
     [[ -n $(jj log --no-graph -r "$user_tip & ::main" -T commit_id 2>/dev/null) ]] || { escapes=$((escapes + 1)); why+=("main moved away"); }
 fi
 user_cmd "$aw" clean --all --force
+# A FIFO the agent left where a file should be stops git's `add --all` in clean (refused with
+# git's error, not a hang): counted, then removed as the user would, and clean run again.
+refused=$( ("$aw" status --json 2>/dev/null || echo '{"workspaces": []}') | python3 -c 'import json,sys; print(sum(w["workspace_id"] in ("sa", "sb", "other") for w in json.load(sys.stdin)["workspaces"]))')
+if [[ "$refused" -gt 0 ]]; then
+    find "$AI_WORKSPACES_ROOT" -type p -delete 2>/dev/null || true
+    user_cmd "$aw" clean --all --force
+fi
 lost=0 lost_what=()
 if [[ "$backend" == git ]]; then
     everything=$( (git log --all -p; git stash list -p) 2>/dev/null || true)
@@ -349,7 +356,7 @@ fi
 for words in user-unpushed-words other-draft-words agent-b-work; do
     grep -q -F "$words" <<<"$everything" || { lost=$((lost + 1)); lost_what+=("$words"); }
 done
-record "sandboxed hostile round: 2 agents, then status, diff, land, clean and plain $backend" "$tried attacks tried, $escapes escapes${why:+ (${why[*]})}, $lost commits lost${lost_what:+ (${lost_what[*]})}, $hangs hangs" ""
+record "sandboxed hostile round: 2 agents, then status, diff, land, clean and plain $backend" "$tried attacks tried, $escapes escapes${why:+ (${why[*]})}, $lost commits lost${lost_what:+ (${lost_what[*]})}, $hangs hangs; $refused workspaces refused by clean until the FIFO the agent left was removed" ""
 [[ "$escapes" -eq 0 && "$lost" -eq 0 && "$hangs" -eq 0 ]] || sandbox_failed=1
 else
     record "sandboxed hostile round" "skipped: bubblewrap cannot make a sandbox here" ""

@@ -92,6 +92,19 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
         return Err(SandboxError::Unsupported);
     }
     let bin = crate::exec::process::find("bwrap").map_err(|_| SandboxError::Missing)?;
+    // The probe's success is remembered for this bubblewrap, user and boot (and the kernel's
+    // user-namespace settings): a warm run then starts one bubblewrap, not two. Should the
+    // machine change within them, the run's own bubblewrap fails the same way, and a command
+    // is never run unconfined either way.
+    let key = probe_key(&bin);
+    let remembered = probe_file().and_then(|file| {
+        crate::store::fsutil::read_untrusted_string(&file, 4096)
+            .ok()
+            .map(|text| Some(text) == key)
+    });
+    if remembered == Some(true) {
+        return Ok(bin);
+    }
     let probe = Call::new(&bin)
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
         .args([
@@ -108,7 +121,13 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
         ])
         .stdout();
     match probe {
-        Ok(_) => Ok(bin),
+        Ok(_) => {
+            if let (Some(file), Some(key)) = (probe_file(), key) {
+                let _ = file.parent().map(fs::create_dir_all);
+                let _ = crate::store::fsutil::write_atomic(&file, key.as_bytes());
+            }
+            Ok(bin)
+        }
         Err(e @ ProcessError::Failed { .. }) => Err(SandboxError::Unusable {
             stderr: e.stderr().trim().to_string(),
         }),
@@ -116,6 +135,45 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
             stderr: e.to_string(),
         }),
     }
+}
+
+/// Where a successful probe of bubblewrap is remembered: the user's cache directory.
+fn probe_file() -> Option<PathBuf> {
+    let cache = crate::vars::non_empty(crate::vars::XDG_CACHE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| crate::vars::non_empty("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("agent-workspace").join("sandbox-probe"))
+}
+
+/// What a probe's success holds for: bubblewrap (its path, size, time), the user, the boot
+/// and the kernel's settings on user namespaces.
+fn probe_key(bin: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(bin).ok()?;
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let settings: Vec<String> = [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ]
+    .iter()
+    .map(|path| {
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
+    .collect();
+    Some(format!(
+        "{} {} {}.{} uid {} boot {} userns {}\n",
+        bin.display(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        rustix::process::geteuid().as_raw(),
+        boot.trim(),
+        settings.join(",")
+    ))
 }
 
 /// The extra writable paths: the flags' and the environment's, each resolved and existing.

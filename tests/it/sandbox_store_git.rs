@@ -237,13 +237,17 @@ fn the_agents_commits_come_back_and_land() {
     let out = sandboxed(
         &env,
         &repo,
-        "echo one > one.txt && git add one.txt && git commit -q -m 'first from agent' && \
+        "echo one > one.txt && echo changed >> sub/b.txt && git add one.txt sub/b.txt && \
+         git commit -q -m 'first from agent' && \
          echo staged > staged.txt && git add staged.txt && git rev-parse HEAD",
         false,
     );
     out.assert_ok();
     let commit = out.stdout.trim().to_string();
     let ws = env.ws_path(&repo, "w");
+    // What the index knew of a file the agent did not change is kept (not hashed again).
+    let known = git_ok(&env, &ws, &["ls-files", "--debug", "--", "a.txt"]);
+    assert!(!known.contains("mtime: 0:0"), "{known}");
     assert_eq!(tip(&env, &repo, "agent-workspace/w"), commit);
     assert_eq!(
         git_ok(&env, &ws, &["diff", "--cached", "--name-only"]),
@@ -253,9 +257,6 @@ fn the_agents_commits_come_back_and_land() {
         git_ok(&env, &ws, &["status", "--porcelain"]),
         "A  staged.txt\n"
     );
-    // What the index knew of a file the agent did not change is kept (not hashed again).
-    let known = git_ok(&env, &ws, &["ls-files", "--debug", "--", "a.txt"]);
-    assert!(!known.contains("mtime: 0:0"), "{known}");
     let diff = env.aw(&repo, ["diff", "w"]);
     diff.assert_ok();
     assert!(diff.stdout.contains("one.txt"), "{}", diff.stdout);
@@ -403,4 +404,22 @@ fn other_workspaces_records_are_not_readable() {
         "another workspace's record was readable:\n{}",
         out.report()
     );
+}
+
+/// bubblewrap's startup probe is remembered for that bubblewrap, user and boot: a warm run
+/// starts one bubblewrap, not two.
+#[test]
+fn the_bubblewrap_probe_is_remembered() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    sandboxed(&env, &repo, "true", false).assert_ok();
+    let remembered =
+        fs::read_to_string(env.xdg_cache().join("agent-workspace/sandbox-probe")).unwrap();
+    let bwrap = crate::harness::which("bwrap").unwrap();
+    assert!(
+        remembered.starts_with(&format!("{} ", bwrap.display())),
+        "{remembered}"
+    );
+    assert!(remembered.contains(" boot "), "{remembered}");
 }
