@@ -232,7 +232,9 @@ sys.exit(p.returncode)
 /// edits in one copy only (as jj seed 6 step 44 of the model-based round left it). The next
 /// command finishes the repair from the copy it kept: the edits are back on disk and no
 /// change is divergent. The window is caught by polling jj's operation heads; a try that
-/// misses it (jj reconciled first) is set up again, and the test fails if none catches it.
+/// misses it (jj reconciled first, or the kill fell on the head swap every operation makes:
+/// nothing divergent, and the next command must repair it all the same) is set up again, and
+/// the test fails if none catches it.
 #[test]
 fn a_kill_inside_jj_s_update_stale_is_repaired_by_the_next_command() {
     for _ in 0..8 {
@@ -268,8 +270,10 @@ fn a_kill_inside_jj_s_update_stale_is_repaired_by_the_next_command() {
             "-T",
             "change_id",
         ];
-        // The state the kill left: the edits in a divergent copy only.
-        assert_ne!(env.jj_ok(&repo, divergent), "", "{}", env.listing());
+        // The state the kill left: the edits in a divergent copy only. Two heads also show
+        // for a moment while jj swaps its head after any operation; a kill there leaves
+        // nothing divergent and is not the window, but must be repaired all the same.
+        let caught = !env.jj_ok(&repo, divergent).is_empty();
         let out = env.aw(
             &repo,
             [
@@ -285,7 +289,9 @@ fn a_kill_inside_jj_s_update_stale_is_repaired_by_the_next_command() {
         assert_eq!(out.stdout, "unrecorded\nrecorded\nline2\nupstream\n");
         assert_eq!(env.jj_ok(&repo, divergent), "");
         assert!(!scratch(&env, &repo).exists(), "{}", env.listing());
-        return;
+        if caught {
+            return;
+        }
     }
     panic!("no try caught jj between its side-branch snapshot and its reconcile");
 }
