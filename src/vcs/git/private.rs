@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::Git;
 use crate::exec::process::Call;
-use crate::vcs::error::{Result, VcsError};
+use crate::vcs::error::Result;
 
 /// The refs an export inside the sandbox bundles: `head` (the agent's `HEAD`) and `index`
 /// (a commit of what it staged, its parent `head`), when there is one.
@@ -34,21 +34,11 @@ pub(crate) struct Checkout {
     pub branch: Option<String>,
 }
 
-fn io(action: &'static str, path: &Path, source: std::io::Error) -> VcsError {
-    VcsError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    }
-}
+use crate::vcs::packs::io;
 
 impl Git {
     fn git_at(&self, git_dir: &Path) -> Result<Call> {
-        Ok(Call::new(crate::exec::process::find("git")?)
-            .arg(format!("--git-dir={}", git_dir.display()))
-            .env("LC_ALL", "C")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_OPTIONAL_LOCKS", "0"))
+        crate::vcs::packs::git_at(git_dir)
     }
 
     /// The worktree at `ws` as the user's repository records it.
@@ -128,47 +118,12 @@ impl Git {
     /// The objects of `base` and all its history, in a pack under `bases/<base>/objects`,
     /// made once and shared read-only by every private store of that base.
     pub(crate) fn base_objects(&self, base: &str, bases: &Path) -> Result<PathBuf> {
-        let dir = bases.join(base);
-        let objects = dir.join("objects");
-        if objects.join("pack").is_dir() {
-            return Ok(objects);
-        }
-        fs::create_dir_all(bases).map_err(|e| io("create", bases, e))?;
-        let tmp = bases.join(format!(".tmp-{}-{base}", std::process::id()));
-        let pack = tmp.join("objects").join("pack");
-        let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir_all(&pack).map_err(|e| io("create", &pack, e))?;
-        self.pack(&[base.to_string()], &[], &pack)?;
-        match fs::rename(&tmp, &dir) {
-            Ok(()) => {}
-            // Another run made the same pack meanwhile: use theirs.
-            Err(_) if objects.join("pack").is_dir() => {
-                let _ = fs::remove_dir_all(&tmp);
-            }
-            Err(e) => return Err(io("move into place", &dir, e)),
-        }
-        Ok(objects)
+        crate::vcs::packs::base_objects(&self.common, base, bases)
     }
 
     /// Writes a pack of every object reachable from `tips` and not from `not` into `dir`.
     fn pack(&self, tips: &[String], not: &[String], dir: &Path) -> Result<()> {
-        let revs = dir.join(".revs");
-        let text: String = tips
-            .iter()
-            .map(|t| format!("{t}\n"))
-            .chain(not.iter().map(|n| format!("^{n}\n")))
-            .collect();
-        fs::write(&revs, text).map_err(|e| io("write", &revs, e))?;
-        let input = fs::File::open(&revs).map_err(|e| io("read", &revs, e))?;
-        let made = self
-            .git_at(&self.common)?
-            .args(["pack-objects", "-q", "--revs"])
-            .arg(dir.join("pack"))
-            .input(input)
-            .stdout();
-        let _ = fs::remove_file(&revs);
-        made?;
-        Ok(())
+        crate::vcs::packs::pack(&self.common, tips, not, dir)
     }
 
     /// Makes the worktree's own git directory at `git_dir` (which must not exist), and the

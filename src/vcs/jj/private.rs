@@ -35,9 +35,7 @@ impl Jj {
     }
 
     fn git_at(&self, git_dir: &Path) -> Result<Call> {
-        Ok(Call::new(crate::exec::process::find("git")?)
-            .arg(format!("--git-dir={}", git_dir.display()))
-            .env("LC_ALL", "C"))
+        crate::vcs::packs::git_at(git_dir)
     }
 
     /// The working-copy commit of workspace `id` and its parents, as last recorded (no
@@ -76,60 +74,12 @@ impl Jj {
     /// The objects of `base` and all its history, in a pack under `bases/<base>/objects`,
     /// made once and shared read-only by every private store of that base.
     pub(crate) fn base_objects(&self, base: &str, bases: &Path) -> Result<PathBuf> {
-        let dir = bases.join(base);
-        let objects = dir.join("objects");
-        if objects.join("pack").is_dir() {
-            return Ok(objects);
-        }
-        let io = |action, path: &Path, source| VcsError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        };
-        fs::create_dir_all(bases).map_err(|e| io("create", bases, e))?;
-        let tmp = bases.join(format!(".tmp-{}-{base}", std::process::id()));
-        let pack = tmp.join("objects").join("pack");
-        let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir_all(&pack).map_err(|e| io("create", &pack, e))?;
-        self.pack(&[base.to_string()], &[], &pack)?;
-        match fs::rename(&tmp, &dir) {
-            Ok(()) => {}
-            // Another run made the same pack meanwhile: use theirs.
-            Err(_) if objects.join("pack").is_dir() => {
-                let _ = fs::remove_dir_all(&tmp);
-            }
-            Err(e) => return Err(io("move into place", &dir, e)),
-        }
-        Ok(objects)
+        crate::vcs::packs::base_objects(&self.backing_git()?, base, bases)
     }
 
     /// Writes a pack of every object reachable from `tips` and not from `not` into `dir`.
     fn pack(&self, tips: &[String], not: &[String], dir: &Path) -> Result<()> {
-        let revs = dir.join(".revs");
-        let text: String = tips
-            .iter()
-            .map(|t| format!("{t}\n"))
-            .chain(not.iter().map(|n| format!("^{n}\n")))
-            .collect();
-        fs::write(&revs, text).map_err(|source| VcsError::Io {
-            action: "write",
-            path: revs.clone(),
-            source,
-        })?;
-        let input = fs::File::open(&revs).map_err(|source| VcsError::Io {
-            action: "read",
-            path: revs.clone(),
-            source,
-        })?;
-        let made = self
-            .git_at(&self.backing_git()?)?
-            .args(["pack-objects", "-q", "--revs"])
-            .arg(dir.join("pack"))
-            .input(input)
-            .stdout();
-        let _ = fs::remove_file(&revs);
-        made?;
-        Ok(())
+        crate::vcs::packs::pack(&self.backing_git()?, tips, not, dir)
     }
 
     /// Makes workspace `ws`'s own store at `wc/.jj`: `at` checked out as `@` (its change id
