@@ -32,6 +32,8 @@ export LC_ALL=C # EPOCHREALTIME and awk number formats need a '.' decimal point
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 project=$(cd "$here/.." && pwd -P)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 
 for arg in "$@"; do
     case $arg in
@@ -246,22 +248,10 @@ size_label() { # 1000 -> 1k
     if (($1 % 1000 == 0)); then echo "$(($1 / 1000))k"; else echo "$1"; fi
 }
 
-# make_repo DIR FILES: a jj repository of FILES small files, 50 per directory, two levels deep,
-# plus a trivial .envrc, all committed; the main workspace sits on an empty change above it.
+# make_repo DIR FILES: bench/lib.sh's synthetic repository (FILES small files, 50 per
+# directory, two levels deep, a trivial .envrc, all committed and allowed), its output logged.
 make_repo() {
-    local dir=$1 n=$2 i d
-    mkdir -p "$dir"
-    (
-        cd "$dir"
-        for ((i = 0; i < n; i++)); do
-            d=src/m$((i / 500))/s$((i / 50 % 10))
-            [[ -d $d ]] || mkdir -p "$d"
-            printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
-        done
-        echo 'export BENCH=1' >.envrc
-        quiet "$JJ" git init --quiet
-        quiet "$JJ" --quiet commit -m "synthetic repository of $n files"
-    )
+    quiet synthetic_repo "$@"
 }
 
 # execs_of FILE: successful execve calls in an strace -f log, as "program×count ..." and total.
