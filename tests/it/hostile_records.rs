@@ -348,7 +348,37 @@ fn a_symlinked_state_file_is_refused(backend: Backend) {
         .is_symlink());
 }
 
+/// A legacy record (no state: read from the view in the workspace, which an agent can write)
+/// naming a parent that is no workspace id: `land` refuses it, never joining it into a path.
+fn a_record_s_parent_that_is_no_id_is_refused_by_land(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::remove_file(state_file(&env, &repo, "w")).unwrap();
+    tamper(&ws, |record| {
+        record.insert("parent".into(), Value::from("../escape"));
+    });
+    let out = env.aw(&repo, ["land", "w"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .starts_with("Error: invalid workspace id \"../escape\""),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    assert!(
+        fs::read_to_string(ws.join("x.txt")).is_ok(),
+        "{}",
+        env.listing()
+    );
+    assert!(!repo.join("x.txt").exists(), "landed: {}", env.listing());
+}
+
 crate::both_backends!(
+    a_record_s_parent_that_is_no_id_is_refused_by_land,
     clean_and_run_never_act_through_a_symlinked_state_directory,
     a_view_changed_during_the_run_is_reported_and_rewritten,
     a_symlinked_state_file_is_refused,
