@@ -483,40 +483,40 @@ fn client_leaves_mid_run(goodbye: Goodbye) {
             unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
         }
     }
-    // The server ends at once (a hung one is killed, and the test fails).
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        if left.elapsed() > Duration::from_secs(5) {
-            let _ = server.kill();
-            panic!("{goodbye:?}: the server did not end");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    // The server ends at once (a hung one is killed after 5 s, and the test fails: the wait
+    // gives up on its own so that the kill comes first).
+    let ended =
+        crate::harness::eventually(
+            "the server to end",
+            Duration::from_secs(60),
+            || match server.try_wait().unwrap() {
+                Some(status) => Ok(Some(status)),
+                None if left.elapsed() > Duration::from_secs(5) => Ok(None),
+                None => Err("still running".into()),
+            },
+        );
+    let Some(status) = ended else {
+        let _ = server.kill();
+        panic!("{goodbye:?}: the server did not end");
     };
     assert!(
         left.elapsed() < Duration::from_secs(2),
         "{goodbye:?}: {status:?}"
     );
-    while !gone(pid.trim()) && left.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        gone(pid.trim()),
-        "{goodbye:?}: the run's sleep {pid} outlived its client"
+    crate::harness::until(
+        &format!("{goodbye:?}: the run's sleep {pid} to end with its client"),
+        Duration::from_secs(5),
+        || gone(pid.trim()),
     );
-    let mut recorded = String::new();
-    while left.elapsed() < Duration::from_secs(5) {
-        recorded = env.aw(&repo, ["status", "w", "--json"]).json()["status"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        if recorded != "running" {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(recorded, "interrupted", "{goodbye:?}");
+    let recorded = crate::harness::eventually(
+        "the run recorded as ended",
+        Duration::from_secs(5),
+        || match env.aw(&repo, ["status", "w", "--json"]).json()["status"].as_str() {
+            Some("running") => Err("running".into()),
+            other => Ok(other.map(str::to_string)),
+        },
+    );
+    assert_eq!(recorded.as_deref(), Some("interrupted"), "{goodbye:?}");
 }
 
 #[test]
