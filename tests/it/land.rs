@@ -1,7 +1,8 @@
 //! `land`'s stories both backends tell alike, each checked with its own commands: `--prefer`
 //! takes the named side of a conflict, and a main working copy (git: worktree) with edits
-//! to a file the land would change is refused with nothing changed. What only one backend
-//! does is in `land_jj.rs` and `land_git.rs`.
+//! to a file the land would change (or one the workspace renamed away) is refused with
+//! nothing changed. What only one backend does is in `land_jj.rs`, `land_git.rs` and their
+//! `land_safety_*.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -98,6 +99,16 @@ fn prefer_target_takes_the_target_s_side(backend: Backend) {
     prefer(backend, "target", "from main\n");
 }
 
+/// What the refusal of a main side with edits to `a.txt` says.
+fn main_has_edits_to_a(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Jj => "has edits in files the land would change: a.txt; nothing was landed",
+        Backend::Git => {
+            "has uncommitted changes in files the land would change: a.txt; nothing was landed"
+        }
+    }
+}
+
 /// jj's main working copy or git's main worktree has its own edit to `a.txt`, which the
 /// land would change: refused, and nothing changes (jj: the graph and the operation log;
 /// git: every ref, the index, both worktrees' status).
@@ -118,13 +129,11 @@ fn a_main_working_copy_with_edits_to_the_same_file_is_refused(backend: Backend) 
     let before = unchanged();
     let out = env.aw(&repo, ["land", "w1"]);
     out.assert_code(1);
-    let said = match backend {
-        Backend::Jj => "has edits in files the land would change: a.txt; nothing was landed",
-        Backend::Git => {
-            "has uncommitted changes in files the land would change: a.txt; nothing was landed"
-        }
-    };
-    assert!(out.stderr.contains(said), "{}", out.report());
+    assert!(
+        out.stderr.contains(main_has_edits_to_a(backend)),
+        "{}",
+        out.report()
+    );
     assert!(out.stderr.contains("\nHint: "), "{}", out.report());
     assert_eq!(
         fs::read_to_string(repo.join("a.txt")).unwrap(),
@@ -137,8 +146,49 @@ fn a_main_working_copy_with_edits_to_the_same_file_is_refused(backend: Backend) 
         .is_none());
 }
 
+/// The workspace committed a rename of `a.txt`; the main side has an uncommitted edit to
+/// `a.txt`: the land would delete it there, so it is refused and nothing changes (git's was
+/// `an_edit_in_main_to_a_file_the_workspace_renamed_blocks_the_land`).
+fn a_main_edit_to_a_file_the_workspace_renamed_is_refused(backend: Backend) {
+    let env = TestEnv::new();
+    let (repo, script) = match backend {
+        Backend::Jj => (
+            env.jj_repo("repo"),
+            "mv a.txt renamed.txt && jj commit -m rename",
+        ),
+        Backend::Git => (
+            crate::backends::git_repo(&env, "repo"),
+            "git mv a.txt renamed.txt && git commit -qm rename",
+        ),
+    };
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
+        .assert_ok();
+    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
+    let unchanged = || match backend {
+        Backend::Jj => graph(&env, &repo),
+        Backend::Git => crate::land_git::state(&env, &repo),
+    };
+    if backend == Backend::Jj {
+        snapshot(&env, &repo);
+    }
+    let before = unchanged();
+    let out = env.aw(&repo, ["land", "w1"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains(main_has_edits_to_a(backend)),
+        "{}",
+        out.report()
+    );
+    assert_eq!(unchanged(), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "main's unfinished edit\n"
+    );
+}
+
 crate::both_backends!(
     prefer_workspace_takes_the_workspace_s_side,
     prefer_target_takes_the_target_s_side,
     a_main_working_copy_with_edits_to_the_same_file_is_refused,
+    a_main_edit_to_a_file_the_workspace_renamed_is_refused,
 );
