@@ -32,22 +32,23 @@ impl Timestamp {
         Timestamp::from_time(SystemTime::now())
     }
 
-    /// `time` to the second; a time before 1970 (a clock set wrong) is taken as 1970.
+    /// `time` to the second, within what RFC 3339 writes: a time before 1970 or after 9999
+    /// (a clock set wrong, a file's mtime an agent set) is taken as the nearest it can write.
     pub(crate) fn from_time(time: SystemTime) -> Timestamp {
         let secs = time
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        Timestamp(Repr::At(UNIX_EPOCH + Duration::from_secs(secs)))
+        Timestamp(Repr::At(
+            UNIX_EPOCH + Duration::from_secs(secs.min(LAST_SECOND)),
+        ))
     }
 
     /// Reads `text` as written on disk; never fails (see the module's note).
     pub(crate) fn parse(text: &str) -> Timestamp {
         let at = humantime::parse_rfc3339_weak(text).ok();
         match at {
-            Some(time) if humantime::format_rfc3339_seconds(time).to_string() == text => {
-                Timestamp(Repr::At(time))
-            }
+            Some(time) if writes_as(time, text) => Timestamp(Repr::At(time)),
             at => Timestamp(Repr::Other {
                 text: text.to_string(),
                 at,
@@ -110,11 +111,34 @@ impl Timestamp {
     }
 }
 
+/// The last second RFC 3339 writes: 9999-12-31T23:59:59Z.
+const LAST_SECOND: u64 = 253_402_300_799;
+
+/// Whether `time` is written exactly as `text` (without building the text: every record
+/// read checks each of its times).
+fn writes_as(time: SystemTime, text: &str) -> bool {
+    struct Matches<'a>(&'a str);
+    impl fmt::Write for Matches<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0 = self.0.strip_prefix(s).ok_or(fmt::Error)?;
+            Ok(())
+        }
+    }
+    let mut rest = Matches(text);
+    // A moment humantime cannot write (after 9999) is an error here, so `Other`.
+    fmt::write(
+        &mut rest,
+        format_args!("{}", humantime::format_rfc3339_seconds(time)),
+    )
+    .is_ok()
+        && rest.0.is_empty()
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
-            // Only `from_time` and `parse` make one: a whole second from 1970 on, which
-            // humantime formats without failing.
+            // Only `from_time` (clamped) and `parse` (that wrote it back) make one: a whole
+            // second from 1970 to 9999, which humantime writes without failing.
             Repr::At(time) => write!(f, "{}", humantime::format_rfc3339_seconds(*time)),
             Repr::Other { text, .. } => f.write_str(text),
         }
@@ -129,8 +153,18 @@ impl Serialize for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(Timestamp::parse(&text))
+        /// Reads the string in place: a time this tool wrote allocates nothing.
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Timestamp, E> {
+                Ok(Timestamp::parse(text))
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 
@@ -189,6 +223,21 @@ mod tests {
             assert_eq!(t.age(std::time::SystemTime::now()).is_some(), is_time);
         }
         assert_eq!(Timestamp::parse_compact("2026112xT225806Z"), None);
+        // A leap second reads, as the next second, but is kept as written.
+        let leap = Timestamp::parse("2026-12-31T23:59:60Z");
+        assert_eq!(leap.to_string(), "2026-12-31T23:59:60Z");
+        assert!(leap.time().is_some());
+        // Times RFC 3339 cannot write are clamped, never a panic.
+        let early = UNIX_EPOCH - Duration::from_secs(86_400);
+        assert_eq!(
+            Timestamp::from_time(early).to_string(),
+            "1970-01-01T00:00:00Z"
+        );
+        let late = UNIX_EPOCH + Duration::from_secs(300_000_000_000);
+        assert_eq!(
+            Timestamp::from_time(late).to_string(),
+            "9999-12-31T23:59:59Z"
+        );
         assert_eq!(
             Timestamp::parse("2026-01-01T00:00:00Z")
                 .until(&Timestamp::parse("2026-01-01T00:01:00Z")),
