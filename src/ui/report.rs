@@ -441,7 +441,7 @@ pub(crate) fn describe_details(
                 0 => String::new(),
                 n => format!(" ({n} binary)"),
             };
-            let moment = match (c.files_as_of, c.snapshot_at.as_deref()) {
+            let moment = match (c.files_as_of, c.snapshot_at.as_ref()) {
                 ("last-snapshot", Some(at)) => format!(" (as of jj's last snapshot at {at})"),
                 ("last-snapshot", None) => " (as of jj's last snapshot)".into(),
                 _ => String::new(),

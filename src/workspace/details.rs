@@ -29,7 +29,7 @@ pub(crate) struct ChangeCounts {
     /// With `last-snapshot`: when jj wrote the working-copy commit read.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub snapshot_at: Option<String>,
+    pub snapshot_at: Option<Timestamp>,
     /// With `last-snapshot`: its last run started or ended after that snapshot, so files it
     /// wrote may be missing (`diff <ID>` reads them now).
     pub may_be_behind: bool,
@@ -184,11 +184,10 @@ fn counts(
             .filter(|c| !landed.contains(&c.commit_id.as_str()))
             .count(),
         files_as_of: found.as_of.code(),
-        snapshot_at: found.as_of.snapshot_at().map(str::to_string),
+        snapshot_at: found.as_of.snapshot_at().cloned(),
         may_be_behind: match (&found.as_of, run_moment) {
             (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
-                // jj's time, read as the record's are.
-                let at = at.as_deref().map(Timestamp::parse).and_then(|t| t.time());
+                let at = at.as_ref().and_then(Timestamp::time);
                 let run = run.time();
                 // Both to the second: a run that ended in the snapshot's second is
                 // taken as seen (a fresh workspace's first quick run may be missed).
