@@ -59,7 +59,7 @@ pub struct Config {
     /// Ignored or untracked files of the main workspace copied into a new one (`copy.include`).
     pub copy_include: Vec<crate::store::include::Pattern>,
     /// How long `gc` keeps a workspace, per status (`retention.*`); absent: never removed.
-    pub retention: BTreeMap<String, Duration>,
+    pub(crate) retention: BTreeMap<RetentionStatus, Duration>,
     /// How long `gc` keeps the directories removals kept aside (`retention.kept`, default
     /// 30 days); `None`: for ever.
     pub retention_kept: Option<Duration>,
@@ -88,9 +88,53 @@ pub struct SetupCommand {
 /// How long `gc` keeps kept-aside directories unless `retention.kept` says otherwise.
 pub(crate) const DEFAULT_RETENTION_KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// The statuses `retention.*` names, in the order `gc` reports them.
-pub(crate) const RETENTION_STATUSES: [&str; 6] =
-    ["done", "landed", "error", "crashed", "interrupted", "idle"];
+/// A status `retention.<status>` may name: a run's end as its record says, or one the
+/// inventory derives (`landed` from the last land, `crashed` from a supervisor gone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum RetentionStatus {
+    Done,
+    Landed,
+    Error,
+    Crashed,
+    Interrupted,
+    Idle,
+}
+
+impl RetentionStatus {
+    /// Every one, in the order `gc` reports them (and `[retention]` lists them).
+    pub(crate) const ALL: [RetentionStatus; 6] = [
+        RetentionStatus::Done,
+        RetentionStatus::Landed,
+        RetentionStatus::Error,
+        RetentionStatus::Crashed,
+        RetentionStatus::Interrupted,
+        RetentionStatus::Idle,
+    ];
+
+    /// Its key under `[retention]`, and the status `status` shows.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            RetentionStatus::Done => "done",
+            RetentionStatus::Landed => "landed",
+            RetentionStatus::Error => "error",
+            RetentionStatus::Crashed => "crashed",
+            RetentionStatus::Interrupted => "interrupted",
+            RetentionStatus::Idle => "idle",
+        }
+    }
+
+    /// The one a workspace showing `status` has; `None` for a status no retention names
+    /// (`running`, `conflicted`, a problem).
+    pub(crate) fn of(status: &str) -> Option<RetentionStatus> {
+        Self::ALL.into_iter().find(|s| s.as_str() == status)
+    }
+}
+
+impl std::fmt::Display for RetentionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -237,11 +281,11 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     let r = content.retention;
     let given = [r.done, r.landed, r.error, r.crashed, r.interrupted, r.idle];
-    for (status, text) in RETENTION_STATUSES.iter().zip(given) {
+    for (status, text) in RetentionStatus::ALL.into_iter().zip(given) {
         let Some(text) = text else { continue };
         match parse_retention(&text) {
-            Some(Some(age)) => config.retention.insert(status.to_string(), age),
-            Some(None) => config.retention.remove(*status),
+            Some(Some(age)) => config.retention.insert(status, age),
+            Some(None) => config.retention.remove(&status),
             None => {
                 return Err(invalid(format!(
                     "retention.{status} = {text:?} is not a duration (e.g. \"30m\", \"1h\", \"7d\") or \"never\""
@@ -352,4 +396,32 @@ fn apply_tools(
         config.tools_dir = dir.trim_end_matches('/').to_string();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{apply, Config, FileContent, RetentionStatus};
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// Each `retention.<status>` key sets that status's retention, a status `status` shows
+    /// maps back to it, and `never` clears it.
+    #[test]
+    fn retention_keys_are_their_statuses() {
+        let text = "[retention]\ndone = \"1s\"\nlanded = \"2s\"\nerror = \"3s\"\n\
+                    crashed = \"4s\"\ninterrupted = \"5s\"\nidle = \"6s\"\n";
+        let content: FileContent = toml::from_str(text).expect("the example parses");
+        let mut config = Config::default();
+        apply(&mut config, content, Path::new("x.toml")).expect("valid retentions");
+        for (n, status) in (1..).zip(RetentionStatus::ALL) {
+            assert_eq!(config.retention.get(&status), Some(&Duration::from_secs(n)));
+            assert_eq!(RetentionStatus::of(status.as_str()), Some(status));
+        }
+        assert_eq!(RetentionStatus::of("conflicted"), None);
+        assert_eq!(RetentionStatus::of("running"), None);
+        let never: FileContent =
+            toml::from_str("[retention]\nlanded = \"never\"\n").expect("the example parses");
+        apply(&mut config, never, Path::new("x.toml")).expect("valid retentions");
+        assert_eq!(config.retention.get(&RetentionStatus::Landed), None);
+    }
 }

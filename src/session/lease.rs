@@ -62,7 +62,7 @@ fn busy(id: &WorkspaceId, record: Option<&Record>) -> CliError {
             "pid {}, workflow {}, since {}",
             r.pid.map_or("?".into(), |p| p.to_string()),
             r.workflow.as_deref().unwrap_or("-"),
-            r.started_at.as_deref().unwrap_or("?")
+            r.started_at.as_ref().map_or("?".into(), |t| t.to_string())
         ),
         Some(r) if r.status == Status::Running => {
             "the processes of its last run are still ending".into()

@@ -277,10 +277,7 @@ fn move_entry(from: &Path, to: &Path) -> Result<(), AsideError> {
 
 /// A fresh directory name `<id>-<UTC stamp>` under `kept_root` that does not exist yet.
 pub(crate) fn fresh_dest(kept_root: &Path, id: &str) -> PathBuf {
-    let stamp: String = crate::store::metadata::now()
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
+    let stamp = crate::store::timestamp::Timestamp::now().compact();
     let base = kept_root.join(format!("{id}-{stamp}"));
     let mut dest = base.clone();
     let mut n = 2;
@@ -316,26 +313,7 @@ pub(crate) fn kept_at(dir: &Path) -> Option<std::time::SystemTime> {
     let name = dir.file_name()?.to_str()?;
     let name = name.split_once('.').map_or(name, |(stem, _)| stem);
     let (_, stamp) = name.rsplit_once('-')?;
-    // `20261126T225806Z` as RFC 3339.
-    let b = stamp.as_bytes();
-    let digits = |r: std::ops::Range<usize>| {
-        b.get(r.clone())
-            .filter(|d| d.iter().all(u8::is_ascii_digit))
-            .map(|_| &stamp[r])
-    };
-    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
-        return None;
-    }
-    let text = format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        digits(0..4)?,
-        digits(4..6)?,
-        digits(6..8)?,
-        digits(9..11)?,
-        digits(11..13)?,
-        digits(13..15)?
-    );
-    humantime::parse_rfc3339(&text).ok()
+    crate::store::timestamp::Timestamp::parse_compact(stamp)?.time()
 }
 
 /// Deletes one kept-aside directory (or a stray file or symlink in its place) without

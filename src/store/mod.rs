@@ -1,7 +1,7 @@
 //! What agent-workspace keeps on disk and how it touches files: the record (`metadata`) and
 //! its state, the layout under the root, locks, symlink-safe file access (`fsutil`), trees
 //! copied and measured, files kept aside, `copy.include` matches and their clones, the tools
-//! bundle. Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
+//! bundle, the moments it keeps (`timestamp`). Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
 
 pub(crate) mod aside;
 pub(crate) mod disk;
@@ -14,5 +14,6 @@ pub(crate) mod recovery;
 pub(crate) mod reflink;
 pub(crate) mod state;
 pub(crate) mod summary;
+pub(crate) mod timestamp;
 pub(crate) mod tools;
 pub(crate) mod tree;

@@ -33,7 +33,7 @@ pub(crate) struct Recorded {
     /// hashed again only when it changes.
     pub stamp: String,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub synced_at: String,
+    pub synced_at: crate::store::timestamp::Timestamp,
 }
 
 /// One entry of the bundle, relative to the bundle directory.

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::error::CliError;
 use crate::store::aside::Aside;
 use crate::store::disk::Usage;
+use crate::store::timestamp::Timestamp;
 use crate::vcs::Kept;
 use crate::workspace::details::ChangeCounts;
 use crate::workspace::inventory::{Entry, Problem};
@@ -421,7 +422,7 @@ pub(crate) fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String
 /// last activity and, when measured, its disk usage; then its commits.
 pub(crate) fn describe_details(
     changes: Option<&Result<ChangeCounts, CliError>>,
-    last_activity: Option<&str>,
+    last_activity: Option<&Timestamp>,
     usage: Option<&Usage>,
 ) -> String {
     let mut out = String::new();
@@ -440,7 +441,7 @@ pub(crate) fn describe_details(
                 0 => String::new(),
                 n => format!(" ({n} binary)"),
             };
-            let moment = match (c.files_as_of, c.snapshot_at.as_deref()) {
+            let moment = match (c.files_as_of, c.snapshot_at.as_ref()) {
                 ("last-snapshot", Some(at)) => format!(" (as of jj's last snapshot at {at})"),
                 ("last-snapshot", None) => " (as of jj's last snapshot)".into(),
                 _ => String::new(),
@@ -468,9 +469,7 @@ pub(crate) fn describe_details(
                 u.allocated
             ),
         );
-        let newest = u
-            .newest
-            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        let newest = u.newest.map(|t| Timestamp::from_time(t).to_string());
         field("newest file", newest.unwrap_or_else(|| "-".into()));
     }
     if let Some(Ok(c)) = changes.filter(|c| c.as_ref().is_ok_and(|c| !c.commits.is_empty())) {

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::store::disk;
-use crate::store::metadata::{self, Status};
+use crate::store::metadata::Status;
 use crate::ui::output;
 use crate::workspace::details::Extra;
 use crate::workspace::inventory::Entry;
@@ -77,7 +77,7 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
             changes_text(x),
             unlanded_text(x),
             e.shown_updated_at()
-                .and_then(metadata::parse_time)
+                .and_then(|t| t.time())
                 .map_or("-".into(), |t| ago(t, now)),
             x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
             e.path.display().to_string(),
@@ -229,13 +229,12 @@ pub(crate) fn parent_text(entry: &Entry) -> String {
 /// How long the latest run took, or for a live run how long it has run up to `now`.
 fn run_time(entry: &Entry, now: SystemTime) -> Option<Duration> {
     let record = entry.record.as_ref()?;
-    let started = metadata::parse_time(record.started_at.as_deref()?)?;
-    let ended = match (&record.finished_at, record.status) {
-        (_, Status::Running) if entry.is_live() => now,
-        (Some(finished), _) => metadata::parse_time(finished)?,
-        (None, _) => return None,
-    };
-    Some(ended.duration_since(started).unwrap_or_default())
+    let started = record.started_at.as_ref()?;
+    match (&record.finished_at, record.status) {
+        (_, Status::Running) if entry.is_live() => started.age(now),
+        (Some(finished), _) => started.until(finished),
+        (None, _) => None,
+    }
 }
 
 /// `42s`, `3m05s`, `2h07m`.

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::store::timestamp::Timestamp;
+
 /// How a file changed between the base and the workspace's latest state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -77,8 +79,8 @@ pub(crate) struct Changes {
 pub(crate) enum AsOf {
     /// The files on disk now (git always; jj after a snapshot).
     LiveFiles,
-    /// jj's working-copy commit as last snapshotted, written at this time (RFC 3339).
-    LastSnapshot(Option<String>),
+    /// jj's working-copy commit as last snapshotted, written at this time.
+    LastSnapshot(Option<Timestamp>),
 }
 
 impl AsOf {
@@ -91,9 +93,9 @@ impl AsOf {
     }
 
     /// When the last snapshot was written, for [`AsOf::LastSnapshot`].
-    pub(crate) fn snapshot_at(&self) -> Option<&str> {
+    pub(crate) fn snapshot_at(&self) -> Option<&Timestamp> {
         match self {
-            AsOf::LastSnapshot(at) => at.as_deref(),
+            AsOf::LastSnapshot(at) => at.as_ref(),
             AsOf::LiveFiles => None,
         }
     }

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use crate::error::CliError;
 use crate::store::disk::{self, Usage};
+use crate::store::timestamp::Timestamp;
 use crate::vcs::diff::WorkCommit;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{Entry, Problem};
@@ -28,7 +29,7 @@ pub(crate) struct ChangeCounts {
     /// With `last-snapshot`: when jj wrote the working-copy commit read.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub snapshot_at: Option<String>,
+    pub snapshot_at: Option<Timestamp>,
     /// With `last-snapshot`: its last run started or ended after that snapshot, so files it
     /// wrote may be missing (`diff <ID>` reads them now).
     pub may_be_behind: bool,
@@ -40,7 +41,7 @@ pub(crate) struct ChangeCounts {
 pub(crate) struct Extra {
     pub usage: Option<Usage>,
     pub changes: Option<Result<ChangeCounts, CliError>>,
-    pub last_activity: Option<String>,
+    pub last_activity: Option<Timestamp>,
 }
 
 /// How many workspaces' changes are read at once.
@@ -169,8 +170,8 @@ fn counts(
         .unwrap_or_default();
     // The run's last moment jj may not have seen: its start while it runs, else its end.
     let run_moment = match record.status {
-        crate::store::metadata::Status::Running => record.started_at.as_deref(),
-        _ => record.finished_at.as_deref(),
+        crate::store::metadata::Status::Running => record.started_at.as_ref(),
+        _ => record.finished_at.as_ref(),
     };
     ChangeCounts {
         files_count: found.files.len(),
@@ -183,11 +184,11 @@ fn counts(
             .filter(|c| !landed.contains(&c.commit_id.as_str()))
             .count(),
         files_as_of: found.as_of.code(),
-        snapshot_at: found.as_of.snapshot_at().map(str::to_string),
+        snapshot_at: found.as_of.snapshot_at().cloned(),
         may_be_behind: match (&found.as_of, run_moment) {
             (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
-                let at = at.as_deref().and_then(crate::store::metadata::parse_time);
-                let run = crate::store::metadata::parse_time(run);
+                let at = at.as_ref().and_then(Timestamp::time);
+                let run = run.time();
                 // Both to the second: a run that ended in the snapshot's second is
                 // taken as seen (a fresh workspace's first quick run may be missed).
                 at.is_none_or(|at| run.is_some_and(|run| run > at))
@@ -205,10 +206,8 @@ pub(crate) fn usage(entry: &Entry) -> Option<Usage> {
 }
 
 /// The newest of the record's last update and, when measured, the newest file time.
-pub(crate) fn last_activity(entry: &Entry, usage: Option<&Usage>) -> Option<String> {
-    let recorded = entry
-        .updated_at()
-        .and_then(crate::store::metadata::parse_time);
+pub(crate) fn last_activity(entry: &Entry, usage: Option<&Usage>) -> Option<Timestamp> {
+    let recorded = entry.updated_at().and_then(|t| t.time());
     let newest: Option<SystemTime> = recorded.max(usage.and_then(|u| u.newest));
-    newest.map(|t| humantime::format_rfc3339_seconds(t).to_string())
+    newest.map(Timestamp::from_time)
 }

@@ -5,16 +5,16 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use crate::config::RetentionStatus;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
-use crate::store::metadata;
 use crate::workspace::inventory::{Entry, Problem};
 
 /// Why a workspace is past its retention.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Expiry {
-    /// The status whose retention applies (`done`, `landed`, ...).
-    pub status: String,
+    /// The status whose retention applies.
+    pub status: RetentionStatus,
     /// That status's configured retention.
     pub retention: Duration,
     /// How long ago the workspace reached it (its run finished, its land, its last update).
@@ -32,16 +32,16 @@ pub(crate) struct Candidate {
 /// The entries whose status has a retention they have outlived, in the inventory's order.
 pub(crate) fn select(
     entries: Vec<Entry>,
-    retention: &BTreeMap<String, Duration>,
+    retention: &BTreeMap<RetentionStatus, Duration>,
     lease: impl Fn(&WorkspaceId) -> std::path::PathBuf,
     now: SystemTime,
 ) -> Vec<Candidate> {
     entries
         .into_iter()
         .filter_map(|entry| {
-            let status = entry.status().to_string();
+            let status = RetentionStatus::of(entry.status())?;
             let kept_for = *retention.get(&status)?;
-            let since = reached_at(&entry)?;
+            let since = reached_at(&entry, status)?;
             let age = now.duration_since(since).unwrap_or_default();
             if age < kept_for {
                 return None;
@@ -65,7 +65,7 @@ pub(crate) fn select(
 /// made since, is not removed as landed.
 pub(crate) fn verify_landed(candidates: &mut [Candidate], landed: impl Fn(&Entry) -> bool) {
     for c in candidates.iter_mut() {
-        if c.expiry.status == "landed" && c.skip.is_none() && !landed(&c.entry) {
+        if c.expiry.status == RetentionStatus::Landed && c.skip.is_none() && !landed(&c.entry) {
             c.skip = Some(
                 "its work is not all in its land's target now (work since the land, or the land undone)"
                     .into(),
@@ -76,17 +76,16 @@ pub(crate) fn verify_landed(candidates: &mut [Candidate], landed: impl Fn(&Entry
 
 /// When the workspace reached its status: its land for `landed`, else the end of its last
 /// run, else its record's last update. Unknown (never expired) without a readable record.
-fn reached_at(entry: &Entry) -> Option<SystemTime> {
+fn reached_at(entry: &Entry, status: RetentionStatus) -> Option<SystemTime> {
     let record = entry.record.as_ref()?;
-    let land = record.land.as_ref().map(|l| l.at.as_str());
-    let text = match entry.status() {
-        "landed" | "conflicted" => land,
+    let land = record.land.as_ref().map(|l| &l.at);
+    let at = match status {
+        RetentionStatus::Landed => land,
         _ => None,
     };
-    let text = text
-        .or(record.finished_at.as_deref())
-        .unwrap_or(&record.updated_at);
-    metadata::parse_time(text)
+    at.or(record.finished_at.as_ref())
+        .unwrap_or(&record.updated_at)
+        .time()
 }
 
 /// Why an expired workspace is kept: `gc` removes only what `clean` would without `--force`.

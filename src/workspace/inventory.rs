@@ -12,6 +12,7 @@ use crate::exec::liveness;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record, Status};
 use crate::store::summary::Records;
+use crate::store::timestamp::Timestamp;
 use crate::vcs::Registered;
 use crate::workspace::context::Context;
 use crate::workspace::verdict::{self, Mismatch, Registration};
@@ -106,15 +107,20 @@ impl Entry {
 
     /// When it was last updated, as `status` shows it: its record's, else (a missing
     /// directory) the kept record's.
-    pub(crate) fn shown_updated_at(&self) -> Option<&str> {
+    pub(crate) fn shown_updated_at(&self) -> Option<Timestamp> {
         self.updated_at()
-            .or_else(|| self.kept.as_deref().map(|r| r.updated_at.as_str()))
+            .or_else(|| self.kept.as_deref().map(|r| r.updated_at.clone()))
     }
 
-    pub(crate) fn updated_at(&self) -> Option<&str> {
+    /// When its record was last updated (a newer schema's record: its `updated_at` when
+    /// that is a string).
+    pub(crate) fn updated_at(&self) -> Option<Timestamp> {
         match (&self.record, &self.raw) {
-            (Some(record), _) => Some(&record.updated_at),
-            (None, Some(raw)) => raw.get("updated_at").and_then(Value::as_str),
+            (Some(record), _) => Some(record.updated_at.clone()),
+            (None, Some(raw)) => raw
+                .get("updated_at")
+                .and_then(Value::as_str)
+                .map(Timestamp::parse),
             _ => None,
         }
     }

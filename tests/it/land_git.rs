@@ -11,7 +11,7 @@ use crate::harness::TestEnv;
 
 /// Everything a land must leave as it was when it changes nothing: every ref, the main
 /// worktree's index and status, and the workspace's status.
-fn state(env: &TestEnv, repo: &Path) -> String {
+pub(crate) fn state(env: &TestEnv, repo: &Path) -> String {
     let ws = env.ws_path(repo, "w1");
     [
         git_ok(
@@ -37,7 +37,7 @@ fn state(env: &TestEnv, repo: &Path) -> String {
 
 /// A git repo whose workspace `w1` changed `a.txt` to `text` and created `new.txt`, both
 /// left uncommitted.
-fn repo_with_work(env: &TestEnv, text: &str) -> PathBuf {
+pub(crate) fn repo_with_work(env: &TestEnv, text: &str) -> PathBuf {
     let repo = git_repo(env, "repo");
     let script = format!("printf '{text}' > a.txt && echo new > new.txt");
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", &script])
@@ -45,7 +45,7 @@ fn repo_with_work(env: &TestEnv, text: &str) -> PathBuf {
     repo
 }
 
-fn main_commits_a(env: &TestEnv, repo: &Path, text: &str) {
+pub(crate) fn main_commits_a(env: &TestEnv, repo: &Path, text: &str) {
     fs::write(repo.join("a.txt"), text).unwrap();
     git_ok(env, repo, &["commit", "-q", "-am", "main edit"]);
 }
@@ -169,65 +169,6 @@ fn a_conflicted_land_changes_nothing_lists_the_files_and_exits_1() {
     assert_eq!(land["conflicts"][0]["path"], "a.txt");
     let status = env.aw(&repo, ["status", "w1", "--json"]).json();
     assert_eq!(status["status"], "conflicted");
-}
-
-fn prefer(side: &str, expected: &str) {
-    let env = TestEnv::new();
-    let repo = repo_with_work(&env, "from w1\n");
-    main_commits_a(&env, &repo, "from main\n");
-    let out = env.aw(&repo, ["land", "w1", "--prefer", side]);
-    out.assert_ok();
-    assert!(
-        out.stdout
-            .contains(&format!("Resolved a.txt by taking the {side} side\n")),
-        "{}",
-        out.report()
-    );
-    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), expected);
-    assert_eq!(fs::read_to_string(repo.join("new.txt")).unwrap(), "new\n");
-    assert_eq!(git_ok(&env, &repo, &["status", "--porcelain"]), "");
-    let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
-    assert_eq!(
-        land["resolved"],
-        serde_json::json!([{"path": "a.txt", "side": side}])
-    );
-}
-
-#[test]
-fn prefer_workspace_takes_the_workspace_s_side() {
-    prefer("workspace", "from w1\n");
-}
-
-#[test]
-fn prefer_target_takes_the_target_s_side() {
-    prefer("target", "from main\n");
-}
-
-#[test]
-fn a_main_worktree_with_changes_to_the_same_file_is_refused() {
-    let env = TestEnv::new();
-    let repo = repo_with_work(&env, "from w1\n");
-    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
-    let before = state(&env, &repo);
-    let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains(
-            "has uncommitted changes in files the land would change: a.txt; nothing was landed"
-        ),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
-    assert_eq!(state(&env, &repo), before);
-    assert_eq!(
-        fs::read_to_string(repo.join("a.txt")).unwrap(),
-        "main's unfinished edit\n"
-    );
-    assert!(env
-        .metadata(&env.ws_path(&repo, "w1"))
-        .get("land")
-        .is_none());
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! `land` on jj: the work rebased below the main working copy, in operations the printed
-//! undo reverts; edits recorded first; conflicts; `--prefer`; `--onto`; a dirty main refused.
+//! undo reverts; edits recorded first; conflicts; `--onto`. `--prefer` and a dirty main
+//! refused are told for both backends in `land.rs`.
 
 use std::fs;
 
 use crate::harness::TestEnv;
 use crate::land_support::{
-    graph, main_commits, main_commits_a, op_ids, repo_with_work, snapshot, subjects,
+    main_commits, main_commits_a, op_ids, repo_with_work, shape, snapshot, subjects, undo_of,
 };
 
 #[test]
@@ -153,116 +154,6 @@ fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it
         fs::read_to_string(repo.join("a.txt")).unwrap(),
         "from main\n"
     );
-}
-
-/// Every visible commit's subject, parents' subjects, working copies and conflict flag:
-/// the commit graph up to rewritten ids (an undo moves commits back, as new commits).
-fn shape(env: &TestEnv, repo: &std::path::Path) -> String {
-    let template = r#"description.first_line() ++ " <- " ++ parents.map(|p| p.description().first_line()).join(",") ++ " " ++ working_copies ++ if(conflict, " conflict") ++ "\n""#;
-    let out = env.jj_ok(
-        repo,
-        ["log", "--no-graph", "-r", "all() ~ root()", "-T", template],
-    );
-    let mut lines: Vec<&str> = out.lines().collect();
-    lines.sort_unstable();
-    lines.join("\n")
-}
-
-/// The command after `Undo: ` in a land's output.
-fn undo_of(out: &crate::harness::Outcome) -> String {
-    out.stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Undo: "))
-        .unwrap_or_else(|| panic!("{}", out.report()))
-        .to_string()
-}
-
-fn prefer(side: &str, expected: &str) {
-    let env = TestEnv::new();
-    let repo = repo_with_work(&env, "from w1\n");
-    main_commits_a(&env, &repo, "from main\n");
-    snapshot(&env, &repo);
-    let before = shape(&env, &repo);
-    let out = env.aw(&repo, ["land", "w1", "--prefer", side]);
-    out.assert_ok();
-    assert!(
-        out.stdout
-            .contains(&format!("Resolved a.txt by taking the {side} side\n")),
-        "{}",
-        out.report()
-    );
-    assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), expected);
-    assert_eq!(
-        env.jj_ok(
-            &repo,
-            ["log", "--no-graph", "-r", "conflicts()", "-T", "commit_id"]
-        ),
-        ""
-    );
-    let land = &env.metadata(&env.ws_path(&repo, "w1"))["land"];
-    assert_eq!(land["outcome"], "landed");
-    assert_eq!(
-        land["resolved"],
-        serde_json::json!([{"path": "a.txt", "side": side}])
-    );
-    // The printed undo takes the work back out and restores the landed commit as it was
-    // before the land, the workspace's side included.
-    let undo = undo_of(&out);
-    assert_eq!(undo.matches("jj restore --from ").count(), 1, "{undo}");
-    assert!(!undo.contains("jj op "), "{undo}");
-    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
-    assert_eq!(shape(&env, &repo), before);
-    let shown = [
-        "--ignore-working-copy",
-        "file",
-        "show",
-        "-r",
-        "w1@-",
-        "a.txt",
-    ];
-    assert_eq!(env.jj_ok(&repo, shown), "from w1\n");
-    assert_eq!(
-        fs::read_to_string(repo.join("a.txt")).unwrap(),
-        "from main\n"
-    );
-}
-
-#[test]
-fn prefer_workspace_takes_the_workspace_s_side() {
-    prefer("workspace", "from w1\n");
-}
-
-#[test]
-fn prefer_target_takes_the_target_s_side() {
-    prefer("target", "from main\n");
-}
-
-#[test]
-fn a_main_working_copy_with_edits_to_the_same_file_is_refused() {
-    let env = TestEnv::new();
-    let repo = repo_with_work(&env, "from w1\n");
-    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
-    snapshot(&env, &repo);
-    let (ops, before) = (op_ids(&env, &repo), graph(&env, &repo));
-    let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr
-            .contains("has edits in files the land would change: a.txt; nothing was landed"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
-    assert_eq!(
-        fs::read_to_string(repo.join("a.txt")).unwrap(),
-        "main's unfinished edit\n"
-    );
-    assert_eq!(graph(&env, &repo), before);
-    assert_eq!(op_ids(&env, &repo), ops);
-    assert!(env
-        .metadata(&env.ws_path(&repo, "w1"))
-        .get("land")
-        .is_none());
 }
 
 #[test]

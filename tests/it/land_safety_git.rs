@@ -1,8 +1,8 @@
 //! `land` on git never loses or overwrites what anyone wrote: the printed undo reverts only
 //! that land (and is refused once the branch moved on), another workspace's branch is not
-//! landed on under its run, the main worktree's ignored files, edits under a renamed name and
-//! an unfinished merge are never overwritten, a detached HEAD's commits are never passed over,
-//! and the dry run says what the land then does.
+//! landed on under its run, the main worktree's ignored files and an unfinished merge are
+//! never overwritten (its edits to a file the workspace renamed: `land.rs`), a detached
+//! HEAD's commits are never passed over, and the dry run says what the land then does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -239,29 +239,6 @@ fn a_file_main_ignores_but_the_workspace_tracks_is_never_overwritten() {
         "agent\n"
     );
     assert_eq!(fs::read_to_string(repo.join("same.log")).unwrap(), "same\n");
-}
-
-/// The workspace renamed a file the main worktree has an uncommitted edit to.
-#[test]
-fn an_edit_in_main_to_a_file_the_workspace_renamed_blocks_the_land() {
-    let env = TestEnv::new();
-    let repo = repo_where_w1_ran(&env, "git mv a.txt renamed.txt && git commit -qm rename");
-    fs::write(repo.join("a.txt"), "main's unfinished edit\n").unwrap();
-    let before = state(&env, &repo);
-    let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains(
-            "has uncommitted changes in files the land would change: a.txt; nothing was landed"
-        ),
-        "{}",
-        out.report()
-    );
-    assert_eq!(state(&env, &repo), before);
-    assert_eq!(
-        fs::read_to_string(repo.join("a.txt")).unwrap(),
-        "main's unfinished edit\n"
-    );
 }
 
 /// The main worktree in the middle of a merge (conflicted) and of a rebase.

@@ -1,5 +1,6 @@
-//! Helpers the jj `land` tests share: the operation log, the commit graph, subjects, and a
-//! repository whose workspace `w1` committed work, with main-side commits to conflict.
+//! Helpers the jj `land` tests share: the operation log, the commit graph and its shape,
+//! subjects, a land's printed undo, and a repository whose workspace `w1` committed work,
+//! with main-side commits to conflict.
 
 use std::fs;
 use std::path::Path;
@@ -70,4 +71,26 @@ pub(crate) fn main_commits_a(env: &TestEnv, repo: &Path, text: &str) {
 pub(crate) fn main_commits(env: &TestEnv, repo: &Path, file: &str, text: &str) {
     fs::write(repo.join(file), text).unwrap();
     env.jj_ok(repo, ["commit", "-m", "main edit"]);
+}
+
+/// Every visible commit's subject, parents' subjects, working copies and conflict flag:
+/// the commit graph up to rewritten ids (an undo moves commits back, as new commits).
+pub(crate) fn shape(env: &TestEnv, repo: &Path) -> String {
+    let template = r#"description.first_line() ++ " <- " ++ parents.map(|p| p.description().first_line()).join(",") ++ " " ++ working_copies ++ if(conflict, " conflict") ++ "\n""#;
+    let out = env.jj_ok(
+        repo,
+        ["log", "--no-graph", "-r", "all() ~ root()", "-T", template],
+    );
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    lines.join("\n")
+}
+
+/// The command after `Undo: ` in a land's output.
+pub(crate) fn undo_of(out: &crate::harness::Outcome) -> String {
+    out.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo: "))
+        .unwrap_or_else(|| panic!("{}", out.report()))
+        .to_string()
 }

@@ -38,6 +38,7 @@ mod hostile_records;
 mod hostile_stale;
 mod ids;
 mod just_recipes;
+mod land;
 mod land_dry_run;
 mod land_git;
 mod land_jj;

@@ -11,12 +11,12 @@ use crate::error::{CliError, ErrorJson, Result};
 use crate::store::aside::{self, Aside};
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
-use crate::store::metadata;
 use crate::ui::Ui;
 use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
 
+use crate::store::timestamp::Timestamp;
 use crate::ui::report::{describe, AsideJson, RemovalJson, RunLogsJson};
 use crate::workspace::remove::{self, Removal, KEPT_DIR};
 
@@ -208,13 +208,15 @@ fn remove_options(args: &CleanArgs) -> remove::Options {
 fn matches(entry: &Entry, args: &CleanArgs) -> bool {
     let status_ok = args.status.is_empty() || args.status.iter().any(|s| s == entry.status());
     let age_ok = args.older_than.is_none_or(|age| {
-        let updated = entry.updated_at().and_then(metadata::parse_time);
-        let updated = updated.or_else(|| {
-            std::fs::metadata(&entry.path)
-                .and_then(|m| m.modified())
+        let now = SystemTime::now();
+        let since_update = entry.updated_at().and_then(|t| t.age(now));
+        let since_update = since_update.or_else(|| {
+            let modified = std::fs::metadata(&entry.path).and_then(|m| m.modified());
+            modified
                 .ok()
+                .map(|t| Timestamp::from_time(t).age(now).unwrap_or_default())
         });
-        updated.is_some_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= age)
+        since_update.is_some_and(|since| since >= age)
     });
     status_ok && age_ok
 }
@@ -245,7 +247,7 @@ fn refusal(entry: &Entry, force: bool, resuming: bool) -> Option<String> {
         Some(r) if entry.is_live() && !force => Some(format!(
             "a run is live (pid {}, since {}); pass --force to stop it first",
             r.pid.unwrap_or(0),
-            r.started_at.as_deref().unwrap_or("?")
+            r.started_at.as_ref().map_or("?".into(), |t| t.to_string())
         )),
         _ => None,
     }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
+use crate::store::timestamp::Timestamp;
 use crate::ui::output;
 use crate::ui::Ui;
 use crate::vcs::diff::{Changes, FileChange, WorkCommit};
@@ -76,7 +77,7 @@ pub(in crate::cli) struct DiffJson<'a> {
     /// With `last-snapshot`: when jj wrote the working-copy commit shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    snapshot_at: Option<&'a str>,
+    snapshot_at: Option<&'a Timestamp>,
     /// Whether a live run of another process holds the workspace (it was only looked at).
     run_live: bool,
 }

@@ -187,7 +187,7 @@ fn item(c: &Candidate, outcome: &Outcome) -> Item {
     Item {
         workspace_id: id.to_string(),
         path: path.clone(),
-        status: c.expiry.status.clone(),
+        status: c.expiry.status.to_string(),
         age_seconds: c.expiry.age.as_secs(),
         retention_seconds: c.expiry.retention.as_secs(),
         reason: match outcome {

@@ -10,6 +10,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Resolved, Side};
+use crate::store::timestamp::Timestamp;
 use crate::ui::Ui;
 use crate::vcs::land::Landing;
 use crate::vcs::Commit;
@@ -263,7 +264,7 @@ pub(in crate::cli) struct LandJson<'a> {
     /// With `last-snapshot`: when jj wrote that working-copy commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    snapshot_at: Option<&'a str>,
+    snapshot_at: Option<&'a Timestamp>,
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::cli::global::GlobalArgs;
 use crate::config::MAX_POOL;
 use crate::error::{CliError, Result};
+use crate::store::timestamp::Timestamp;
 use crate::ui::output;
 use crate::ui::Ui;
 use crate::workspace::context::Context;
@@ -141,7 +142,7 @@ fn cmd_status(ui: &Ui, ctx: &Context, json_out: bool) -> Result<i32> {
                     path: &e.path,
                     state: e.state,
                     base_commits: e.ready.as_ref().map(|r| r.base_commits.as_slice()),
-                    prepared_at: e.ready.as_ref().map(|r| r.prepared_at.as_str()),
+                    prepared_at: e.ready.as_ref().map(|r| &r.prepared_at),
                 })
                 .collect(),
         })?,
@@ -166,7 +167,7 @@ fn status_text(entries: &[pool::Entry], ready: usize, size: usize, filling: bool
             ready
                 .and_then(|r| r.base_commits.first())
                 .map_or("-".into(), |c| c.chars().take(12).collect()),
-            ready.map_or("-".into(), |r| r.prepared_at.clone()),
+            ready.map_or("-".into(), |r| r.prepared_at.to_string()),
         ]
     });
     output::columns(rows, &mut text);
@@ -246,7 +247,7 @@ struct EntryJson<'a> {
     state: State,
     base_commits: Option<&'a [String]>,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    prepared_at: Option<&'a str>,
+    prepared_at: Option<&'a Timestamp>,
 }
 
 #[derive(Serialize)]

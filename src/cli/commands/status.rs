@@ -7,6 +7,7 @@ use crate::cli::global::GlobalArgs;
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
+use crate::store::timestamp::Timestamp;
 use crate::ui::output;
 use crate::ui::report;
 use crate::ui::status_table::{self, Columns};
@@ -193,7 +194,7 @@ pub(in crate::cli) struct WorkspaceJson<'a> {
     #[cfg_attr(test, schemars(extend("enum" = ["jj", "git", null])))]
     backend: Option<&'a str>,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    updated_at: Option<&'a str>,
+    updated_at: Option<Timestamp>,
     path: &'a std::path::Path,
     #[cfg_attr(
         test,
@@ -218,7 +219,7 @@ pub(in crate::cli) struct WorkspaceJson<'a> {
     /// `--size`: the newest modification time of its files.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    newest_mtime: Option<String>,
+    newest_mtime: Option<Timestamp>,
     /// Its changes since its base (the numbers of `diff --stat`); absent when there is no
     /// directory and record to compare.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,7 +230,7 @@ pub(in crate::cli) struct WorkspaceJson<'a> {
     /// `status <ID>`: the newest of its record's update and (with `--size`) its files' times.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    last_activity: Option<&'a str>,
+    last_activity: Option<&'a Timestamp>,
 }
 
 /// The record in `status --json`: this schema's, or a newer one's as read (foreign data this
@@ -246,16 +247,13 @@ impl<'a> WorkspaceJson<'a> {
     fn with(entry: &'a Entry, extra: &'a Extra) -> Self {
         let mut json = WorkspaceJson::from(entry);
         json.size_bytes = extra.usage.map(|u| u.allocated);
-        json.newest_mtime = extra
-            .usage
-            .and_then(|u| u.newest)
-            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        json.newest_mtime = extra.usage.and_then(|u| u.newest).map(Timestamp::from_time);
         match &extra.changes {
             Some(Ok(c)) => json.changes = Some(c),
             Some(Err(err)) => json.changes_error = Some(&err.message),
             None => {}
         }
-        json.last_activity = extra.last_activity.as_deref();
+        json.last_activity = extra.last_activity.as_ref();
         json
     }
 }
@@ -350,8 +348,8 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         "exit code",
         &r.exit_code.map_or("-".into(), |c| c.to_string()),
     );
-    field("created", &r.created_at);
-    field("updated", &r.updated_at);
+    field("created", &r.created_at.to_string());
+    field("updated", &r.updated_at.to_string());
     field(
         "direnv",
         if r.direnv_allowed {
@@ -366,7 +364,7 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     }
     out.push_str(&crate::ui::report::describe_details(
         extra.changes.as_ref(),
-        extra.last_activity.as_deref(),
+        extra.last_activity.as_ref(),
         extra.usage.as_ref(),
     ));
     if r.runs.is_empty() {
@@ -385,7 +383,7 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     .map(String::from);
     let rows = r.runs.iter().rev().map(|run| {
         [
-            run.started_at.clone(),
+            run.started_at.to_string(),
             run.status.as_str().to_string(),
             run.exit_code.map_or("-".into(), |c| c.to_string()),
             run.duration_ms

@@ -36,7 +36,9 @@ pub(super) fn open(layout: &Layout, id: &str) -> Result<(std::fs::File, PathBuf)
     crate::store::fsutil::create_dir_nofollow(&layout.logs())?;
     let dir = layout.run_logs(id);
     crate::store::fsutil::create_dir_nofollow(&dir)?;
-    let now = crate::store::metadata::now().replace(':', "");
+    let now = crate::store::timestamp::Timestamp::now()
+        .to_string()
+        .replace(':', "");
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -3,15 +3,16 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now, Record, Status, MAX_RUNS};
+use crate::store::timestamp::Timestamp;
 
 /// One finished (or crashed) run in a workspace's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Run {
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub started_at: String,
+    pub started_at: Timestamp,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Timestamp>,
     pub duration_ms: Option<u64>,
     pub status: Status,
     pub exit_code: Option<i32>,
@@ -32,7 +33,7 @@ pub(crate) struct Run {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct NotStarted {
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub at: String,
+    pub at: Timestamp,
     pub reason: String,
 }
 
@@ -86,7 +87,8 @@ impl Record {
         self.finished_at = Some(finished.clone());
         self.updated_at = finished.clone();
         self.push_run(Run {
-            started_at: self.started_at.clone().unwrap_or_default(),
+            // `start_run` set it; a record edited since without one takes the end.
+            started_at: self.started_at.clone().unwrap_or_else(|| finished.clone()),
             finished_at: Some(finished),
             duration_ms: Some(took.as_millis() as u64),
             status,

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Record, Status};
+use crate::store::timestamp::Timestamp;
 
 /// How a land ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,7 +67,7 @@ pub(crate) struct Conflict {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Land {
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub at: String,
+    pub at: Timestamp,
     /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
     /// branch (git).
     pub target: String,
@@ -84,7 +85,7 @@ pub(crate) struct Land {
     /// since then (another start or supervisor) is newer than the land.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub after_run_started_at: Option<String>,
+    pub after_run_started_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_run_pid: Option<u32>,
     /// git: the commit the target branch was moved to.
@@ -107,7 +108,8 @@ impl Land {
     /// brought are not known).
     pub(crate) fn probe(target: &str, recovered: bool) -> Land {
         Land {
-            at: String::new(),
+            // Never kept: only its target and commits are asked about.
+            at: Timestamp::now(),
             target: target.to_string(),
             commits: vec![],
             outcome: Outcome::Landed,
@@ -129,7 +131,7 @@ impl Land {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) struct Intent {
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub at: String,
+    pub at: Timestamp,
     /// The target as [`Land::target`] names it.
     pub target: String,
     /// jj: the operation heads before the land (nothing happened while they are the same).
@@ -142,7 +144,7 @@ pub(crate) struct Intent {
     /// finished after another run is not taken for newer than it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub after_run_started_at: Option<String>,
+    pub after_run_started_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_run_pid: Option<u32>,
 }
@@ -176,7 +178,10 @@ impl Record {
     pub(crate) fn shown_status(&self) -> &'static str {
         // A run that never started its command, newer than the last land (none runs now).
         if let Some(ns) = &self.not_started {
-            let after_land = self.land.as_ref().is_none_or(|l| ns.at >= l.at);
+            let after_land = self
+                .land
+                .as_ref()
+                .is_none_or(|l| ns.at.time() >= l.at.time());
             if self.status != Status::Running && after_land {
                 return "not-started";
             }

@@ -47,8 +47,8 @@ pub(crate) fn convert(text: &[u8], workspace: &Path, from: &str) -> Result<Loade
         ("base_change", Value::Null),
         ("repo_root", "".into()),
         ("workspace_path", "".into()),
-        ("created_at", now.clone().into()),
-        ("updated_at", now.into()),
+        ("created_at", now.to_string().into()),
+        ("updated_at", now.to_string().into()),
     ];
     for (key, value) in defaults {
         if map.get(key).is_none_or(Value::is_null) {
@@ -79,7 +79,7 @@ mod tests {
         assert_eq!(record.workflow.as_deref(), Some("consolidate"));
         assert_eq!(record.command, ["just", "x"]);
         assert_eq!(record.base_change.as_deref(), Some("abc"));
-        assert_eq!(record.created_at, "2025-01-01T00:00:00Z");
+        assert_eq!(record.created_at.to_string(), "2025-01-01T00:00:00Z");
         assert_eq!(record.extra["tools_version"], "v1");
         assert_eq!(record.extra["migrated_from"], SCRIPT_RECORD);
         assert!(convert(b"{\"schema_version\":1}", tmp.path(), "x").is_err());

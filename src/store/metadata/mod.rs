@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use crate::repo::Backend;
 use crate::store::fsutil::FsError;
 use crate::store::state::{self, Found};
+use crate::store::timestamp::Timestamp;
 
 type Result<T> = std::result::Result<T, FsError>;
 
@@ -91,15 +92,15 @@ pub(crate) struct Record {
     #[serde(default)]
     pub base_envrc_sha256: Option<String>,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub created_at: String,
+    pub created_at: Timestamp,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub updated_at: String,
+    pub updated_at: Timestamp,
     #[serde(default)]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub started_at: Option<String>,
+    pub started_at: Option<Timestamp>,
     #[serde(default)]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Timestamp>,
     #[serde(default)]
     pub exit_code: Option<i32>,
     #[serde(default)]
@@ -196,14 +197,9 @@ pub(crate) fn path(workspace: &Path) -> PathBuf {
     workspace.join(FILE_NAME)
 }
 
-/// Now, as RFC 3339 UTC with second precision.
-pub(crate) fn now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// Parses a timestamp this tool wrote.
-pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
-    humantime::parse_rfc3339_weak(text).ok()
+/// Now, to the second.
+pub(crate) fn now() -> Timestamp {
+    Timestamp::now()
 }
 
 /// Reads the record of the workspace at `workspace` (its layout path) without ever failing on

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::store::timestamp::Timestamp;
+
 /// How the setup ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -31,10 +33,10 @@ pub(crate) struct Setup {
     #[serde(default)]
     pub signal: Option<i32>,
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub started_at: String,
+    pub started_at: Timestamp,
     #[serde(default)]
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Timestamp>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
     /// Its output (stdout and stderr), outside the workspace.

@@ -1,5 +1,6 @@
 //! The record's parsing, history bound and timestamps.
 use super::*;
+use crate::store::timestamp::Timestamp;
 
 fn sample() -> Record {
     let text = r#"{"schema_version":1,"workspace_id":"w","workflow":null,"status":"done",
@@ -42,7 +43,7 @@ fn history_is_bounded() {
     let mut record = sample();
     for i in 0..(MAX_RUNS + 5) {
         record.push_run(Run {
-            started_at: format!("{i}"),
+            started_at: Timestamp::parse(&format!("{i}")),
             finished_at: None,
             duration_ms: None,
             status: Status::Done,
@@ -56,21 +57,51 @@ fn history_is_bounded() {
         });
     }
     assert_eq!(record.runs.len(), MAX_RUNS);
-    assert_eq!(record.runs[0].started_at, "5");
+    assert_eq!(record.runs[0].started_at.to_string(), "5");
 }
 
 #[test]
 fn timestamps_round_trip() {
-    let stamp = now();
+    let stamp = now().to_string();
     assert!(stamp.ends_with('Z'), "{stamp}");
-    assert!(parse_time(&stamp).is_some());
+    assert!(Timestamp::parse(&stamp).time().is_some());
+}
+
+/// A record's times are data an agent can write: text that is no time still reads (as
+/// before, when they were strings), is written back unchanged, and has no moment, so no age.
+#[test]
+fn a_record_with_times_that_are_no_times_reads_and_writes_them_unchanged() {
+    let text = r#"{"schema_version":1,"workspace_id":"w","workflow":null,"status":"done",
+        "command":["true"],"repo_root":"/r","workspace_path":"/w","backend":"jj",
+        "base_change":null,"created_at":"yesterday","updated_at":"2026-01-01T00:00:00.25Z",
+        "started_at":"","finished_at":"2026-01-01T00:00:00Z",
+        "runs":[{"started_at":"soon","finished_at":null,"duration_ms":null,"status":"done",
+            "exit_code":0,"signal":null,"command":["true"],"workflow":null,"pid":null}]}"#;
+    let Loaded::Ok(record) = parse(text.as_bytes()) else {
+        panic!("a record with odd times did not read");
+    };
+    assert_eq!(record.created_at.time(), None);
+    assert!(record.updated_at.time().is_some());
+    let now = std::time::SystemTime::now();
+    assert_eq!(record.runs[0].started_at.age(now), None);
+    assert_eq!(record.shown_status(), "done");
+    let written = serde_json::to_string(&record).unwrap();
+    for kept in [
+        r#""created_at":"yesterday""#,
+        r#""updated_at":"2026-01-01T00:00:00.25Z""#,
+        r#""started_at":"""#,
+        r#""started_at":"soon""#,
+        r#""finished_at":"2026-01-01T00:00:00Z""#,
+    ] {
+        assert!(written.contains(kept), "{kept} in {written}");
+    }
 }
 
 #[test]
 fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
     let mut record = sample();
     record.land = Some(Land {
-        at: "2026-01-01T00:00:01Z".into(),
+        at: Timestamp::parse("2026-01-01T00:00:01Z"),
         target: "default@".into(),
         commits: vec!["ab".into()],
         outcome: LandOutcome::Conflicted,
@@ -89,7 +120,7 @@ fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
     record.land_check = LandCheck::Undone;
     assert_eq!(record.shown_status(), "done");
     record.land_intent = Some(LandIntent {
-        at: "2026-01-01T00:00:02Z".into(),
+        at: Timestamp::parse("2026-01-01T00:00:02Z"),
         target: "main".into(),
         operation_before: None,
         target_before: Some("cd".into()),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
+use crate::store::timestamp::Timestamp;
 use crate::vcs::diff::{self, AsOf, Changes, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
@@ -225,7 +226,11 @@ fn parse_log(
         files: diff::parse_changes(files),
         as_of: match snapshot {
             true => AsOf::LiveFiles,
-            false => AsOf::LastSnapshot(Some(written).filter(|w| !w.is_empty())),
+            false => AsOf::LastSnapshot(
+                Some(written)
+                    .filter(|w| !w.is_empty())
+                    .map(|w| Timestamp::parse(&w)),
+            ),
         },
     })
 }
@@ -342,7 +347,7 @@ mod tests {
         assert_eq!(found.files[0].added, 2);
         assert_eq!(
             found.as_of,
-            AsOf::LastSnapshot(Some("2026-11-26T10:00:00Z".into()))
+            AsOf::LastSnapshot(Some(Timestamp::parse("2026-11-26T10:00:00Z")))
         );
         assert!(cached(&path, "op2\nabc\n").is_none());
     }

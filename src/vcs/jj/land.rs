@@ -48,7 +48,9 @@ impl Jj {
         let (work, as_of) = match plan.watching {
             true => {
                 let (work, at) = self.last_snapshot_for_land(plan)?;
-                let at = Some(at).filter(|at| !at.is_empty());
+                let at = Some(at)
+                    .filter(|at| !at.is_empty())
+                    .map(|at| crate::store::timestamp::Timestamp::parse(&at));
                 (work, Some(crate::vcs::diff::AsOf::LastSnapshot(at)))
             }
             false => (self.snapshot_for_land(plan)?, None),

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::layout::{Layout, WorkspaceId, POOL_DIR, POOL_PREFIX};
 use crate::store::metadata::Record;
+use crate::store::timestamp::Timestamp;
 use crate::workspace::context::Context;
 
 /// A prepared workspace's ready file: what it was prepared as.
@@ -34,7 +35,7 @@ pub(crate) struct Ready {
     pub schema_version: u32,
     /// The configuration it was prepared under ([`fingerprint`]); another one makes it stale.
     pub fingerprint: String,
-    pub prepared_at: String,
+    pub prepared_at: Timestamp,
     /// The commits it is checked out on.
     pub base_commits: Vec<String>,
     /// Its tools bundle, copied files and setup, as its record had them.
@@ -210,7 +211,7 @@ fn list(ctx: &Context, filling: bool) -> Vec<Entry> {
         })
         .collect();
     found.sort_by(|a, b| {
-        let at = |e: &Entry| e.ready.as_ref().map(|r| r.prepared_at.clone());
+        let at = |e: &Entry| e.ready.as_ref().and_then(|r| r.prepared_at.time());
         at(a).cmp(&at(b)).then(a.token.cmp(&b.token))
     });
     found
