@@ -109,6 +109,15 @@ fn write_synced(dir: &Path, synced: &Synced) -> Result<()> {
     )?)
 }
 
+/// Records the store's own state as it was made (`made`, never mounted): while it is the
+/// same, the agent did nothing there at all.
+fn write_made(dir: &Path, state: &str) -> Result<()> {
+    Ok(crate::store::fsutil::write_atomic(
+        &dir.join("made"),
+        state.as_bytes(),
+    )?)
+}
+
 fn mounts(dir: &Path, synced: &Synced, out: Option<PathBuf>) -> PrivateStore {
     let mut store = match git_dir(dir).is_dir() {
         true => {
@@ -200,6 +209,7 @@ fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Resu
         user_op,
         base_objects,
     };
+    write_made(dir, &synced.op)?;
     write_synced(dir, &synced)?;
     Ok(mounts(dir, &synced, None))
 }
@@ -408,6 +418,7 @@ fn make_git(ctx: &Context, git: &Git, ws: &Path, dir: &Path) -> Result<PrivateSt
         user_op,
         base_objects: Some(base_objects),
     };
+    write_made(dir, &synced.op)?;
     write_synced(dir, &synced)?;
     Ok(mounts(dir, &synced, None))
 }
@@ -624,19 +635,214 @@ fn untouched(dir: &Path) -> bool {
     read_synced(dir).is_some_and(|synced| own_state(dir).as_deref() == Some(synced.op.as_str()))
 }
 
-/// Removes workspace `id`'s own store with the workspace, unless it holds work that was not
-/// brought back (`settled`: what [`settle`] said, when it was asked): then it is kept, and
-/// its path returned.
-pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<PathBuf> {
+/// A workspace's own store kept when the workspace was removed, and what it holds that did
+/// not come back.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptStore {
+    /// The store (jj: a repository; git: a git directory), moved aside.
+    pub path: PathBuf,
+    /// What it holds, in words.
+    pub holds: String,
+}
+
+/// Removes workspace `id`'s own store with the workspace, unless it holds work that did not
+/// come back: commits that could not be brought back (`settled`: what [`settle`] said, when
+/// it was asked), or anything outside what comes back (jj: `@` and its ancestors; git:
+/// `HEAD` and the index), such as another branch, a stash, a tag or a head left behind. Then
+/// it is moved aside, whole, under the kept-aside directory `kept_root`, and said where.
+pub(crate) fn remove(
+    ctx: &Context,
+    id: &WorkspaceId,
+    settled: Option<bool>,
+    kept_root: &Path,
+) -> Option<KeptStore> {
     let dir = ctx.layout.private_store(id);
     fs::symlink_metadata(&dir).ok()?;
-    let kept = kept_store(&dir);
-    if settled.unwrap_or_else(|| untouched(&dir)) || kept.is_none() {
+    let holds = match kept_store(&dir) {
+        None => None,
+        Some(_) if !settled.unwrap_or_else(|| untouched(&dir)) => {
+            Some("commits that could not be brought back".to_string())
+        }
+        Some(_) => beyond(ctx, &dir),
+    };
+    let Some(holds) = holds else {
         let _ = fs::remove_dir_all(&dir);
         prune_bases(&ctx.layout.private_stores());
         return None;
+    };
+    Some(keep_aside(ctx, id, &dir, holds, kept_root))
+}
+
+/// What the store at `dir` holds outside what came back, in words; `None` when nothing.
+/// git's refs are read as data and looked up in the user's repository; jj's heads are asked
+/// of jj inside the workspace's confinement (never outside it).
+fn beyond(ctx: &Context, dir: &Path) -> Option<String> {
+    let made = crate::store::fsutil::read_untrusted_string(&dir.join("made"), 64 << 10).ok();
+    if made.is_some() && made == own_state(dir) {
+        return None;
     }
-    kept
+    let Some(synced) = read_synced(dir) else {
+        return Some("a state agent-workspace could not read".into());
+    };
+    if let Some(git) = ctx.vcs.as_git() {
+        let Some(refs) = crate::vcs::git::private_refs(&git_dir(dir)) else {
+            return Some("refs agent-workspace could not read (or too many of them)".into());
+        };
+        let mut tips = vec![synced.at.commit.clone()];
+        tips.extend(synced.at.parents.iter().cloned());
+        return match git.outside(&refs, &tips, &dir.join(".refs")) {
+            Ok(names) if names.is_empty() => None,
+            Ok(names) => Some(format!(
+                "work outside the HEAD and index that came back: {}",
+                names_of(&names)
+            )),
+            Err(err) => Some(format!(
+                "refs that could not be checked ({})",
+                CliError::from(err).message
+            )),
+        };
+    }
+    jj_heads_beyond(ctx, dir, &synced)
+}
+
+/// At most ten of `names` (each in printable characters), then how many more.
+fn names_of(names: &[String]) -> String {
+    let mut text: Vec<String> = names
+        .iter()
+        .take(10)
+        .map(|n| {
+            n.chars()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .take(200)
+                .collect()
+        })
+        .collect();
+    if names.len() > 10 {
+        text.push(format!("and {} more", names.len() - 10));
+    }
+    text.join(", ")
+}
+
+/// jj: the visible heads of the store at `dir` outside `@` and its ancestors, asked of jj
+/// inside the sandbox (on an empty directory: the workspace may be gone), in words.
+fn jj_heads_beyond(ctx: &Context, dir: &Path, synced: &Synced) -> Option<String> {
+    let unread = |why: String| Some(format!("heads agent-workspace could not read ({why})"));
+    let bwrap = match sandbox::find() {
+        Ok(bwrap) => bwrap,
+        Err(err) => return unread(CliError::from(err).message),
+    };
+    let scratch = dir.join("check");
+    let _ = fs::remove_dir_all(&scratch);
+    if let Err(err) = fs::create_dir(&scratch) {
+        return unread(err.to_string());
+    }
+    let script = "jj --no-pager --color=never --ignore-working-copy log --no-graph \
+         -r 'visible_heads() ~ ::@' \
+         -T 'commit_id ++ \" \" ++ bookmarks.map(|b| b.name()).join(\" \") ++ \"\\n\"'\n";
+    let out = dir.join("out");
+    let _ = fs::create_dir_all(&out);
+    let said = confined(
+        ctx,
+        &scratch,
+        mounts(dir, synced, None),
+        &bwrap,
+        script,
+        &out,
+        &[],
+    );
+    let _ = fs::remove_dir_all(&scratch);
+    let _ = fs::remove_dir_all(&out);
+    let said = match said {
+        Ok(said) => said,
+        Err(err) => return unread(err.message),
+    };
+    let mut commits = vec![];
+    let mut bookmarks = vec![];
+    for line in said.lines().take(10_000) {
+        let mut words = line.split(' ');
+        let commit = words.next().unwrap_or_default();
+        if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return unread(format!("jj printed {:?}", names_of(&[line.to_string()])));
+        }
+        commits.push(commit.get(..12).unwrap_or(commit).to_string());
+        bookmarks.extend(words.filter(|w| !w.is_empty()).map(str::to_string));
+    }
+    if commits.is_empty() {
+        return None;
+    }
+    let noun = if commits.len() == 1 {
+        "commit"
+    } else {
+        "commits"
+    };
+    let mut text = format!(
+        "{} {noun} outside @ and its ancestors, which came back: {}",
+        commits.len(),
+        names_of(&commits)
+    );
+    if !bookmarks.is_empty() {
+        text += &format!(" (bookmarks {})", names_of(&bookmarks));
+    }
+    Some(text)
+}
+
+/// Moves the store at `dir` aside under the kept-aside directory `kept_root`, made whole
+/// first (its base's pack linked in, so it no longer borrows a pack that may go). Where it
+/// cannot be moved it stays where it is, and that is said.
+fn keep_aside(
+    ctx: &Context,
+    id: &WorkspaceId,
+    dir: &Path,
+    holds: String,
+    kept_root: &Path,
+) -> KeptStore {
+    let here = |holds: String| KeptStore {
+        path: kept_store(dir).unwrap_or_else(|| dir.to_path_buf()),
+        holds,
+    };
+    let objects = match git_dir(dir).is_dir() {
+        true => git_dir(dir).join("objects"),
+        false => wc(dir).join(".jj/repo/store/git/objects"),
+    };
+    if let Some(base) = read_synced(dir).and_then(|s| s.base_objects) {
+        link_pack(&base.join("pack"), &objects);
+    }
+    let dest = crate::store::aside::fresh_dest(kept_root, id.as_str());
+    let moved = fs::create_dir_all(kept_root).and_then(|()| fs::rename(dir, &dest));
+    match moved {
+        Ok(()) => {
+            prune_bases(&ctx.layout.private_stores());
+            KeptStore {
+                path: kept_store(&dest).unwrap_or(dest),
+                holds,
+            }
+        }
+        Err(_) => here(holds),
+    }
+}
+
+/// Hard-links (or copies) every file of the pack directory `from` into the objects directory
+/// `objects` of an agent's store, then drops its alternates: only when `objects` and its
+/// `pack` are real directories (the agent could have left a link leading anywhere).
+fn link_pack(from: &Path, objects: &Path) {
+    let real = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_dir());
+    let pack = objects.join("pack");
+    if !real(objects) || !real(&pack) {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let to = pack.join(entry.file_name());
+        if fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        if fs::hard_link(entry.path(), &to).is_err() && fs::copy(entry.path(), &to).is_err() {
+            return;
+        }
+    }
+    let _ = fs::remove_file(objects.join("info/alternates"));
 }
 
 /// Removes the base packs no store borrows any more. A pack made in the last hour is left

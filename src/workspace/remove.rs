@@ -45,9 +45,9 @@ pub(crate) struct Removal {
     pub branch_deleted: Option<std::result::Result<(), String>>,
     /// Where an earlier, interrupted removal of the workspace kept files aside.
     pub earlier_aside: Option<PathBuf>,
-    /// The workspace's own store (sandboxed jj runs), kept because it holds commits that
-    /// could not be brought back.
-    pub own_store_kept: Option<PathBuf>,
+    /// The workspace's own store (sandboxed runs), kept aside because it holds work that
+    /// did not come back.
+    pub own_store_kept: Option<super::private::KeptStore>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }
@@ -186,7 +186,12 @@ fn remove_workspace(
             commits: vec![],
             branch_deleted: None,
             earlier_aside: None,
-            own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+            own_store_kept: super::private::remove(
+                ctx,
+                &entry.id,
+                Some(own_store),
+                &ctx.layout.dir.join(KEPT_DIR),
+            ),
             run_logs: None,
         });
     }
@@ -248,7 +253,12 @@ fn remove_workspace(
         commits,
         branch_deleted,
         earlier_aside,
-        own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+        own_store_kept: super::private::remove(
+            ctx,
+            &entry.id,
+            Some(own_store),
+            &ctx.layout.dir.join(KEPT_DIR),
+        ),
         run_logs: None,
     })
 }
@@ -299,7 +309,12 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                     earlier_aside: journal
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
-                    own_store_kept: super::private::remove(ctx, &id, None),
+                    own_store_kept: super::private::remove(
+                        ctx,
+                        &id,
+                        None,
+                        &ctx.layout.dir.join(KEPT_DIR),
+                    ),
                     run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
@@ -486,7 +501,12 @@ impl Journal {
             commits: vec![],
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
-            own_store_kept: super::private::remove(ctx, &entry.id, None),
+            own_store_kept: super::private::remove(
+                ctx,
+                &entry.id,
+                None,
+                &ctx.layout.dir.join(KEPT_DIR),
+            ),
             run_logs: None,
         })
     }

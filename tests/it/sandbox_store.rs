@@ -317,11 +317,102 @@ fn a_store_whose_export_fails_is_kept_and_named() {
     );
     let clean = env.aw(&repo, ["clean", "w"]);
     clean.assert_ok();
+    // Moved aside, whole, under the kept-aside directory, and named there.
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let line = clean.stdout.clone() + &clean.stderr;
+    let named = line
+        .split("is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("{}", clean.report()));
+    assert!(named.starts_with(&kept), "{}", clean.report());
     assert!(
-        clean.stdout.contains(&store.display().to_string())
-            || clean.stderr.contains(&store.display().to_string()),
+        line.contains("holds commits that could not be brought back"),
         "{}",
         clean.report()
     );
-    assert!(store.join(".jj").is_dir());
+    assert!(named.join(".jj").is_dir(), "{}", clean.report());
+    assert!(!store.exists());
+}
+
+/// Work the agent made in its own store beyond what comes back (`@` and its ancestors) is
+/// never removed silently: `clean` keeps the store aside, names where (text and JSON) and
+/// what it holds, and the work is readable there. A bookmark on a commit that came back
+/// holds nothing more: that store goes.
+fn other_work_keeps_the_store_aside(unprivileged: bool) {
+    // What the agent leaves, the description of the commit only the store holds, and the
+    // bookmark naming it (the store's report names it).
+    let scenarios = [
+        ("a head left by jj new @-", "echo s > s.txt && jj describe -m side && jj new @-", "side", ""),
+        ("a head left by jj new root()", "echo r > r.txt && jj describe -m rooted && jj new 'root()'", "rooted", ""),
+        (
+            "a bookmark on a side commit",
+            "jj new @- -m marked && echo m > m.txt && jj bookmark create keepme -r @ && jj new 'description(substring:back)'",
+            "marked",
+            "keepme",
+        ),
+        ("a bookmark where @- is", "jj bookmark create alias -r @-", "", ""),
+    ];
+    for (what, extra, description, bookmark) in scenarios {
+        let Some((env, repo)) = setup(Backend::Jj) else {
+            return;
+        };
+        let script =
+            format!("echo back > back.txt && jj commit -m back && {extra} && echo agent-done");
+        let out = sandboxed(&env, &repo, &script, unprivileged);
+        assert!(
+            out.stdout.contains("agent-done"),
+            "{what}: {}",
+            out.report()
+        );
+        let cmd = env.aw_cmd(&repo).args(["clean", "w", "--json"]);
+        let clean = match unprivileged {
+            true => cmd.run_unprivileged(),
+            false => cmd.run(),
+        };
+        clean.assert_ok();
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            clean.report()
+        );
+        let kept = &clean.json()["removed"][0]["own_store_kept"];
+        if description.is_empty() {
+            assert!(kept.is_null(), "{what}: {}", clean.report());
+            continue;
+        }
+        let path = kept["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {}", clean.report()));
+        let path = Path::new(path);
+        assert!(
+            path.starts_with(env.namespace_dir(&repo).join(".kept")),
+            "{what}: {}",
+            clean.report()
+        );
+        assert!(
+            kept["holds"]
+                .as_str()
+                .is_some_and(|h| h.contains("commit") && h.contains(bookmark)),
+            "{what}: {}",
+            clean.report()
+        );
+        // The work is there, whole (its base's objects too), read as data by git.
+        let git = format!("--git-dir={}", path.join(".jj/repo/store/git").display());
+        let log = crate::backends::git_ok(&env, &repo, &[&git, "log", "--all", "--format=%s"]);
+        assert!(log.contains(description), "{what}: {log}");
+        crate::backends::git_ok(&env, &repo, &[&git, "fsck", "--no-dangling"]);
+        assert!(path.join(".jj/repo/op_heads").is_dir(), "{what}");
+    }
+}
+
+#[test]
+fn other_work_keeps_the_store_aside_for_the_invoking_user() {
+    other_work_keeps_the_store_aside(false);
+}
+
+#[test]
+fn other_work_keeps_the_store_aside_for_an_unprivileged_user() {
+    other_work_keeps_the_store_aside(true);
 }

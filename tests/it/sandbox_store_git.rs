@@ -370,13 +370,23 @@ fn a_git_dir_whose_export_fails_is_kept_and_named() {
     );
     let clean = env.aw(&repo, ["clean", "w", "--force"]);
     clean.assert_ok();
+    // Moved aside, whole, under the kept-aside directory, and named there.
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let line = clean.stdout.clone() + &clean.stderr;
+    let named = line
+        .split("is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("{}", clean.report()));
+    assert!(named.starts_with(&kept), "{}", clean.report());
     assert!(
-        clean.stdout.contains(&store.display().to_string())
-            || clean.stderr.contains(&store.display().to_string()),
+        line.contains("holds commits that could not be brought back"),
         "{}",
         clean.report()
     );
-    assert!(store.join("objects").is_dir());
+    assert!(named.join("objects").is_dir(), "{}", clean.report());
+    assert!(!store.exists());
     assert_eq!(tip(&env, &repo, "main"), main);
 }
 
@@ -422,4 +432,109 @@ fn the_bubblewrap_probe_is_remembered() {
         "{remembered}"
     );
     assert!(remembered.contains(" boot "), "{remembered}");
+}
+
+/// Work the agent made in its own git directory beyond what comes back (`HEAD` and the
+/// index) is never removed silently: `clean` keeps the directory aside, names where (text
+/// and JSON) and what it holds, and the work is readable there. A branch at the commit that
+/// came back holds nothing more: that directory goes.
+fn other_work_keeps_the_git_dir_aside(unprivileged: bool) {
+    let scenarios = [
+        ("a branch", "git branch -q side && git checkout -q side && echo s > s.txt && git add s.txt && git commit -q -m side && git checkout -q -", Some("side")),
+        ("a stash", "echo st > st.txt && git add st.txt && git stash -q", Some("stash")),
+        ("a tag", "git tag -a v1 -m 'agent tag'", Some("v1")),
+        ("a detached commit", "git checkout -q --detach && echo d > d.txt && git add d.txt && git commit -q -m detached && git checkout -q -", None),
+        ("a branch where HEAD is", "git branch alias", None),
+    ];
+    for (what, extra, name) in scenarios {
+        let Some((env, repo)) = setup(Backend::Git) else {
+            return;
+        };
+        let script = format!(
+            "echo back > back.txt && git add back.txt && git commit -q -m back && {extra} && echo agent-done"
+        );
+        let out = sandboxed(&env, &repo, &script, unprivileged);
+        assert!(
+            out.stdout.contains("agent-done"),
+            "{what}: {}",
+            out.report()
+        );
+        let cmd = env.aw_cmd(&repo).args(["clean", "w", "--force", "--json"]);
+        let clean = match unprivileged {
+            true => cmd.run_unprivileged(),
+            false => cmd.run(),
+        };
+        clean.assert_ok();
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            clean.report()
+        );
+        let kept = &clean.json()["removed"][0]["own_store_kept"];
+        if what == "a branch where HEAD is" {
+            assert!(kept.is_null(), "{what}: {}", clean.report());
+            continue;
+        }
+        let path = kept["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {}", clean.report()));
+        let path = Path::new(path);
+        assert!(
+            path.starts_with(env.namespace_dir(&repo).join(".kept")),
+            "{what}: {}",
+            clean.report()
+        );
+        assert!(
+            kept["holds"]
+                .as_str()
+                .is_some_and(|h| name.is_none_or(|n| h.contains(n))),
+            "{what}: {}",
+            clean.report()
+        );
+        // The work is there, whole (its base's objects too).
+        let log = git_ok(
+            &env,
+            &repo,
+            &[
+                &format!("--git-dir={}", path.display()),
+                "log",
+                "--all",
+                "--reflog",
+                "--format=%s",
+            ],
+        );
+        let wanted = match what {
+            "a branch" => "side",
+            "a stash" => "WIP on ",
+            "a tag" => "back",
+            _ => "detached",
+        };
+        assert!(log.contains(wanted), "{what}: {log}");
+        git_ok(
+            &env,
+            &repo,
+            &[
+                &format!("--git-dir={}", path.display()),
+                "fsck",
+                "--no-dangling",
+            ],
+        );
+        let text = env.aw(&repo, ["clean", "--purge-kept", "w", "--dry-run"]);
+        assert!(
+            text.stdout
+                .contains(&env.namespace_dir(&repo).join(".kept").display().to_string()),
+            "{what}: {}",
+            text.report()
+        );
+    }
+}
+
+#[test]
+fn other_work_keeps_the_git_dir_aside_for_the_invoking_user() {
+    other_work_keeps_the_git_dir_aside(false);
+}
+
+#[test]
+fn other_work_keeps_the_git_dir_aside_for_an_unprivileged_user() {
+    other_work_keeps_the_git_dir_aside(true);
 }

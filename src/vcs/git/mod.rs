@@ -13,7 +13,9 @@ mod land_target;
 mod pool;
 mod private;
 pub(crate) use pool::BranchPlan;
-pub(crate) use private::{private_key, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS};
+pub(crate) use private::{
+    private_key, private_refs, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

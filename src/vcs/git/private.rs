@@ -336,3 +336,138 @@ pub(crate) fn private_key(git_dir: &Path) -> Option<String> {
     );
     Some(key.replace(['\n', '\r'], " "))
 }
+
+/// The most refs and reflog entries of a private git directory looked at: beyond, it is
+/// kept whole rather than read further.
+const REFS_LIMIT: usize = 2000;
+
+/// What a private git directory's refs name, read as data (never by git): every ref (loose,
+/// packed, a detached `HEAD`) but the export's, and each commit `HEAD`'s reflog names that no
+/// other reflog does (made on a detached `HEAD`, then left). `None` when there are more than
+/// [`REFS_LIMIT`] or they cannot be read.
+pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
+    let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 64 << 10).ok();
+    let mut refs = vec![];
+    let mut logged = std::collections::HashSet::new();
+    // Loose refs and their reflogs, every directory a real one (never a link followed).
+    let mut dirs = vec![
+        (git_dir.join("refs"), "refs".to_string(), false),
+        (git_dir.join("logs/refs"), "refs".to_string(), true),
+    ];
+    let mut seen = 0;
+    while let Some((dir, name, log)) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.ok()?;
+            seen += 1;
+            if seen > REFS_LIMIT {
+                return None;
+            }
+            let file = entry.file_name().into_string().ok()?;
+            let full = format!("{name}/{file}");
+            let kind = entry.file_type().ok()?;
+            if kind.is_dir() {
+                dirs.push((entry.path(), full, log));
+            } else if !kind.is_file() || full.starts_with(EXPORT_REFS) {
+                continue;
+            } else if log {
+                for line in read(&entry.path())?.lines() {
+                    logged.extend(line.split(' ').take(2).map(str::to_string));
+                }
+            } else {
+                let text = read(&entry.path())?;
+                if !text.starts_with("ref: ") {
+                    refs.push((full, text.trim().to_string()));
+                }
+            }
+        }
+    }
+    if let Some(packed) = read(&git_dir.join("packed-refs")) {
+        for line in packed.lines().filter(|l| !l.starts_with(['#', '^'])) {
+            if let Some((id, name)) = line.split_once(' ') {
+                if !name.starts_with(EXPORT_REFS) {
+                    refs.push((name.to_string(), id.to_string()));
+                }
+            }
+        }
+    }
+    let head = read(&git_dir.join("HEAD"))?;
+    if !head.starts_with("ref: ") {
+        refs.push(("HEAD".into(), head.trim().to_string()));
+    }
+    for line in read(&git_dir.join("logs/HEAD")).unwrap_or_default().lines() {
+        if let Some(id) = line.split(' ').nth(1) {
+            if !logged.contains(id) && !id.bytes().all(|b| b == b'0') {
+                refs.push(("a detached HEAD (its reflog)".into(), id.to_string()));
+            }
+        }
+    }
+    (refs.len() <= REFS_LIMIT).then_some(refs)
+}
+
+impl Git {
+    /// Which of `refs` (name, object id: read from an agent's git directory) name anything
+    /// the user's repository does not hold in the history of `tips` (what came back, and its
+    /// base): an object it does not have at all, or a commit outside that history.
+    /// `scratch` is a file of agent-workspace's own it may write (the ids handed to git).
+    pub(crate) fn outside(
+        &self,
+        refs: &[(String, String)],
+        tips: &[String],
+        scratch: &Path,
+    ) -> Result<Vec<String>> {
+        let hex =
+            |id: &str| matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        let mut outside: Vec<String> = vec![];
+        let ids: String = refs
+            .iter()
+            .filter(|(_, id)| hex(id))
+            .map(|(_, id)| format!("{id}\n"))
+            .collect();
+        fs::write(scratch, ids).map_err(|e| io("write", scratch, e))?;
+        let input = fs::File::open(scratch).map_err(|e| io("read", scratch, e))?;
+        let kinds = self
+            .git_at(&self.common)?
+            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
+            .input(input)
+            .stdout();
+        let _ = fs::remove_file(scratch);
+        let kinds: std::collections::HashMap<String, String> = kinds?
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(id, kind)| (id.to_string(), kind.to_string()))
+            .collect();
+        let mut commits: Vec<(&str, &str)> = vec![];
+        for (name, id) in refs {
+            match kinds.get(id).map(String::as_str) {
+                Some("commit") if hex(id) => commits.push((name, id)),
+                _ => outside.push(name.clone()),
+            }
+        }
+        if !commits.is_empty() {
+            let not: Vec<String> = tips
+                .iter()
+                .filter(|t| hex(t))
+                .map(|t| format!("^{t}"))
+                .collect();
+            let listed = self
+                .git_at(&self.common)?
+                .args(["rev-list"])
+                .args(commits.iter().map(|(_, id)| id.to_string()))
+                .args(not)
+                .stdout()?;
+            let listed: std::collections::HashSet<&str> = listed.lines().collect();
+            outside.extend(
+                commits
+                    .iter()
+                    .filter(|(_, id)| listed.contains(id))
+                    .map(|(name, _)| name.to_string()),
+            );
+        }
+        outside.sort();
+        outside.dedup();
+        Ok(outside)
+    }
+}
