@@ -367,6 +367,25 @@ fn prepare_git(
     bwrap: &Path,
 ) -> Result<PrivateStore> {
     let dir = ctx.layout.private_store(id);
+    // A half-done merge (or conflicts) is the user's to finish: neither the agent's git
+    // directory nor a bring-back into the worktree's index would keep its state.
+    let worktree_git = git.worktree_git_dir(ws)?;
+    // The index a store was made or brought back to had no conflicts (it was checked, or
+    // written from a tree): while it is the same file, it has none.
+    let index = crate::vcs::git::stat_key(&worktree_git.join("index"));
+    let index_checked = index != "-"
+        && read_synced(&dir).is_some_and(|s| s.user_op.ends_with(&format!(" {index}")));
+    if let Some(busy) = git.in_progress(ws, &worktree_git, index_checked)? {
+        return Err(CliError::failure(format!(
+            "worktree {} holds {}, which a sandboxed run cannot carry into its own git directory",
+            ws.display(),
+            busy.what
+        ))
+        .hint(format!(
+            "{}, then run again; nothing was changed (or run without --sandbox)",
+            busy.how
+        )));
+    }
     if let Some(mut synced) = read_synced(&dir).filter(|_| git_dir(&dir).is_dir()) {
         if own_state(&dir).as_deref() != Some(synced.op.as_str()) {
             bring_back_git(ctx, git, id, ws, bwrap).map_err(|err| {
@@ -378,8 +397,7 @@ fn prepare_git(
             })?;
             synced = read_synced(&dir).unwrap_or(synced);
         }
-        let git_dir = git.worktree_git_dir(ws)?;
-        if git.checkout_key(&git_dir).as_deref() == Some(synced.user_op.as_str()) {
+        if git.checkout_key(&worktree_git).as_deref() == Some(synced.user_op.as_str()) {
             return Ok(mounts(&dir, &synced, None));
         }
     }

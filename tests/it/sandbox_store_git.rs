@@ -538,3 +538,83 @@ fn other_work_keeps_the_git_dir_aside_for_the_invoking_user() {
 fn other_work_keeps_the_git_dir_aside_for_an_unprivileged_user() {
     other_work_keeps_the_git_dir_aside(true);
 }
+
+/// A worktree in the middle of a merge (or holding unresolved conflicts, as a conflicting
+/// `git stash pop` leaves) is refused by a sandboxed run with an error naming it and how to
+/// conclude or abort it, exit 125, nothing changed: its merge state, conflicts and index stay
+/// as they were, no store of its own is made. (Carrying a half-done merge into the agent's
+/// own git directory and back could lose the conflict state the user is resolving.)
+fn a_worktree_mid_merge_is_refused(unprivileged: bool) {
+    for what in ["a merge", "unresolved conflicts"] {
+        let Some((env, repo)) = setup(Backend::Git) else {
+            return;
+        };
+        env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+        let ws = env.ws_path(&repo, "w");
+        fs::write(repo.join("a.txt"), "from main\n").unwrap();
+        git_ok(&env, &repo, &["commit", "-q", "-am", "main side"]);
+        fs::write(ws.join("a.txt"), "from w\n").unwrap();
+        match what {
+            "a merge" => {
+                git_ok(&env, &ws, &["commit", "-q", "-am", "w side"]);
+                let merge = env.cmd("git", &ws).args(["merge", "-q", "main"]).run();
+                assert_ne!(merge.code(), Some(0), "{}", merge.report());
+            }
+            _ => {
+                git_ok(&env, &ws, &["stash", "-q"]);
+                git_ok(&env, &ws, &["merge", "-q", "--ff-only", "main"]);
+                let pop = env.cmd("git", &ws).args(["stash", "pop", "-q"]).run();
+                assert_ne!(pop.code(), Some(0), "{}", pop.report());
+            }
+        }
+        let git_dir = git_ok(&env, &ws, &["rev-parse", "--absolute-git-dir"]);
+        let git_dir = Path::new(git_dir.trim());
+        let state = || {
+            (
+                git_ok(&env, &ws, &["ls-files", "-s"]),
+                fs::read(git_dir.join("index")).unwrap(),
+                fs::read_to_string(git_dir.join("MERGE_HEAD")).ok(),
+                fs::read_to_string(ws.join("a.txt")).unwrap(),
+            )
+        };
+        let before = state();
+        assert!(
+            git_ok(&env, &ws, &["ls-files", "-u"]).contains("a.txt"),
+            "{what}: no conflict to test with"
+        );
+        let out = sandboxed(&env, &repo, "echo ran", unprivileged);
+        assert_eq!(out.code(), Some(125), "{what}: {}", out.report());
+        assert!(!out.stdout.contains("ran"), "{what}: {}", out.report());
+        let wanted = format!("Error: worktree {} holds {what}", ws.display());
+        assert!(out.stderr.starts_with(&wanted), "{what}: {}", out.report());
+        let hint = match what {
+            "a merge" => "merge --abort",
+            _ => "a.txt",
+        };
+        assert!(
+            out.stderr.contains("\nHint: ") && out.stderr.contains(hint),
+            "{what}: {}",
+            out.report()
+        );
+        assert!(
+            state() == before,
+            "{what}: the worktree changed\n{}",
+            out.report()
+        );
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn a_worktree_mid_merge_is_refused_for_the_invoking_user() {
+    a_worktree_mid_merge_is_refused(false);
+}
+
+#[test]
+fn a_worktree_mid_merge_is_refused_for_an_unprivileged_user() {
+    a_worktree_mid_merge_is_refused(true);
+}

@@ -36,6 +36,13 @@ pub(crate) struct Checkout {
 
 use crate::vcs::packs::io;
 
+/// What a worktree is in the middle of, and how to conclude or abort it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InProgress {
+    pub what: String,
+    pub how: String,
+}
+
 impl Git {
     fn git_at(&self, git_dir: &Path) -> Result<Call> {
         crate::vcs::packs::git_at(git_dir)
@@ -82,6 +89,89 @@ impl Git {
             Some(dir) => Ok(dir),
             None => Ok(self.checkout(ws)?.git_dir),
         }
+    }
+
+    /// What the worktree at `ws` (its git directory `git_dir`) is in the middle of, if
+    /// anything: a merge, cherry-pick, revert, rebase or `am` (its state files, read as
+    /// they are: only the user's git writes there), or unresolved conflicts in its index
+    /// (`ls-files -u`, not asked when `index_checked`: the index is one already found
+    /// without). Each with how to conclude or abort it.
+    pub(crate) fn in_progress(
+        &self,
+        ws: &Path,
+        git_dir: &Path,
+        index_checked: bool,
+    ) -> Result<Option<InProgress>> {
+        let at = |name: &str| fs::symlink_metadata(git_dir.join(name)).is_ok();
+        let operation = [
+            ("MERGE_HEAD", "a merge", "commit", "merge --abort"),
+            (
+                "CHERRY_PICK_HEAD",
+                "a cherry-pick",
+                "cherry-pick --continue",
+                "cherry-pick --abort",
+            ),
+            (
+                "REVERT_HEAD",
+                "a revert",
+                "revert --continue",
+                "revert --abort",
+            ),
+            (
+                "rebase-merge",
+                "a rebase",
+                "rebase --continue",
+                "rebase --abort",
+            ),
+            (
+                "rebase-apply",
+                "a rebase or am",
+                "rebase --continue",
+                "rebase --abort",
+            ),
+        ]
+        .into_iter()
+        .find(|(file, ..)| at(file));
+        if let Some((_, what, go_on, abort)) = operation {
+            return Ok(Some(InProgress {
+                what: what.to_string(),
+                how: format!(
+                    "conclude it (`git -C {ws} {go_on}`) or abort it (`git -C {ws} {abort}`)",
+                    ws = crate::exec::process::quote(&ws.to_string_lossy())
+                ),
+            }));
+        }
+        if index_checked {
+            return Ok(None);
+        }
+        let unmerged = self
+            .git_at(git_dir)?
+            .arg(format!("--work-tree={}", ws.display()))
+            .args(["ls-files", "-u", "-z", "--format=%(path)"])
+            .stdout()?;
+        let mut files: Vec<&str> = unmerged.split('\0').filter(|p| !p.is_empty()).collect();
+        files.dedup();
+        let Some(first) = files.first() else {
+            return Ok(None);
+        };
+        let shown: Vec<String> = files
+            .iter()
+            .take(5)
+            .map(|f| crate::exec::process::quote(f))
+            .collect();
+        let more = match files.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        Ok(Some(InProgress {
+            what: "unresolved conflicts".to_string(),
+            how: format!(
+                "resolve them in {}{more} and mark them (`git -C {ws} add {first}`), or take them out of the index (`git -C {ws} restore --staged {first}`)",
+                shown.join(", "),
+                ws = crate::exec::process::quote(&ws.to_string_lossy()),
+                first = crate::exec::process::quote(first),
+            ),
+        }))
     }
 
     /// The commit `HEAD` of the worktree whose git directory is `git_dir` names (no other
