@@ -567,6 +567,14 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             ),
             Some("look at what it holds before putting it back; the submodule's files are unchanged".into()),
         ),
+        Warning::OwnStoreKept { store } => (
+            format!(
+                "the workspace's own store was made again from your side; the old one holds {} and is kept in {}",
+                store.holds,
+                store.path.display()
+            ),
+            Some("it is the agent's (its configuration is not yours): read it as data".into()),
+        ),
         Warning::NotBroughtBack { code, err } => with_hint(
             format!("the run ended (exit code {code}) but the commits it made in its own store were not brought back"),
             err,

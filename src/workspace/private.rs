@@ -109,6 +109,33 @@ fn write_synced(dir: &Path, synced: &Synced) -> Result<()> {
     )?)
 }
 
+/// Makes room for a new store at `dir`: an old one there goes, unless it holds work outside
+/// what came back (its work was brought back before this is called), which is then kept
+/// aside into `kept`.
+fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path, kept: &mut Option<KeptStore>) -> Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    if kept_store(dir).is_some() {
+        if let Some(holds) = beyond(ctx, dir) {
+            let store = keep_aside(ctx, id, dir, holds);
+            let moved = !store.path.starts_with(dir);
+            *kept = Some(store);
+            if moved {
+                return Ok(());
+            }
+            return Err(CliError::failure(format!(
+                "could not move aside the own store of workspace {id:?}, which holds work that did not come back"
+            ))
+            .hint(format!(
+                "the command was not run; the store is {} (move it elsewhere, then run again)",
+                dir.display()
+            )));
+        }
+    }
+    fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))
+}
+
 /// Records the store's own state as it was made (`made`, never mounted): while it is the
 /// same, the agent did nothing there at all.
 fn write_made(dir: &Path, state: &str) -> Result<()> {
@@ -140,18 +167,38 @@ fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
     CliError::io(action, path, err)
 }
 
+/// A store made ready for a sandboxed run: how to mount it, and the store it replaced when
+/// that one held work the new one does not (kept aside, see [`remove`]).
+pub(crate) struct Prepared {
+    pub store: Option<PrivateStore>,
+    pub kept: Option<KeptStore>,
+}
+
 /// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
 /// Work the store holds that was not brought back yet (a run killed before) is brought back
-/// first; a store the user's side moved away from (a checkpoint, a land) is made again.
+/// first; a store the user's side moved away from (a checkpoint, a land) is made again,
+/// the old one kept aside when it held work outside what came back.
 pub(crate) fn prepare(
     ctx: &Context,
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
+) -> Result<Prepared> {
+    let mut kept = None;
+    let store = prepare_store(ctx, id, ws, bwrap, &mut kept)?;
+    Ok(Prepared { store, kept })
+}
+
+fn prepare_store(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+    kept: &mut Option<KeptStore>,
 ) -> Result<Option<PrivateStore>> {
     let Some(jj) = ctx.vcs.as_jj() else {
         return match ctx.vcs.as_git() {
-            Some(git) => prepare_git(ctx, git, id, ws, bwrap).map(Some),
+            Some(git) => prepare_git(ctx, git, id, ws, bwrap, kept).map(Some),
             None => Ok(None),
         };
     };
@@ -179,14 +226,19 @@ pub(crate) fn prepare(
             return Ok(Some(mounts(&dir, &synced, None)));
         }
     }
-    make(ctx, jj, id, ws, &dir).map(Some)
+    make(ctx, jj, id, ws, &dir, kept).map(Some)
 }
 
 /// Makes the store afresh from the workspace's working-copy commit (snapshotted first).
-fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<PrivateStore> {
-    if fs::symlink_metadata(dir).is_ok() {
-        fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
-    }
+fn make(
+    ctx: &Context,
+    jj: &Jj,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    kept: &mut Option<KeptStore>,
+) -> Result<PrivateStore> {
+    clear(ctx, id, dir, kept)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     // Read before the commit (an operation in between is then only asked about next time).
     let user_op = jj.op_heads_key().unwrap_or_default();
@@ -365,6 +417,7 @@ fn prepare_git(
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
+    kept: &mut Option<KeptStore>,
 ) -> Result<PrivateStore> {
     let dir = ctx.layout.private_store(id);
     // A half-done merge (or conflicts) is the user's to finish: neither the agent's git
@@ -401,14 +454,19 @@ fn prepare_git(
             return Ok(mounts(&dir, &synced, None));
         }
     }
-    make_git(ctx, git, ws, &dir)
+    make_git(ctx, git, id, ws, &dir, kept)
 }
 
 /// git: makes the worktree's own git directory afresh from its `HEAD` and index.
-fn make_git(ctx: &Context, git: &Git, ws: &Path, dir: &Path) -> Result<PrivateStore> {
-    if fs::symlink_metadata(dir).is_ok() {
-        fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
-    }
+fn make_git(
+    ctx: &Context,
+    git: &Git,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    kept: &mut Option<KeptStore>,
+) -> Result<PrivateStore> {
+    clear(ctx, id, dir, kept)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let at = git.checkout(ws)?;
     let user_op = git.checkout_key(&at.git_dir).unwrap_or_default();
@@ -667,13 +725,8 @@ pub(crate) struct KeptStore {
 /// come back: commits that could not be brought back (`settled`: what [`settle`] said, when
 /// it was asked), or anything outside what comes back (jj: `@` and its ancestors; git:
 /// `HEAD` and the index), such as another branch, a stash, a tag or a head left behind. Then
-/// it is moved aside, whole, under the kept-aside directory `kept_root`, and said where.
-pub(crate) fn remove(
-    ctx: &Context,
-    id: &WorkspaceId,
-    settled: Option<bool>,
-    kept_root: &Path,
-) -> Option<KeptStore> {
+/// it is moved aside, whole, under the namespace's kept-aside directory, and said where.
+pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<KeptStore> {
     let dir = ctx.layout.private_store(id);
     fs::symlink_metadata(&dir).ok()?;
     let holds = match kept_store(&dir) {
@@ -688,7 +741,7 @@ pub(crate) fn remove(
         prune_bases(&ctx.layout.private_stores());
         return None;
     };
-    Some(keep_aside(ctx, id, &dir, holds, kept_root))
+    Some(keep_aside(ctx, id, &dir, holds))
 }
 
 /// What the store at `dir` holds outside what came back, in words; `None` when nothing.
@@ -804,16 +857,10 @@ fn jj_heads_beyond(ctx: &Context, dir: &Path, synced: &Synced) -> Option<String>
     Some(text)
 }
 
-/// Moves the store at `dir` aside under the kept-aside directory `kept_root`, made whole
+/// Moves the store at `dir` aside under the namespace's kept-aside directory, made whole
 /// first (its base's pack linked in, so it no longer borrows a pack that may go). Where it
 /// cannot be moved it stays where it is, and that is said.
-fn keep_aside(
-    ctx: &Context,
-    id: &WorkspaceId,
-    dir: &Path,
-    holds: String,
-    kept_root: &Path,
-) -> KeptStore {
+fn keep_aside(ctx: &Context, id: &WorkspaceId, dir: &Path, holds: String) -> KeptStore {
     let here = |holds: String| KeptStore {
         path: kept_store(dir).unwrap_or_else(|| dir.to_path_buf()),
         holds,
@@ -825,8 +872,9 @@ fn keep_aside(
     if let Some(base) = read_synced(dir).and_then(|s| s.base_objects) {
         link_pack(&base.join("pack"), &objects);
     }
-    let dest = crate::store::aside::fresh_dest(kept_root, id.as_str());
-    let moved = fs::create_dir_all(kept_root).and_then(|()| fs::rename(dir, &dest));
+    let kept_root = ctx.layout.dir.join(crate::store::aside::KEPT_DIR);
+    let dest = crate::store::aside::fresh_dest(&kept_root, id.as_str());
+    let moved = fs::create_dir_all(&kept_root).and_then(|()| fs::rename(dir, &dest));
     match moved {
         Ok(()) => {
             prune_bases(&ctx.layout.private_stores());

@@ -17,8 +17,7 @@ use crate::workspace::context::Context;
 use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
 
-/// The directory under the namespace that holds kept-aside files.
-pub(crate) const KEPT_DIR: &str = ".kept";
+pub(crate) use crate::store::aside::KEPT_DIR;
 
 /// How to remove: what the user allowed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -186,12 +185,7 @@ fn remove_workspace(
             commits: vec![],
             branch_deleted: None,
             earlier_aside: None,
-            own_store_kept: super::private::remove(
-                ctx,
-                &entry.id,
-                Some(own_store),
-                &ctx.layout.dir.join(KEPT_DIR),
-            ),
+            own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
             run_logs: None,
         });
     }
@@ -253,12 +247,7 @@ fn remove_workspace(
         commits,
         branch_deleted,
         earlier_aside,
-        own_store_kept: super::private::remove(
-            ctx,
-            &entry.id,
-            Some(own_store),
-            &ctx.layout.dir.join(KEPT_DIR),
-        ),
+        own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
         run_logs: None,
     })
 }
@@ -309,12 +298,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                     earlier_aside: journal
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
-                    own_store_kept: super::private::remove(
-                        ctx,
-                        &id,
-                        None,
-                        &ctx.layout.dir.join(KEPT_DIR),
-                    ),
+                    own_store_kept: super::private::remove(ctx, &id, None),
                     run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
@@ -501,12 +485,7 @@ impl Journal {
             commits: vec![],
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
-            own_store_kept: super::private::remove(
-                ctx,
-                &entry.id,
-                None,
-                &ctx.layout.dir.join(KEPT_DIR),
-            ),
+            own_store_kept: super::private::remove(ctx, &entry.id, None),
             run_logs: None,
         })
     }

@@ -416,3 +416,63 @@ fn other_work_keeps_the_store_aside_for_the_invoking_user() {
 fn other_work_keeps_the_store_aside_for_an_unprivileged_user() {
     other_work_keeps_the_store_aside(true);
 }
+
+/// When the user's side moved the workspace (a checkpoint) the next sandboxed run makes its
+/// store again; a head the agent left in the old one is not dropped: that one is kept aside
+/// and the run warns where.
+fn a_remade_store_keeps_the_old_one_aside(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let first = sandboxed(
+        &env,
+        &repo,
+        "echo s > s.txt && jj describe -m side && jj new @-",
+        unprivileged,
+    );
+    first.assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::write(ws.join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let second = sandboxed(
+        &env,
+        &repo,
+        "jj log --no-graph -r 'description(substring:side)' -T description",
+        unprivileged,
+    );
+    second.assert_ok();
+    assert_eq!(second.stdout, "", "{}", second.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let warning = second
+        .stderr
+        .split("is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{}", second.report()));
+    assert!(
+        second.stderr.starts_with("Warning: "),
+        "{}",
+        second.report()
+    );
+    assert!(
+        second.stderr.contains("1 commit outside @"),
+        "{}",
+        second.report()
+    );
+    let path = Path::new(warning);
+    assert!(path.starts_with(&kept), "{}", second.report());
+    let git = format!("--git-dir={}", path.join(".jj/repo/store/git").display());
+    let log = crate::backends::git_ok(&env, &repo, &[&git, "log", "--all", "--format=%s"]);
+    assert!(log.contains("side"), "{log}");
+}
+
+#[test]
+fn a_remade_store_keeps_the_old_one_aside_for_the_invoking_user() {
+    a_remade_store_keeps_the_old_one_aside(false);
+}
+
+#[test]
+fn a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user() {
+    a_remade_store_keeps_the_old_one_aside(true);
+}

@@ -618,3 +618,67 @@ fn a_worktree_mid_merge_is_refused_for_the_invoking_user() {
 fn a_worktree_mid_merge_is_refused_for_an_unprivileged_user() {
     a_worktree_mid_merge_is_refused(true);
 }
+
+/// When the user's side moved the worktree (a checkpoint) the next sandboxed run makes its
+/// git directory again; a branch the agent left in the old one is not dropped: that one is
+/// kept aside and the run warns where.
+fn a_remade_git_dir_keeps_the_old_one_aside(unprivileged: bool) {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let first = sandboxed(
+        &env,
+        &repo,
+        "git checkout -q -b side && echo s > s.txt && git add s.txt && git commit -q -m side && git checkout -q -",
+        unprivileged,
+    );
+    first.assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::write(ws.join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let second = sandboxed(&env, &repo, "git branch --list side", unprivileged);
+    second.assert_ok();
+    assert_eq!(second.stdout, "", "{}", second.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let warning = second
+        .stderr
+        .split("is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{}", second.report()));
+    assert!(
+        second.stderr.starts_with("Warning: "),
+        "{}",
+        second.report()
+    );
+    assert!(
+        second.stderr.contains("refs/heads/side"),
+        "{}",
+        second.report()
+    );
+    let path = Path::new(warning);
+    assert!(path.starts_with(&kept), "{}", second.report());
+    let log = git_ok(
+        &env,
+        &repo,
+        &[
+            &format!("--git-dir={}", path.display()),
+            "log",
+            "-1",
+            "--format=%s",
+            "side",
+        ],
+    );
+    assert_eq!(log, "side\n");
+}
+
+#[test]
+fn a_remade_git_dir_keeps_the_old_one_aside_for_the_invoking_user() {
+    a_remade_git_dir_keeps_the_old_one_aside(false);
+}
+
+#[test]
+fn a_remade_git_dir_keeps_the_old_one_aside_for_an_unprivileged_user() {
+    a_remade_git_dir_keeps_the_old_one_aside(true);
+}
