@@ -476,3 +476,29 @@ fn a_remade_store_keeps_the_old_one_aside_for_the_invoking_user() {
 fn a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user() {
     a_remade_store_keeps_the_old_one_aside(true);
 }
+
+/// `run --sandbox --cleanup` removes the workspace after a successful run through the same
+/// removal: a head the agent left in its own store is kept aside and named.
+#[test]
+fn run_cleanup_keeps_the_store_aside() {
+    let Some((env, repo)) = setup(Backend::Jj) else {
+        return;
+    };
+    let out = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "--cleanup", "w", "--", "sh", "-c"])
+        .arg("echo s > s.txt && jj describe -m side && jj new @-")
+        .run();
+    out.assert_ok();
+    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    assert!(
+        out.stderr
+            .contains("holds 1 commit outside @ and its ancestors")
+            && out
+                .stderr
+                .contains(&format!("is kept in {}", kept.display())),
+        "{}",
+        out.report()
+    );
+}

@@ -682,3 +682,29 @@ fn a_remade_git_dir_keeps_the_old_one_aside_for_the_invoking_user() {
 fn a_remade_git_dir_keeps_the_old_one_aside_for_an_unprivileged_user() {
     a_remade_git_dir_keeps_the_old_one_aside(true);
 }
+
+/// `run --sandbox --cleanup` removes the worktree after a successful run through the same
+/// removal: a branch the agent left in its own git directory is kept aside and named.
+#[test]
+fn run_cleanup_keeps_the_git_dir_aside() {
+    let Some((env, repo)) = setup(Backend::Git) else {
+        return;
+    };
+    let out = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "--cleanup", "w", "--", "sh", "-c"])
+        .arg("git branch -q side && git checkout -q side && echo s > s.txt && git add s.txt && git commit -q -m side && git checkout -q -")
+        .run();
+    out.assert_ok();
+    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    assert!(
+        out.stderr
+            .contains("holds work outside the HEAD and index that came back: refs/heads/side")
+            && out
+                .stderr
+                .contains(&format!("is kept in {}", kept.display())),
+        "{}",
+        out.report()
+    );
+}
