@@ -437,6 +437,12 @@ const REFS_LIMIT: usize = 2000;
 /// [`REFS_LIMIT`] or they cannot be read.
 pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
     let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 64 << 10).ok();
+    // A reflog or the packed refs grow with every update: bounded higher. A file that is
+    // missing is empty; one that cannot be read makes the whole answer unknown.
+    let read_log = |path: &Path| match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+        _ => crate::store::fsutil::read_untrusted_string(path, 16 << 20).ok(),
+    };
     let mut refs = vec![];
     let mut logged = std::collections::HashSet::new();
     // Loose refs and their reflogs, every directory a real one (never a link followed).
@@ -463,7 +469,7 @@ pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
             } else if !kind.is_file() || full.starts_with(EXPORT_REFS) {
                 continue;
             } else if log {
-                for line in read(&entry.path())?.lines() {
+                for line in read_log(&entry.path())?.lines() {
                     logged.extend(line.split(' ').take(2).map(str::to_string));
                 }
             } else {
@@ -474,12 +480,11 @@ pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
             }
         }
     }
-    if let Some(packed) = read(&git_dir.join("packed-refs")) {
-        for line in packed.lines().filter(|l| !l.starts_with(['#', '^'])) {
-            if let Some((id, name)) = line.split_once(' ') {
-                if !name.starts_with(EXPORT_REFS) {
-                    refs.push((name.to_string(), id.to_string()));
-                }
+    let packed = read_log(&git_dir.join("packed-refs"))?;
+    for line in packed.lines().filter(|l| !l.starts_with(['#', '^'])) {
+        if let Some((id, name)) = line.split_once(' ') {
+            if !name.starts_with(EXPORT_REFS) {
+                refs.push((name.to_string(), id.to_string()));
             }
         }
     }
@@ -487,13 +492,25 @@ pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
     if !head.starts_with("ref: ") {
         refs.push(("HEAD".into(), head.trim().to_string()));
     }
-    for line in read(&git_dir.join("logs/HEAD")).unwrap_or_default().lines() {
+    let mut detached = std::collections::BTreeSet::new();
+    for line in read_log(&git_dir.join("logs/HEAD"))?.lines() {
+        // A rebase's picks are copies of commits it started from (which their own reflogs
+        // name): only what was committed on a detached HEAD is the agent's own.
+        let rebase = line
+            .split_once('\t')
+            .is_some_and(|(_, message)| message.starts_with("rebase"));
         if let Some(id) = line.split(' ').nth(1) {
-            if !logged.contains(id) && !id.bytes().all(|b| b == b'0') {
-                refs.push(("a detached HEAD (its reflog)".into(), id.to_string()));
+            if !rebase && !logged.contains(id) && !id.bytes().all(|b| b == b'0') {
+                detached.insert(id.to_string());
             }
         }
     }
+    refs.extend(detached.into_iter().map(|id| {
+        (
+            "a commit made on a detached HEAD (in HEAD's reflog)".to_string(),
+            id,
+        )
+    }));
     (refs.len() <= REFS_LIMIT).then_some(refs)
 }
 
@@ -559,5 +576,81 @@ impl Git {
         outside.sort();
         outside.dedup();
         Ok(outside)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: char) -> String {
+        n.to_string().repeat(40)
+    }
+
+    /// A git directory as an agent leaves it: a branch (with its reflog), a stash, a packed
+    /// tag, the export's refs, and HEAD's reflog with a commit made detached, a rebase's
+    /// pick and a move to the branch.
+    #[test]
+    fn private_refs_are_read_as_data() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path();
+        let write = |rel: &str, text: &str| {
+            let path = git.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        };
+        let zero = "0".repeat(40);
+        write("HEAD", "ref: refs/heads/w\n");
+        write("refs/heads/w", &format!("{}\n", id('a')));
+        write("refs/stash", &format!("{}\n", id('b')));
+        write(&format!("{EXPORT_REFS}head"), &format!("{}\n", id('c')));
+        write(
+            "packed-refs",
+            &format!(
+                "# pack-refs with: peeled\n{} refs/tags/v1\n^{}\n",
+                id('d'),
+                id('a')
+            ),
+        );
+        let entry = |old: &str, new: &str, message: &str| {
+            format!("{old} {new} A <a@x> 1 +0000\t{message}\n")
+        };
+        write(
+            "logs/refs/heads/w",
+            &(entry(&zero, &id('9'), "branch: Created") + &entry(&id('9'), &id('a'), "commit: x")),
+        );
+        write(
+            "logs/HEAD",
+            &(entry(&zero, &id('9'), "x")
+                + &entry(&id('9'), &id('e'), "commit: made detached")
+                + &entry(&id('e'), &id('f'), "rebase (pick): copy")
+                + &entry(&id('f'), &id('a'), "checkout: moving to w")),
+        );
+        let mut refs = private_refs(git).unwrap();
+        refs.sort();
+        let detached = "a commit made on a detached HEAD (in HEAD's reflog)".to_string();
+        assert_eq!(
+            refs,
+            vec![
+                (detached, id('e')),
+                ("refs/heads/w".into(), id('a')),
+                ("refs/stash".into(), id('b')),
+                ("refs/tags/v1".into(), id('d')),
+            ]
+        );
+        // A FIFO in place of a ref is no ref (skipped); in place of the packed refs, the
+        // answer is unknown. Neither is waited on.
+        let mkfifo = |path: &Path| {
+            let _ = fs::remove_file(path);
+            assert!(std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap()
+                .success());
+        };
+        mkfifo(&git.join("refs/heads/fifo"));
+        assert_eq!(private_refs(git).map(|r| r.len()), Some(4));
+        mkfifo(&git.join("packed-refs"));
+        assert_eq!(private_refs(git), None);
     }
 }
