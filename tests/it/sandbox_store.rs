@@ -228,34 +228,6 @@ fn the_agents_commits_come_back_with_their_change_ids() {
     );
 }
 
-/// A sandboxed run killed before it could bring its commits back: `clean` brings them back
-/// (in a sandbox) before removing the workspace, so the commit is in the user's repository.
-#[test]
-fn a_killed_runs_commits_are_brought_back_by_clean() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let ws = env.ws_path(&repo, "w");
-    let running = env
-        .aw_cmd(&repo)
-        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
-        .arg("echo kept > kept.txt && jj commit -m 'killed work' && touch started && exec sleep 60")
-        .spawn();
-    crate::harness::wait_for_file(&ws.join("started"));
-    running.signal("KILL");
-    running.wait();
-    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let clean = env.aw(&repo, ["clean", "w"]);
-    clean.assert_ok();
-    let seen = env.jj_ok(
-        &repo,
-        ["log", "--no-graph", "-r", "all()", "-T", "description"],
-    );
-    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
-    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
-}
-
 /// The user's bookmarks (the base revisions trust is checked against) cannot be moved,
 /// rewritten or deleted from a sandbox: the agent's store is its own.
 #[test]
@@ -281,59 +253,6 @@ fn the_users_bookmarks_stay_where_the_user_put_them() {
         ["log", "--no-graph", "-r", "main", "-T", "description"],
     );
     assert_eq!(described, "initial\n");
-}
-
-/// An agent that breaks its own store's export loses nothing silently: the run warns, the
-/// next sandboxed run refuses with where the commits are, `clean` keeps the store and names it.
-#[test]
-fn a_store_whose_export_fails_is_kept_and_named() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let first = sandboxed(
-        &env,
-        &repo,
-        "echo w > w.txt && jj commit -m 'unexported' && printf /nowhere > .jj/repo/store/git_target",
-        false,
-    );
-    first.assert_ok();
-    assert!(
-        first.stderr.contains("were not brought back"),
-        "{}",
-        first.report()
-    );
-    let store = env.namespace_dir(&repo).join(".private/w/wc");
-    let second = sandboxed(&env, &repo, "echo ran", false);
-    assert_ne!(second.code(), Some(0), "{}", second.report());
-    assert!(!second.stdout.contains("ran"), "{}", second.report());
-    assert!(
-        second.stderr.starts_with("Error: ")
-            && second.stderr.contains(&format!(
-                "Hint: the command was not run; the agent's commits stay in its own store {}",
-                store.display()
-            )),
-        "{}",
-        second.report()
-    );
-    let clean = env.aw(&repo, ["clean", "w"]);
-    clean.assert_ok();
-    // Moved aside, whole, under the kept-aside directory, and named there.
-    let kept = env.namespace_dir(&repo).join(".kept");
-    let line = clean.stdout.clone() + &clean.stderr;
-    let named = line
-        .split("is kept in ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| panic!("{}", clean.report()));
-    assert!(named.starts_with(&kept), "{}", clean.report());
-    assert!(
-        line.contains("holds commits that could not be brought back"),
-        "{}",
-        clean.report()
-    );
-    assert!(named.join(".jj").is_dir(), "{}", clean.report());
-    assert!(!store.exists());
 }
 
 /// Work the agent made in its own store beyond what comes back (`@` and its ancestors) is
@@ -415,90 +334,4 @@ fn other_work_keeps_the_store_aside_for_the_invoking_user() {
 #[test]
 fn other_work_keeps_the_store_aside_for_an_unprivileged_user() {
     other_work_keeps_the_store_aside(true);
-}
-
-/// When the user's side moved the workspace (a checkpoint) the next sandboxed run makes its
-/// store again; a head the agent left in the old one is not dropped: that one is kept aside
-/// and the run warns where.
-fn a_remade_store_keeps_the_old_one_aside(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let first = sandboxed(
-        &env,
-        &repo,
-        "echo s > s.txt && jj describe -m side && jj new @-",
-        unprivileged,
-    );
-    first.assert_ok();
-    let ws = env.ws_path(&repo, "w");
-    fs::write(ws.join("two.txt"), "two\n").unwrap();
-    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
-        .assert_ok();
-    let second = sandboxed(
-        &env,
-        &repo,
-        "jj log --no-graph -r 'description(substring:side)' -T description",
-        unprivileged,
-    );
-    second.assert_ok();
-    assert_eq!(second.stdout, "", "{}", second.report());
-    let kept = env.namespace_dir(&repo).join(".kept");
-    let warning = second
-        .stderr
-        .split("is kept in ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{}", second.report()));
-    assert!(
-        second.stderr.starts_with("Warning: "),
-        "{}",
-        second.report()
-    );
-    assert!(
-        second.stderr.contains("1 commit outside @"),
-        "{}",
-        second.report()
-    );
-    let path = Path::new(warning);
-    assert!(path.starts_with(&kept), "{}", second.report());
-    let git = format!("--git-dir={}", path.join(".jj/repo/store/git").display());
-    let log = crate::backends::git_ok(&env, &repo, &[&git, "log", "--all", "--format=%s"]);
-    assert!(log.contains("side"), "{log}");
-}
-
-#[test]
-fn a_remade_store_keeps_the_old_one_aside_for_the_invoking_user() {
-    a_remade_store_keeps_the_old_one_aside(false);
-}
-
-#[test]
-fn a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user() {
-    a_remade_store_keeps_the_old_one_aside(true);
-}
-
-/// `run --sandbox --cleanup` removes the workspace after a successful run through the same
-/// removal: a head the agent left in its own store is kept aside and named.
-#[test]
-fn run_cleanup_keeps_the_store_aside() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let out = env
-        .aw_cmd(&repo)
-        .args(["run", "--sandbox", "--cleanup", "w", "--", "sh", "-c"])
-        .arg("echo s > s.txt && jj describe -m side && jj new @-")
-        .run();
-    out.assert_ok();
-    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
-    let kept = env.namespace_dir(&repo).join(".kept");
-    assert!(
-        out.stderr
-            .contains("holds 1 commit outside @ and its ancestors")
-            && out
-                .stderr
-                .contains(&format!("is kept in {}", kept.display())),
-        "{}",
-        out.report()
-    );
 }
