@@ -96,7 +96,7 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     }
     if let Some(store) = &removal.own_store_kept {
         text += &format!(
-            "; its own store (sandboxed runs) holds {} and is kept in {} (the agent's: its configuration is not yours)",
+            "; its own store (sandboxed runs) holds {}, and is kept in {} (the agent's: its configuration is not yours)",
             store.holds,
             store.path.display()
         );
@@ -569,7 +569,7 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
         ),
         Warning::OwnStoreKept { store } => (
             format!(
-                "the workspace's own store was made again from your side; the old one holds {} and is kept in {}",
+                "the workspace's own store was made again from your side; the old one holds {}, and is kept in {}",
                 store.holds,
                 store.path.display()
             ),

@@ -847,12 +847,17 @@ fn jj_heads_beyond(ctx: &Context, dir: &Path, synced: &Synced) -> Option<String>
         "commits"
     };
     let mut text = format!(
-        "{} {noun} outside @ and its ancestors, which came back: {}",
+        "{} {noun} outside @ and its ancestors (what came back): {}",
         commits.len(),
         names_of(&commits)
     );
     if !bookmarks.is_empty() {
-        text += &format!(" (bookmarks {})", names_of(&bookmarks));
+        let noun = if bookmarks.len() == 1 {
+            "bookmark"
+        } else {
+            "bookmarks"
+        };
+        text += &format!(" ({noun} {})", names_of(&bookmarks));
     }
     Some(text)
 }

@@ -60,7 +60,7 @@ pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) 
     if let Some(store) = launch.kept_store() {
         ui.warning_with_hint(
             format!(
-                "the workspace's own store was made again from your side; the old one holds {} and is kept in {}",
+                "the workspace's own store was made again from your side; the old one holds {}, and is kept in {}",
                 store.holds,
                 store.path.display()
             ),
