@@ -265,10 +265,48 @@ fn run_cleanup_keeps_the_store_aside(backend: Backend) {
     assert!(kept_path(&out).starts_with(&kept), "{}", out.report());
 }
 
+/// `gc` removes a workspace past its retention through the same removal: work the agent left
+/// outside what came back keeps its store aside, named in the JSON (`own_store_kept`).
+fn gc_keeps_the_store_aside(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    sandboxed(&env, &repo, agent.leave_side, false).assert_ok();
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[retention]\ndone = \"1h\"\n",
+    )
+    .unwrap();
+    crate::gc::age(&env, &repo, "w", std::time::Duration::from_secs(7200));
+    let out = env.aw(&repo, ["gc", "--json"]);
+    let doc = out.assert_ok().json();
+    crate::schemas::assert_valid("gc", &doc);
+    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
+    let kept = &doc["removed"][0]["removal"]["own_store_kept"];
+    let path = Path::new(kept["path"].as_str().unwrap_or_else(|| panic!("{doc}")));
+    assert!(
+        path.starts_with(env.namespace_dir(&repo).join(".kept")),
+        "{doc}"
+    );
+    let holds = kept["holds"].as_str().unwrap_or_default();
+    assert!(
+        format!("holds {holds}").starts_with(agent.side_named),
+        "{doc}"
+    );
+    let log = git_ok(
+        &env,
+        &repo,
+        &[&kept_git_dir(path, backend), "log", "--all", "--format=%s"],
+    );
+    assert!(log.contains("side"), "{log}");
+}
+
 crate::both_backends!(
     a_killed_runs_commits_are_brought_back_by_clean,
     a_store_whose_export_fails_is_kept_and_named,
     a_remade_store_keeps_the_old_one_aside,
     a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user,
     run_cleanup_keeps_the_store_aside,
+    gc_keeps_the_store_aside,
 );
