@@ -51,6 +51,11 @@ pub(crate) enum Warning {
     /// A submodule's `.git` the sandboxed run made, moved aside (git would have run what it
     /// configures): where each is now.
     MovedAside { paths: Vec<PathBuf> },
+    /// The workspace's own store was made again from the user's side, and the old one,
+    /// holding work that had not come back, kept aside.
+    OwnStoreKept {
+        store: workspace::private::KeptStore,
+    },
 }
 
 /// Records the run as running, runs `command`, and records how it ended; with `checkpoint`
@@ -71,6 +76,7 @@ pub(crate) fn supervise(
         Some(entered.lease.fd()),
         sandboxing.as_ref(),
     )?;
+    let kept_store = launch.kept_store().cloned();
     let started_at = Instant::now();
     let mut saved = None;
     // The run is recorded while direnv loads the environment; the command starts after.
@@ -90,6 +96,9 @@ pub(crate) fn supervise(
     };
     record.finish_run(status, code, signal, started_at.elapsed());
     let mut warnings = vec![];
+    if let Some(store) = kept_store {
+        warnings.push(Warning::OwnStoreKept { store });
+    }
     if let Some(sandboxing) = &sandboxing {
         // Every process of the run has ended: its own store is the export's alone.
         let ws = &record.workspace_path;

@@ -275,6 +275,9 @@ fn move_entry(from: &Path, to: &Path) -> Result<(), AsideError> {
     fs::rename(from, to).map_err(fail)
 }
 
+/// The directory under the namespace that holds kept-aside files.
+pub(crate) const KEPT_DIR: &str = ".kept";
+
 /// A fresh directory name `<id>-<UTC stamp>` under `kept_root` that does not exist yet.
 pub(crate) fn fresh_dest(kept_root: &Path, id: &str) -> PathBuf {
     let stamp = crate::store::timestamp::Timestamp::now().compact();

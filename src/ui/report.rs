@@ -95,10 +95,11 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             dir.display()
         );
     }
-    if let Some(dir) = &removal.own_store_kept {
+    if let Some(store) = &removal.own_store_kept {
         text += &format!(
-            "; its own store (sandboxed runs) holds commits that could not be brought back and is kept in {}",
-            dir.display()
+            "; its own store (sandboxed runs) holds {}, and is kept in {} (the agent's: its configuration is not yours)",
+            store.holds,
+            store.path.display()
         );
     }
     if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
@@ -234,6 +235,9 @@ pub(crate) struct RemovalJson {
     pub kept_branch: Option<String>,
     pub kept_change_id: Option<String>,
     pub kept_commit_id: Option<String>,
+    /// Its own store (sandboxed runs), kept aside because it holds work that did not come
+    /// back; null when it had none or it went.
+    pub own_store_kept: Option<OwnStoreJson>,
     pub path: PathBuf,
     /// Its run logs (the MCP server's copies of its runs' output): removed with it, or would
     /// be in a dry run; null when it had none.
@@ -241,6 +245,16 @@ pub(crate) struct RemovalJson {
     /// The files no commit holds: kept aside, or discarded; null when not known.
     pub untracked: Option<AsideJson>,
     pub workspace_id: String,
+}
+
+/// A removed workspace's own store, kept aside.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct OwnStoreJson {
+    /// What it holds that did not come back, in words.
+    pub holds: String,
+    /// Where it is (jj: a repository; git: a git directory), under the kept-aside directory.
+    pub path: PathBuf,
 }
 
 /// A removed workspace's run logs.
@@ -324,6 +338,12 @@ impl RemovalJson {
             kept_branch: branch.cloned(),
             kept_change_id: change.cloned(),
             kept_commit_id: commit.cloned(),
+            own_store_kept: removal
+                .and_then(|r| r.own_store_kept.as_ref())
+                .map(|s| OwnStoreJson {
+                    holds: s.holds.clone(),
+                    path: s.path.clone(),
+                }),
             path: path.to_path_buf(),
             run_logs: removal
                 .and_then(|r| r.run_logs.as_ref())
@@ -545,6 +565,14 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
                     .join(", ")
             ),
             Some("look at what it holds before putting it back; the submodule's files are unchanged".into()),
+        ),
+        Warning::OwnStoreKept { store } => (
+            format!(
+                "the workspace's own store was made again from your side; the old one holds {}, and is kept in {}",
+                store.holds,
+                store.path.display()
+            ),
+            Some("it is the agent's (its configuration is not yours): read it as data".into()),
         ),
         Warning::NotBroughtBack { code, err } => with_hint(
             format!("the run ended (exit code {code}) but the commits it made in its own store were not brought back"),

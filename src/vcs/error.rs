@@ -161,6 +161,9 @@ pub enum VcsError {
         id: String,
         source: Box<ProcessError>,
     },
+    /// A file in the worktree git cannot record (a FIFO, a socket, a device).
+    #[error("{} is a {kind}, which git cannot record", path.display())]
+    Unaddable { path: PathBuf, kind: &'static str },
     /// A file a backend call works with could not be read or written.
     #[error("could not {action} {}", path.display())]
     Io {
@@ -316,6 +319,10 @@ impl From<VcsError> for CliError {
                     )),
                 }
             }
+            VcsError::Unaddable { path, .. } => CliError::failure(message).hint(format!(
+                "nothing was recorded; remove it (`rm {}`) or put a regular file in its place, then try again",
+                crate::exec::process::quote(&path.to_string_lossy())
+            )),
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),

@@ -20,6 +20,7 @@ pub(crate) struct Launch {
     through_direnv: bool,
     sandboxed: bool,
     workspace: String,
+    kept_store: Option<crate::workspace::private::KeptStore>,
 }
 
 /// A sandbox to start the command in: bubblewrap (found and probed) and the options.
@@ -71,6 +72,7 @@ impl Launch {
         })?;
         let mut argv: Vec<OsString> = vec![];
         let mut passed = None;
+        let mut kept_store = None;
         if let Some(sandboxing) = sandboxing {
             let tag = match sandboxing.options.network {
                 true => "bwrap",
@@ -79,7 +81,9 @@ impl Launch {
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
             let id = crate::store::layout::WorkspaceId::parse(&record.workspace_id)?;
-            let private = crate::workspace::private::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
+            let prepared = crate::workspace::private::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
+            let private = prepared.store;
+            kept_store = prepared.kept;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
             argv.extend(sandbox_args(
@@ -122,7 +126,14 @@ impl Launch {
             through_direnv,
             sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
+            kept_store,
         })
+    }
+
+    /// The workspace's own store this launch replaced, kept aside because it held work
+    /// that did not come back (to be said).
+    pub(crate) fn kept_store(&self) -> Option<&crate::workspace::private::KeptStore> {
+        self.kept_store.as_ref()
     }
 
     /// Sends the command's stdout and stderr to `log` (stdin empty) instead of ours.

@@ -109,6 +109,42 @@ fn write_synced(dir: &Path, synced: &Synced) -> Result<()> {
     )?)
 }
 
+/// Makes room for a new store at `dir`: an old one there goes, unless it holds work outside
+/// what came back (its work was brought back before this is called), which is then kept
+/// aside into `kept`.
+fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path, kept: &mut Option<KeptStore>) -> Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    if kept_store(dir).is_some() {
+        if let Some(holds) = beyond(ctx, dir) {
+            let store = keep_aside(ctx, id, dir, holds);
+            let moved = !store.path.starts_with(dir);
+            *kept = Some(store);
+            if moved {
+                return Ok(());
+            }
+            return Err(CliError::failure(format!(
+                "could not move aside the own store of workspace {id:?}, which holds work that did not come back"
+            ))
+            .hint(format!(
+                "the command was not run; the store is {} (move it elsewhere, then run again)",
+                dir.display()
+            )));
+        }
+    }
+    fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))
+}
+
+/// Records the store's own state as it was made (`made`, never mounted): while it is the
+/// same, the agent did nothing there at all.
+fn write_made(dir: &Path, state: &str) -> Result<()> {
+    Ok(crate::store::fsutil::write_atomic(
+        &dir.join("made"),
+        state.as_bytes(),
+    )?)
+}
+
 fn mounts(dir: &Path, synced: &Synced, out: Option<PathBuf>) -> PrivateStore {
     let mut store = match git_dir(dir).is_dir() {
         true => {
@@ -131,18 +167,38 @@ fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
     CliError::io(action, path, err)
 }
 
+/// A store made ready for a sandboxed run: how to mount it, and the store it replaced when
+/// that one held work the new one does not (kept aside, see [`remove`]).
+pub(crate) struct Prepared {
+    pub store: Option<PrivateStore>,
+    pub kept: Option<KeptStore>,
+}
+
 /// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
 /// Work the store holds that was not brought back yet (a run killed before) is brought back
-/// first; a store the user's side moved away from (a checkpoint, a land) is made again.
+/// first; a store the user's side moved away from (a checkpoint, a land) is made again,
+/// the old one kept aside when it held work outside what came back.
 pub(crate) fn prepare(
     ctx: &Context,
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
+) -> Result<Prepared> {
+    let mut kept = None;
+    let store = prepare_store(ctx, id, ws, bwrap, &mut kept)?;
+    Ok(Prepared { store, kept })
+}
+
+fn prepare_store(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+    kept: &mut Option<KeptStore>,
 ) -> Result<Option<PrivateStore>> {
     let Some(jj) = ctx.vcs.as_jj() else {
         return match ctx.vcs.as_git() {
-            Some(git) => prepare_git(ctx, git, id, ws, bwrap).map(Some),
+            Some(git) => prepare_git(ctx, git, id, ws, bwrap, kept).map(Some),
             None => Ok(None),
         };
     };
@@ -170,14 +226,19 @@ pub(crate) fn prepare(
             return Ok(Some(mounts(&dir, &synced, None)));
         }
     }
-    make(ctx, jj, id, ws, &dir).map(Some)
+    make(ctx, jj, id, ws, &dir, kept).map(Some)
 }
 
 /// Makes the store afresh from the workspace's working-copy commit (snapshotted first).
-fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<PrivateStore> {
-    if fs::symlink_metadata(dir).is_ok() {
-        fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
-    }
+fn make(
+    ctx: &Context,
+    jj: &Jj,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    kept: &mut Option<KeptStore>,
+) -> Result<PrivateStore> {
+    clear(ctx, id, dir, kept)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     // Read before the commit (an operation in between is then only asked about next time).
     let user_op = jj.op_heads_key().unwrap_or_default();
@@ -200,6 +261,7 @@ fn make(ctx: &Context, jj: &Jj, id: &WorkspaceId, ws: &Path, dir: &Path) -> Resu
         user_op,
         base_objects,
     };
+    write_made(dir, &synced.op)?;
     write_synced(dir, &synced)?;
     Ok(mounts(dir, &synced, None))
 }
@@ -355,8 +417,28 @@ fn prepare_git(
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
+    kept: &mut Option<KeptStore>,
 ) -> Result<PrivateStore> {
     let dir = ctx.layout.private_store(id);
+    // A half-done merge (or conflicts) is the user's to finish: neither the agent's git
+    // directory nor a bring-back into the worktree's index would keep its state.
+    let worktree_git = git.worktree_git_dir(ws)?;
+    // The index a store was made or brought back to had no conflicts (it was checked, or
+    // written from a tree): while it is the same file, it has none.
+    let index = crate::vcs::git::stat_key(&worktree_git.join("index"));
+    let index_checked = index != "-"
+        && read_synced(&dir).is_some_and(|s| s.user_op.ends_with(&format!(" {index}")));
+    if let Some(busy) = git.in_progress(ws, &worktree_git, index_checked)? {
+        return Err(CliError::failure(format!(
+            "worktree {} holds {}, which a sandboxed run cannot carry into its own git directory",
+            ws.display(),
+            busy.what
+        ))
+        .hint(format!(
+            "{}, then run again; nothing was changed (or run without --sandbox)",
+            busy.how
+        )));
+    }
     if let Some(mut synced) = read_synced(&dir).filter(|_| git_dir(&dir).is_dir()) {
         if own_state(&dir).as_deref() != Some(synced.op.as_str()) {
             bring_back_git(ctx, git, id, ws, bwrap).map_err(|err| {
@@ -368,19 +450,23 @@ fn prepare_git(
             })?;
             synced = read_synced(&dir).unwrap_or(synced);
         }
-        let git_dir = git.worktree_git_dir(ws)?;
-        if git.checkout_key(&git_dir).as_deref() == Some(synced.user_op.as_str()) {
+        if git.checkout_key(&worktree_git).as_deref() == Some(synced.user_op.as_str()) {
             return Ok(mounts(&dir, &synced, None));
         }
     }
-    make_git(ctx, git, ws, &dir)
+    make_git(ctx, git, id, ws, &dir, kept)
 }
 
 /// git: makes the worktree's own git directory afresh from its `HEAD` and index.
-fn make_git(ctx: &Context, git: &Git, ws: &Path, dir: &Path) -> Result<PrivateStore> {
-    if fs::symlink_metadata(dir).is_ok() {
-        fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
-    }
+fn make_git(
+    ctx: &Context,
+    git: &Git,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    kept: &mut Option<KeptStore>,
+) -> Result<PrivateStore> {
+    clear(ctx, id, dir, kept)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let at = git.checkout(ws)?;
     let user_op = git.checkout_key(&at.git_dir).unwrap_or_default();
@@ -408,6 +494,7 @@ fn make_git(ctx: &Context, git: &Git, ws: &Path, dir: &Path) -> Result<PrivateSt
         user_op,
         base_objects: Some(base_objects),
     };
+    write_made(dir, &synced.op)?;
     write_synced(dir, &synced)?;
     Ok(mounts(dir, &synced, None))
 }
@@ -624,19 +711,209 @@ fn untouched(dir: &Path) -> bool {
     read_synced(dir).is_some_and(|synced| own_state(dir).as_deref() == Some(synced.op.as_str()))
 }
 
-/// Removes workspace `id`'s own store with the workspace, unless it holds work that was not
-/// brought back (`settled`: what [`settle`] said, when it was asked): then it is kept, and
-/// its path returned.
-pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<PathBuf> {
+/// A workspace's own store kept when the workspace was removed, and what it holds that did
+/// not come back.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptStore {
+    /// The store (jj: a repository; git: a git directory), moved aside.
+    pub path: PathBuf,
+    /// What it holds, in words.
+    pub holds: String,
+}
+
+/// Removes workspace `id`'s own store with the workspace, unless it holds work that did not
+/// come back: commits that could not be brought back (`settled`: what [`settle`] said, when
+/// it was asked), or anything outside what comes back (jj: `@` and its ancestors; git:
+/// `HEAD` and the index), such as another branch, a stash, a tag or a head left behind. Then
+/// it is moved aside, whole, under the namespace's kept-aside directory, and said where.
+pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<KeptStore> {
     let dir = ctx.layout.private_store(id);
     fs::symlink_metadata(&dir).ok()?;
-    let kept = kept_store(&dir);
-    if settled.unwrap_or_else(|| untouched(&dir)) || kept.is_none() {
+    let holds = match kept_store(&dir) {
+        None => None,
+        Some(_) if !settled.unwrap_or_else(|| untouched(&dir)) => {
+            Some("commits that could not be brought back".to_string())
+        }
+        Some(_) => beyond(ctx, &dir),
+    };
+    let Some(holds) = holds else {
         let _ = fs::remove_dir_all(&dir);
         prune_bases(&ctx.layout.private_stores());
         return None;
+    };
+    Some(keep_aside(ctx, id, &dir, holds))
+}
+
+/// What the store at `dir` holds outside what came back, in words; `None` when nothing.
+/// git's refs are read as data and looked up in the user's repository; jj's heads are asked
+/// of jj inside the workspace's confinement (never outside it).
+fn beyond(ctx: &Context, dir: &Path) -> Option<String> {
+    let made = crate::store::fsutil::read_untrusted_string(&dir.join("made"), 64 << 10).ok();
+    if made.is_some() && made == own_state(dir) {
+        return None;
     }
-    kept
+    let Some(synced) = read_synced(dir) else {
+        return Some("a state agent-workspace could not read".into());
+    };
+    if let Some(git) = ctx.vcs.as_git() {
+        let Some(refs) = crate::vcs::git::private_refs(&git_dir(dir)) else {
+            return Some("refs agent-workspace could not read (or too many of them)".into());
+        };
+        let mut tips = vec![synced.at.commit.clone()];
+        tips.extend(synced.at.parents.iter().cloned());
+        return match git.outside(&refs, &tips, &dir.join(".refs")) {
+            Ok(names) if names.is_empty() => None,
+            Ok(names) => Some(format!(
+                "work outside the HEAD and index that came back: {}",
+                names_of(&names)
+            )),
+            Err(err) => Some(format!(
+                "refs that could not be checked ({})",
+                CliError::from(err).message
+            )),
+        };
+    }
+    jj_heads_beyond(ctx, dir, &synced)
+}
+
+/// At most ten of `names` (each in printable characters), then how many more.
+fn names_of(names: &[String]) -> String {
+    let mut text: Vec<String> = names
+        .iter()
+        .take(10)
+        .map(|n| {
+            n.chars()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .take(200)
+                .collect()
+        })
+        .collect();
+    if names.len() > 10 {
+        text.push(format!("and {} more", names.len() - 10));
+    }
+    text.join(", ")
+}
+
+/// jj: the visible heads of the store at `dir` outside `@` and its ancestors, asked of jj
+/// inside the sandbox (on an empty directory: the workspace may be gone), in words.
+fn jj_heads_beyond(ctx: &Context, dir: &Path, synced: &Synced) -> Option<String> {
+    let unread = |why: String| Some(format!("heads agent-workspace could not read ({why})"));
+    let bwrap = match sandbox::find() {
+        Ok(bwrap) => bwrap,
+        Err(err) => return unread(CliError::from(err).message),
+    };
+    let scratch = dir.join("check");
+    let _ = fs::remove_dir_all(&scratch);
+    if let Err(err) = fs::create_dir(&scratch) {
+        return unread(err.to_string());
+    }
+    let script = "jj --no-pager --color=never --ignore-working-copy log --no-graph \
+         -r 'visible_heads() ~ ::@' \
+         -T 'commit_id ++ \" \" ++ bookmarks.map(|b| b.name()).join(\" \") ++ \"\\n\"'\n";
+    let out = dir.join("out");
+    let _ = fs::create_dir_all(&out);
+    let said = confined(
+        ctx,
+        &scratch,
+        mounts(dir, synced, None),
+        &bwrap,
+        script,
+        &out,
+        &[],
+    );
+    let _ = fs::remove_dir_all(&scratch);
+    let _ = fs::remove_dir_all(&out);
+    let said = match said {
+        Ok(said) => said,
+        Err(err) => return unread(err.message),
+    };
+    let mut commits = vec![];
+    let mut bookmarks = vec![];
+    for line in said.lines().take(10_000) {
+        let mut words = line.split(' ');
+        let commit = words.next().unwrap_or_default();
+        if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return unread(format!("jj printed {:?}", names_of(&[line.to_string()])));
+        }
+        commits.push(commit.get(..12).unwrap_or(commit).to_string());
+        bookmarks.extend(words.filter(|w| !w.is_empty()).map(str::to_string));
+    }
+    if commits.is_empty() {
+        return None;
+    }
+    let noun = if commits.len() == 1 {
+        "commit"
+    } else {
+        "commits"
+    };
+    let mut text = format!(
+        "{} {noun} outside @ and its ancestors (what came back): {}",
+        commits.len(),
+        names_of(&commits)
+    );
+    if !bookmarks.is_empty() {
+        let noun = if bookmarks.len() == 1 {
+            "bookmark"
+        } else {
+            "bookmarks"
+        };
+        text += &format!(" ({noun} {})", names_of(&bookmarks));
+    }
+    Some(text)
+}
+
+/// Moves the store at `dir` aside under the namespace's kept-aside directory, made whole
+/// first (its base's pack linked in, so it no longer borrows a pack that may go). Where it
+/// cannot be moved it stays where it is, and that is said.
+fn keep_aside(ctx: &Context, id: &WorkspaceId, dir: &Path, holds: String) -> KeptStore {
+    let here = |holds: String| KeptStore {
+        path: kept_store(dir).unwrap_or_else(|| dir.to_path_buf()),
+        holds,
+    };
+    let objects = match git_dir(dir).is_dir() {
+        true => git_dir(dir).join("objects"),
+        false => wc(dir).join(".jj/repo/store/git/objects"),
+    };
+    if let Some(base) = read_synced(dir).and_then(|s| s.base_objects) {
+        link_pack(&base.join("pack"), &objects);
+    }
+    let kept_root = ctx.layout.dir.join(crate::store::aside::KEPT_DIR);
+    let dest = crate::store::aside::fresh_dest(&kept_root, id.as_str());
+    let moved = fs::create_dir_all(&kept_root).and_then(|()| fs::rename(dir, &dest));
+    match moved {
+        Ok(()) => {
+            prune_bases(&ctx.layout.private_stores());
+            KeptStore {
+                path: kept_store(&dest).unwrap_or(dest),
+                holds,
+            }
+        }
+        Err(_) => here(holds),
+    }
+}
+
+/// Hard-links (or copies) every file of the pack directory `from` into the objects directory
+/// `objects` of an agent's store, then drops its alternates: only when `objects` and its
+/// `pack` are real directories (the agent could have left a link leading anywhere).
+fn link_pack(from: &Path, objects: &Path) {
+    let real = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_dir());
+    let pack = objects.join("pack");
+    if !real(objects) || !real(&pack) {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let to = pack.join(entry.file_name());
+        if fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        if fs::hard_link(entry.path(), &to).is_err() && fs::copy(entry.path(), &to).is_err() {
+            return;
+        }
+    }
+    let _ = fs::remove_file(objects.join("info/alternates"));
 }
 
 /// Removes the base packs no store borrows any more. A pack made in the last hour is left

@@ -17,8 +17,7 @@ use crate::workspace::context::Context;
 use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
 
-/// The directory under the namespace that holds kept-aside files.
-pub(crate) const KEPT_DIR: &str = ".kept";
+pub(crate) use crate::store::aside::KEPT_DIR;
 
 /// How to remove: what the user allowed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,9 +44,9 @@ pub(crate) struct Removal {
     pub branch_deleted: Option<std::result::Result<(), String>>,
     /// Where an earlier, interrupted removal of the workspace kept files aside.
     pub earlier_aside: Option<PathBuf>,
-    /// The workspace's own store (sandboxed jj runs), kept because it holds commits that
-    /// could not be brought back.
-    pub own_store_kept: Option<PathBuf>,
+    /// The workspace's own store (sandboxed runs), kept aside because it holds work that
+    /// did not come back.
+    pub own_store_kept: Option<super::private::KeptStore>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }

@@ -186,3 +186,99 @@ fn a_fifo_repository_pointer_is_refused_and_never_hangs(backend: Backend) {
         status.stderr
     );
 }
+
+/// git: a FIFO the agent left in place of a tracked file (git cannot add one) stops `clean`,
+/// `diff` and `checkpoint` with an error naming that file and a hint, nothing staged,
+/// committed or removed; once it is gone, `clean` works.
+#[test]
+fn a_fifo_in_place_of_a_tracked_file_is_named_by_git() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w",
+            "--",
+            "sh",
+            "-c",
+            "rm a.txt && mkfifo a.txt && echo x > new.txt",
+        ],
+    )
+    .assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let fifo = ws.join("a.txt");
+    let tip = |rev: &str| crate::backends::git_ok(&env, &repo, &["rev-parse", rev]);
+    let before = tip("agent-workspace/w");
+    for args in [
+        &["clean", "w"][..],
+        &["diff", "w"],
+        &["checkpoint", "w", "-m", "c"],
+    ] {
+        let out = aw_bounded(&env, &repo, args);
+        assert_eq!(out.code(), Some(1), "{}", out.report());
+        assert!(
+            out.stderr.starts_with(&format!(
+                "Error: {} is a FIFO, which git cannot record",
+                fifo.display()
+            )),
+            "{}",
+            out.report()
+        );
+        assert!(
+            out.stderr
+                .contains("\nHint: nothing was recorded; remove it")
+                && out.stderr.contains(&format!("rm {}", fifo.display())),
+            "{}",
+            out.report()
+        );
+        assert!(ws.join("new.txt").is_file(), "{}", out.report());
+        assert_eq!(tip("agent-workspace/w"), before, "{}", out.report());
+        assert_eq!(
+            crate::backends::git_ok(&env, &ws, &["diff", "--cached", "--name-only"]),
+            "",
+            "{}",
+            out.report()
+        );
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    aw_bounded(&env, &repo, &["clean", "w"]).assert_ok();
+    assert!(!ws.exists());
+}
+
+/// jj: the same FIFO is recorded as the file's deletion and kept aside by `clean`, like any
+/// file no commit holds.
+#[test]
+fn a_fifo_in_place_of_a_tracked_file_is_kept_aside_by_jj() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w",
+            "--",
+            "sh",
+            "-c",
+            "rm a.txt && mkfifo a.txt && echo x > new.txt",
+        ],
+    )
+    .assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    let clean = aw_bounded(&env, &repo, &["clean", "w"]);
+    clean.assert_ok();
+    assert!(!ws.exists());
+    assert!(clean.stdout.contains("kept 1 file"), "{}", clean.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let dir = std::fs::read_dir(&kept)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(dir.join("a.txt"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}

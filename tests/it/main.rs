@@ -73,6 +73,7 @@ mod sandbox_confinement;
 mod sandbox_guarantees;
 mod sandbox_refused;
 mod sandbox_store;
+mod sandbox_store_both;
 mod sandbox_store_git;
 mod sandbox_support;
 mod sandbox_walls;

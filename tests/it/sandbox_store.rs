@@ -228,34 +228,6 @@ fn the_agents_commits_come_back_with_their_change_ids() {
     );
 }
 
-/// A sandboxed run killed before it could bring its commits back: `clean` brings them back
-/// (in a sandbox) before removing the workspace, so the commit is in the user's repository.
-#[test]
-fn a_killed_runs_commits_are_brought_back_by_clean() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let ws = env.ws_path(&repo, "w");
-    let running = env
-        .aw_cmd(&repo)
-        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
-        .arg("echo kept > kept.txt && jj commit -m 'killed work' && touch started && exec sleep 60")
-        .spawn();
-    crate::harness::wait_for_file(&ws.join("started"));
-    running.signal("KILL");
-    running.wait();
-    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let clean = env.aw(&repo, ["clean", "w"]);
-    clean.assert_ok();
-    let seen = env.jj_ok(
-        &repo,
-        ["log", "--no-graph", "-r", "all()", "-T", "description"],
-    );
-    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
-    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
-}
-
 /// The user's bookmarks (the base revisions trust is checked against) cannot be moved,
 /// rewritten or deleted from a sandbox: the agent's store is its own.
 #[test]
@@ -283,45 +255,83 @@ fn the_users_bookmarks_stay_where_the_user_put_them() {
     assert_eq!(described, "initial\n");
 }
 
-/// An agent that breaks its own store's export loses nothing silently: the run warns, the
-/// next sandboxed run refuses with where the commits are, `clean` keeps the store and names it.
+/// Work the agent made in its own store beyond what comes back (`@` and its ancestors) is
+/// never removed silently: `clean` keeps the store aside, names where (text and JSON) and
+/// what it holds, and the work is readable there. A bookmark on a commit that came back
+/// holds nothing more: that store goes.
+fn other_work_keeps_the_store_aside(unprivileged: bool) {
+    // What the agent leaves, the description of the commit only the store holds, and the
+    // bookmark naming it (the store's report names it).
+    let scenarios = [
+        ("a head left by jj new @-", "echo s > s.txt && jj describe -m side && jj new @-", "side", ""),
+        ("a head left by jj new root()", "echo r > r.txt && jj describe -m rooted && jj new 'root()'", "rooted", ""),
+        (
+            "a bookmark on a side commit",
+            "jj new @- -m marked && echo m > m.txt && jj bookmark create keepme -r @ && jj new 'description(substring:back)'",
+            "marked",
+            "keepme",
+        ),
+        ("a bookmark where @- is", "jj bookmark create alias -r @-", "", ""),
+    ];
+    for (what, extra, description, bookmark) in scenarios {
+        let Some((env, repo)) = setup(Backend::Jj) else {
+            return;
+        };
+        let script =
+            format!("echo back > back.txt && jj commit -m back && {extra} && echo agent-done");
+        let out = sandboxed(&env, &repo, &script, unprivileged);
+        assert!(
+            out.stdout.contains("agent-done"),
+            "{what}: {}",
+            out.report()
+        );
+        let cmd = env.aw_cmd(&repo).args(["clean", "w", "--json"]);
+        let clean = match unprivileged {
+            true => cmd.run_unprivileged(),
+            false => cmd.run(),
+        };
+        clean.assert_ok();
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            clean.report()
+        );
+        let kept = &clean.json()["removed"][0]["own_store_kept"];
+        if description.is_empty() {
+            assert!(kept.is_null(), "{what}: {}", clean.report());
+            continue;
+        }
+        let path = kept["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {}", clean.report()));
+        let path = Path::new(path);
+        assert!(
+            path.starts_with(env.namespace_dir(&repo).join(".kept")),
+            "{what}: {}",
+            clean.report()
+        );
+        assert!(
+            kept["holds"]
+                .as_str()
+                .is_some_and(|h| h.contains("commit") && h.contains(bookmark)),
+            "{what}: {}",
+            clean.report()
+        );
+        // The work is there, whole (its base's objects too), read as data by git.
+        let git = format!("--git-dir={}", path.join(".jj/repo/store/git").display());
+        let log = crate::backends::git_ok(&env, &repo, &[&git, "log", "--all", "--format=%s"]);
+        assert!(log.contains(description), "{what}: {log}");
+        crate::backends::git_ok(&env, &repo, &[&git, "fsck", "--no-dangling"]);
+        assert!(path.join(".jj/repo/op_heads").is_dir(), "{what}");
+    }
+}
+
 #[test]
-fn a_store_whose_export_fails_is_kept_and_named() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
-    let first = sandboxed(
-        &env,
-        &repo,
-        "echo w > w.txt && jj commit -m 'unexported' && printf /nowhere > .jj/repo/store/git_target",
-        false,
-    );
-    first.assert_ok();
-    assert!(
-        first.stderr.contains("were not brought back"),
-        "{}",
-        first.report()
-    );
-    let store = env.namespace_dir(&repo).join(".private/w/wc");
-    let second = sandboxed(&env, &repo, "echo ran", false);
-    assert_ne!(second.code(), Some(0), "{}", second.report());
-    assert!(!second.stdout.contains("ran"), "{}", second.report());
-    assert!(
-        second.stderr.starts_with("Error: ")
-            && second.stderr.contains(&format!(
-                "Hint: the command was not run; the agent's commits stay in its own store {}",
-                store.display()
-            )),
-        "{}",
-        second.report()
-    );
-    let clean = env.aw(&repo, ["clean", "w"]);
-    clean.assert_ok();
-    assert!(
-        clean.stdout.contains(&store.display().to_string())
-            || clean.stderr.contains(&store.display().to_string()),
-        "{}",
-        clean.report()
-    );
-    assert!(store.join(".jj").is_dir());
+fn other_work_keeps_the_store_aside_for_the_invoking_user() {
+    other_work_keeps_the_store_aside(false);
+}
+
+#[test]
+fn other_work_keeps_the_store_aside_for_an_unprivileged_user() {
+    other_work_keeps_the_store_aside(true);
 }

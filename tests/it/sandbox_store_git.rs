@@ -306,80 +306,6 @@ fn the_agents_commits_come_back_and_land() {
     );
 }
 
-/// A sandboxed run killed before its commits came back: `clean` brings them back (in a
-/// sandbox) before removing the worktree, so they stay on the worktree's branch.
-#[test]
-fn a_killed_runs_commits_are_brought_back_by_clean() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
-    let ws = env.ws_path(&repo, "w");
-    let running = env
-        .aw_cmd(&repo)
-        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
-        .arg(
-            "echo kept > kept.txt && git add kept.txt && git commit -q -m 'killed work' && \
-             touch started && exec sleep 60",
-        )
-        .spawn();
-    crate::harness::wait_for_file(&ws.join("started"));
-    running.signal("KILL");
-    running.wait();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let clean = env.aw(&repo, ["clean", "w", "--force"]);
-    clean.assert_ok();
-    let seen = git_ok(&env, &repo, &["log", "--all", "--format=%s"]);
-    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
-    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
-}
-
-/// An agent that breaks its own git directory loses nothing silently: the run warns, the
-/// next sandboxed run refuses naming where the commits are, `clean` keeps the directory and
-/// names it; the user's repository is untouched.
-#[test]
-fn a_git_dir_whose_export_fails_is_kept_and_named() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
-    let main = tip(&env, &repo, "main");
-    let first = sandboxed(
-        &env,
-        &repo,
-        "echo w > w.txt && git add w.txt && git commit -q -m unexported && \
-         printf 'ref: refs/heads/nowhere\\n' > \"$(git rev-parse --git-dir)/HEAD\"",
-        false,
-    );
-    first.assert_ok();
-    assert!(
-        first.stderr.contains("were not brought back"),
-        "{}",
-        first.report()
-    );
-    let store = env.namespace_dir(&repo).join(".private/w/git");
-    let second = sandboxed(&env, &repo, "echo ran", false);
-    assert_ne!(second.code(), Some(0), "{}", second.report());
-    assert!(!second.stdout.contains("ran"), "{}", second.report());
-    assert!(
-        second.stderr.starts_with("Error: ")
-            && second.stderr.contains(&format!(
-                "Hint: the command was not run; the agent's commits stay in its own git directory {}",
-                store.display()
-            )),
-        "{}",
-        second.report()
-    );
-    let clean = env.aw(&repo, ["clean", "w", "--force"]);
-    clean.assert_ok();
-    assert!(
-        clean.stdout.contains(&store.display().to_string())
-            || clean.stderr.contains(&store.display().to_string()),
-        "{}",
-        clean.report()
-    );
-    assert!(store.join("objects").is_dir());
-    assert_eq!(tip(&env, &repo, "main"), main);
-}
-
 /// Another workspace's record (its command line) and setup log are not readable from a
 /// sandbox; the run's own record is.
 #[test]
@@ -422,4 +348,189 @@ fn the_bubblewrap_probe_is_remembered() {
         "{remembered}"
     );
     assert!(remembered.contains(" boot "), "{remembered}");
+}
+
+/// Work the agent made in its own git directory beyond what comes back (`HEAD` and the
+/// index) is never removed silently: `clean` keeps the directory aside, names where (text
+/// and JSON) and what it holds, and the work is readable there. A branch at the commit that
+/// came back holds nothing more: that directory goes.
+fn other_work_keeps_the_git_dir_aside(unprivileged: bool) {
+    let scenarios = [
+        ("a branch", "git branch -q side && git checkout -q side && echo s > s.txt && git add s.txt && git commit -q -m side && git checkout -q -", Some("side")),
+        ("a stash", "echo st > st.txt && git add st.txt && git stash -q", Some("stash")),
+        ("a tag", "git tag -a v1 -m 'agent tag'", Some("v1")),
+        ("a detached commit", "git checkout -q --detach && echo d > d.txt && git add d.txt && git commit -q -m detached && git checkout -q -", None),
+        ("a branch where HEAD is", "git branch alias", None),
+    ];
+    for (what, extra, name) in scenarios {
+        let Some((env, repo)) = setup(Backend::Git) else {
+            return;
+        };
+        let script = format!(
+            "echo back > back.txt && git add back.txt && git commit -q -m back && {extra} && echo agent-done"
+        );
+        let out = sandboxed(&env, &repo, &script, unprivileged);
+        assert!(
+            out.stdout.contains("agent-done"),
+            "{what}: {}",
+            out.report()
+        );
+        let cmd = env.aw_cmd(&repo).args(["clean", "w", "--force", "--json"]);
+        let clean = match unprivileged {
+            true => cmd.run_unprivileged(),
+            false => cmd.run(),
+        };
+        clean.assert_ok();
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            clean.report()
+        );
+        let kept = &clean.json()["removed"][0]["own_store_kept"];
+        if what == "a branch where HEAD is" {
+            assert!(kept.is_null(), "{what}: {}", clean.report());
+            continue;
+        }
+        let path = kept["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {}", clean.report()));
+        let path = Path::new(path);
+        assert!(
+            path.starts_with(env.namespace_dir(&repo).join(".kept")),
+            "{what}: {}",
+            clean.report()
+        );
+        assert!(
+            kept["holds"]
+                .as_str()
+                .is_some_and(|h| name.is_none_or(|n| h.contains(n))),
+            "{what}: {}",
+            clean.report()
+        );
+        // The work is there, whole (its base's objects too).
+        let log = git_ok(
+            &env,
+            &repo,
+            &[
+                &format!("--git-dir={}", path.display()),
+                "log",
+                "--all",
+                "--reflog",
+                "--format=%s",
+            ],
+        );
+        let wanted = match what {
+            "a branch" => "side",
+            "a stash" => "WIP on ",
+            "a tag" => "back",
+            _ => "detached",
+        };
+        assert!(log.contains(wanted), "{what}: {log}");
+        git_ok(
+            &env,
+            &repo,
+            &[
+                &format!("--git-dir={}", path.display()),
+                "fsck",
+                "--no-dangling",
+            ],
+        );
+        let text = env.aw(&repo, ["clean", "--purge-kept", "w", "--dry-run"]);
+        assert!(
+            text.stdout
+                .contains(&env.namespace_dir(&repo).join(".kept").display().to_string()),
+            "{what}: {}",
+            text.report()
+        );
+    }
+}
+
+#[test]
+fn other_work_keeps_the_git_dir_aside_for_the_invoking_user() {
+    other_work_keeps_the_git_dir_aside(false);
+}
+
+#[test]
+fn other_work_keeps_the_git_dir_aside_for_an_unprivileged_user() {
+    other_work_keeps_the_git_dir_aside(true);
+}
+
+/// A worktree in the middle of a merge (or holding unresolved conflicts, as a conflicting
+/// `git stash pop` leaves) is refused by a sandboxed run with an error naming it and how to
+/// conclude or abort it, exit 125, nothing changed: its merge state, conflicts and index stay
+/// as they were, no store of its own is made. (Carrying a half-done merge into the agent's
+/// own git directory and back could lose the conflict state the user is resolving.)
+fn a_worktree_mid_merge_is_refused(unprivileged: bool) {
+    for what in ["a merge", "unresolved conflicts"] {
+        let Some((env, repo)) = setup(Backend::Git) else {
+            return;
+        };
+        env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+        let ws = env.ws_path(&repo, "w");
+        fs::write(repo.join("a.txt"), "from main\n").unwrap();
+        git_ok(&env, &repo, &["commit", "-q", "-am", "main side"]);
+        fs::write(ws.join("a.txt"), "from w\n").unwrap();
+        match what {
+            "a merge" => {
+                git_ok(&env, &ws, &["commit", "-q", "-am", "w side"]);
+                let merge = env.cmd("git", &ws).args(["merge", "-q", "main"]).run();
+                assert_ne!(merge.code(), Some(0), "{}", merge.report());
+            }
+            _ => {
+                git_ok(&env, &ws, &["stash", "-q"]);
+                git_ok(&env, &ws, &["merge", "-q", "--ff-only", "main"]);
+                let pop = env.cmd("git", &ws).args(["stash", "pop", "-q"]).run();
+                assert_ne!(pop.code(), Some(0), "{}", pop.report());
+            }
+        }
+        let git_dir = git_ok(&env, &ws, &["rev-parse", "--absolute-git-dir"]);
+        let git_dir = Path::new(git_dir.trim());
+        let state = || {
+            (
+                git_ok(&env, &ws, &["ls-files", "-s"]),
+                fs::read(git_dir.join("index")).unwrap(),
+                fs::read_to_string(git_dir.join("MERGE_HEAD")).ok(),
+                fs::read_to_string(ws.join("a.txt")).unwrap(),
+            )
+        };
+        let before = state();
+        assert!(
+            git_ok(&env, &ws, &["ls-files", "-u"]).contains("a.txt"),
+            "{what}: no conflict to test with"
+        );
+        let out = sandboxed(&env, &repo, "echo ran", unprivileged);
+        assert_eq!(out.code(), Some(125), "{what}: {}", out.report());
+        assert!(!out.stdout.contains("ran"), "{what}: {}", out.report());
+        let wanted = format!("Error: worktree {} holds {what}", ws.display());
+        assert!(out.stderr.starts_with(&wanted), "{what}: {}", out.report());
+        let hint = match what {
+            "a merge" => "merge --abort",
+            _ => "a.txt",
+        };
+        assert!(
+            out.stderr.contains("\nHint: ") && out.stderr.contains(hint),
+            "{what}: {}",
+            out.report()
+        );
+        assert!(
+            state() == before,
+            "{what}: the worktree changed\n{}",
+            out.report()
+        );
+        assert!(
+            !env.namespace_dir(&repo).join(".private/w").exists(),
+            "{what}: {}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn a_worktree_mid_merge_is_refused_for_the_invoking_user() {
+    a_worktree_mid_merge_is_refused(false);
+}
+
+#[test]
+fn a_worktree_mid_merge_is_refused_for_an_unprivileged_user() {
+    a_worktree_mid_merge_is_refused(true);
 }

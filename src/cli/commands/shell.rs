@@ -49,15 +49,25 @@ pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) 
     let mut record = opened?.record;
     let loader = direnv::prepare(&mut record, &ctx.vcs, args.no_direnv, args.trust_envrc)?;
     let shell = crate::vars::non_empty(crate::vars::SHELL).unwrap_or_else(|| "/bin/sh".into());
-    let ending = Launch::new(
+    let launch = Launch::new(
         &ctx,
         &record,
         loader,
         &[shell.into()],
         None,
         sandboxing.as_ref(),
-    )?
-    .run()?;
+    )?;
+    if let Some(store) = launch.kept_store() {
+        ui.warning_with_hint(
+            format!(
+                "the workspace's own store was made again from your side; the old one holds {}, and is kept in {}",
+                store.holds,
+                store.path.display()
+            ),
+            "it is the agent's (its configuration is not yours): read it as data".to_string(),
+        );
+    }
+    let ending = launch.run()?;
     if let Some(sandboxing) = &sandboxing {
         let ws = &record.workspace_path;
         match workspace::private::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {

@@ -21,7 +21,7 @@ impl Git {
                 ..Recorded::default()
             });
         }
-        self.call(ws)?.args(["add", "--all"]).stdout()?;
+        super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
         let commit = self
             .call(ws)?
             .args(["commit", "--quiet", "--no-verify", "--message", description])
@@ -157,7 +157,12 @@ impl Git {
                 .stdout()?)
         };
         indexed(&["read-tree", "HEAD"])?;
-        indexed(&["add", "--all"])?;
+        super::add_all(
+            self.call(ws)?
+                .env("GIT_INDEX_FILE", scratch)
+                .args(["add", "--all"]),
+            ws,
+        )?;
         Ok(indexed(&["write-tree"])?.trim().to_string())
     }
 }

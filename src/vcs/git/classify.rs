@@ -29,6 +29,15 @@ pub(crate) fn failure(stderr: &str) -> Failure {
     }
 }
 
+/// The file `git add` refused because it is no regular file, symlink or repository (a
+/// FIFO, a socket, a device), as git names it: relative to the worktree.
+pub(crate) fn unaddable(stderr: &str) -> Option<&str> {
+    stderr.lines().find_map(|line| {
+        line.trim_start_matches("error: ")
+            .strip_suffix(": can only add regular files, symbolic links or git-directories")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,6 +50,15 @@ mod tests {
     const NO_WORKTREE: &str = "fatal: '/tmp/cls/nowt' is not a working tree\n";
     /// `git branch --quiet -d --end-of-options br` with a commit only on br.
     const UNMERGED: &str = "error: the branch 'br' is not fully merged\nhint: If you are sure you want to delete it, run 'git branch -D br'\nhint: Disable this message with \"git config advice.forceDeleteBranch false\"\n";
+
+    /// `git add --all` in a worktree where a tracked `a.txt` was replaced by a FIFO.
+    const FIFO: &str = "a.txt: can only add regular files, symbolic links or git-directories\nfatal: updating files failed\n";
+
+    #[test]
+    fn unaddable_files_are_named() {
+        assert_eq!(unaddable(FIFO), Some("a.txt"));
+        assert_eq!(unaddable(UNMERGED), None);
+    }
 
     #[test]
     fn failures_are_told_apart() {

@@ -35,9 +35,10 @@ impl Git {
         let _cleanup = Scratch(scratch.to_path_buf());
         copied?;
         let with_index = |c: Call| c.env("GIT_INDEX_FILE", scratch);
-        with_index(self.call(ws)?)
-            .args(["add", "--all", "--", "."])
-            .stdout()?;
+        super::add_all(
+            with_index(self.call(ws)?).args(["add", "--all", "--", "."]),
+            ws,
+        )?;
         // Both only read the temporary index (write-tree replaces it atomically).
         let tree = match tree {
             true => Some(with_index(self.call(ws)?).arg("write-tree").start()?),

@@ -35,7 +35,7 @@ impl Git {
             let status = status?;
             if !status.is_empty() {
                 // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
-                self.call(ws)?.args(["add", "--all"]).stdout()?;
+                super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
                 let commit = self
                     .call(ws)?
                     .args(["commit", "--quiet", "--no-verify", "-m"])

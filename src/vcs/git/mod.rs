@@ -13,7 +13,9 @@ mod land_target;
 mod pool;
 mod private;
 pub(crate) use pool::BranchPlan;
-pub(crate) use private::{private_key, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS};
+pub(crate) use private::{
+    private_key, private_refs, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -321,6 +323,26 @@ fn parse_worktrees(text: &str, prefix: &str, namespace: &Path) -> Vec<Registered
         }
     }
     found
+}
+
+/// Runs `add` (a `git add --all ...` call in the worktree at `ws`); a file git refuses to add
+/// (a FIFO, a socket, a device the agent left) is named in the error.
+fn add_all(add: Call, ws: &Path) -> Result<()> {
+    let Err(err) = add.stdout() else {
+        return Ok(());
+    };
+    let Some(rel) = classify::unaddable(err.stderr()) else {
+        return Err(err.into());
+    };
+    use std::os::unix::fs::FileTypeExt;
+    let path = ws.join(rel);
+    let kind = match std::fs::symlink_metadata(&path).map(|m| m.file_type()) {
+        Ok(t) if t.is_fifo() => "FIFO",
+        Ok(t) if t.is_socket() => "socket",
+        Ok(t) if t.is_block_device() || t.is_char_device() => "device",
+        _ => "file that is no regular file, symlink or repository",
+    };
+    Err(VcsError::Unaddable { path, kind })
 }
 
 #[cfg(test)]

@@ -36,6 +36,13 @@ pub(crate) struct Checkout {
 
 use crate::vcs::packs::io;
 
+/// What a worktree is in the middle of, and how to conclude or abort it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InProgress {
+    pub what: String,
+    pub how: String,
+}
+
 impl Git {
     fn git_at(&self, git_dir: &Path) -> Result<Call> {
         crate::vcs::packs::git_at(git_dir)
@@ -82,6 +89,89 @@ impl Git {
             Some(dir) => Ok(dir),
             None => Ok(self.checkout(ws)?.git_dir),
         }
+    }
+
+    /// What the worktree at `ws` (its git directory `git_dir`) is in the middle of, if
+    /// anything: a merge, cherry-pick, revert, rebase or `am` (its state files, read as
+    /// they are: only the user's git writes there), or unresolved conflicts in its index
+    /// (`ls-files -u`, not asked when `index_checked`: the index is one already found
+    /// without). Each with how to conclude or abort it.
+    pub(crate) fn in_progress(
+        &self,
+        ws: &Path,
+        git_dir: &Path,
+        index_checked: bool,
+    ) -> Result<Option<InProgress>> {
+        let at = |name: &str| fs::symlink_metadata(git_dir.join(name)).is_ok();
+        let operation = [
+            ("MERGE_HEAD", "a merge", "commit", "merge --abort"),
+            (
+                "CHERRY_PICK_HEAD",
+                "a cherry-pick",
+                "cherry-pick --continue",
+                "cherry-pick --abort",
+            ),
+            (
+                "REVERT_HEAD",
+                "a revert",
+                "revert --continue",
+                "revert --abort",
+            ),
+            (
+                "rebase-merge",
+                "a rebase",
+                "rebase --continue",
+                "rebase --abort",
+            ),
+            (
+                "rebase-apply",
+                "a rebase or am",
+                "rebase --continue",
+                "rebase --abort",
+            ),
+        ]
+        .into_iter()
+        .find(|(file, ..)| at(file));
+        if let Some((_, what, go_on, abort)) = operation {
+            return Ok(Some(InProgress {
+                what: what.to_string(),
+                how: format!(
+                    "conclude it (`git -C {ws} {go_on}`) or abort it (`git -C {ws} {abort}`)",
+                    ws = crate::exec::process::quote(&ws.to_string_lossy())
+                ),
+            }));
+        }
+        if index_checked {
+            return Ok(None);
+        }
+        let unmerged = self
+            .git_at(git_dir)?
+            .arg(format!("--work-tree={}", ws.display()))
+            .args(["ls-files", "-u", "-z", "--format=%(path)"])
+            .stdout()?;
+        let mut files: Vec<&str> = unmerged.split('\0').filter(|p| !p.is_empty()).collect();
+        files.dedup();
+        let Some(first) = files.first() else {
+            return Ok(None);
+        };
+        let shown: Vec<String> = files
+            .iter()
+            .take(5)
+            .map(|f| crate::exec::process::quote(f))
+            .collect();
+        let more = match files.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        Ok(Some(InProgress {
+            what: "unresolved conflicts".to_string(),
+            how: format!(
+                "resolve them in {}{more} and mark them (`git -C {ws} add {first}`), or take them out of the index (`git -C {ws} restore --staged {first}`)",
+                shown.join(", "),
+                ws = crate::exec::process::quote(&ws.to_string_lossy()),
+                first = crate::exec::process::quote(first),
+            ),
+        }))
     }
 
     /// The commit `HEAD` of the worktree whose git directory is `git_dir` names (no other
@@ -335,4 +425,232 @@ pub(crate) fn private_key(git_dir: &Path) -> Option<String> {
         stat_key(&git_dir.join("logs/HEAD")),
     );
     Some(key.replace(['\n', '\r'], " "))
+}
+
+/// The most refs and reflog entries of a private git directory looked at: beyond, it is
+/// kept whole rather than read further.
+const REFS_LIMIT: usize = 2000;
+
+/// What a private git directory's refs name, read as data (never by git): every ref (loose,
+/// packed, a detached `HEAD`) but the export's, and each commit `HEAD`'s reflog names that no
+/// other reflog does (made on a detached `HEAD`, then left). `None` when there are more than
+/// [`REFS_LIMIT`] or they cannot be read.
+pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
+    let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 64 << 10).ok();
+    // A reflog or the packed refs grow with every update: bounded higher. A file that is
+    // missing is empty; one that cannot be read makes the whole answer unknown.
+    let read_log = |path: &Path| match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+        _ => crate::store::fsutil::read_untrusted_string(path, 16 << 20).ok(),
+    };
+    let mut refs = vec![];
+    let mut logged = std::collections::HashSet::new();
+    // Loose refs and their reflogs, every directory a real one (never a link followed).
+    let mut dirs = vec![
+        (git_dir.join("refs"), "refs".to_string(), false),
+        (git_dir.join("logs/refs"), "refs".to_string(), true),
+    ];
+    let mut seen = 0;
+    while let Some((dir, name, log)) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.ok()?;
+            seen += 1;
+            if seen > REFS_LIMIT {
+                return None;
+            }
+            let file = entry.file_name().into_string().ok()?;
+            let full = format!("{name}/{file}");
+            let kind = entry.file_type().ok()?;
+            if kind.is_dir() {
+                dirs.push((entry.path(), full, log));
+            } else if !kind.is_file() || full.starts_with(EXPORT_REFS) {
+                continue;
+            } else if log {
+                for line in read_log(&entry.path())?.lines() {
+                    logged.extend(line.split(' ').take(2).map(str::to_string));
+                }
+            } else {
+                let text = read(&entry.path())?;
+                if !text.starts_with("ref: ") {
+                    refs.push((full, text.trim().to_string()));
+                }
+            }
+        }
+    }
+    let packed = read_log(&git_dir.join("packed-refs"))?;
+    for line in packed.lines().filter(|l| !l.starts_with(['#', '^'])) {
+        if let Some((id, name)) = line.split_once(' ') {
+            if !name.starts_with(EXPORT_REFS) {
+                refs.push((name.to_string(), id.to_string()));
+            }
+        }
+    }
+    let head = read(&git_dir.join("HEAD"))?;
+    if !head.starts_with("ref: ") {
+        refs.push(("HEAD".into(), head.trim().to_string()));
+    }
+    let mut detached = std::collections::BTreeSet::new();
+    for line in read_log(&git_dir.join("logs/HEAD"))?.lines() {
+        // A rebase's picks are copies of commits it started from (which their own reflogs
+        // name): only what was committed on a detached HEAD is the agent's own.
+        let rebase = line
+            .split_once('\t')
+            .is_some_and(|(_, message)| message.starts_with("rebase"));
+        if let Some(id) = line.split(' ').nth(1) {
+            if !rebase && !logged.contains(id) && !id.bytes().all(|b| b == b'0') {
+                detached.insert(id.to_string());
+            }
+        }
+    }
+    refs.extend(detached.into_iter().map(|id| {
+        (
+            "a commit made on a detached HEAD (in HEAD's reflog)".to_string(),
+            id,
+        )
+    }));
+    (refs.len() <= REFS_LIMIT).then_some(refs)
+}
+
+impl Git {
+    /// Which of `refs` (name, object id: read from an agent's git directory) name anything
+    /// the user's repository does not hold in the history of `tips` (what came back, and its
+    /// base): an object it does not have at all, or a commit outside that history.
+    /// `scratch` is a file of agent-workspace's own it may write (the ids handed to git).
+    pub(crate) fn outside(
+        &self,
+        refs: &[(String, String)],
+        tips: &[String],
+        scratch: &Path,
+    ) -> Result<Vec<String>> {
+        let hex =
+            |id: &str| matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        let mut outside: Vec<String> = vec![];
+        let ids: String = refs
+            .iter()
+            .filter(|(_, id)| hex(id))
+            .map(|(_, id)| format!("{id}\n"))
+            .collect();
+        fs::write(scratch, ids).map_err(|e| io("write", scratch, e))?;
+        let input = fs::File::open(scratch).map_err(|e| io("read", scratch, e))?;
+        let kinds = self
+            .git_at(&self.common)?
+            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
+            .input(input)
+            .stdout();
+        let _ = fs::remove_file(scratch);
+        let kinds: std::collections::HashMap<String, String> = kinds?
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(id, kind)| (id.to_string(), kind.to_string()))
+            .collect();
+        let mut commits: Vec<(&str, &str)> = vec![];
+        for (name, id) in refs {
+            match kinds.get(id).map(String::as_str) {
+                Some("commit") if hex(id) => commits.push((name, id)),
+                _ => outside.push(name.clone()),
+            }
+        }
+        if !commits.is_empty() {
+            let not: Vec<String> = tips
+                .iter()
+                .filter(|t| hex(t))
+                .map(|t| format!("^{t}"))
+                .collect();
+            let listed = self
+                .git_at(&self.common)?
+                .args(["rev-list"])
+                .args(commits.iter().map(|(_, id)| id.to_string()))
+                .args(not)
+                .stdout()?;
+            let listed: std::collections::HashSet<&str> = listed.lines().collect();
+            outside.extend(
+                commits
+                    .iter()
+                    .filter(|(_, id)| listed.contains(id))
+                    .map(|(name, _)| name.to_string()),
+            );
+        }
+        outside.sort();
+        outside.dedup();
+        Ok(outside)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: char) -> String {
+        n.to_string().repeat(40)
+    }
+
+    /// A git directory as an agent leaves it: a branch (with its reflog), a stash, a packed
+    /// tag, the export's refs, and HEAD's reflog with a commit made detached, a rebase's
+    /// pick and a move to the branch.
+    #[test]
+    fn private_refs_are_read_as_data() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path();
+        let write = |rel: &str, text: &str| {
+            let path = git.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        };
+        let zero = "0".repeat(40);
+        write("HEAD", "ref: refs/heads/w\n");
+        write("refs/heads/w", &format!("{}\n", id('a')));
+        write("refs/stash", &format!("{}\n", id('b')));
+        write(&format!("{EXPORT_REFS}head"), &format!("{}\n", id('c')));
+        write(
+            "packed-refs",
+            &format!(
+                "# pack-refs with: peeled\n{} refs/tags/v1\n^{}\n",
+                id('d'),
+                id('a')
+            ),
+        );
+        let entry = |old: &str, new: &str, message: &str| {
+            format!("{old} {new} A <a@x> 1 +0000\t{message}\n")
+        };
+        write(
+            "logs/refs/heads/w",
+            &(entry(&zero, &id('9'), "branch: Created") + &entry(&id('9'), &id('a'), "commit: x")),
+        );
+        write(
+            "logs/HEAD",
+            &(entry(&zero, &id('9'), "x")
+                + &entry(&id('9'), &id('e'), "commit: made detached")
+                + &entry(&id('e'), &id('f'), "rebase (pick): copy")
+                + &entry(&id('f'), &id('a'), "checkout: moving to w")),
+        );
+        let mut refs = private_refs(git).unwrap();
+        refs.sort();
+        let detached = "a commit made on a detached HEAD (in HEAD's reflog)".to_string();
+        assert_eq!(
+            refs,
+            vec![
+                (detached, id('e')),
+                ("refs/heads/w".into(), id('a')),
+                ("refs/stash".into(), id('b')),
+                ("refs/tags/v1".into(), id('d')),
+            ]
+        );
+        // A FIFO in place of a ref is no ref (skipped); in place of the packed refs, the
+        // answer is unknown. Neither is waited on.
+        let mkfifo = |path: &Path| {
+            let _ = fs::remove_file(path);
+            assert!(std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap()
+                .success());
+        };
+        mkfifo(&git.join("refs/heads/fifo"));
+        assert_eq!(private_refs(git).map(|r| r.len()), Some(4));
+        mkfifo(&git.join("packed-refs"));
+        assert_eq!(private_refs(git), None);
+    }
 }

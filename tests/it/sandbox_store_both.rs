@@ -1,0 +1,312 @@
+//! The stories of a sandboxed workspace's own store that read the same on both backends:
+//! work a killed run left is brought back by `clean`, a store whose export fails is kept
+//! and named, and work outside what comes back is kept aside when the store goes (made
+//! again, or removed by `run --cleanup`). Only what the agent types and where its store
+//! lives differ: [`Agent`] holds them per backend.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::backends::{git_ok, Backend};
+use crate::harness::{Outcome, TestEnv};
+use crate::sandbox_support::setup;
+
+/// What the agent types, and what the tool says, in each backend's words.
+struct Agent {
+    /// Commits a new file `kept.txt` as "killed work".
+    commit_killed: &'static str,
+    /// Commits `w.txt` as "unexported", then breaks its store's export.
+    break_export: &'static str,
+    /// The store's directory under `.private/w/`.
+    store: &'static str,
+    /// What the refusal calls the store.
+    store_called: &'static str,
+    /// An entry a whole store holds.
+    store_entry: &'static str,
+    /// Leaves a commit "side" outside what comes back.
+    leave_side: &'static str,
+    /// Prints the commit "side" when the agent's store has it.
+    find_side: &'static str,
+    /// How a removal (or a store made again) names that work.
+    side_named: &'static str,
+    /// `clean` of the workspace after a killed or broken run.
+    clean: &'static [&'static str],
+}
+
+fn agent(backend: Backend) -> Agent {
+    match backend {
+        Backend::Jj => Agent {
+            commit_killed: "echo kept > kept.txt && jj commit -m 'killed work'",
+            break_export: "echo w > w.txt && jj commit -m 'unexported' && \
+                 printf /nowhere > .jj/repo/store/git_target",
+            store: "wc",
+            store_called: "own store",
+            store_entry: ".jj",
+            leave_side: "echo s > s.txt && jj describe -m side && jj new @-",
+            find_side: "jj log --no-graph -r 'description(substring:side)' -T description",
+            side_named: "holds 1 commit outside @ and its ancestors",
+            clean: &["clean", "w"],
+        },
+        Backend::Git => Agent {
+            commit_killed: "echo kept > kept.txt && git add kept.txt && \
+                 git commit -q -m 'killed work'",
+            break_export: "echo w > w.txt && git add w.txt && git commit -q -m unexported && \
+                 printf 'ref: refs/heads/nowhere\\n' > \"$(git rev-parse --git-dir)/HEAD\"",
+            store: "git",
+            store_called: "own git directory",
+            store_entry: "objects",
+            leave_side: "git checkout -q -b side && echo s > s.txt && git add s.txt && \
+                 git commit -q -m side && git checkout -q -",
+            find_side: "git branch --list side",
+            side_named: "holds work outside the HEAD and index that came back: refs/heads/side",
+            clean: &["clean", "w", "--force"],
+        },
+    }
+}
+
+/// Runs `script` in workspace `w`, sandboxed, as the invoking or an unprivileged user.
+fn sandboxed(env: &TestEnv, repo: &Path, script: &str, unprivileged: bool) -> Outcome {
+    let cmd = env
+        .aw_cmd(repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c", script]);
+    match unprivileged {
+        true => cmd.run_unprivileged(),
+        false => cmd.run(),
+    }
+}
+
+/// Every commit's subject (jj: description) in the user's repository.
+fn all_subjects(env: &TestEnv, repo: &Path, backend: Backend) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(
+            repo,
+            ["log", "--no-graph", "-r", "all()", "-T", "description"],
+        ),
+        Backend::Git => git_ok(env, repo, &["log", "--all", "--format=%s"]),
+    }
+}
+
+/// The user's own history (git: `main`; jj: the working copy's ancestors).
+fn users_history(env: &TestEnv, repo: &Path, backend: Backend) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(repo, ["log", "--no-graph", "-r", "::@-", "-T", "commit_id"]),
+        Backend::Git => git_ok(env, repo, &["rev-parse", "main"]),
+    }
+}
+
+/// The git directory of a store kept at `path` (jj: its backing git store), read as data.
+fn kept_git_dir(path: &Path, backend: Backend) -> String {
+    let dir = match backend {
+        Backend::Jj => path.join(".jj/repo/store/git"),
+        Backend::Git => path.to_path_buf(),
+    };
+    format!("--git-dir={}", dir.display())
+}
+
+/// The path a message names after `is kept in `.
+fn kept_path(out: &Outcome) -> PathBuf {
+    let text = out.stdout.clone() + &out.stderr;
+    text.split("is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("{}", out.report()))
+}
+
+/// A sandboxed run killed before its commits came back: `clean` brings them back (in a
+/// sandbox) before removing the workspace, so they are in the user's repository (git: on the
+/// worktree's branch).
+fn a_killed_runs_commits_are_brought_back_by_clean(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let ws = env.ws_path(&repo, "w");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg(format!(
+            "{} && touch started && exec sleep 60",
+            agent(backend).commit_killed
+        ))
+        .spawn();
+    crate::harness::wait_for_file(&ws.join("started"));
+    running.signal("KILL");
+    running.wait();
+    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let clean = env.aw(&repo, agent(backend).clean);
+    clean.assert_ok();
+    let seen = all_subjects(&env, &repo, backend);
+    assert!(seen.contains("killed work"), "{seen}\n{}", clean.report());
+    assert!(!env.namespace_dir(&repo).join(".private/w").exists());
+}
+
+/// An agent that breaks its own store's export loses nothing silently: the run warns, the
+/// next sandboxed run refuses naming where the commits are, `clean` moves the store aside,
+/// whole, and names it; the user's history is untouched.
+fn a_store_whose_export_fails_is_kept_and_named(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    let history = users_history(&env, &repo, backend);
+    let first = sandboxed(&env, &repo, agent.break_export, false);
+    first.assert_ok();
+    assert!(
+        first.stderr.contains("were not brought back"),
+        "{}",
+        first.report()
+    );
+    let store = env
+        .namespace_dir(&repo)
+        .join(".private/w")
+        .join(agent.store);
+    let second = sandboxed(&env, &repo, "echo ran", false);
+    assert_ne!(second.code(), Some(0), "{}", second.report());
+    assert!(!second.stdout.contains("ran"), "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Error: ")
+            && second.stderr.contains(&format!(
+                "Hint: the command was not run; the agent's commits stay in its {} {}",
+                agent.store_called,
+                store.display()
+            )),
+        "{}",
+        second.report()
+    );
+    let clean = env.aw(&repo, agent.clean);
+    clean.assert_ok();
+    // Moved aside, whole, under the kept-aside directory, and named there.
+    let named = kept_path(&clean);
+    assert!(
+        named.starts_with(env.namespace_dir(&repo).join(".kept")),
+        "{}",
+        clean.report()
+    );
+    assert!(
+        (clean.stdout.clone() + &clean.stderr)
+            .contains("holds commits that could not be brought back"),
+        "{}",
+        clean.report()
+    );
+    assert!(named.join(agent.store_entry).is_dir(), "{}", clean.report());
+    assert!(!store.exists());
+    assert_eq!(users_history(&env, &repo, backend), history);
+}
+
+/// When the user's side moved the workspace (a checkpoint) the next sandboxed run makes its
+/// store again; work the agent left outside what came back is not dropped: the old store is
+/// kept aside and the run warns where.
+fn a_remade_store_keeps_the_old_one_aside_as(backend: Backend, unprivileged: bool) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    sandboxed(&env, &repo, agent.leave_side, unprivileged).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::write(ws.join("two.txt"), "two\n").unwrap();
+    env.aw(&repo, ["checkpoint", "w", "-m", "from the user"])
+        .assert_ok();
+    let second = sandboxed(&env, &repo, agent.find_side, unprivileged);
+    second.assert_ok();
+    assert_eq!(second.stdout, "", "{}", second.report());
+    assert!(
+        second.stderr.starts_with("Warning: "),
+        "{}",
+        second.report()
+    );
+    assert!(
+        second.stderr.contains(agent.side_named),
+        "{}",
+        second.report()
+    );
+    let path = kept_path(&second);
+    assert!(
+        path.starts_with(env.namespace_dir(&repo).join(".kept")),
+        "{}",
+        second.report()
+    );
+    let git = kept_git_dir(&path, backend);
+    let log = git_ok(&env, &repo, &[&git, "log", "--all", "--format=%s"]);
+    assert!(log.contains("side"), "{log}");
+}
+
+fn a_remade_store_keeps_the_old_one_aside(backend: Backend) {
+    a_remade_store_keeps_the_old_one_aside_as(backend, false);
+}
+
+fn a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user(backend: Backend) {
+    a_remade_store_keeps_the_old_one_aside_as(backend, true);
+}
+
+/// `run --sandbox --cleanup` removes the workspace after a successful run through the same
+/// removal: work the agent left outside what came back keeps its store aside, named.
+fn run_cleanup_keeps_the_store_aside(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    let out = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "--cleanup", "w", "--", "sh", "-c"])
+        .arg(agent.leave_side)
+        .run();
+    out.assert_ok();
+    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
+    let kept = env.namespace_dir(&repo).join(".kept");
+    assert!(
+        out.stderr.contains(agent.side_named)
+            && out
+                .stderr
+                .contains(&format!("is kept in {}", kept.display())),
+        "{}",
+        out.report()
+    );
+    assert!(kept_path(&out).starts_with(&kept), "{}", out.report());
+}
+
+/// `gc` removes a workspace past its retention through the same removal: work the agent left
+/// outside what came back keeps its store aside, named in the JSON (`own_store_kept`).
+fn gc_keeps_the_store_aside(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    sandboxed(&env, &repo, agent.leave_side, false).assert_ok();
+    fs::write(
+        repo.join("agent-workspace.toml"),
+        "[retention]\ndone = \"1h\"\n",
+    )
+    .unwrap();
+    crate::gc::age(&env, &repo, "w", std::time::Duration::from_secs(7200));
+    let out = env.aw(&repo, ["gc", "--json"]);
+    let doc = out.assert_ok().json();
+    crate::schemas::assert_valid("gc", &doc);
+    assert!(!env.ws_path(&repo, "w").exists(), "{}", out.report());
+    let kept = &doc["removed"][0]["removal"]["own_store_kept"];
+    let path = Path::new(kept["path"].as_str().unwrap_or_else(|| panic!("{doc}")));
+    assert!(
+        path.starts_with(env.namespace_dir(&repo).join(".kept")),
+        "{doc}"
+    );
+    let holds = kept["holds"].as_str().unwrap_or_default();
+    assert!(
+        format!("holds {holds}").starts_with(agent.side_named),
+        "{doc}"
+    );
+    let log = git_ok(
+        &env,
+        &repo,
+        &[&kept_git_dir(path, backend), "log", "--all", "--format=%s"],
+    );
+    assert!(log.contains("side"), "{log}");
+}
+
+crate::both_backends!(
+    a_killed_runs_commits_are_brought_back_by_clean,
+    a_store_whose_export_fails_is_kept_and_named,
+    a_remade_store_keeps_the_old_one_aside,
+    a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user,
+    run_cleanup_keeps_the_store_aside,
+    gc_keeps_the_store_aside,
+);
