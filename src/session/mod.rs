@@ -105,7 +105,10 @@ fn prepare(
     tell(&notes);
     synced?;
     if workspace::setup::due(ctx, record, created) {
-        workspace::setup::run(ctx, record, setup)?;
+        let mut notes = vec![];
+        let ran = workspace::setup::run(ctx, record, setup, &mut notes);
+        tell(&notes);
+        ran?;
     }
     Ok(())
 }

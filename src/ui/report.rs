@@ -372,6 +372,11 @@ impl From<&Aside> for AsideJson {
 /// The line to print for a note of opening a workspace.
 pub(crate) fn note(note: &Note) -> String {
     match note {
+        Note::OwnStoreKept { store } => format!(
+            "Warning: the workspace's own store was made again from your side; the old one holds {}, and is kept in {} (the agent's: its configuration is not yours)",
+            store.holds,
+            store.path.display()
+        ),
         Note::CorruptRecordKept { workspace, kept, why } => format!(
             "Warning: the record of {} was unreadable ({why}); kept it as {} and started a new record",
             workspace.display(),

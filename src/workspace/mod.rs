@@ -84,6 +84,9 @@ pub(crate) enum Note {
     RecreatedOnBranch { id: String, branch: String },
     /// Symlinks in the tools bundle's sources that lead out of the repository: not copied.
     ToolsLinksSkipped { paths: Vec<PathBuf> },
+    /// A sandboxed setup made the workspace's own store again; the old one, holding work
+    /// that had not come back, was kept aside.
+    OwnStoreKept { store: private::KeptStore },
     /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
     Copied {
         id: String,

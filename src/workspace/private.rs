@@ -713,7 +713,7 @@ fn untouched(dir: &Path) -> bool {
 
 /// A workspace's own store kept when the workspace was removed, and what it holds that did
 /// not come back.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KeptStore {
     /// The store (jj: a repository; git: a git directory), moved aside.
     pub path: PathBuf,

@@ -43,7 +43,13 @@ pub(crate) fn log_path(workspace: &Path) -> PathBuf {
 
 /// Runs the setup in `record`'s workspace, recording its outcome (and saving the record).
 /// Its failure, or a refused command, is an error naming the log; the workspace is kept.
-pub(crate) fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
+/// A store of its own a sandboxed setup replaced is said in `notes`.
+pub(crate) fn run(
+    ctx: &Context,
+    record: &mut Record,
+    env: &Env,
+    notes: &mut Vec<crate::workspace::Note>,
+) -> Result<()> {
     let Some(setup) = ctx.config.setup.clone() else {
         return Ok(());
     };
@@ -86,6 +92,11 @@ pub(crate) fn run(ctx: &Context, record: &mut Record, env: &Env) -> Result<()> {
         Some(env.lease),
         env.sandboxing,
     )?;
+    if let Some(store) = launch.kept_store() {
+        notes.push(crate::workspace::Note::OwnStoreKept {
+            store: store.clone(),
+        });
+    }
     let ending = launch.output_to(file).run();
     outcome.finished_at = Some(metadata::now());
     outcome.duration_ms = Some(started.elapsed().as_millis() as u64);

@@ -152,7 +152,7 @@ fn prepare(
             lease: lock_fd,
             trust,
         };
-        super::super::setup::run(ctx, &mut record, &env).map_err(|err| {
+        super::super::setup::run(ctx, &mut record, &env, notes).map_err(|err| {
             match record.setup.as_ref().map(|s| s.status) {
                 Some(SetupStatus::Refused) => err.hint(
                     "review the file, then pass --trust-config to `agent-workspace pool fill` (a setup.command in your own configuration file is always trusted)",
