@@ -108,14 +108,36 @@ impl Jj {
     /// [`Jj::changes`] without a snapshot when its answer is kept (and no jj or git process
     /// is needed to give it); `None` otherwise.
     pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<Changes> {
-        let base = hex_ids(base);
+        let base: Vec<&str> = base
+            .iter()
+            .map(String::as_str)
+            .filter(|c| is_id(c))
+            .collect();
         if base.is_empty() {
             return None;
         }
-        let key = self.changes_key(id, &base)?;
+        // The key of [`Jj::changes_key`], compared piece by piece (a table asks a thousand
+        // times: no key is formatted). The view is read before the bundle is locked.
+        let view = self.working_copies();
         let bundle = self.bundle.lock().ok()?;
         let text = bundle.as_ref()?.entries.get(id)?;
-        parse_kept(text, &key)
+        let rest = match view.as_deref().and_then(|view| super::commit_in(view, id)) {
+            Some(commit) => text
+                .strip_prefix("wc ")?
+                .strip_prefix(commit)?
+                .strip_prefix('\n')?,
+            None => text
+                .strip_prefix(self.op_heads_key()?.as_str())?
+                .strip_prefix('\n')?,
+        };
+        let mut rest = rest;
+        for (i, commit) in base.iter().enumerate() {
+            if i > 0 {
+                rest = rest.strip_prefix(',')?;
+            }
+            rest = rest.strip_prefix(commit)?;
+        }
+        parse_kept_body(rest.strip_prefix('\n')?)
     }
 
     /// The kept entry of workspace `id` in the pinned bundle, when it is under `key`.
@@ -177,13 +199,17 @@ impl Bundle {
 
 /// The changes a cache entry's `text` holds under `key`.
 fn parse_kept(text: &str, key: &str) -> Option<Changes> {
-    let rest = text.strip_prefix(key)?;
+    parse_kept_body(text.strip_prefix(key)?)
+}
+
+/// The changes a cache entry holds after its key.
+fn parse_kept_body(rest: &str) -> Option<Changes> {
     let (len, rest) = rest.split_once('\n')?;
     let (against, rest) = rest.split_once('\n')?;
     let len: usize = len.parse().ok()?;
     let (out, files) = (rest.get(..len)?, rest.get(len..)?);
-    let base: Vec<String> = key.lines().nth(1)?.split(',').map(str::to_string).collect();
-    parse_log("", &base, out, false, against.to_string(), files).ok()
+    // The base only names itself in an error, which is not kept.
+    parse_log("", &[], out, false, against.to_string(), files).ok()
 }
 
 /// The changes the cache entry at `path` holds for `key` (format: `<key><log length>\n
@@ -301,10 +327,12 @@ impl Jj {
 
 /// Only commit ids reach a revset: the base comes from a record the workspace can write.
 fn hex_ids(base: &[String]) -> Vec<String> {
-    base.iter()
-        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
-        .cloned()
-        .collect()
+    base.iter().filter(|c| is_id(c)).cloned().collect()
+}
+
+/// Whether `c` is a commit id (hex): nothing else may reach a revset or a kept key.
+fn is_id(c: &str) -> bool {
+    !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
