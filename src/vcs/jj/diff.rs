@@ -158,7 +158,7 @@ impl Jj {
     }
 }
 
-/// Every workspace's kept changes in one file (`changes.v2.all`), read when a table pins the
+/// Every workspace's kept changes in one file (`changes.v2.kept`), read when a table pins the
 /// view and written back when it ends: a thousand workspaces cost one read. An entry holds
 /// what the workspace's own file holds, under the same key (its working-copy commit and
 /// base), so it can never answer for another commit.
@@ -169,7 +169,7 @@ pub(crate) struct Bundle {
 }
 
 /// The bundle's file in the cache directory.
-const BUNDLE: &str = "changes.v2.all";
+const BUNDLE: &str = "changes.v2.kept";
 
 impl Bundle {
     /// The bundle kept in `cache_dir` (empty when there is none or it cannot be read).
@@ -179,7 +179,7 @@ impl Bundle {
             crate::store::fsutil::UNTRUSTED_LIMIT,
         )
         .ok()
-        .and_then(|text| serde_json::from_slice(&text).ok())
+        .map(|text| parse_bundle(&text))
         .unwrap_or_default();
         Bundle {
             entries,
@@ -190,11 +190,55 @@ impl Bundle {
     /// Writes the bundle back when an entry was added or replaced.
     pub(super) fn write(self, cache_dir: &Path) {
         if self.changed {
-            if let Ok(text) = serde_json::to_string(&self.entries) {
-                super::store_atomically(&cache_dir.join(BUNDLE), &text);
-            }
+            super::store_atomically(&cache_dir.join(BUNDLE), &bundle_text(&self.entries));
         }
     }
+}
+
+/// The bundle's file: for each entry its workspace's id, a newline, the entry's length in
+/// bytes, a newline, the entry, a newline. An entry holds NULs and newlines (jj's and
+/// git's output): its length, not an escape, tells where it ends, so reading a thousand
+/// entries is a copy, not a JSON parse.
+fn bundle_text(entries: &std::collections::HashMap<String, String>) -> String {
+    let mut text = String::new();
+    for (id, entry) in entries {
+        text.push_str(id);
+        text.push('\n');
+        text.push_str(&entry.len().to_string());
+        text.push('\n');
+        text.push_str(entry);
+        text.push('\n');
+    }
+    text
+}
+
+/// The entries of a bundle file's `text` ([`bundle_text`]), up to the first that is not
+/// one (each is still checked against its key when used).
+fn parse_bundle(text: &[u8]) -> std::collections::HashMap<String, String> {
+    let mut entries = std::collections::HashMap::new();
+    let Ok(mut rest) = std::str::from_utf8(text) else {
+        return entries;
+    };
+    while !rest.is_empty() {
+        let Some((id, after)) = rest.split_once('\n') else {
+            break;
+        };
+        let Some((len, after)) = after.split_once('\n') else {
+            break;
+        };
+        let Ok(len) = len.parse::<usize>() else {
+            break;
+        };
+        let (Some(entry), Some(after)) = (after.get(..len), after.get(len..)) else {
+            break;
+        };
+        let Some(after) = after.strip_prefix('\n') else {
+            break;
+        };
+        entries.insert(id.to_string(), entry.to_string());
+        rest = after;
+    }
+    entries
 }
 
 /// The changes a cache entry's `text` holds under `key`.
@@ -352,6 +396,19 @@ fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> Vc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bundle_reads_back_as_written_up_to_a_bad_entry() {
+        let mut entries = std::collections::HashMap::new();
+        entries.insert("w1".to_string(), "wc ab\nc\n3\nx\0y\n\0é".to_string());
+        entries.insert("w2".to_string(), String::new());
+        let text = bundle_text(&entries);
+        assert_eq!(parse_bundle(text.as_bytes()), entries);
+        let cut = parse_bundle(format!("{text}w3\n99\nshort\n").as_bytes());
+        assert_eq!(cut, entries);
+        assert!(parse_bundle(b"w1\nnot a length\nx\n").is_empty());
+        assert!(parse_bundle(b"\xff").is_empty());
+    }
 
     #[test]
     fn a_kept_answer_reads_back_only_under_its_key() {
