@@ -1,4 +1,4 @@
-//! The records of a whole namespace kept in one file (`<namespace>/.cache/records.v1`), for
+//! The records of a whole namespace kept in one file (`<namespace>/.cache/records.v2`), for
 //! the `status` table: one read instead of each workspace's state and view.
 //!
 //! A kept record stands only while both files it was read from are exactly as they were:
@@ -7,19 +7,22 @@
 //! can set. A file whose change time is within [`SETTLED`] of the moment this command began
 //! is never kept: a second change in the same clock tick could leave its times alike.
 //! The table's records leave out what it never shows (the run history, trust digests).
+//!
+//! The file has one line per workspace, fields separated by tabs: its id, the two stamps
+//! (seven numbers joined by commas, or `-` for no file), `t` when tampered and `l` when
+//! legacy (else `-`), then the record's JSON on one line (JSON escapes every tab and
+//! newline inside a string). Finding a line's fields is a byte search, not a JSON parse: a
+//! thousand rows are read at the cost of copying them.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-
 use crate::store::metadata::{self, Loaded, Origin, Record};
 
 /// The file's name in the namespace's cache directory; the version is in the name.
-const FILE_NAME: &str = "records.v1";
+const FILE_NAME: &str = "records.v2";
 
 /// How long after its last change a file's times are trusted to tell every later change.
 const SETTLED: Duration = Duration::from_secs(2);
@@ -30,15 +33,13 @@ type Stamp = [i64; 7];
 
 /// One kept record and the stamps of the files it was read from (`None`: no such file).
 /// The record is kept as its JSON text, parsed only when it is used.
-#[derive(Serialize, Deserialize)]
 struct Row {
     state: Option<Stamp>,
     view: Option<Stamp>,
     tampered: bool,
     legacy: bool,
-    record: Box<RawValue>,
+    record: String,
     /// Whether this command read its workspace (rows of removed workspaces are dropped).
-    #[serde(skip)]
     used: bool,
 }
 
@@ -51,6 +52,7 @@ pub(crate) struct Records {
     state: Option<OwnedFd>,
     rows: HashMap<String, Row>,
     changed: bool,
+    name: String,
 }
 
 impl Records {
@@ -62,7 +64,7 @@ impl Records {
         let rows =
             crate::store::fsutil::read_untrusted(&file, crate::store::fsutil::UNTRUSTED_LIMIT)
                 .ok()
-                .and_then(|text| serde_json::from_slice(&text).ok())
+                .map(|text| parse_rows(&text))
                 .unwrap_or_default();
         // A state directory that is not there means no workspace has a state; one that is
         // there but cannot be opened (or a namespace that cannot) turns the kept records off.
@@ -81,6 +83,7 @@ impl Records {
             state,
             rows,
             changed: false,
+            name: String::new(),
         }
     }
 
@@ -94,19 +97,23 @@ impl Records {
         ) else {
             return metadata::load(workspace);
         };
-        let state = self
-            .state
-            .as_ref()
-            .and_then(|dir| stamp(dir, &format!("{id}.json")));
-        let view = self
-            .namespace
-            .as_ref()
-            .and_then(|dir| stamp(dir, &format!("{id}/{}", metadata::FILE_NAME)));
+        // One name buffer for every workspace of the table.
+        let mut name = std::mem::take(&mut self.name);
+        name.clear();
+        name.push_str(id);
+        name.push_str(".json");
+        let state = self.state.as_ref().and_then(|dir| stamp(dir, &name));
+        name.clear();
+        name.push_str(id);
+        name.push('/');
+        name.push_str(metadata::FILE_NAME);
+        let view = self.namespace.as_ref().and_then(|dir| stamp(dir, &name));
+        self.name = name;
         let known = state.is_some() || view.is_some();
         if let Some(row) = self.rows.get_mut(id) {
             row.used = true;
             if row.state == state && row.view == view && known {
-                if let Ok(mut record) = serde_json::from_str::<Box<Record>>(row.record.get()) {
+                if let Ok(mut record) = serde_json::from_str::<Box<Record>>(&row.record) {
                     record.workspace_path = workspace.to_path_buf();
                     record.workspace_id = id.to_string();
                     record.origin = match (row.tampered, row.legacy) {
@@ -159,19 +166,87 @@ impl Records {
         if !self.changed && self.rows.len() == before {
             return;
         }
-        if let Ok(text) = serde_json::to_vec(&self.rows) {
-            if let Some(dir) = self.file.parent() {
-                if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
-                    let _ = crate::store::fsutil::write_atomic(&self.file, &text);
-                }
+        let text = rows_text(&self.rows);
+        if let Some(dir) = self.file.parent() {
+            if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
+                let _ = crate::store::fsutil::write_atomic(&self.file, text.as_bytes());
             }
         }
     }
 }
 
+/// The rows in the file's format (see the module's comment).
+fn rows_text(rows: &HashMap<String, Row>) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let stamp = |text: &mut String, stamp: &Option<Stamp>| match stamp {
+        Some(s) => {
+            // Writing to a String cannot fail.
+            let _ = write!(
+                text,
+                "{},{},{},{},{},{},{}",
+                s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+            );
+        }
+        None => text.push('-'),
+    };
+    for (id, row) in rows {
+        text.push_str(id);
+        text.push('\t');
+        stamp(&mut text, &row.state);
+        text.push('\t');
+        stamp(&mut text, &row.view);
+        text.push_str(if row.tampered { "\tt" } else { "\t-" });
+        text.push_str(if row.legacy { "\tl\t" } else { "\t-\t" });
+        text.push_str(&row.record);
+        text.push('\n');
+    }
+    text
+}
+
+/// The rows of the file's `text`; a line that is not one is left out (its workspace's
+/// record is then read from its files).
+fn parse_rows(text: &[u8]) -> HashMap<String, Row> {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return HashMap::new();
+    };
+    let stamp = |field: &str| -> Option<Option<Stamp>> {
+        if field == "-" {
+            return Some(None);
+        }
+        let mut stamp: Stamp = [0; 7];
+        let mut parts = field.split(',');
+        for n in &mut stamp {
+            *n = parts.next()?.parse().ok()?;
+        }
+        parts.next().is_none().then_some(Some(stamp))
+    };
+    let row = |line: &str| -> Option<(String, Row)> {
+        let mut fields = line.splitn(6, '\t');
+        let id = fields.next()?;
+        let state = stamp(fields.next()?)?;
+        let view = stamp(fields.next()?)?;
+        let tampered = fields.next()? == "t";
+        let legacy = fields.next()? == "l";
+        let record = fields.next()?;
+        (!id.is_empty() && record.starts_with('{')).then(|| {
+            let row = Row {
+                state,
+                view,
+                tampered,
+                legacy,
+                record: record.to_string(),
+                used: false,
+            };
+            (id.to_string(), row)
+        })
+    };
+    text.lines().filter_map(row).collect()
+}
+
 /// The record's JSON without what the table never shows, nor what a load sets itself or
 /// reads as absent (nulls, empty lists), so the kept file stays small.
-fn trimmed(record: &Record) -> Option<Box<RawValue>> {
+fn trimmed(record: &Record) -> Option<String> {
     let mut kept = record.clone();
     kept.runs.clear();
     kept.command.clear();
@@ -197,7 +272,7 @@ fn trimmed(record: &Record) -> Option<Box<RawValue>> {
         serde_json::Value::Object(o) => !(o.is_empty() && name == "envrc_loads_allowed"),
         _ => true,
     });
-    serde_json::value::to_raw_value(&fields).ok()
+    serde_json::to_string(&fields).ok()
 }
 
 fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
@@ -226,6 +301,40 @@ fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_rows_read_back_as_written_and_a_bad_line_is_left_out() {
+        let row = |state, tampered, record: &str| Row {
+            state,
+            view: Some([1, -2, 3, 4, 5, 6, 7]),
+            tampered,
+            legacy: !tampered,
+            record: record.to_string(),
+            used: true,
+        };
+        let mut rows = HashMap::new();
+        rows.insert("w1".to_string(), row(None, true, r#"{"a":"x\ty\nz"}"#));
+        rows.insert("w.2".to_string(), row(Some([9; 7]), false, "{}"));
+        let text = rows_text(&rows);
+        let mut text = text.into_bytes();
+        text.extend_from_slice(b"w3\t1,2\t-\t-\t-\t{}\nw4\t-\t-\t-\t-\tnot json\n\n");
+        let read = parse_rows(&text);
+        assert_eq!(read.len(), 2, "{}", String::from_utf8_lossy(&text));
+        for (id, row) in &rows {
+            let back = &read[id];
+            assert_eq!(
+                (
+                    back.state,
+                    back.view,
+                    back.tampered,
+                    back.legacy,
+                    &back.record
+                ),
+                (row.state, row.view, row.tampered, row.legacy, &row.record)
+            );
+        }
+        assert!(parse_rows(b"\xff\xfe").is_empty());
+    }
 
     #[test]
     fn a_state_directory_that_cannot_be_opened_turns_the_kept_records_off() {

@@ -38,12 +38,17 @@ pub(crate) fn style_second_column(
         let start = first_end + gap;
         let end = line[start..].find(' ').map_or(line.len(), |i| start + i);
         match style(&line[start..end]).filter(|_| n > 0 && start < end) {
-            Some(s) => out.push_str(&format!(
-                "{}{s}{}{s:#}{}",
-                &line[..start],
-                &line[start..end],
-                &line[end..]
-            )),
+            Some(s) => {
+                use std::fmt::Write as _;
+                // Writing to a String cannot fail.
+                let _ = write!(
+                    out,
+                    "{}{s}{}{s:#}{}",
+                    &line[..start],
+                    &line[start..end],
+                    &line[end..]
+                );
+            }
             None => out.push_str(line),
         }
         out.push('\n');
@@ -66,14 +71,16 @@ where
             *w = (*w).max(cell.chars().count());
         }
     }
+    let mut line = String::new();
     for row in &rows {
         let row = row.as_ref();
-        let mut line = String::new();
+        line.clear();
         for (i, cell) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                // Padded to the column's width in characters, then the two spaces between.
+                let pad = widths[i].saturating_sub(cell.chars().count()) + 2;
+                line.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push_str(line.trim_end());
@@ -102,4 +109,30 @@ pub(crate) fn print_bytes(bytes: &[u8]) -> Result<()> {
 pub(crate) fn terminal_rows() -> Option<u16> {
     let size = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
     (size.ws_row > 0).then_some(size.ws_row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_pad_by_characters_and_trim_each_line() {
+        let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let rows = vec![
+            row(&["ID", "STATUS", "WHAT"]),
+            row(&["wé", "done", ""]),
+            row(&["a-longer-id", "", "x  "]),
+        ];
+        let mut out = String::new();
+        columns(&rows, &mut out);
+        // As `format!("{cell:<width$}  ")` pads: by characters, not bytes.
+        let mut expected = String::new();
+        for r in &rows {
+            let line = format!("{:<11}  {:<6}  {}", r[0], r[1], r[2]);
+            expected.push_str(line.trim_end());
+            expected.push('\n');
+        }
+        assert_eq!(out, expected);
+        assert_eq!(out.lines().nth(1), Some("wé           done"));
+    }
 }

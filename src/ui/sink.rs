@@ -27,6 +27,11 @@ impl Ui {
         }
     }
 
+    /// Whether colour is on for stdout.
+    pub(crate) fn colour(&self) -> bool {
+        self.colour
+    }
+
     /// Prints data on stdout; a reader that went away (broken pipe) is not an error.
     pub fn data(&self, text: &str) -> Result<()> {
         output::print(text)

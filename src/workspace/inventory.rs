@@ -290,8 +290,8 @@ fn reconcile(
         .filter(|r| !taking.iter().any(|t| *t == r.name))
     {
         // Where a workspace of this name would be (only compared: the name is not checked yet).
-        let ours = ctx.layout.dir.join(&reg.name);
-        if let Some(at) = reg.path.as_deref().filter(|p| *p != ours) {
+        let ours = || ctx.layout.dir.join(&reg.name);
+        if let Some(at) = reg.path.as_deref().filter(|p| *p != ours()) {
             // Registered elsewhere; ours under another name if its root is one of our dirs.
             let id = at.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             if at.parent() == Some(ctx.layout.dir.as_path()) {
@@ -316,14 +316,20 @@ fn reconcile(
         if reg.path.is_none() && !entries.contains_key(&id) && !ctx.layout.lease(&id).exists() {
             continue;
         }
-        entries.entry(id.clone()).or_insert_with(|| Entry {
-            id,
-            kept: kept(&ours),
-            path: ours,
-            record: None,
-            raw: None,
-            problem: Some(Problem::MissingDirectory),
-        });
+        if !entries.contains_key(&id) {
+            let ours = ours();
+            entries.insert(
+                id.clone(),
+                Entry {
+                    id,
+                    kept: kept(&ours),
+                    path: ours,
+                    record: None,
+                    raw: None,
+                    problem: Some(Problem::MissingDirectory),
+                },
+            );
+        }
     }
     for entry in entries.values_mut() {
         if !known.contains(&entry.id)

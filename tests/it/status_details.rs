@@ -413,7 +413,7 @@ fn the_table_sees_every_change_to_a_record_it_kept(backend: Backend) {
     // Records changed in the last two seconds are never kept: let them settle.
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let first = env.aw(&repo, ["status"]).assert_ok().stdout.clone();
-    let kept = env.namespace_dir(&repo).join(".cache").join("records.v1");
+    let kept = env.namespace_dir(&repo).join(".cache").join("records.v2");
     let text = fs::read_to_string(&kept).unwrap();
     for id in ["w1", "w2", "w3"] {
         assert!(text.contains(&format!("\"{id}\"")), "{text}");

@@ -89,7 +89,11 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
     }
     let mut text = render(&entries, &extra, args);
     if args.id.is_none() && !args.json {
-        text = output::style_second_column(&text, status_table::status_style);
+        // Without colour the escapes would only be stripped again: none are added.
+        let colour = ui.colour();
+        text = output::style_second_column(&text, |status| {
+            colour.then(|| status_table::status_style(status)).flatten()
+        });
     }
     ui.styled_data(&text)?;
     if !args.json {

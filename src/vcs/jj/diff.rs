@@ -109,14 +109,36 @@ impl Jj {
     /// [`Jj::changes`] without a snapshot when its answer is kept (and no jj or git process
     /// is needed to give it); `None` otherwise.
     pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<Changes> {
-        let base = hex_ids(base);
+        let base: Vec<&str> = base
+            .iter()
+            .map(String::as_str)
+            .filter(|c| is_id(c))
+            .collect();
         if base.is_empty() {
             return None;
         }
-        let key = self.changes_key(id, &base)?;
+        // The key of [`Jj::changes_key`], compared piece by piece (a table asks a thousand
+        // times: no key is formatted). The view is read before the bundle is locked.
+        let view = self.working_copies();
         let bundle = self.bundle.lock().ok()?;
         let text = bundle.as_ref()?.entries.get(id)?;
-        parse_kept(text, &key)
+        let rest = match view.as_deref().and_then(|view| super::commit_in(view, id)) {
+            Some(commit) => text
+                .strip_prefix("wc ")?
+                .strip_prefix(commit)?
+                .strip_prefix('\n')?,
+            None => text
+                .strip_prefix(self.op_heads_key()?.as_str())?
+                .strip_prefix('\n')?,
+        };
+        let mut rest = rest;
+        for (i, commit) in base.iter().enumerate() {
+            if i > 0 {
+                rest = rest.strip_prefix(',')?;
+            }
+            rest = rest.strip_prefix(commit)?;
+        }
+        parse_kept_body(rest.strip_prefix('\n')?)
     }
 
     /// The kept entry of workspace `id` in the pinned bundle, when it is under `key`.
@@ -137,7 +159,7 @@ impl Jj {
     }
 }
 
-/// Every workspace's kept changes in one file (`changes.v2.all`), read when a table pins the
+/// Every workspace's kept changes in one file (`changes.v2.kept`), read when a table pins the
 /// view and written back when it ends: a thousand workspaces cost one read. An entry holds
 /// what the workspace's own file holds, under the same key (its working-copy commit and
 /// base), so it can never answer for another commit.
@@ -148,7 +170,7 @@ pub(crate) struct Bundle {
 }
 
 /// The bundle's file in the cache directory.
-const BUNDLE: &str = "changes.v2.all";
+const BUNDLE: &str = "changes.v2.kept";
 
 impl Bundle {
     /// The bundle kept in `cache_dir` (empty when there is none or it cannot be read).
@@ -158,7 +180,7 @@ impl Bundle {
             crate::store::fsutil::UNTRUSTED_LIMIT,
         )
         .ok()
-        .and_then(|text| serde_json::from_slice(&text).ok())
+        .map(|text| parse_bundle(&text))
         .unwrap_or_default();
         Bundle {
             entries,
@@ -169,22 +191,70 @@ impl Bundle {
     /// Writes the bundle back when an entry was added or replaced.
     pub(super) fn write(self, cache_dir: &Path) {
         if self.changed {
-            if let Ok(text) = serde_json::to_string(&self.entries) {
-                super::store_atomically(&cache_dir.join(BUNDLE), &text);
-            }
+            super::store_atomically(&cache_dir.join(BUNDLE), &bundle_text(&self.entries));
         }
     }
 }
 
+/// The bundle's file: for each entry its workspace's id, a newline, the entry's length in
+/// bytes, a newline, the entry, a newline. An entry holds NULs and newlines (jj's and
+/// git's output): its length, not an escape, tells where it ends, so reading a thousand
+/// entries is a copy, not a JSON parse.
+fn bundle_text(entries: &std::collections::HashMap<String, String>) -> String {
+    let mut text = String::new();
+    for (id, entry) in entries {
+        text.push_str(id);
+        text.push('\n');
+        text.push_str(&entry.len().to_string());
+        text.push('\n');
+        text.push_str(entry);
+        text.push('\n');
+    }
+    text
+}
+
+/// The entries of a bundle file's `text` ([`bundle_text`]), up to the first that is not
+/// one (each is still checked against its key when used).
+fn parse_bundle(text: &[u8]) -> std::collections::HashMap<String, String> {
+    let mut entries = std::collections::HashMap::new();
+    let Ok(mut rest) = std::str::from_utf8(text) else {
+        return entries;
+    };
+    while !rest.is_empty() {
+        let Some((id, after)) = rest.split_once('\n') else {
+            break;
+        };
+        let Some((len, after)) = after.split_once('\n') else {
+            break;
+        };
+        let Ok(len) = len.parse::<usize>() else {
+            break;
+        };
+        let (Some(entry), Some(after)) = (after.get(..len), after.get(len..)) else {
+            break;
+        };
+        let Some(after) = after.strip_prefix('\n') else {
+            break;
+        };
+        entries.insert(id.to_string(), entry.to_string());
+        rest = after;
+    }
+    entries
+}
+
 /// The changes a cache entry's `text` holds under `key`.
 fn parse_kept(text: &str, key: &str) -> Option<Changes> {
-    let rest = text.strip_prefix(key)?;
+    parse_kept_body(text.strip_prefix(key)?)
+}
+
+/// The changes a cache entry holds after its key.
+fn parse_kept_body(rest: &str) -> Option<Changes> {
     let (len, rest) = rest.split_once('\n')?;
     let (against, rest) = rest.split_once('\n')?;
     let len: usize = len.parse().ok()?;
     let (out, files) = (rest.get(..len)?, rest.get(len..)?);
-    let base: Vec<String> = key.lines().nth(1)?.split(',').map(str::to_string).collect();
-    parse_log("", &base, out, false, against.to_string(), files).ok()
+    // The base only names itself in an error, which is not kept.
+    parse_log("", &[], out, false, against.to_string(), files).ok()
 }
 
 /// The changes the cache entry at `path` holds for `key` (format: `<key><log length>\n
@@ -306,10 +376,12 @@ impl Jj {
 
 /// Only commit ids reach a revset: the base comes from a record the workspace can write.
 fn hex_ids(base: &[String]) -> Vec<String> {
-    base.iter()
-        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
-        .cloned()
-        .collect()
+    base.iter().filter(|c| is_id(c)).cloned().collect()
+}
+
+/// Whether `c` is a commit id (hex): nothing else may reach a revset or a kept key.
+fn is_id(c: &str) -> bool {
+    !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
@@ -329,6 +401,19 @@ fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> Vc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bundle_reads_back_as_written_up_to_a_bad_entry() {
+        let mut entries = std::collections::HashMap::new();
+        entries.insert("w1".to_string(), "wc ab\nc\n3\nx\0y\n\0é".to_string());
+        entries.insert("w2".to_string(), String::new());
+        let text = bundle_text(&entries);
+        assert_eq!(parse_bundle(text.as_bytes()), entries);
+        let cut = parse_bundle(format!("{text}w3\n99\nshort\n").as_bytes());
+        assert_eq!(cut, entries);
+        assert!(parse_bundle(b"w1\nnot a length\nx\n").is_empty());
+        assert!(parse_bundle(b"\xff").is_empty());
+    }
 
     #[test]
     fn a_kept_answer_reads_back_only_under_its_key() {

@@ -214,12 +214,7 @@ impl Jj {
 
     /// The working-copy commit (hex) of workspace `name` in jj's view, when jj's files tell.
     fn working_copy_commit(&self, name: &str) -> Option<String> {
-        let view = self.working_copies()?;
-        let at = view.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok();
-        match at {
-            Some(i) => Some(view[i].1.clone()),
-            None => view.iter().find(|(n, _)| n == name).map(|(_, c)| c.clone()),
-        }
+        commit_in(&self.working_copies()?[..], name).map(str::to_string)
     }
 
     /// Runs `workspace list -T template`, keeping the answer in the cache file `name` under
@@ -350,6 +345,18 @@ impl Jj {
         let target =
             crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()).join("info").join("exclude"))
+    }
+}
+
+/// The working-copy commit of workspace `name` in `view` (sorted by name when read).
+fn commit_in<'v>(view: &'v [(String, String)], name: &str) -> Option<&'v str> {
+    let at = view.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok();
+    match at {
+        Some(i) => Some(&view[i].1),
+        None => view
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.as_str()),
     }
 }
 

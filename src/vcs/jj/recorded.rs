@@ -183,13 +183,16 @@ fn parse_checkout(buf: &[u8]) -> Option<(String, String)> {
     (!op.is_empty() && !name.is_empty()).then(|| (to_hex(op), name.to_string()))
 }
 
+/// Lowercase hex, two digits a byte (a view of a thousand workspaces holds a thousand ids:
+/// a table lookup, not a formatter call per byte).
 fn to_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, b| {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 fn is_hex(text: &str) -> bool {
@@ -258,6 +261,12 @@ fn skip<'a>(buf: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(to_hex(&[0x00, 0x0f, 0xa0, 0xff, 0x12]), "000fa0ff12");
+        assert_eq!(to_hex(&[]), "");
+    }
 
     fn bytes_field(number: u8, value: &[u8]) -> Vec<u8> {
         let mut out = vec![(number << 3) | 2, u8::try_from(value.len()).unwrap()];
