@@ -23,6 +23,8 @@ use crate::store::metadata::{self, Loaded, Origin, Record};
 
 /// The file's name in the namespace's cache directory; the version is in the name.
 const FILE_NAME: &str = "records.v2";
+/// The file an earlier version kept the records in, removed when this one is written.
+const SUPERSEDED: &str = "records.v1";
 
 /// How long after its last change a file's times are trusted to tell every later change.
 const SETTLED: Duration = Duration::from_secs(2);
@@ -168,8 +170,12 @@ impl Records {
         }
         let text = rows_text(&self.rows);
         if let Some(dir) = self.file.parent() {
-            if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
-                let _ = crate::store::fsutil::write_atomic(&self.file, text.as_bytes());
+            if crate::store::fsutil::create_dir_nofollow(dir).is_ok()
+                && crate::store::fsutil::write_atomic(&self.file, text.as_bytes()).is_ok()
+            {
+                // The earlier version's file, superseded by this one (no link is followed:
+                // unlink removes the name).
+                let _ = std::fs::remove_file(dir.join(SUPERSEDED));
             }
         }
     }

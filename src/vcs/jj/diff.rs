@@ -171,6 +171,8 @@ pub(crate) struct Bundle {
 
 /// The bundle's file in the cache directory.
 const BUNDLE: &str = "changes.v2.kept";
+/// The file an earlier version kept the answers in, removed when this one is written.
+const SUPERSEDED: &str = "changes.v2.all";
 
 impl Bundle {
     /// The bundle kept in `cache_dir` (empty when there is none or it cannot be read).
@@ -190,8 +192,12 @@ impl Bundle {
 
     /// Writes the bundle back when an entry was added or replaced.
     pub(super) fn write(self, cache_dir: &Path) {
-        if self.changed {
-            super::store_atomically(&cache_dir.join(BUNDLE), &bundle_text(&self.entries));
+        // The earlier version's file goes once this one is written (in a directory just
+        // checked to be no link; unlink removes the name).
+        if self.changed
+            && super::store_atomically(&cache_dir.join(BUNDLE), &bundle_text(&self.entries))
+        {
+            let _ = std::fs::remove_file(cache_dir.join(SUPERSEDED));
         }
     }
 }

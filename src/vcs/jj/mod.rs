@@ -382,11 +382,12 @@ impl Drop for ViewPin<'_> {
 
 /// Writes a cache file atomically, never through a symlink; a cache that cannot be written
 /// is simply not kept (the namespace's directories were checked when the command started).
-fn store_atomically(path: &Path, text: &str) {
-    let Some(dir) = path.parent() else { return };
-    if crate::store::fsutil::create_dir_nofollow(dir).is_ok() {
-        let _ = crate::store::fsutil::write_atomic(path, text.as_bytes());
-    }
+fn store_atomically(path: &Path, text: &str) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    crate::store::fsutil::create_dir_nofollow(dir).is_ok()
+        && crate::store::fsutil::write_atomic(path, text.as_bytes()).is_ok()
 }
 
 pub(crate) fn workspace_revset(id: &str) -> String {
