@@ -97,6 +97,8 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             if proc::profile::on() {
                 eprint!("{}", proc::profile::take());
             }
+            // The step log so far, to look into while a long round runs.
+            write_log(&world);
         }
         let clock = std::time::Instant::now();
         let killed = if step == 0 {
@@ -128,6 +130,11 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             save(&env, &world, Some(step));
         }
         for b in broken.iter().filter(|b| !before.contains(*b)) {
+            // Printed as it happens too: a long round's log is written only at its end.
+            eprintln!(
+                "stress_model {} seed {seed}: step {step} broke: {b}\n      (after: {action})",
+                backend.name()
+            );
             world.log.push(format!("  BROKEN: {b}"));
             kinds
                 .entry(format!("{} after {}", kind(b), blur(&action)))
