@@ -6,7 +6,9 @@
 # Usage: bench/stress_model.sh [STEPS]
 # (env: SEEDS=1,2,... the seeds, default 1; BACKENDS="jj git"; KEEP_GOING=0 to stop each round
 # at its first break and print its step log; STRESS_SECONDS=N stops each seed's round after N s,
-# its figures then of the steps done; STRESS_PROGRESS=N prints a line of figures every N steps)
+# its figures then of the steps done; STRESS_PROGRESS=N prints a line of figures every N steps;
+# STRESS_PROFILE=1 adds to each such line where the time went, by command and oracle check;
+# STRESS_TMPDIR=DIR makes each round's repositories under DIR, e.g. a tmpfs such as /dev/shm)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,7 +16,7 @@ steps=${1:-10000}
 status=0
 for backend in ${BACKENDS:-jj git}; do
     start=$(date +%s)
-    if STRESS_SEEDS=${SEEDS:-1} STRESS_STEPS=$steps STRESS_KEEP_GOING=${KEEP_GOING:-1} \
+    if TMPDIR=${STRESS_TMPDIR:-${TMPDIR:-/tmp}} STRESS_SEEDS=${SEEDS:-1} STRESS_STEPS=$steps STRESS_KEEP_GOING=${KEEP_GOING:-1} \
         cargo test --release --locked --quiet --test it "stress_model::stress_model_$backend" \
         -- --exact --nocapture; then
         echo "$backend: every seed held for ${STRESS_SECONDS:+up to }$steps steps ($(($(date +%s) - start)) s)"

@@ -88,19 +88,29 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
         done = step;
         if progress.is_some_and(|n| step > 0 && step % n == 0) {
             eprintln!(
-                "stress_model {} seed {seed}: step {step}, {} s, {} lines tracked, {broken_steps} steps broke an invariant",
+                "stress_model {} seed {seed}: step {step}, {} s, {} lines tracked, {} commits named, {broken_steps} steps broke an invariant",
                 backend.name(),
                 started.elapsed().as_secs(),
                 world.model.tokens.len(),
+                world.model.named.len(),
             );
+            if proc::profile::on() {
+                eprint!("{}", proc::profile::take());
+            }
+            // The step log so far, to look into while a long round runs.
+            write_log(&world);
         }
+        let clock = std::time::Instant::now();
         let killed = if step == 0 {
             false
         } else {
             world.log.push(format!("step {step}:"));
             world.step()
         };
+        proc::profile::add("(round) steps", clock.elapsed());
+        let clock = std::time::Instant::now();
         let broken = world.check(killed);
+        proc::profile::add("(round) oracle checks", clock.elapsed());
         if broken.is_empty() {
             before.clear();
             continue;
@@ -120,6 +130,11 @@ fn round(backend: Backend, seed: u64, steps: u64) -> Option<String> {
             save(&env, &world, Some(step));
         }
         for b in broken.iter().filter(|b| !before.contains(*b)) {
+            // Printed as it happens too: a long round's log is written only at its end.
+            eprintln!(
+                "stress_model {} seed {seed}: step {step} broke: {b}\n      (after: {action})",
+                backend.name()
+            );
             world.log.push(format!("  BROKEN: {b}"));
             kinds
                 .entry(format!("{} after {}", kind(b), blur(&action)))
@@ -335,5 +350,41 @@ fn stress_model_oracle_sees_a_lost_line_a_marker_and_a_wrong_status() {
             .iter()
             .any(|b| b.starts_with(&format!("STATUS: {id} shows"))),
         "{broken:?}"
+    );
+}
+
+/// The history the oracle counts holds a commit no ref or worktree holds once the tool named
+/// it (asked of git all at once), and a named id the store does not have is no error.
+#[test]
+fn stress_model_history_holds_the_commits_the_tool_named() {
+    let env = TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 9);
+    let n = world.model.token(MAIN);
+    world.append(MAIN, "s0.txt", n);
+    // A commit of the edit that no ref holds, then the edit undone on disk.
+    let stash = proc::run(&env, &world.repo, "git", &proc::argv(&["stash", "create"]));
+    let dangling = stash.stdout.trim().to_string();
+    assert!(stash.ok() && !dangling.is_empty(), "{}", stash.stderr);
+    let out = proc::run(
+        &env,
+        &world.repo,
+        "git",
+        &proc::argv(&["checkout", "--", "."]),
+    );
+    assert!(out.ok(), "{}", out.stderr);
+
+    let mut named = BTreeSet::new();
+    let seen = world
+        .history
+        .tokens(&env, &world.repo, Backend::Git, &named, world.seed);
+    assert!(!seen.contains(&n), "no ref holds line {n}: {seen:?}");
+    named.insert("0123456789abcdef0123456789abcdef01234567".to_string());
+    named.insert(dangling);
+    let seen = world
+        .history
+        .tokens(&env, &world.repo, Backend::Git, &named, world.seed);
+    assert!(
+        seen.contains(&n),
+        "the named commit holds line {n}: {seen:?}"
     );
 }

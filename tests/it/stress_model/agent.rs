@@ -276,6 +276,21 @@ impl World<'_> {
             .push(format!("  agent run in {id} on a checkpoint"));
         self.log.push(format!("    checkpoint {base}"));
         self.ensure_ws(&id, None);
+        // It starts from the checkpoint's files: the conflicts reported in the workspace that
+        // made it (then or since) are in them as they are there (jj seed 8 step 120: a
+        // conflicted file a child renamed, its markers content since, in its checkpoint).
+        if let Some((from, files)) = self.model.checkpoint_from.get(&base).cloned() {
+            let now: Vec<String> = self
+                .model
+                .allowed
+                .iter()
+                .filter(|(loc, _)| *loc == from)
+                .map(|(_, file)| file.clone())
+                .collect();
+            for file in files.into_iter().chain(now) {
+                self.model.allowed.insert((id.clone(), file));
+            }
+        }
         self.stats.runs += 1;
         let script = self.compose(&id);
         let args = argv(&[

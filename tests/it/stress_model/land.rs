@@ -207,6 +207,15 @@ impl World<'_> {
                 w.brought = brought;
             }
         }
+        // A child's land gives its parent commits its own land never brought: a parent
+        // shown `landed` may now show `done` (git seed 8 step 1317).
+        if landed {
+            if let Some(p) = self.model.ws.get_mut(&target) {
+                if p.expect == Expect::Is("landed") {
+                    p.expect = Expect::OneOf(&["done", "landed"]);
+                }
+            }
+        }
         if applied || !conflicts.is_empty() {
             self.model.last_land = (!undo.is_empty()).then(|| LandRec {
                 ws: id.to_string(),
@@ -668,4 +677,41 @@ fn stress_model_git_merges_as_the_land_merges() {
     let land = git(&["show", &format!("{tree}:m.txt")]).stdout;
     let round = world.merge_file(&ours, &base, &theirs, "--theirs").unwrap();
     assert_eq!(round, land);
+}
+
+/// A parent shown `landed` gets commits of its child's land that its own land never
+/// brought: it may show `done` after it (git seed 8 step 1317, `land c127` into `w125`).
+#[test]
+fn stress_model_a_landed_parent_may_show_done_once_its_child_landed_in_it() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 8);
+    // git lands no conflicts: a land drawn with `--allow-conflicts` is refused.
+    world.allow_conflicts = false;
+    world.agent_run_to_end();
+    let id = world.model.live_ws()[0].clone();
+    world.land(&id, Mode::Finish);
+    assert_eq!(
+        world.model.ws[&id].expect,
+        Expect::Is("landed"),
+        "{:?}",
+        world.log
+    );
+    let broken = world.check(false);
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+    world.child_run();
+    let child = world
+        .model
+        .live_ws()
+        .into_iter()
+        .find(|w| *w != id)
+        .expect("the child");
+    fs::write(world.dir(&child).join("child.txt"), "child L8_999_\n").unwrap();
+    world.land(&child, Mode::Finish);
+    assert!(
+        world.log.iter().any(|l| l.contains("Landed")),
+        "{:?}",
+        world.log
+    );
+    let broken = world.check(false);
+    assert!(broken.is_empty(), "{}\n{:?}", broken.join("\n"), world.log);
 }

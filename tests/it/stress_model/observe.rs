@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::backends::Backend;
 use crate::harness::{TestEnv, AW};
 
-use super::proc::{argv, run};
+use super::proc::{argv, run, run_input};
 
 /// The prefixes of the lines jj and git write around a conflict.
 pub const MARKERS: &[&str] = &["<<<<<<<", ">>>>>>>", "%%%%%%%", "+++++++", r"\\\\\\\"];
@@ -121,35 +121,64 @@ impl History {
                 commits.extend(out.stdout.lines().map(str::to_string));
             }
             Backend::Git => {
-                let out = run(env, repo, "git", &argv(&["rev-list", "--all"]));
-                assert!(out.ok(), "git rev-list --all failed: {}", out.stderr);
-                commits.extend(out.stdout.lines().map(str::to_string));
+                // Every ref's history and every worktree's HEAD's, in one listing.
                 let out = run(
                     env,
                     repo,
                     "git",
                     &argv(&["worktree", "list", "--porcelain"]),
                 );
-                for head in out.stdout.lines().filter_map(|l| l.strip_prefix("HEAD ")) {
-                    let log = run(env, repo, "git", &argv(&["rev-list", head]));
-                    commits.extend(log.stdout.lines().map(str::to_string));
+                assert!(out.ok(), "git worktree list failed: {}", out.stderr);
+                let heads: Vec<String> = out
+                    .stdout
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("HEAD "))
+                    .filter(|h| h.bytes().any(|b| b != b'0'))
+                    .map(str::to_string)
+                    .collect();
+                let mut args = argv(&["rev-list", "--all"]);
+                args.extend(heads.iter().cloned());
+                args.push("--".into());
+                let out = run(env, repo, "git", &args);
+                if out.ok() {
+                    commits.extend(out.stdout.lines().map(str::to_string));
+                } else {
+                    // A head that is no commit (a worktree a kill left half made): list
+                    // the refs and each head that is one on its own.
+                    let out = run(env, repo, "git", &argv(&["rev-list", "--all"]));
+                    assert!(out.ok(), "git rev-list --all failed: {}", out.stderr);
+                    commits.extend(out.stdout.lines().map(str::to_string));
+                    for head in &heads {
+                        let log = run(env, repo, "git", &argv(&["rev-list", head]));
+                        commits.extend(log.stdout.lines().map(str::to_string));
+                    }
                 }
             }
         }
-        for id in named {
-            let out = run(
+        // Every commit the tool named that is (still) a commit of the store, all asked at
+        // once: `git cat-file --batch-check` prints `<id> commit` for each one found and
+        // `<name> missing` for one that is not.
+        if !named.is_empty() {
+            let input: String = named
+                .iter()
+                .map(|id| format!("{id}^{{commit}}\n"))
+                .collect();
+            let out = run_input(
                 env,
                 repo,
                 "git",
-                &argv(&[
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    &format!("{id}^{{commit}}"),
-                ]),
+                &argv(&["cat-file", "--batch-check=%(objectname) %(objecttype)"]),
+                &input,
             );
-            if out.ok() {
-                commits.insert(out.stdout.trim().to_string());
+            assert!(
+                out.ok(),
+                "git cat-file --batch-check failed: {}",
+                out.stderr
+            );
+            for line in out.stdout.lines() {
+                if let Some(id) = line.strip_suffix(" commit") {
+                    commits.insert(id.to_string());
+                }
             }
         }
         // jj's root commit (all zeros) is no git object.

@@ -91,6 +91,9 @@ pub struct Model {
     pub next_ws: u32,
     /// The checkpoints agents made (jj change ids, git commits), for `run --base-change`.
     pub checkpoints: Vec<String>,
+    /// By checkpoint: the workspace that made it and the files a command had reported
+    /// conflicted there when it did (their markers may be in the checkpoint's files).
+    pub checkpoint_from: BTreeMap<String, (String, BTreeSet<String>)>,
 }
 
 impl Model {

@@ -47,22 +47,46 @@ pub struct Started {
     out: std::path::PathBuf,
     err: std::path::PathBuf,
     started: Instant,
+    /// The command's kind, for the profile.
+    what: String,
 }
 
 /// Starts `program args` in `dir` with the test environment, in a process group of its own.
 pub fn spawn(env: &TestEnv, dir: &Path, program: &str, args: &[String]) -> Started {
+    spawn_with(env, dir, program, args, None)
+}
+
+/// [`spawn`], with `input` (if any) as the command's standard input.
+fn spawn_with(
+    env: &TestEnv,
+    dir: &Path,
+    program: &str,
+    args: &[String],
+    input: Option<&str>,
+) -> Started {
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let io = env.path().join(".stress-io");
     fs::create_dir_all(&io).expect("create the output dir");
     let out = io.join(format!("{n}.out"));
     let err = io.join(format!("{n}.err"));
+    let stdin = match input {
+        Some(text) => {
+            let path = io.join(format!("{n}.in"));
+            fs::write(&path, text).expect("write the input file");
+            let file = fs::File::open(&path).expect("open the input file");
+            // The open file stays readable once its name is gone.
+            let _ = fs::remove_file(&path);
+            Stdio::from(file)
+        }
+        None => Stdio::null(),
+    };
     let child = Command::new(program)
         .args(args)
         .current_dir(dir)
         .env_clear()
         .envs(env.vars())
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(fs::File::create(&out).expect("create the stdout file"))
         .stderr(fs::File::create(&err).expect("create the stderr file"))
         .process_group(0)
@@ -73,6 +97,7 @@ pub fn spawn(env: &TestEnv, dir: &Path, program: &str, args: &[String]) -> Start
         out,
         err,
         started: Instant::now(),
+        what: profile::what(program, args),
     }
 }
 
@@ -90,8 +115,15 @@ impl Started {
                     fs::read_to_string(&self.err).unwrap_or_default()
                 );
             }
-            std::thread::sleep(Duration::from_millis(3));
+            // Most commands of a round end within milliseconds: poll finely at first.
+            let waited = self.started.elapsed();
+            std::thread::sleep(if waited < Duration::from_millis(20) {
+                Duration::from_micros(300)
+            } else {
+                Duration::from_millis(3)
+            });
         };
+        profile::add(&self.what, self.started.elapsed());
         let pgid = self.child.id() as i32;
         if killed {
             // What the killed command started may still run for a moment: wait for its group.
@@ -140,6 +172,65 @@ impl Started {
 /// Runs `program args` in `dir` to completion.
 pub fn run(env: &TestEnv, dir: &Path, program: &str, args: &[String]) -> Out {
     spawn(env, dir, program, args).wait()
+}
+
+/// Runs `program args` in `dir` to completion with `input` on its standard input.
+pub fn run_input(env: &TestEnv, dir: &Path, program: &str, args: &[String], input: &str) -> Out {
+    spawn_with(env, dir, program, args, Some(input)).wait()
+}
+
+/// With `STRESS_PROFILE=1`, where a round's time goes: the commands it ran by kind (program
+/// and subcommand) and the oracle's own work, as a table printed with the figures.
+pub mod profile {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    static TIMES: Mutex<BTreeMap<String, (u64, Duration)>> = Mutex::new(BTreeMap::new());
+
+    pub fn on() -> bool {
+        std::env::var("STRESS_PROFILE").is_ok_and(|v| v == "1")
+    }
+
+    /// A command's kind: the program and its first argument that is no option.
+    pub fn what(program: &str, args: &[String]) -> String {
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let sub = args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .unwrap_or("");
+        format!("{program} {sub}")
+    }
+
+    /// Adds `took` to the time of `what`.
+    pub fn add(what: &str, took: Duration) {
+        if !on() {
+            return;
+        }
+        let mut times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = times.entry(what.to_string()).or_default();
+        entry.0 += 1;
+        entry.1 += took;
+    }
+
+    /// The times so far, longest first, and clears them.
+    pub fn take() -> String {
+        let mut times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rows: Vec<(String, (u64, Duration))> =
+            std::mem::take(&mut *times).into_iter().collect();
+        rows.sort_by_key(|(_, (_, d))| std::cmp::Reverse(*d));
+        rows.iter()
+            .map(|(what, (n, d))| {
+                format!(
+                    "  {:>8.1} s {:>7} x {:>7.1} ms  {what}\n",
+                    d.as_secs_f64(),
+                    n,
+                    d.as_secs_f64() * 1000.0 / (*n).max(1) as f64
+                )
+            })
+            .collect()
+    }
 }
 
 /// `args` as owned strings.

@@ -4,6 +4,7 @@
 //! at a random moment. Each step updates the model from what the command reported; the
 //! agents', the user's, the lands' and the removals' steps live in their own files.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::backends::Backend;
@@ -189,6 +190,19 @@ impl World<'_> {
             };
             if let Some(rev) = json[key].as_str() {
                 self.model.checkpoints.push(rev.to_string());
+                let reported: BTreeSet<String> = self
+                    .model
+                    .allowed
+                    .iter()
+                    .filter(|(loc, _)| *loc == id)
+                    .map(|(_, file)| file.clone())
+                    .collect();
+                let from = self
+                    .model
+                    .checkpoint_from
+                    .entry(rev.to_string())
+                    .or_insert_with(|| (id.clone(), BTreeSet::new()));
+                from.1.extend(reported);
             }
         }
         if !out.ok() {
@@ -221,4 +235,36 @@ impl World<'_> {
         }
         self.stats.kills > before
     }
+}
+
+/// A workspace started on a checkpoint (`run --base-change`) starts with the checkpoint's
+/// files: a conflict reported in the workspace that made it (whose markers a rename there
+/// made content, jj seed 8 step 120) excuses the same markers in the new workspace.
+#[test]
+fn stress_model_a_run_on_a_checkpoint_inherits_its_workspace_s_reported_conflicts() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 8);
+    world.agent_run_to_end();
+    let live = world.model.live_ws();
+    assert_eq!(live.len(), 1, "{live:?}");
+    let id = live[0].clone();
+    // Markers as ordinary content in the workspace, reported by a command.
+    std::fs::write(
+        world.dir(&id).join("marked.txt"),
+        "<<<<<<< conflict 1 of 1\nx\n>>>>>>> conflict 1 of 1 ends\n",
+    )
+    .expect("write a marked file");
+    world.model.allow(&id, "marked.txt");
+    world.checkpoint(Mode::Finish);
+    assert_eq!(world.model.checkpoints.len(), 1, "{:?}", world.log);
+    world.base_change_run();
+    let live = world.model.live_ws();
+    let started = live.iter().find(|w| **w != id).expect("the new workspace");
+    assert!(
+        world.scan(started).marked.contains("marked.txt"),
+        "{:?}",
+        world.log
+    );
+    let broken = world.check(false);
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }

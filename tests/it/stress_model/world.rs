@@ -10,7 +10,7 @@ use crate::harness::{TestEnv, AW};
 
 use super::observe::{scan, status, History, Scan};
 use super::oracle::{check, Model, Seen, MAIN};
-use super::proc::{argv, run, Out};
+use super::proc::{argv, profile, run, Out};
 use super::rng::Rng;
 
 /// How many of each thing a round did, for the figures in docs/stress.md.
@@ -215,6 +215,7 @@ impl<'a> World<'a> {
                 }
             }
         }
+        let clock = std::time::Instant::now();
         let mut disks = BTreeMap::new();
         disks.insert(MAIN.to_string(), self.scan(MAIN));
         if let Ok(entries) = fs::read_dir(&self.ns) {
@@ -226,6 +227,7 @@ impl<'a> World<'a> {
             }
         }
         let kept = scan(&self.ns.join(".kept"), self.seed);
+        profile::add("(oracle) scan the disks", clock.elapsed());
         let history = self.history.tokens(
             self.env,
             &self.repo,
