@@ -660,3 +660,74 @@ fn prefer_never_drops_a_line_of_a_file_the_workspace_never_changed_after_an_amen
     );
     assert_eq!(fs::read_to_string(repo.join("w5.txt")).unwrap(), "w5\n");
 }
+
+#[test]
+/// The target renamed a file the workspace also carried to the new name and then wrote
+/// afresh under the old one: git's rename detection would pair the target's rename with the
+/// workspace's "change" of the old name and merge the new file's lines into the renamed one,
+/// the renamed file's lines gone without a conflict (plain `git merge` does so too). Such a
+/// pairing is reported as a conflict, with and without `--prefer`, and nothing changes.
+fn a_rename_in_main_never_swallows_the_workspace_s_new_file_of_the_old_name() {
+    let env = TestEnv::new();
+    let repo = git_repo(&env, "repo");
+    fs::create_dir_all(repo.join("sub")).unwrap();
+    fs::write(repo.join("sub/s3.txt"), "1\n2\n3\n4\n5\n").unwrap();
+    git_ok(&env, &repo, &["add", "-A"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "s3"]);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w",
+            "--",
+            "sh",
+            "-c",
+            "cp sub/s3.txt moved.txt && echo new > sub/s3.txt",
+        ],
+    )
+    .assert_ok();
+    git_ok(&env, &repo, &["mv", "sub/s3.txt", "moved.txt"]);
+    git_ok(&env, &repo, &["commit", "-q", "-m", "rename"]);
+    let refs = ["for-each-ref", "--format=%(refname) %(objectname)"];
+    let state = |env: &TestEnv| {
+        let status = ["status", "--porcelain", "--untracked-files=all"];
+        [git_ok(env, &repo, &refs), git_ok(env, &repo, &status)].join("--\n")
+    };
+    let before = state(&env);
+    for prefer in [None, Some("workspace"), Some("target")] {
+        let mut args = vec!["land", "w"];
+        if let Some(side) = prefer {
+            args.extend(["--prefer", side]);
+        }
+        let mut dry_args = args.clone();
+        dry_args.extend(["--dry-run", "--json"]);
+        let dry = env.aw(&repo, dry_args);
+        args.push("--json");
+        let out = env.aw(&repo, args);
+        assert_eq!(
+            fs::read_to_string(repo.join("moved.txt")).unwrap(),
+            "1\n2\n3\n4\n5\n",
+            "{prefer:?}: {}",
+            out.report()
+        );
+        out.assert_code(1);
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(doc["outcome"], "conflicted", "{prefer:?}: {doc:#}");
+        let paths: Vec<&str> = doc["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["path"].as_str())
+            .collect();
+        assert!(paths.contains(&"sub/s3.txt"), "{prefer:?}: {doc:#}");
+        assert_eq!(
+            prediction(&serde_json::from_str(&dry.stdout).unwrap()),
+            prediction(&doc),
+            "{prefer:?}"
+        );
+        assert_eq!(state(&env), before, "{prefer:?}");
+    }
+    let plain = env.aw(&repo, ["land", "w"]);
+    plain.assert_code(1);
+    assert!(plain.stderr.contains("Hint:"), "{}", plain.report());
+}

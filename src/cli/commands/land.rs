@@ -214,7 +214,7 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
             plural(n)
         ))
         .hint(format!(
-            "--prefer settles neither a modify/delete conflict nor a file that differs between the workspace's merge bases with {0} (there are more than one once a commit it started on was amended or rebased in {0}); rebase the workspace onto {0} (`git rebase --autostash {0}` in it) and land again, or merge by hand: git merge {1}",
+            "--prefer settles neither a modify/delete conflict, nor a file one side renamed while the other changed it and holds the new name too (git would merge one into the other), nor a file that differs between the workspace's merge bases with {0} (there are more than one once a commit it started on was amended or rebased in {0}); rebase the workspace onto {0} (`git rebase --autostash {0}` in it) and land again, or merge by hand: git merge -X no-renames {1}",
             landing.target,
             landing.conflicts[0].commit
         )),

@@ -24,7 +24,15 @@ impl Git {
         if landing.commits.is_empty() {
             return Ok((landing, String::new()));
         }
-        let (mut tree, conflicted) = self.merge_tree(onto, tip, None)?;
+        let (mut tree, mut conflicted) = self.merge_tree(onto, tip, None)?;
+        // Files git's rename detection would pair wrongly: reported as conflicts, never
+        // merged (see `files_a_rename_would_swallow`) and never settled by `--prefer`.
+        let paired = self.files_a_rename_would_swallow(onto, tip)?;
+        for file in &paired {
+            if !conflicted.contains(file) {
+                conflicted.push(file.clone());
+            }
+        }
         if !conflicted.is_empty() {
             let still = match plan.prefer {
                 Some(side) => {
@@ -37,7 +45,8 @@ impl Git {
                     // would drop the other's. Such a file is reported, never settled.
                     let disputed = self.files_merge_bases_disagree_on(onto, tip)?;
                     for file in &conflicted {
-                        if disputed.contains(file) && !still.contains(file) {
+                        let unsettled = disputed.contains(file) || paired.contains(file);
+                        if unsettled && !still.contains(file) {
                             still.push(file.clone());
                         }
                     }
@@ -114,6 +123,79 @@ impl Git {
             }
         }
         Ok(files)
+    }
+
+    /// The files a rename would swallow when merging `theirs` into `ours`: one side renamed
+    /// `old` to `new` while the other side changed `old` and also holds `new` (it carried the
+    /// file to the new name too, then wrote a fresh `old`). git pairs the rename with that
+    /// "change" and merges the fresh file into `new`: the renamed file's lines are gone with
+    /// no conflict. Both names are returned; none when the sides have no single merge base.
+    fn files_a_rename_would_swallow(&self, ours: &str, theirs: &str) -> Result<Vec<String>> {
+        let out = self
+            .call(&self.main)?
+            .args(["merge-base", "--all", ours, theirs])
+            .stdout_allowing(&[1])?
+            .1;
+        let bases: Vec<&str> = out.split_whitespace().collect();
+        let mut files: Vec<String> = vec![];
+        // With several bases git merges against a virtual one; each real one is asked.
+        for base in bases {
+            for (renamer, other) in [(ours, theirs), (theirs, ours)] {
+                for (old, new) in self.renames_between(base, renamer)? {
+                    let changed = self.changed_between(base, other)?;
+                    let other_changed_old = changed.contains(&old);
+                    if other_changed_old
+                        && self.has_path(other, &old)?
+                        && self.has_path(other, &new)?
+                    {
+                        for file in [old, new] {
+                            if !files.contains(&file) {
+                                files.push(file);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// The renames git detects from `from` to `to` (old name, new name), as a merge detects
+    /// them.
+    fn renames_between(&self, from: &str, to: &str) -> Result<Vec<(String, String)>> {
+        let out = self
+            .call(&self.main)?
+            .args([
+                "diff-tree",
+                "-r",
+                "-z",
+                "--name-status",
+                "--find-renames",
+                "--diff-filter=R",
+                from,
+                to,
+            ])
+            .stdout()?;
+        let fields: Vec<String> = crate::vcs::split_nul(&out)
+            .into_iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        // Each rename is three fields: `R<score>`, the old name, the new name.
+        Ok(fields
+            .chunks(3)
+            .filter(|c| c.len() == 3 && c[0].starts_with('R'))
+            .map(|c| (c[1].clone(), c[2].clone()))
+            .collect())
+    }
+
+    /// Whether the tree of `commit` holds `path`.
+    fn has_path(&self, commit: &str, path: &str) -> Result<bool> {
+        let out = self
+            .call(&self.main)?
+            .args(["ls-tree", "-z", "--name-only", commit, "--"])
+            .arg(format!(":(literal){path}"))
+            .stdout()?;
+        Ok(!out.is_empty())
     }
 
     fn changed_between(&self, from: &str, to: &str) -> Result<Vec<String>> {
