@@ -379,6 +379,17 @@ fn confined(
     out: &Path,
     rest: &[String],
 ) -> Result<String> {
+    // What the agent could write is looked at first: jj and git never make anything but
+    // files and directories in a store, and opening anything else (a FIFO, a link to a
+    // device) could block them, or never end, with the user waiting.
+    for mount in private.mounts.iter().filter(|m| m.writable) {
+        if let Some(odd) = odd_entry(&mount.source) {
+            return Err(CliError::failure(format!(
+                "its own store holds {}, which is no regular file or directory (jj and git never make one there), so it is not read",
+                odd.display()
+            )));
+        }
+    }
     let canonical = fs::canonicalize(ws).map_err(|e| io("resolve", ws, &e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
     let me = std::env::current_exe().map_err(|e| {
@@ -408,6 +419,25 @@ fn confined(
         .pass(seccomp)
         .stdout()
         .map_err(|e| CliError::failure(e.to_string()).cause(e.stderr().trim().to_string()))
+}
+
+/// The first entry under `root` that is neither a regular file nor a directory (a FIFO, a
+/// socket, a device, a symbolic link), never following a link; `None` when there is none.
+fn odd_entry(root: &Path) -> Option<PathBuf> {
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(kind) if kind.is_file() => {}
+                _ => return Some(entry.path()),
+            }
+        }
+    }
+    None
 }
 
 /// git: the worktree's own git directory made ready (see [`prepare`]).

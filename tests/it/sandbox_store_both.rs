@@ -31,6 +31,8 @@ struct Agent {
     side_named: &'static str,
     /// `clean` of the workspace after a killed or broken run.
     clean: &'static [&'static str],
+    /// Commits, then leaves a FIFO in its own store where the store's tool would open it.
+    fifo_in_store: &'static str,
 }
 
 fn agent(backend: Backend) -> Agent {
@@ -46,6 +48,9 @@ fn agent(backend: Backend) -> Agent {
             find_side: "jj log --no-graph -r 'description(substring:side)' -T description",
             side_named: "holds 1 commit outside @ and its ancestors",
             clean: &["clean", "w"],
+            fifo_in_store: "echo w > w.txt && jj commit -m fifo && \
+                 op=$(ls .jj/repo/op_heads/heads) && \
+                 rm .jj/repo/op_store/operations/$op && mkfifo .jj/repo/op_store/operations/$op",
         },
         Backend::Git => Agent {
             commit_killed: "echo kept > kept.txt && git add kept.txt && \
@@ -60,6 +65,8 @@ fn agent(backend: Backend) -> Agent {
             find_side: "git branch --list side",
             side_named: "holds work outside the HEAD and index that came back: refs/heads/side",
             clean: &["clean", "w", "--force"],
+            fifo_in_store: "echo w > w.txt && git add w.txt && git commit -q -m fifo && \
+                 d=$(git rev-parse --absolute-git-dir) && rm \"$d/index\" && mkfifo \"$d/index\"",
         },
     }
 }
@@ -194,6 +201,35 @@ fn a_store_whose_export_fails_is_kept_and_named(backend: Backend) {
     assert_eq!(users_history(&env, &repo, backend), history);
 }
 
+/// A FIFO the agent leaves in its own store never hangs the user's commands (jj or git
+/// would block opening it): the run ends, warning its work was not brought back, and `clean`
+/// ends, keeping the store aside and naming it.
+fn a_fifo_in_its_own_store_never_hangs_the_user_s_commands(backend: Backend) {
+    let Some((env, repo)) = setup(backend) else {
+        return;
+    };
+    let agent = agent(backend);
+    let history = users_history(&env, &repo, backend);
+    // The harness fails a command that takes more than its limit instead of waiting.
+    let run = sandboxed(&env, &repo, agent.fifo_in_store, false);
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("were not brought back"),
+        "{}",
+        run.report()
+    );
+    let clean = env.aw(&repo, agent.clean);
+    clean.assert_ok();
+    let named = kept_path(&clean);
+    assert!(
+        named.starts_with(env.namespace_dir(&repo).join(".kept")),
+        "{}",
+        clean.report()
+    );
+    assert!(named.join(agent.store_entry).is_dir(), "{}", clean.report());
+    assert_eq!(users_history(&env, &repo, backend), history);
+}
+
 /// When the user's side moved the workspace (a checkpoint) the next sandboxed run makes its
 /// store again; work the agent left outside what came back is not dropped: the old store is
 /// kept aside and the run warns where.
@@ -309,4 +345,5 @@ crate::both_backends!(
     a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user,
     run_cleanup_keeps_the_store_aside,
     gc_keeps_the_store_aside,
+    a_fifo_in_its_own_store_never_hangs_the_user_s_commands,
 );
