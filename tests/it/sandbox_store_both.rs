@@ -139,8 +139,13 @@ fn a_killed_runs_commits_are_brought_back_by_clean(backend: Backend) {
     crate::harness::wait_for_file(&ws.join("started"));
     running.signal("KILL");
     running.wait();
-    // The sandbox dies with its supervisor; give the kernel a moment to reap it.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The sandbox dies with its supervisor, and the lease with its last process.
+    let lease = env.namespace_dir(&repo).join(".locks/w.lock");
+    crate::harness::until(
+        "the sandbox to end and let go of the lease",
+        std::time::Duration::from_secs(10),
+        || fs::File::open(&lease).is_ok_and(|f| f.try_lock().is_ok()),
+    );
     let clean = env.aw(&repo, agent(backend).clean);
     clean.assert_ok();
     let seen = all_subjects(&env, &repo, backend);
