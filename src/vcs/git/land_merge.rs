@@ -141,10 +141,13 @@ impl Git {
         // With several bases git merges against a virtual one; each real one is asked.
         for base in bases {
             for (renamer, other) in [(ours, theirs), (theirs, ours)] {
-                for (old, new) in self.renames_between(base, renamer)? {
-                    let changed = self.changed_between(base, other)?;
-                    let other_changed_old = changed.contains(&old);
-                    if other_changed_old
+                let renames = self.renames_between(base, renamer)?;
+                if renames.is_empty() {
+                    continue;
+                }
+                let changed = self.changed_between(base, other)?;
+                for (old, new) in renames {
+                    if changed.contains(&old)
                         && self.has_path(other, &old)?
                         && self.has_path(other, &new)?
                     {
