@@ -186,22 +186,13 @@ fn a_store_whose_export_fails_is_kept_and_named(backend: Backend) {
         "{}",
         second.report()
     );
-    let clean = env.aw(&repo, agent.clean);
-    clean.assert_ok();
-    // Moved aside, whole, under the kept-aside directory, and named there.
-    let named = kept_path(&clean);
-    assert!(
-        named.starts_with(env.namespace_dir(&repo).join(".kept")),
-        "{}",
-        clean.report()
-    );
+    let clean = clean_keeps_the_store_aside(&env, &repo, &agent);
     assert!(
         (clean.stdout.clone() + &clean.stderr)
             .contains("holds commits that could not be brought back"),
         "{}",
         clean.report()
     );
-    assert!(named.join(agent.store_entry).is_dir(), "{}", clean.report());
     assert!(!store.exists());
     assert_eq!(users_history(&env, &repo, backend), history);
 }
@@ -223,16 +214,23 @@ fn a_fifo_in_its_own_store_never_hangs_the_user_s_commands(backend: Backend) {
         "{}",
         run.report()
     );
-    let clean = env.aw(&repo, agent.clean);
+    clean_keeps_the_store_aside(&env, &repo, &agent);
+    assert_eq!(users_history(&env, &repo, backend), history);
+}
+
+/// Runs `clean` of `w`, which must succeed having moved the workspace's own store aside,
+/// whole, under the kept-aside directory and named there; its outcome.
+fn clean_keeps_the_store_aside(env: &TestEnv, repo: &Path, agent: &Agent) -> Outcome {
+    let clean = env.aw(repo, agent.clean);
     clean.assert_ok();
     let named = kept_path(&clean);
     assert!(
-        named.starts_with(env.namespace_dir(&repo).join(".kept")),
+        named.starts_with(env.namespace_dir(repo).join(".kept")),
         "{}",
         clean.report()
     );
     assert!(named.join(agent.store_entry).is_dir(), "{}", clean.report());
-    assert_eq!(users_history(&env, &repo, backend), history);
+    clean
 }
 
 /// When the user's side moved the workspace (a checkpoint) the next sandboxed run makes its
