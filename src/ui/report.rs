@@ -161,6 +161,29 @@ pub(crate) fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<St
         .collect()
 }
 
+/// The lines saying which interrupted repairs of stale working copies a command finished,
+/// or could not finish now (with why and what to do).
+pub(crate) fn repaired(repaired: &[crate::workspace::Repaired]) -> Vec<String> {
+    repaired
+        .iter()
+        .map(|r| match &r.result {
+            Ok(copy) => note(&Note::RepairFinished {
+                id: r.id.to_string(),
+                copy: copy.clone(),
+            }),
+            Err(err) => format!(
+                "Warning: could not finish the interrupted update of workspace {:?}'s stale working copy: {}{}",
+                r.id.as_str(),
+                err.message,
+                err.hint
+                    .as_ref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect()
+}
+
 fn describe_aside(aside: &Aside) -> String {
     let mut text = String::new();
     if let Some(dir) = &aside.kept_dir {

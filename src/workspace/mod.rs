@@ -23,6 +23,7 @@ pub(crate) mod launch;
 pub(crate) mod pool;
 pub(crate) mod private;
 mod reattach;
+pub(crate) use reattach::{finish_interrupted_repairs, Repaired};
 pub(crate) mod remove;
 pub(crate) mod setup;
 pub(crate) mod tools;

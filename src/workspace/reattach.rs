@@ -1,10 +1,11 @@
 //! Reattaching to an existing workspace: its record, drift repair and a stale working copy.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::create::new_record;
 use super::{foreign, same_dir, Note, Opened, Request};
 use crate::error::{CliError, Result};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Origin, Record};
 use crate::vcs::Registered;
 use crate::workspace::context::Context;
@@ -126,4 +127,55 @@ fn adopt(ctx: &Context, req: &Request, path: &Path) -> Result<Record> {
         }
         _ => Err(super::unregistered(req.id, path)),
     }
+}
+
+/// A stale-working-copy repair an interrupted command left, finished by a command of any
+/// kind (`status`, `gc`, `clean`): `Ok` names the copy whose files were put back.
+pub(crate) struct Repaired {
+    pub id: WorkspaceId,
+    pub result: Result<PathBuf>,
+}
+
+/// Finishes every repair of a stale working copy that a killed command left in the
+/// namespace (`.recovering-<id>` holding a whole copy): once the update ran, the user's
+/// unrecorded edits are in that copy, not in the workspace, until the repair is finished.
+/// A workspace whose lease another command holds is left to it; a partial copy (the
+/// workspace not yet touched) is left for the next command in that workspace to drop.
+pub(crate) fn finish_interrupted_repairs(ctx: &Context) -> Vec<Repaired> {
+    let Ok(entries) = std::fs::read_dir(&ctx.layout.dir) else {
+        return vec![];
+    };
+    let mut ids: Vec<WorkspaceId> = entries
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            WorkspaceId::parse(name.strip_prefix(".recovering-")?).ok()
+        })
+        .collect();
+    ids.sort();
+    let mut repaired = vec![];
+    for id in ids {
+        let path = ctx.layout.workspace(&id);
+        if !crate::store::recovery::is_complete(&crate::vcs::jj::recovery_dir(&path)) {
+            continue;
+        }
+        let lease = match crate::store::lock::try_exclusive(&ctx.layout.lease(&id)) {
+            Ok(Some(lease)) => lease,
+            Ok(None) => continue,
+            Err(e) => {
+                repaired.push(Repaired {
+                    id,
+                    result: Err(e.into()),
+                });
+                continue;
+            }
+        };
+        let result = match ctx.vcs.resume_recovery(&path) {
+            Ok(Some(copy)) => Ok(copy),
+            Ok(None) => continue,
+            Err(e) => Err(e.into()),
+        };
+        drop(lease);
+        repaired.push(Repaired { id, result });
+    }
+    repaired
 }

@@ -188,9 +188,10 @@ fn an_unrecorded_edit_that_conflicts_with_the_update_is_kept_aside_and_named() {
 }
 
 /// Test 1's state, with enough untracked files that the copy takes a while; `run w1` is
-/// SIGKILLed once `point` exists in the recovery directory, then the next run finishes the
-/// repair with test 1's result.
-fn killed_at(point: &str) {
+/// SIGKILLed once `point` exists in the recovery directory, then the next command (`next`:
+/// a run in w1, or a command of any kind such as `status`) finishes the repair with test 1's
+/// result.
+fn killed_at(point: &str, next: &[&str]) {
     let env = TestEnv::new();
     let (repo, ws) = repo_with_agent_commit(&env);
     edit_unrecorded(&ws);
@@ -211,7 +212,7 @@ fn killed_at(point: &str) {
     let out = running.wait();
     assert_eq!(out.code(), None, "killed by a signal\n{}", out.report());
     assert!(scratch.exists(), "the repair ended before the kill");
-    let next = env.aw(&repo, ["run", "w1", "--", "true"]);
+    let next = env.aw(&repo, next);
     next.assert_ok();
     assert!(
         next.stderr.contains("finished the interrupted update"),
@@ -224,12 +225,24 @@ fn killed_at(point: &str) {
 
 #[test]
 fn a_kill_once_the_copy_is_complete_is_finished_with_the_same_result() {
-    killed_at("complete");
+    killed_at("complete", &["run", "w1", "--", "true"]);
 }
 
 #[test]
 fn a_kill_once_the_working_copy_was_updated_is_finished_with_the_same_result() {
-    killed_at("updated");
+    killed_at("updated", &["run", "w1", "--", "true"]);
+}
+
+/// The user's edits are out of the workspace (in the copy) once the update ran: a command
+/// of any kind finishes the repair, not only the next one in that workspace.
+#[test]
+fn a_kill_once_the_working_copy_was_updated_is_finished_by_status() {
+    killed_at("updated", &["status"]);
+}
+
+#[test]
+fn a_kill_once_the_working_copy_was_updated_is_finished_by_gc() {
+    killed_at("updated", &["gc"]);
 }
 
 #[test]

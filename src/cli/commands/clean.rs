@@ -93,6 +93,12 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
     for line in crate::ui::report::settled(&others) {
         ui.note(line);
     }
+    if !args.dry_run {
+        for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx))
+        {
+            ui.note(line);
+        }
+    }
     if args.purge_kept {
         return purge_kept(ui, &ctx, args);
     }

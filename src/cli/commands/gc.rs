@@ -44,6 +44,10 @@ pub(in crate::cli) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Res
         for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
             ui.note(line);
         }
+        for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx))
+        {
+            ui.note(line);
+        }
     }
     if ctx.config.retention.is_empty() && !args.json {
         ui.note(

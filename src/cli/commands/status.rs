@@ -61,6 +61,9 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
     for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
         ui.note(line);
     }
+    for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx)) {
+        ui.note(line);
+    }
     let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);
