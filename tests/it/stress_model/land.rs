@@ -26,10 +26,13 @@ impl World<'_> {
     pub(super) fn land(&mut self, id: &str, mode: Mode) {
         self.stats.lands += 1;
         let target = self.target_of(id);
-        let prefer = match self.rng.below(10) {
-            0 | 1 => Some("workspace"),
-            2 | 3 => Some("target"),
-            _ => None,
+        let prefer = match self.forced_prefer.take() {
+            Some(forced) => forced,
+            None => match self.rng.below(10) {
+                0 | 1 => Some("workspace"),
+                2 | 3 => Some("target"),
+                _ => None,
+            },
         };
         let allow = self.allow_conflicts && self.rng.chance(20);
         self.log.push(format!("  land {id} into {target}"));
@@ -46,6 +49,9 @@ impl World<'_> {
             .collect();
         let before = self.model.required(&target);
         added.retain(|n| !before.contains(n));
+        // A line a `--prefer` land dropped from a target stays dropped: the commit that held
+        // it is already in the target's history, so a later land does not bring it again.
+        added.retain(|n| !self.model.dropped_from.contains(&(target.clone(), *n)));
         // What `--prefer` merges: both sides' files as they are and the commit they forked
         // from, to tell which lines are in conflicting hunks.
         let sides = prefer.map(|p| {
@@ -157,6 +163,7 @@ impl World<'_> {
                     }
                     for n in &dropped {
                         self.model.dropped(*n);
+                        self.model.dropped_from.insert((target.clone(), *n));
                     }
                     if let Some(set) = self.model.required_mut(&target) {
                         for n in dropped {
@@ -714,4 +721,57 @@ fn stress_model_a_landed_parent_may_show_done_once_its_child_landed_in_it() {
     );
     let broken = world.check(false);
     assert!(broken.is_empty(), "{}\n{:?}", broken.join("\n"), world.log);
+}
+
+/// A line another land's `--prefer workspace` dropped from the target stays dropped when its
+/// writer lands again: the commit holding it is already in the target's history, so neither
+/// git's merge nor jj's rebase brings it back (git seed 9 step 1161: `land w93` after `land
+/// w92 --prefer workspace` dropped two of w93's landed lines from main).
+#[test]
+fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back_by_its_writer() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 9);
+    world.allow_conflicts = false;
+    while world.model.live_ws().len() < 2 {
+        world.agent_run_to_end();
+    }
+    let live = world.model.live_ws();
+    let (first, second) = (live[0].clone(), live[1].clone());
+    let mut write = |world: &mut World, id: &str, file: &str| -> u64 {
+        let n = world.model.token(id);
+        world.append(id, file, n);
+        world.model.written(id, n);
+        n
+    };
+    let dropped = write(&mut world, &first, "s0.txt");
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
+    write(&mut world, &second, "s0.txt");
+    world.forced_prefer = Some(Some("workspace"));
+    world.land(&second, Mode::Finish);
+    let name = world.line(&first, dropped);
+    assert!(
+        world
+            .log
+            .iter()
+            .any(|l| l.contains("may drop the target's")
+                && l.contains(name.split(' ').last().unwrap())),
+        "{}",
+        world.log.join("\n")
+    );
+    write(&mut world, &first, "later.txt");
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
+    assert!(
+        world.log.iter().filter(|l| l.contains("Landed")).count() >= 3,
+        "{}",
+        world.log.join("\n")
+    );
+    let broken = world.check(false);
+    assert!(
+        broken.is_empty(),
+        "{}\n{}",
+        broken.join("\n"),
+        world.log.join("\n")
+    );
 }

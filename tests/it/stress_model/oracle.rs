@@ -94,6 +94,8 @@ pub struct Model {
     /// By checkpoint: the workspace that made it and the files a command had reported
     /// conflicted there when it did (their markers may be in the checkpoint's files).
     pub checkpoint_from: BTreeMap<String, (String, BTreeSet<String>)>,
+    /// (target, token): a `--prefer workspace` land dropped the token from that target.
+    pub dropped_from: BTreeSet<(String, u64)>,
 }
 
 impl Model {

@@ -40,6 +40,9 @@ pub struct World<'a> {
     /// Whether this binary's `land` takes `--allow-conflicts`.
     pub allow_conflicts: bool,
     pub stats: Stats,
+    /// The `--prefer` the next `land` takes instead of drawing one (for tests of the oracle
+    /// itself): `Some(None)` for none.
+    pub forced_prefer: Option<Option<&'static str>>,
 }
 
 /// The files every agent and the user append to, so that their edits meet.
@@ -66,6 +69,7 @@ impl<'a> World<'a> {
             history: History::default(),
             allow_conflicts: false,
             stats: Stats::default(),
+            forced_prefer: None,
         };
         for file in SHARED {
             let n = world.model.token(MAIN);
