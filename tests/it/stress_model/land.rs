@@ -737,7 +737,7 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
     }
     let live = world.model.live_ws();
     let (first, second) = (live[0].clone(), live[1].clone());
-    let mut write = |world: &mut World, id: &str, file: &str| -> u64 {
+    let write = |world: &mut World, id: &str, file: &str| -> u64 {
         let n = world.model.token(id);
         world.append(id, file, n);
         world.model.written(id, n);
@@ -751,11 +751,8 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
     world.land(&second, Mode::Finish);
     let name = world.line(&first, dropped);
     assert!(
-        world
-            .log
-            .iter()
-            .any(|l| l.contains("may drop the target's")
-                && l.contains(name.split(' ').last().unwrap())),
+        world.log.iter().any(|l| l.contains("may drop the target's")
+            && l.contains(name.split(' ').next_back().unwrap())),
         "{}",
         world.log.join("\n")
     );
