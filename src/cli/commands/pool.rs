@@ -127,8 +127,7 @@ fn fill_text(filled: &fill::Filled) -> String {
 }
 
 fn cmd_status(ui: &Ui, ctx: &Context, json_out: bool) -> Result<i32> {
-    let entries = pool::entries(ctx);
-    let filling = crate::store::lock::is_held(&ctx.layout.pool_lock());
+    let (entries, filling) = pool::entries(ctx);
     let ready = entries.iter().filter(|e| e.state == State::Ready).count();
     let text = match json_out {
         true => json(&StatusJson {

@@ -133,15 +133,17 @@ pub(crate) fn fingerprint(ctx: &Context) -> String {
 
 /// Every prepared workspace of the namespace, oldest first, except those a take's journal
 /// names (they are being taken, or are the recovery's to discard), then the registrations a
-/// kill left without a directory ([`leaked`]).
-pub(crate) fn entries(ctx: &Context) -> Vec<Entry> {
+/// kill left without a directory ([`leaked`]); and whether a fill was under way when they
+/// were read, the one answer their states were told from (asking again could see a fill
+/// that has ended since beside entries still shown preparing).
+pub(crate) fn entries(ctx: &Context) -> (Vec<Entry>, bool) {
     // The backend is asked first: the slow part, kept out of the time between asking whether
     // a fill is under way and reading the entries (and the caller asking it again).
     let registered = ctx.vcs.list().unwrap_or_default();
     let filling = crate::store::lock::is_held(&ctx.layout.pool_lock());
     let mut found = list(ctx, filling);
     found.extend(leaked_of(ctx, registered, filling));
-    found
+    (found, filling)
 }
 
 /// The backend's registrations of prepared workspaces (`.pool-<token>`) whose directory is
