@@ -1,5 +1,5 @@
 //! The environment direnv loaded for a workspace, kept for the next run by direnv's own
-//! reload rule (`<namespace>/.cache/direnv-env.<id>.v1`, outside every workspace and hidden
+//! reload rule (`Layout::kept_env`: in the namespace's cache, outside every workspace and hidden
 //! from every sandbox).
 //!
 //! A kept environment stands only while its key (a digest of what direnv was given: the
@@ -28,11 +28,6 @@ use crate::store::summary::{settled, Stamp};
 
 /// The first field of every kept environment; the version is in it.
 const MAGIC: &[u8] = b"agent-workspace direnv environment v1";
-
-/// The kept environment's file for workspace `id` in the namespace's cache directory.
-pub(crate) fn path(cache: &Path, id: &str) -> PathBuf {
-    cache.join(format!("direnv-env.{id}.v1"))
-}
 
 /// A file as it is now: its stamp, or `None` when it is not there. `Err` when it cannot be
 /// told (a permission error): such a file is never trusted to be unchanged.
@@ -167,7 +162,7 @@ mod tests {
         let watched = dir.path().join("watched");
         fs::write(&watched, "one").expect("write");
         let missing = dir.path().join("missing");
-        let file = path(&dir.path().join("cache"), "w1");
+        let file = dir.path().join("cache").join("kept");
         let later = SystemTime::now() + Duration::from_secs(5);
         let files = [watched.clone(), missing.clone()];
         assert!(keep(&file, "k1", later, &files, &env()));
@@ -186,7 +181,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temp dir");
         let watched = dir.path().join("watched");
         fs::write(&watched, "one").expect("write");
-        let file = path(dir.path(), "w1");
+        let file = dir.path().join("kept");
         assert!(!keep(&file, "k", SystemTime::now(), &[watched], &env()));
         assert!(!file.exists());
     }
@@ -194,7 +189,7 @@ mod tests {
     #[test]
     fn a_damaged_file_is_no_environment() {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let file = path(dir.path(), "w1");
+        let file = dir.path().join("kept");
         let later = SystemTime::now() + Duration::from_secs(5);
         assert!(keep(&file, "k", later, &[], &env()));
         let mut bytes = fs::read(&file).expect("read");

@@ -240,7 +240,7 @@ fn kept_or_evaluation(
     let Some(key) = direnv::evaluation_key(&given, canonical, bin, began) else {
         return Kept::Neither;
     };
-    let file = kept_env::path(&ctx.layout.cache(), &record.workspace_id);
+    let file = ctx.layout.kept_env(&record.workspace_id);
     if ctx.config.direnv_reuse {
         if let Some(kept) = kept_env::load(&file, &key) {
             return Kept::Environment(kept);

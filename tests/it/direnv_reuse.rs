@@ -118,6 +118,9 @@ fn a_warm_run_reuses_what_direnv_loaded_and_the_command_sees_the_same() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(!names.iter().any(|n| n.contains("direnv-env")), "{names:?}");
+    // Removing the workspace removes it too.
+    s.env.aw(&s.repo, ["clean", "w1"]).assert_ok();
+    assert!(!s.kept().exists(), "{}", s.env.listing());
 }
 
 #[test]
