@@ -392,3 +392,29 @@ fn sandbox_args(
     };
     Ok(sandbox::args(options, &scope, seccomp)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn handed(bytes: &[u8]) -> Option<Vec<(OsString, OsString)>> {
+        let mut file = tempfile::tempfile().expect("a temp file");
+        file.write_all(bytes).expect("write");
+        handed_back(OwnedFd::from(file))
+    }
+
+    #[test]
+    fn only_an_environment_handed_back_whole_is_read() {
+        let whole = handed(b"A=1\0B=x=y\0\0").expect("whole");
+        assert_eq!(
+            whole,
+            vec![("A".into(), "1".into()), ("B".into(), "x=y".into())]
+        );
+        assert_eq!(handed(b"\0"), Some(vec![]), "an empty environment");
+        assert_eq!(handed(b"A=1\0B=x"), None, "cut inside an entry");
+        assert_eq!(handed(b"A=1\0"), None, "cut after an entry");
+        assert_eq!(handed(b""), None, "nothing written");
+        assert_eq!(handed(b"A\0\0"), None, "not NAME=value");
+    }
+}
