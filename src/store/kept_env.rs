@@ -12,7 +12,8 @@
 //!
 //! The file is NUL-separated fields: a magic line, the key, the number of files, each file's
 //! stamp (seven numbers joined by commas, or `-` for a missing file) and path, then the
-//! environment's `NAME=value` entries; it ends with the sha256 of everything before it.
+//! environment's `NAME=value` entries; it ends with the sha256 of everything before it. It
+//! lives in a directory only its owner can enter: an `.envrc` may export secrets.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -123,7 +124,30 @@ pub(crate) fn keep(
     let Some(dir) = file.parent() else {
         return false;
     };
-    fsutil::create_dir_nofollow(dir).is_ok() && fsutil::write_atomic(file, &body).is_ok()
+    let cache = dir.parent().unwrap_or(dir);
+    fsutil::create_dir_nofollow(cache).is_ok()
+        && private_dir(dir)
+        && fsutil::write_atomic(file, &body).is_ok()
+}
+
+/// Makes `dir` a directory only its owner can enter (an `.envrc` may export secrets, and the
+/// namespace's cache is readable by others), tightening one that exists; false when it is
+/// not a real directory.
+fn private_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match fs::symlink_metadata(dir) {
+                Ok(m) if m.is_dir() && m.permissions().mode() & 0o077 == 0 => true,
+                Ok(m) if m.is_dir() => {
+                    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).is_ok()
+                }
+                _ => false,
+            }
+        }
+        Err(_) => false,
+    }
 }
 
 /// Forgets what is kept at `file` (a run that evaluated but could not keep its result).
@@ -162,11 +186,16 @@ mod tests {
         let watched = dir.path().join("watched");
         fs::write(&watched, "one").expect("write");
         let missing = dir.path().join("missing");
-        let file = dir.path().join("cache").join("kept");
+        let file = dir.path().join("cache").join("env").join("kept");
         let later = SystemTime::now() + Duration::from_secs(5);
         let files = [watched.clone(), missing.clone()];
         assert!(keep(&file, "k1", later, &files, &env()));
         assert_eq!(load(&file, "k1"), Some(env()));
+        let mode = fs::metadata(file.parent().unwrap()).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o700
+        );
         assert_eq!(load(&file, "k2"), None, "another key");
         fs::write(&missing, "").expect("write");
         assert_eq!(load(&file, "k1"), None, "a missing file appeared");
@@ -181,7 +210,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temp dir");
         let watched = dir.path().join("watched");
         fs::write(&watched, "one").expect("write");
-        let file = dir.path().join("kept");
+        let file = dir.path().join("env").join("kept");
         assert!(!keep(&file, "k", SystemTime::now(), &[watched], &env()));
         assert!(!file.exists());
     }
@@ -189,7 +218,7 @@ mod tests {
     #[test]
     fn a_damaged_file_is_no_environment() {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let file = dir.path().join("kept");
+        let file = dir.path().join("env").join("kept");
         let later = SystemTime::now() + Duration::from_secs(5);
         assert!(keep(&file, "k", later, &[], &env()));
         let mut bytes = fs::read(&file).expect("read");

@@ -236,7 +236,7 @@ impl Layout {
 
     /// The environment direnv last loaded for workspace `id` (see `kept_env`), in the cache.
     pub(crate) fn kept_env(&self, id: &str) -> PathBuf {
-        self.cache().join(format!("direnv-env.{id}.v1"))
+        self.cache().join("direnv-env").join(format!("{id}.v1"))
     }
 
     /// The stores of sandboxed jj workspaces (a dot-name no id can take): `<id>/` holds one

@@ -81,7 +81,8 @@ impl Setup {
         self.env
             .namespace_dir(&self.repo)
             .join(".cache")
-            .join("direnv-env.w1.v1")
+            .join("direnv-env")
+            .join("w1.v1")
     }
 }
 
@@ -104,6 +105,14 @@ fn a_warm_run_reuses_what_direnv_loaded_and_the_command_sees_the_same() {
     evaluated.assert_ok();
     assert_eq!(s.evaluations(), before + 1, "{}", evaluated.report());
     assert!(s.kept().is_file(), "{}", s.env.listing());
+    // What an .envrc exports may be secret: only its owner can enter the directory.
+    let mode = fs::metadata(s.kept().parent().unwrap())
+        .unwrap()
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o700
+    );
     let reused = s.run(&[], ENV);
     reused.assert_ok();
     assert_eq!(s.evaluations(), before + 1, "evaluated again");
