@@ -83,14 +83,38 @@ pub(crate) fn load(file: &Path, key: &str) -> Option<Vec<(OsString, OsString)>> 
     Some(env)
 }
 
+/// A file an evaluation read, and what is known of it from then: a file not like that now
+/// changed since (a deletion leaves no time behind to tell it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Read {
+    pub path: PathBuf,
+    /// Whether it was there when the evaluation read it (as direnv reports it).
+    pub existed: Option<bool>,
+    /// Its stamp taken before the evaluation began.
+    pub before: Option<Option<Stamp>>,
+}
+
+#[cfg(test)]
+impl Read {
+    /// A file known only by its path.
+    pub(crate) fn path(path: PathBuf) -> Read {
+        Read {
+            path,
+            existed: None,
+            before: None,
+        }
+    }
+}
+
 /// Keeps `env`, evaluated from `key` by an evaluation that began at `began` and read
-/// `files`, at `file`: only when every file is settled (and can be stamped), atomically.
-/// Whether it was kept; a file that cannot be written is simply not kept.
+/// `files`, at `file`: only when every file is settled, can be stamped and is as it was
+/// when read; atomically. Whether it was kept; a file that cannot be written is simply not
+/// kept.
 pub(crate) fn keep(
     file: &Path,
     key: &str,
     began: SystemTime,
-    files: &[PathBuf],
+    files: &[Read],
     env: &[(OsString, OsString)],
 ) -> bool {
     let mut body = vec![];
@@ -101,10 +125,15 @@ pub(crate) fn keep(
     field(MAGIC);
     field(key.as_bytes());
     field(files.len().to_string().as_bytes());
-    for path in files {
-        let Ok(now) = stamp(path) else {
+    for read in files {
+        let Ok(now) = stamp(&read.path) else {
             return false;
         };
+        let gone_or_came = read.existed.is_some_and(|e| e != now.is_some());
+        if gone_or_came || read.before.is_some_and(|b| b != now) {
+            return false;
+        }
+        let path = &read.path;
         match now {
             Some(s) if !settled(&s, began) => return false,
             Some(s) => field(s.map(|n| n.to_string()).join(",").as_bytes()),
@@ -188,7 +217,7 @@ mod tests {
         let missing = dir.path().join("missing");
         let file = dir.path().join("cache").join("env").join("kept");
         let later = SystemTime::now() + Duration::from_secs(5);
-        let files = [watched.clone(), missing.clone()];
+        let files = [Read::path(watched.clone()), Read::path(missing.clone())];
         assert!(keep(&file, "k1", later, &files, &env()));
         assert_eq!(load(&file, "k1"), Some(env()));
         let mode = fs::metadata(file.parent().unwrap()).unwrap().permissions();
@@ -211,8 +240,47 @@ mod tests {
         let watched = dir.path().join("watched");
         fs::write(&watched, "one").expect("write");
         let file = dir.path().join("env").join("kept");
-        assert!(!keep(&file, "k", SystemTime::now(), &[watched], &env()));
+        assert!(!keep(
+            &file,
+            "k",
+            SystemTime::now(),
+            &[Read::path(watched)],
+            &env()
+        ));
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn a_file_gone_or_changed_since_it_was_read_is_never_kept() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("env").join("kept");
+        let later = SystemTime::now() + Duration::from_secs(5);
+        let there = dir.path().join("there");
+        fs::write(&there, "x").expect("write");
+        let gone = Read {
+            path: dir.path().join("gone"),
+            existed: Some(true),
+            before: None,
+        };
+        assert!(!keep(&file, "k", later, &[gone], &env()));
+        let came = Read {
+            path: there.clone(),
+            existed: Some(false),
+            before: None,
+        };
+        assert!(!keep(&file, "k", later, &[came], &env()));
+        let changed = Read {
+            path: there.clone(),
+            existed: None,
+            before: Some(None),
+        };
+        assert!(!keep(&file, "k", later, &[changed], &env()));
+        let same = Read {
+            path: there.clone(),
+            existed: Some(true),
+            before: Some(stamp(&there).expect("stamped")),
+        };
+        assert!(keep(&file, "k", later, &[same], &env()));
     }
 
     #[test]

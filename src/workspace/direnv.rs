@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
 use crate::store::fsutil;
+use crate::store::kept_env::Read;
 use crate::store::metadata::Record;
 use crate::vcs::{Vcs, VcsError};
 use crate::workspace::envrc_loads;
@@ -213,10 +214,11 @@ pub(crate) fn allow(bin: &Path, workspace: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The files direnv reports an evaluation read (`DIRENV_WATCHES` in the environment it
-/// loaded: URL-safe base64 of zlib-compressed JSON, `[{"Path": ...}, ...]`), the `.envrc`
-/// and its allow file among them; `None` when it is missing or cannot be read whole.
-pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<PathBuf>> {
+/// The files direnv reports an evaluation read, and whether each was there
+/// (`DIRENV_WATCHES` in the environment it loaded: URL-safe base64 of zlib-compressed JSON,
+/// `[{"Path": ..., "Exists": ...}, ...]`), the `.envrc` and its allow file among them;
+/// `None` when it is missing or cannot be read whole.
+pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
     let (_, value) = env.iter().find(|(k, _)| k == "DIRENV_WATCHES")?;
     let compressed = base64_url_decode(value.to_str()?)?;
     let json =
@@ -225,18 +227,26 @@ pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<PathBuf>
     struct Watch {
         #[serde(rename = "Path")]
         path: String,
+        #[serde(rename = "Exists")]
+        exists: bool,
     }
     let watches: Vec<Watch> = serde_json::from_slice(&json).ok()?;
     // A path JSON could not carry as it is (not UTF-8) would be watched under another name.
     if watches.is_empty() || watches.iter().any(|w| w.path.contains('\u{FFFD}')) {
         return None;
     }
-    Some(watches.into_iter().map(|w| PathBuf::from(w.path)).collect())
+    let read = |w: Watch| Read {
+        path: PathBuf::from(w.path),
+        existed: Some(w.exists),
+        before: None,
+    };
+    Some(watches.into_iter().map(read).collect())
 }
 
 /// What direnv reads besides what it reports: the user's direnv configuration (`direnvrc`,
-/// the TOML files, `lib/` and every file in it), as `env` locates it.
-pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Vec<PathBuf> {
+/// the TOML files, `lib/` and every file in it), as the environment it is given (`env`)
+/// locates it, each stamped now (before the evaluation); `None` when one cannot be stamped.
+pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
     let get = |name: &str| {
         env.iter()
             .find(|(k, v)| k == name && !v.is_empty())
@@ -246,7 +256,7 @@ pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Vec<PathBuf> 
         .or_else(|| get("XDG_CONFIG_HOME").map(|d| d.join("direnv")))
         .or_else(|| get("HOME").map(|h| h.join(".config").join("direnv")));
     let Some(dir) = dir else {
-        return vec![];
+        return Some(vec![]);
     };
     let mut files: Vec<PathBuf> = ["direnvrc", "direnv.toml", "config.toml", "lib"]
         .iter()
@@ -260,7 +270,15 @@ pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Vec<PathBuf> 
         .collect();
     lib.sort();
     files.extend(lib);
-    files
+    let read = |path: PathBuf| {
+        let before = crate::store::kept_env::stamp(&path).ok()?;
+        Some(Read {
+            path,
+            existed: None,
+            before: Some(before),
+        })
+    };
+    files.into_iter().map(read).collect()
 }
 
 /// The key of an evaluation: a digest of everything direnv is given (the whole environment
@@ -346,17 +364,19 @@ mod tests {
 
     #[test]
     fn direnv_watches_read_back_as_paths() {
-        // The shape direnv 2.32 reports: an .envrc and its allow file.
-        let json = br#"[{"Path":"/w/.envrc","Modtime":1,"Exists":true},{"Path":"/d/allow/x","Modtime":2,"Exists":true}]"#;
+        // The shape direnv 2.32 reports: an .envrc, and a dotenv_if_exists file not there.
+        let json = br#"[{"Path":"/w/.envrc","Modtime":1,"Exists":true},{"Path":"/w/.env","Modtime":0,"Exists":false}]"#;
         let compressed = miniz_oxide::deflate::compress_to_vec_zlib(json, 6);
         let encoded = base64_url_encode(&compressed);
         let env = vec![("DIRENV_WATCHES".into(), encoded.into())];
+        let read = |path: &str, existed| Read {
+            path: PathBuf::from(path),
+            existed: Some(existed),
+            before: None,
+        };
         assert_eq!(
             watched_files(&env),
-            Some(vec![
-                PathBuf::from("/w/.envrc"),
-                PathBuf::from("/d/allow/x")
-            ])
+            Some(vec![read("/w/.envrc", true), read("/w/.env", false)])
         );
         let env = vec![("DIRENV_WATCHES".into(), "eJzz".into())];
         assert_eq!(watched_files(&env), None, "truncated");

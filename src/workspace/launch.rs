@@ -34,6 +34,8 @@ struct Evaluation {
     key: String,
     began: SystemTime,
     handback: OwnedFd,
+    /// The user's direnv configuration, stamped before the evaluation.
+    configuration: Vec<kept_env::Read>,
 }
 
 /// A sandbox to start the command in: bubblewrap (found and probed) and the options.
@@ -246,14 +248,16 @@ fn kept_or_evaluation(
             return Kept::Environment(kept);
         }
     }
-    match handback_file() {
-        Some(handback) => Kept::Evaluate(Evaluation {
+    let configuration = direnv::configuration_files(&given);
+    match (handback_file(), configuration) {
+        (Some(handback), Some(configuration)) => Kept::Evaluate(Evaluation {
             file,
             key,
             began,
             handback,
+            configuration,
         }),
-        None => Kept::Neither,
+        _ => Kept::Neither,
     }
 }
 
@@ -287,7 +291,7 @@ impl Evaluation {
                 let Some(mut files) = direnv::watched_files(&env) else {
                     return false;
                 };
-                files.extend(direnv::configuration_files(&env));
+                files.extend(self.configuration);
                 kept_env::keep(&self.file, &self.key, self.began, &files, &env)
             });
         if !kept {

@@ -189,6 +189,14 @@ fn a_changed_watched_or_dotenv_file_evaluates_again_even_at_the_same_size_and_mt
     let out = s.run(&["--trust-envrc"], "echo $FROM_DOTENV");
     assert_eq!(out.assert_ok().stdout, "yes\n");
     assert_eq!(s.evaluations(), kept + 2, "the dotenv file appeared");
+    // Deleted by the command of a run that evaluated (a deletion leaves no time behind):
+    // what that evaluation loaded from it is not kept.
+    std::thread::sleep(SETTLE);
+    s.run(&["--reload-envrc"], "rm .env").assert_ok();
+    assert_eq!(s.evaluations(), kept + 3);
+    let out = s.run(&["--trust-envrc"], "echo \"[$FROM_DOTENV]\"");
+    assert_eq!(out.assert_ok().stdout, "[]\n", "{}", out.report());
+    assert_eq!(s.evaluations(), kept + 4, "the dotenv file went");
 }
 
 #[test]
