@@ -84,12 +84,14 @@ pub(crate) fn load(file: &Path, key: &str) -> Option<Vec<(OsString, OsString)>> 
 }
 
 /// A file an evaluation read, and what is known of it from then: a file not like that now
-/// changed since (a deletion leaves no time behind to tell it).
+/// changed since (a deletion, or a rename of an older file over it, leaves no time behind).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Read {
     pub path: PathBuf,
     /// Whether it was there when the evaluation read it (as direnv reports it).
     pub existed: Option<bool>,
+    /// Its modification time in seconds when the evaluation read it (as direnv reports it).
+    pub modtime: Option<i64>,
     /// Its stamp taken before the evaluation began.
     pub before: Option<Option<Stamp>>,
 }
@@ -101,6 +103,7 @@ impl Read {
         Read {
             path,
             existed: None,
+            modtime: None,
             before: None,
         }
     }
@@ -130,7 +133,11 @@ pub(crate) fn keep(
             return false;
         };
         let gone_or_came = read.existed.is_some_and(|e| e != now.is_some());
-        if gone_or_came || read.before.is_some_and(|b| b != now) {
+        let touched = match (read.modtime, now) {
+            (Some(then), Some(now)) => then != now[3],
+            _ => false,
+        };
+        if gone_or_came || touched || read.before.is_some_and(|b| b != now) {
             return false;
         }
         let path = &read.path;
@@ -260,25 +267,37 @@ mod tests {
         let gone = Read {
             path: dir.path().join("gone"),
             existed: Some(true),
+            modtime: None,
             before: None,
         };
         assert!(!keep(&file, "k", later, &[gone], &env()));
         let came = Read {
             path: there.clone(),
             existed: Some(false),
+            modtime: None,
             before: None,
         };
         assert!(!keep(&file, "k", later, &[came], &env()));
         let changed = Read {
             path: there.clone(),
             existed: None,
+            modtime: None,
             before: Some(None),
         };
         assert!(!keep(&file, "k", later, &[changed], &env()));
+        let now = stamp(&there).expect("stamped").expect("there");
+        let touched = Read {
+            path: there.clone(),
+            existed: Some(true),
+            modtime: Some(now[3] - 10),
+            before: None,
+        };
+        assert!(!keep(&file, "k", later, &[touched], &env()));
         let same = Read {
             path: there.clone(),
             existed: Some(true),
-            before: Some(stamp(&there).expect("stamped")),
+            modtime: Some(now[3]),
+            before: Some(Some(now)),
         };
         assert!(keep(&file, "k", later, &[same], &env()));
     }

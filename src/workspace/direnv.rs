@@ -229,6 +229,8 @@ pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
         path: String,
         #[serde(rename = "Exists")]
         exists: bool,
+        #[serde(rename = "Modtime")]
+        modtime: i64,
     }
     let watches: Vec<Watch> = serde_json::from_slice(&json).ok()?;
     // A path JSON could not carry as it is (not UTF-8) would be watched under another name.
@@ -238,6 +240,7 @@ pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
     let read = |w: Watch| Read {
         path: PathBuf::from(w.path),
         existed: Some(w.exists),
+        modtime: w.exists.then_some(w.modtime),
         before: None,
     };
     Some(watches.into_iter().map(read).collect())
@@ -275,6 +278,7 @@ pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Option<Vec<Re
         Some(Read {
             path,
             existed: None,
+            modtime: None,
             before: Some(before),
         })
     };
@@ -369,14 +373,15 @@ mod tests {
         let compressed = miniz_oxide::deflate::compress_to_vec_zlib(json, 6);
         let encoded = base64_url_encode(&compressed);
         let env = vec![("DIRENV_WATCHES".into(), encoded.into())];
-        let read = |path: &str, existed| Read {
+        let read = |path: &str, modtime: Option<i64>| Read {
             path: PathBuf::from(path),
-            existed: Some(existed),
+            existed: Some(modtime.is_some()),
+            modtime,
             before: None,
         };
         assert_eq!(
             watched_files(&env),
-            Some(vec![read("/w/.envrc", true), read("/w/.env", false)])
+            Some(vec![read("/w/.envrc", Some(1)), read("/w/.env", None)])
         );
         let env = vec![("DIRENV_WATCHES".into(), "eJzz".into())];
         assert_eq!(watched_files(&env), None, "truncated");
