@@ -268,6 +268,10 @@ count_execs() {
     local label=$1 out=$SCRATCH/strace.txt
     shift
     ((have_strace)) || return 0
+    # Twice, the second counted: a warm run starts as a run just like it did before it
+    # (the first under strace keeps what direnv loaded for the same caller environment).
+    strace -f -qq -e trace=execve -e signal=none -o "$out" "$@" >>"$LOG" 2>&1 ||
+        die "strace $label failed"
     strace -f -qq -e trace=execve -e signal=none -o "$out" "$@" >>"$LOG" 2>&1 ||
         die "strace $label failed"
     cp "$out" "$RAW_DIR/strace-${label// /_}.txt"
@@ -352,23 +356,31 @@ bench_warm() { # bench_warm SIZE REPO
     ws=$(ws_path w)
     ws=$(cd "$ws" && pwd -P)
     [[ -f $ws/.envrc ]] || die "workspace $ws has no .envrc"
+    # A warm run: the workspace's files (its .envrc among them) were not just written. A run
+    # keeps what direnv loaded only for files changed at least 2 s before it evaluated.
+    settle
     say "[$label] warm runs ($WARM_ROUNDS rounds of $WARM_RUNS runs each, hyperfine -N)"
     # Rounds in alternating command order, so a change in background load hits both sides;
-    # the reported median is the median of the rounds' medians.
+    # the reported median is the median of the rounds' medians. hyperfine gives every run a
+    # variable of a random length (HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET): a caller whose
+    # environment changes every time, for which a run evaluates the .envrc every time. Both
+    # direnv sides run through `env -u` so the caller's environment is the same run by run,
+    # as an agent's is.
+    local unrandom="env -u HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET"
     local round all=""
     for ((round = 1; round <= WARM_ROUNDS; round++)); do
         if ((round % 2)); then
             all+=$(hyperfine_medians "warm-$label-$round" --warmup 5 --runs "$WARM_RUNS" \
-                -n ours-direnv "$AW run w -- true" \
-                -n floor-direnv "$DIRENV exec $ws true" \
+                -n ours-direnv "$unrandom $AW run w -- true" \
+                -n floor-direnv "$unrandom $DIRENV exec $ws true" \
                 -n ours-no-direnv "$AW run --no-direnv w -- true" \
                 -n floor-true "true")$'\n'
         else
             all+=$(hyperfine_medians "warm-$label-$round" --warmup 5 --runs "$WARM_RUNS" \
                 -n floor-true "true" \
                 -n ours-no-direnv "$AW run --no-direnv w -- true" \
-                -n floor-direnv "$DIRENV exec $ws true" \
-                -n ours-direnv "$AW run w -- true")$'\n'
+                -n floor-direnv "$unrandom $DIRENV exec $ws true" \
+                -n ours-direnv "$unrandom $AW run w -- true")$'\n'
         fi
     done
     med=$(for name in ours-direnv floor-direnv ours-no-direnv floor-true; do

@@ -35,6 +35,10 @@ pub struct StartArgs {
     /// Allow the workspace's .envrc even if it differs from its base revision's
     #[arg(long)]
     pub trust_envrc: bool,
+    /// Evaluate the workspace's .envrc with direnv even when nothing it watches changed
+    /// since the environment it loaded last time
+    #[arg(long, conflicts_with = "no_direnv")]
+    pub reload_envrc: bool,
     /// Run the setup command of the repository's configuration file even if that file
     /// differs from the one at the workspace's base revision
     #[arg(long)]
@@ -87,6 +91,9 @@ pub(in crate::cli) fn begin(
         }
     }
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
+    if args.reload_envrc {
+        ctx.config.direnv_reuse = false;
+    }
     let start = Start {
         id,
         workflow: args.workflow.as_deref(),

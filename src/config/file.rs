@@ -32,6 +32,14 @@ pub(super) struct FileContent {
     pub(super) retention: RetentionSection,
     #[serde(default)]
     pub(super) pool: PoolSection,
+    #[serde(default)]
+    pub(super) direnv: DirenvSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DirenvSection {
+    pub(super) reuse: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -65,6 +65,9 @@ pub struct Config {
     pub retention_kept: Option<Duration>,
     /// Prepared workspaces kept ready for new runs (`pool.size`, default 0: no pool).
     pub pool_size: usize,
+    /// A run starts with the environment direnv loaded last time while nothing direnv
+    /// watches changed (`direnv.reuse`, default true; `--reload-envrc` turns it off).
+    pub direnv_reuse: bool,
 }
 
 /// The most prepared workspaces `pool.size` may ask for.
@@ -187,6 +190,7 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
         tools_paths: DEFAULT_TOOLS_PATHS.map(str::to_string).to_vec(),
         tools_dir: DEFAULT_TOOLS_DIR.to_string(),
         retention_kept: Some(DEFAULT_RETENTION_KEPT),
+        direnv_reuse: true,
         ..Config::default()
     };
     if let Some(root) = repo_root {
@@ -332,6 +336,9 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(list) = content.clean.disposable {
         config.disposable = Some(list);
+    }
+    if let Some(reuse) = content.direnv.reuse {
+        config.direnv_reuse = reuse;
     }
     if let Some(enabled) = content.sandbox.enabled {
         config.sandbox = enabled;

@@ -234,6 +234,11 @@ impl Layout {
         self.dir.join(".cache")
     }
 
+    /// The environment direnv last loaded for workspace `id` (see `kept_env`), in the cache.
+    pub(crate) fn kept_env(&self, id: &str) -> PathBuf {
+        self.cache().join("direnv-env").join(format!("{id}.v1"))
+    }
+
     /// The stores of sandboxed jj workspaces (a dot-name no id can take): `<id>/` holds one
     /// workspace's own store, `.bases/<commit>/` the objects of one base revision.
     pub(crate) fn private_stores(&self) -> PathBuf {

@@ -1,12 +1,13 @@
 //! What agent-workspace keeps on disk and how it touches files: the record (`metadata`) and
 //! its state, the layout under the root, locks, symlink-safe file access (`fsutil`), trees
 //! copied and measured, files kept aside, `copy.include` matches and their clones, the tools
-//! bundle, the moments it keeps (`timestamp`). Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
+//! bundle, the moments it keeps (`timestamp`), the environment direnv loaded (`kept_env`). Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
 
 pub(crate) mod aside;
 pub(crate) mod disk;
 pub(crate) mod fsutil;
 pub(crate) mod include;
+pub(crate) mod kept_env;
 pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod metadata;

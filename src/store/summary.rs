@@ -31,7 +31,19 @@ const SETTLED: Duration = Duration::from_secs(2);
 
 /// A file as `stat` sees it: device, inode, size, modification and change times (seconds
 /// and nanoseconds).
-type Stamp = [i64; 7];
+pub(crate) type Stamp = [i64; 7];
+
+/// Whether a file stamped `stamp` last changed (by its change time, which nobody but the
+/// kernel sets) at least [`SETTLED`] before `began`: only then do its times tell every later
+/// change, since a second change in the same clock tick could leave them alike.
+pub(crate) fn settled(stamp: &Stamp, began: SystemTime) -> bool {
+    let changed = SystemTime::UNIX_EPOCH
+        + Duration::new(
+            u64::try_from(stamp[5]).unwrap_or(u64::MAX / 2),
+            u32::try_from(stamp[6]).unwrap_or(0),
+        );
+    changed + SETTLED < began
+}
 
 /// One kept record and the stamps of the files it was read from (`None`: no such file).
 /// The record is kept as its JSON text, parsed only when it is used.
@@ -152,12 +164,7 @@ impl Records {
 
     /// Whether a file stamped `stamp` last changed long enough before this command began.
     fn settled(&self, stamp: &Stamp) -> bool {
-        let changed = SystemTime::UNIX_EPOCH
-            + Duration::new(
-                u64::try_from(stamp[5]).unwrap_or(u64::MAX / 2),
-                u32::try_from(stamp[6]).unwrap_or(0),
-            );
-        changed + SETTLED < self.began
+        settled(stamp, self.began)
     }
 
     /// Writes the kept records back when any changed, leaving out workspaces not read this

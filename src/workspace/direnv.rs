@@ -1,6 +1,7 @@
 //! direnv: finding it, allowing a workspace, and the policy for trusting its `.envrc`.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -9,6 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
 use crate::store::fsutil;
+use crate::store::kept_env::Read;
 use crate::store::metadata::Record;
 use crate::vcs::{Vcs, VcsError};
 use crate::workspace::envrc_loads;
@@ -210,4 +212,194 @@ pub(crate) fn allow(bin: &Path, workspace: &Path) -> Result<()> {
         .env(crate::vars::DIRENV_LOG_FORMAT, "")
         .stdout()?;
     Ok(())
+}
+
+/// The files direnv reports an evaluation read, and whether each was there
+/// (`DIRENV_WATCHES` in the environment it loaded: URL-safe base64 of zlib-compressed JSON,
+/// `[{"Path": ..., "Exists": ...}, ...]`), the `.envrc` and its allow file among them;
+/// `None` when it is missing or cannot be read whole.
+pub(crate) fn watched_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
+    let (_, value) = env.iter().find(|(k, _)| k == "DIRENV_WATCHES")?;
+    let compressed = base64_url_decode(value.to_str()?)?;
+    let json =
+        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&compressed, 16 << 20).ok()?;
+    #[derive(serde::Deserialize)]
+    struct Watch {
+        #[serde(rename = "Path")]
+        path: String,
+        #[serde(rename = "Exists")]
+        exists: bool,
+        #[serde(rename = "Modtime")]
+        modtime: i64,
+    }
+    let watches: Vec<Watch> = serde_json::from_slice(&json).ok()?;
+    // A path JSON could not carry as it is (not UTF-8) would be watched under another name.
+    if watches.is_empty() || watches.iter().any(|w| w.path.contains('\u{FFFD}')) {
+        return None;
+    }
+    let read = |w: Watch| Read {
+        path: PathBuf::from(w.path),
+        existed: Some(w.exists),
+        modtime: w.exists.then_some(w.modtime),
+        before: None,
+    };
+    Some(watches.into_iter().map(read).collect())
+}
+
+/// What direnv reads besides what it reports: the user's direnv configuration (`direnvrc`,
+/// the TOML files, `lib/` and every file in it), as the environment it is given (`env`)
+/// locates it, each stamped now (before the evaluation); `None` when one cannot be stamped.
+pub(crate) fn configuration_files(env: &[(OsString, OsString)]) -> Option<Vec<Read>> {
+    let get = |name: &str| {
+        env.iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let dir = get("DIRENV_CONFIG")
+        .or_else(|| get("XDG_CONFIG_HOME").map(|d| d.join("direnv")))
+        .or_else(|| get("HOME").map(|h| h.join(".config").join("direnv")));
+    let Some(dir) = dir else {
+        return Some(vec![]);
+    };
+    let mut files: Vec<PathBuf> = ["direnvrc", "direnv.toml", "config.toml", "lib"]
+        .iter()
+        .map(|name| dir.join(name))
+        .collect();
+    let mut lib: Vec<PathBuf> = fs::read_dir(dir.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    lib.sort();
+    files.extend(lib);
+    let read = |path: PathBuf| {
+        let before = crate::store::kept_env::stamp(&path).ok()?;
+        Some(Read {
+            path,
+            existed: None,
+            modtime: None,
+            before: Some(before),
+        })
+    };
+    files.into_iter().map(read).collect()
+}
+
+/// The key of an evaluation: a digest of everything direnv is given (the whole environment
+/// it receives, the canonical workspace it evaluates, its binary's path and identity);
+/// `None` when the binary cannot be stamped or changed too recently to be told apart.
+pub(crate) fn evaluation_key(
+    env: &[(OsString, OsString)],
+    workspace: &Path,
+    bin: &Path,
+    began: std::time::SystemTime,
+) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let bin_stamp = crate::store::kept_env::stamp(bin).ok()??;
+    if !crate::store::summary::settled(&bin_stamp, began) {
+        return None;
+    }
+    let mut sorted: Vec<&(OsString, OsString)> = env.iter().collect();
+    sorted.sort();
+    let mut hasher = Sha256::new();
+    for (name, value) in sorted {
+        hasher.update(name.as_bytes());
+        hasher.update(b"=");
+        hasher.update(value.as_bytes());
+        hasher.update(b"\0");
+    }
+    hasher.update(b"\0workspace\0");
+    hasher.update(workspace.as_os_str().as_bytes());
+    hasher.update(b"\0direnv\0");
+    hasher.update(bin.as_os_str().as_bytes());
+    hasher.update(format!("\0{bin_stamp:?}").as_bytes());
+    Some(format!("{:x}", hasher.finalize()))
+}
+
+/// Decodes URL-safe base64 (`-` and `_`), padded or not; `None` on any other character.
+fn base64_url_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let text = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.chunks(4) {
+        let mut bits = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            bits |= value(*c)? << (18 - 6 * i);
+        }
+        let bytes = bits.to_be_bytes();
+        match chunk.len() {
+            4 => out.extend_from_slice(&bytes[1..4]),
+            3 => out.extend_from_slice(&bytes[1..3]),
+            2 => out.push(bytes[1]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_safe_base64_decodes_padded_or_not() {
+        assert_eq!(
+            base64_url_decode("aGk_-w"),
+            Some(vec![b'h', b'i', 0x3f, 0xfb])
+        );
+        assert_eq!(
+            base64_url_decode("aGk_-w=="),
+            Some(vec![b'h', b'i', 0x3f, 0xfb])
+        );
+        assert_eq!(base64_url_decode("YWJj"), Some(b"abc".to_vec()));
+        assert_eq!(base64_url_decode("YQ"), Some(b"a".to_vec()));
+        assert_eq!(base64_url_decode("Y"), None);
+        assert_eq!(base64_url_decode("a+b/"), None, "not the URL-safe alphabet");
+    }
+
+    #[test]
+    fn direnv_watches_read_back_as_paths() {
+        // The shape direnv 2.32 reports: an .envrc, and a dotenv_if_exists file not there.
+        let json = br#"[{"Path":"/w/.envrc","Modtime":1,"Exists":true},{"Path":"/w/.env","Modtime":0,"Exists":false}]"#;
+        let compressed = miniz_oxide::deflate::compress_to_vec_zlib(json, 6);
+        let encoded = base64_url_encode(&compressed);
+        let env = vec![("DIRENV_WATCHES".into(), encoded.into())];
+        let read = |path: &str, modtime: Option<i64>| Read {
+            path: PathBuf::from(path),
+            existed: Some(modtime.is_some()),
+            modtime,
+            before: None,
+        };
+        assert_eq!(
+            watched_files(&env),
+            Some(vec![read("/w/.envrc", Some(1)), read("/w/.env", None)])
+        );
+        let env = vec![("DIRENV_WATCHES".into(), "eJzz".into())];
+        assert_eq!(watched_files(&env), None, "truncated");
+        assert_eq!(watched_files(&[]), None, "absent");
+    }
+
+    fn base64_url_encode(bytes: &[u8]) -> String {
+        let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let mut bits = 0u32;
+            for (i, b) in chunk.iter().enumerate() {
+                bits |= (*b as u32) << (16 - 8 * i);
+            }
+            for i in 0..=chunk.len() {
+                out.push(table[((bits >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
 }

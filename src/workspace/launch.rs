@@ -3,16 +3,18 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::os::fd::RawFd;
-use std::path::PathBuf;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::error::{CliError, Result};
 use crate::exec::process::{self, Child, Ending, TRAMPOLINE};
 use crate::exec::sandbox;
+use crate::store::kept_env;
 use crate::store::metadata::{self, Record};
 use crate::vars;
 use crate::workspace::context::Context;
-use crate::workspace::direnv::Loader;
+use crate::workspace::direnv::{self, Loader};
 
 /// A command ready to start in a workspace.
 pub(crate) struct Launch {
@@ -21,6 +23,19 @@ pub(crate) struct Launch {
     sandboxed: bool,
     workspace: String,
     kept_store: Option<crate::workspace::private::KeptStore>,
+    /// direnv evaluates for this launch, and what it loads is kept for the next ones.
+    evaluation: Option<Evaluation>,
+}
+
+/// An evaluation by direnv whose result may be kept (see [`kept_env`]): where, under which
+/// key, when it began, and the file the guard hands the loaded environment back in.
+struct Evaluation {
+    file: PathBuf,
+    key: String,
+    began: SystemTime,
+    handback: OwnedFd,
+    /// The user's direnv configuration, stamped before the evaluation.
+    configuration: Vec<kept_env::Read>,
 }
 
 /// A sandbox to start the command in: bubblewrap (found and probed) and the options.
@@ -98,6 +113,8 @@ impl Launch {
             passed = Some(seccomp);
         }
         let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
+        let mut evaluation = None;
+        let mut env_only = false;
         let through_direnv = match loader {
             Loader::Direct => false,
             Loader::Direnv(bin) => {
@@ -106,8 +123,25 @@ impl Launch {
                 }
                 let canonical =
                     fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
-                argv.extend([bin.into(), "exec".into(), canonical.into()]);
-                true
+                // A sandboxed run's direnv runs inside its sandbox: nothing is kept for it.
+                let kept = match sandboxing {
+                    None => kept_or_evaluation(ctx, record, &env, &canonical, &bin),
+                    Some(_) => Kept::Neither,
+                };
+                match kept {
+                    Kept::Environment(kept) => {
+                        env = kept;
+                        env_only = true;
+                        false
+                    }
+                    kept => {
+                        if let Kept::Evaluate(e) = kept {
+                            evaluation = Some(e);
+                        }
+                        argv.extend([bin.into(), "exec".into(), canonical.into()]);
+                        true
+                    }
+                }
             }
         };
         argv.extend(guard);
@@ -120,6 +154,8 @@ impl Launch {
             sandboxed: sandboxing.is_some(),
             output: None,
             passed,
+            handback: evaluation.as_ref().map(|e| e.handback.as_raw_fd()),
+            env_only,
         };
         Ok(Launch {
             child,
@@ -127,6 +163,7 @@ impl Launch {
             sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
             kept_store,
+            evaluation,
         })
     }
 
@@ -168,12 +205,125 @@ impl Launch {
             Ok(ended) => (Ok((ended.ending, ended.started)), Some(ended)),
             Err(err) => (Err(err), None),
         };
+        if let Some(evaluation) = self.evaluation {
+            // The guard started only when direnv's evaluation succeeded.
+            evaluation.keep(matches!(result, Ok((_, true))));
+        }
         let outcome = finish(result, self.through_direnv, self.sandboxed, &self.workspace);
         Ok(Ran {
             outcome,
             _guard: guard,
         })
     }
+}
+
+/// What a launch through direnv (unsandboxed) does about the environment direnv loads.
+enum Kept {
+    /// Starts with this environment, loaded before and still current.
+    Environment(Vec<(OsString, OsString)>),
+    /// Evaluates, keeping the result.
+    Evaluate(Evaluation),
+    /// Evaluates, keeping nothing (sandboxed, or nothing can be kept).
+    Neither,
+}
+
+/// The environment kept for `record`'s workspace when direnv would load the same again by its
+/// own rule (the same caller environment `env`, workspace, direnv binary, and every file the
+/// last evaluation read unchanged), unless `direnv.reuse` is off; else the evaluation to keep.
+fn kept_or_evaluation(
+    ctx: &Context,
+    record: &Record,
+    env: &[(OsString, OsString)],
+    canonical: &Path,
+    bin: &Path,
+) -> Kept {
+    let began = SystemTime::now();
+    let given = direnv_receives(env);
+    let Some(key) = direnv::evaluation_key(&given, canonical, bin, began) else {
+        return Kept::Neither;
+    };
+    let file = ctx.layout.kept_env(&record.workspace_id);
+    if ctx.config.direnv_reuse {
+        if let Some(kept) = kept_env::load(&file, &key) {
+            return Kept::Environment(kept);
+        }
+    }
+    let configuration = direnv::configuration_files(&given);
+    match (handback_file(), configuration) {
+        (Some(handback), Some(configuration)) => Kept::Evaluate(Evaluation {
+            file,
+            key,
+            began,
+            handback,
+            configuration,
+        }),
+        _ => Kept::Neither,
+    }
+}
+
+/// The whole environment `direnv exec` receives: ours with `env` set over it (the guard's
+/// descriptors, new every run, left out).
+fn direnv_receives(env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
+    let mut all: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    all.extend(env.iter().cloned());
+    all.remove(std::ffi::OsStr::new(process::GUARD_VAR));
+    all.into_iter().collect()
+}
+
+/// An anonymous file for the guard to hand the loaded environment back in.
+fn handback_file() -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::fs::memfd_create("agent-workspace-env", rustix::fs::MemfdFlags::CLOEXEC).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+impl Evaluation {
+    /// Keeps what the guard handed back when direnv's evaluation succeeded (`succeeded`) and
+    /// every file it read had settled; otherwise forgets what was kept before.
+    fn keep(self, succeeded: bool) {
+        let kept = succeeded
+            && handed_back(self.handback).is_some_and(|env| {
+                let Some(mut files) = direnv::watched_files(&env) else {
+                    return false;
+                };
+                files.extend(self.configuration);
+                kept_env::keep(&self.file, &self.key, self.began, &files, &env)
+            });
+        if !kept {
+            kept_env::forget(&self.file);
+        }
+    }
+}
+
+/// The environment the guard wrote to `fd` (see `guard.rs`), when it wrote it whole.
+fn handed_back(fd: OwnedFd) -> Option<Vec<(OsString, OsString)>> {
+    use std::io::{Read, Seek};
+    use std::os::unix::ffi::OsStringExt;
+    let mut file = fs::File::from(fd);
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let mut bytes = vec![];
+    file.take(crate::store::fsutil::UNTRUSTED_LIMIT)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    // Entries each ended by a NUL, then an empty one.
+    let body = match bytes.as_slice() {
+        b"\0" => &[][..],
+        _ => bytes.strip_suffix(b"\0\0")?,
+    };
+    let mut env = vec![];
+    for entry in body.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let at = entry.iter().position(|b| *b == b'=')?;
+        env.push((
+            OsString::from_vec(entry[..at].to_vec()),
+            OsString::from_vec(entry[at + 1..].to_vec()),
+        ));
+    }
+    Some(env)
 }
 
 /// A command that ran: how it ended (an error: it never started), and its guard, which may
@@ -245,4 +395,30 @@ fn sandbox_args(
         private,
     };
     Ok(sandbox::args(options, &scope, seccomp)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn handed(bytes: &[u8]) -> Option<Vec<(OsString, OsString)>> {
+        let mut file = tempfile::tempfile().expect("a temp file");
+        file.write_all(bytes).expect("write");
+        handed_back(OwnedFd::from(file))
+    }
+
+    #[test]
+    fn only_an_environment_handed_back_whole_is_read() {
+        let whole = handed(b"A=1\0B=x=y\0\0").expect("whole");
+        assert_eq!(
+            whole,
+            vec![("A".into(), "1".into()), ("B".into(), "x=y".into())]
+        );
+        assert_eq!(handed(b"\0"), Some(vec![]), "an empty environment");
+        assert_eq!(handed(b"A=1\0B=x"), None, "cut inside an entry");
+        assert_eq!(handed(b"A=1\0"), None, "cut after an entry");
+        assert_eq!(handed(b""), None, "nothing written");
+        assert_eq!(handed(b"A\0\0"), None, "not NAME=value");
+    }
 }

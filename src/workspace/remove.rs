@@ -128,6 +128,8 @@ pub(crate) fn remove(
     let began = std::time::SystemTime::now();
     let mut removal = remove_workspace(ctx, entry, args, lease)?;
     removal.run_logs = remove_run_logs(ctx, &entry.id, began);
+    // A cache entry (a new workspace of the same id could never match it: other inodes).
+    crate::store::kept_env::forget(&ctx.layout.kept_env(entry.id.as_str()));
     Ok(removal)
 }
 

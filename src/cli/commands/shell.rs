@@ -24,13 +24,20 @@ pub struct ShellArgs {
     /// Allow the workspace's .envrc even if it differs from its base revision's
     #[arg(long)]
     pub trust_envrc: bool,
+    /// Evaluate the workspace's .envrc with direnv even when nothing it watches changed
+    /// since the environment it loaded last time
+    #[arg(long, conflicts_with = "no_direnv")]
+    pub reload_envrc: bool,
     #[command(flatten)]
     pub sandbox: crate::cli::global::SandboxArgs,
 }
 
 pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
     signals::install();
-    let ctx = Context::open(global)?;
+    let mut ctx = Context::open(global)?;
+    if args.reload_envrc {
+        ctx.config.direnv_reuse = false;
+    }
     ctx.vcs.check_id(&args.id)?;
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
     let req = Request {

@@ -27,6 +27,12 @@ pub(crate) struct Child {
     /// A descriptor only the chain's first program reads, at the same number (bubblewrap's
     /// seccomp filter, which it closes once loaded).
     pub passed: Option<std::os::fd::OwnedFd>,
+    /// A file the guard writes the environment it was given to (what direnv loaded), then
+    /// closes before the command starts.
+    pub handback: Option<RawFd>,
+    /// Start from `env` alone instead of this process's environment plus `env` (a kept
+    /// environment direnv loaded before).
+    pub env_only: bool,
 }
 
 /// How the user's command ended.
@@ -69,6 +75,9 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
     let own_group = !signals::stdin_is_terminal();
     let mut cmd = Command::new(&child.argv[0]);
     cmd.args(&child.argv[1..]).current_dir(&child.dir);
+    if child.env_only {
+        cmd.env_clear();
+    }
     for (k, v) in &child.env {
         cmd.env(k, v);
     }
@@ -86,7 +95,11 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
     let lease = child.lease.unwrap_or(-1);
     let passed = child.passed.as_ref().map_or(-1, |fd| fd.as_raw_fd());
     let watched = if child.sandboxed { 0 } else { parent };
-    cmd.env(GUARD_VAR, format!("{write_fd}:{watched}:{lease}:{go_fd}"));
+    let handback = child.handback.unwrap_or(-1);
+    cmd.env(
+        GUARD_VAR,
+        format!("{write_fd}:{watched}:{lease}:{go_fd}:{handback}"),
+    );
     // SAFETY: the closure only calls async-signal-safe libc functions.
     unsafe {
         cmd.pre_exec(move || {
@@ -94,6 +107,9 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
             inherit(go_fd)?;
             if lease >= 0 {
                 inherit(lease)?;
+            }
+            if handback >= 0 {
+                inherit(handback)?;
             }
             if passed >= 0 {
                 inherit(passed)?;

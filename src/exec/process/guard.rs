@@ -30,8 +30,9 @@ use crate::exec::{liveness, signals};
 pub const TRAMPOLINE: &str = "__exec";
 
 /// The environment variable through which the guard learns where to report its start, its
-/// supervisor's pid, the lease descriptor and where its go-ahead comes from:
-/// `<start fd>:<supervisor pid>:<lease fd or -1>:<go fd>`.
+/// supervisor's pid, the lease descriptor, where its go-ahead comes from and where to hand
+/// back the environment it was given:
+/// `<start fd>:<supervisor pid>:<lease fd or -1>:<go fd>:<environment fd or -1>`.
 pub(crate) const GUARD_VAR: &str = "AGENT_WORKSPACE_GUARD";
 
 /// The guard's exit code when its supervisor ended the run before the command started (it
@@ -89,7 +90,12 @@ pub(crate) fn report_started() -> GuardSetup {
     let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
     let mut next = || fields.next().flatten();
     let (report, supervisor, lease, go) = (next(), next(), next(), next());
+    let handback = next();
     let (report, lease, go) = (adopt(report), adopt(lease), adopt(go));
+    if let Some(fd) = adopt(handback) {
+        // Before the start is reported: once it is, the supervisor may read it.
+        hand_back_environment(fd);
+    }
     if let Some(fd) = &report {
         let _ = rustix::io::write(fd, b"1");
     }
@@ -104,6 +110,24 @@ pub(crate) fn report_started() -> GuardSetup {
         report,
         _lease: lease,
     }
+}
+
+/// Writes this process's environment (what direnv loaded, [`GUARD_VAR`] left out) to `fd` as
+/// `NAME=value` entries each ended by a NUL, then an empty one, and closes it, so the command never has it.
+fn hand_back_environment(fd: OwnedFd) {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut bytes = vec![];
+    for (name, value) in std::env::vars_os() {
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.push(b'=');
+        bytes.extend_from_slice(value.as_bytes());
+        bytes.push(0);
+    }
+    // An empty entry ends it: a write cut short is told from a whole one.
+    bytes.push(0);
+    // A file of the supervisor's (not a pipe): the write never waits for a reader.
+    let _ = std::fs::File::from(fd).write_all(&bytes);
 }
 
 /// Takes ownership of a descriptor the supervisor passed down by number, when it is open.
