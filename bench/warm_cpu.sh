@@ -11,6 +11,9 @@
 #                                               supervisor and of the guard (one run each)
 #   bench/warm_cpu.sh syscalls DIR BIN...       system calls of the supervisor and of the guard
 #                                               (strace -ff, one run each)
+#   bench/warm_cpu.sh wall DIR BIN...           wall time: ITERATIONS iterations, each running
+#                                               every binary once in a rotating order; medians,
+#                                               and the median per-iteration ratio to the first
 #
 # The binaries are given in the same order to every mode: binary i has its own workspace
 # root DIR/root-i and its workspace w<i> (jj's workspace names are the repository's). The guard runs behind `direnv exec`; to count its instructions a
@@ -20,7 +23,7 @@
 # moves by a few thousand instructions with the binary's size, whatever the code.
 #
 # Environment (all optional): FILES repository size [10000]; RUNS_KEPT runs made in setup
-# [50: a record's full history]; ROUNDS [5]; REPEAT perf stat's -r [30].
+# [50: a record's full history]; ROUNDS [5]; REPEAT perf stat's -r [30]; ITERATIONS [60].
 set -euo pipefail
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -31,7 +34,7 @@ die() {
     printf 'warm_cpu.sh: %s\n' "$*" >&2
     exit 1
 }
-[[ $# -ge 3 ]] || die "usage: warm_cpu.sh setup|cpu|instructions|syscalls DIR BIN..."
+[[ $# -ge 3 ]] || die "usage: warm_cpu.sh setup|cpu|instructions|syscalls|wall DIR BIN..."
 what=$1
 mkdir -p "$2"
 dir=$(cd "$2" && pwd -P)
@@ -39,6 +42,7 @@ shift 2
 bins=()
 for b in "$@"; do bins+=("$(cd "$(dirname "$b")" && pwd -P)/$(basename "$b")"); done
 FILES=${FILES:-10000} RUNS_KEPT=${RUNS_KEPT:-50} ROUNDS=${ROUNDS:-5} REPEAT=${REPEAT:-30}
+ITERATIONS=${ITERATIONS:-60}
 DIRENV=$(command -v direnv)
 
 while IFS= read -r var; do
@@ -142,5 +146,32 @@ syscalls)
             "(${bins[$i]}; per call in $out/supervisor and $out/guard)"
     done
     ;;
-*) die "unknown mode $what (setup, cpu, instructions or syscalls)" ;;
+wall)
+    declare -A times=() ratios=()
+    n=${#bins[@]}
+    for ((r = 0; r < ITERATIONS; r++)); do
+        declare -A us=()
+        for ((k = 0; k < n; k++)); do
+            i=$(((k + r) % n))
+            s=${EPOCHREALTIME/./}
+            aw "$i" run "w$i" -- true >/dev/null
+            us[$i]=$((${EPOCHREALTIME/./} - s))
+            times[$i]+="${us[$i]} "
+        done
+        for i in "${!bins[@]}"; do
+            ratios[$i]+="$(awk -v a="${us[$i]}" -v b="${us[0]}" 'BEGIN { printf "%.3f", a / b }') "
+        done
+        unset us
+    done
+    median() {
+        tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END {
+            if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    }
+    echo "$ITERATIONS iterations; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+    for i in "${!bins[@]}"; do
+        echo "[$i] median $(median <<<"${times[$i]}" | awk '{ printf "%.1f", $1 / 1000 }') ms," \
+            "median ratio to [0] $(median <<<"${ratios[$i]}")x (${bins[$i]})"
+    done
+    ;;
+*) die "unknown mode $what (setup, cpu, instructions, syscalls or wall)" ;;
 esac
