@@ -62,6 +62,12 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 # (jj's workspace names are the repository's: each build's ids carry its name.)
 quiet old run w-old -- true
 quiet new run w-new -- true
+# w-new's creation is an operation after w-old's checkout, which makes w-old's warm runs
+# list jj's operation heads (to learn whether it is stale) and w-new's not: one operation
+# after both, and a run of each to note it, puts both in the same (the usual) state.
+quiet "$JJ" --ignore-working-copy bookmark create compare-tick -r 'root()+'
+quiet old run w-old -- true
+quiet new run w-new -- true
 # shellcheck disable=SC2016 # expanded by the inner shell, in the workspace's environment
 ws=$(old run w-old -- sh -c 'printf %s "$AGENT_WORKSPACE_PATH"')
 declare -a wr_old=() wr_new=()

@@ -21,14 +21,14 @@ type Result<T> = std::result::Result<T, FsError>;
 pub(crate) const DIR_NAME: &str = ".state";
 
 /// The state file's content: the record (left unparsed, for the caller to read as its own
-/// type) and the digests of the views written from it.
+/// type, or read as `R` by [`read_with`]) and the digests of the views written from it.
 #[derive(Debug, Deserialize)]
-pub(crate) struct Sealed {
+pub(crate) struct Sealed<R = Box<RawValue>> {
     #[allow(dead_code)] // read to reject a file that is not a state; one version so far
     pub state_version: u64,
     #[serde(flatten)]
     pub seal: Seal,
-    pub record: Box<RawValue>,
+    pub record: R,
 }
 
 /// The digests of the views a state was written with.
@@ -78,7 +78,13 @@ pub(crate) enum Found<T> {
 
 /// Reads the state of `workspace`, never following a symlink.
 pub(crate) fn read(workspace: &Path) -> Found<Sealed> {
-    let found = read_as::<Sealed>(workspace);
+    read_with(workspace)
+}
+
+/// Reads the state of `workspace` with its record read as `R` in the same pass (a record
+/// that is no `R` makes it `Corrupt`, as a state that is no state does).
+pub(crate) fn read_with<R: serde::de::DeserializeOwned>(workspace: &Path) -> Found<Sealed<R>> {
+    let found = read_as::<Sealed<R>>(workspace);
     if let Found::Ok(sealed) = &found {
         remember(workspace, sealed.seal.view_sha256.as_deref());
     }

@@ -4,27 +4,23 @@
 //! A record is data an agent can write, so reading one never fails on a time: text of any
 //! other form is kept as it was (rewriting the record leaves it unchanged) and has a moment
 //! only when it reads as RFC 3339 at all; an age or a duration with it is unknown.
+//!
+//! A timestamp keeps its text and reads the moment from it when asked: a record holds a
+//! hundred of them (two per past run) and most commands that load it ask for none, while
+//! every save writes them all.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A moment a record keeps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Timestamp(Repr);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Repr {
-    /// A whole second, written as this tool writes it.
-    At(SystemTime),
-    /// Text in another form (an older writer's, an agent's edit), kept as it was; its
-    /// moment when it reads as RFC 3339 (fractions of a second, no `Z`, a space for `T`).
-    Other {
-        text: String,
-        at: Option<SystemTime>,
-    },
-}
+/// A moment a record keeps, as its text.
+///
+/// Two timestamps are equal when their texts are: a time this tool writes is one text per
+/// second, and text in another form (an older writer's, an agent's edit) is never equal to
+/// this tool's text for its moment, being another text.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Timestamp(Box<str>);
 
 impl Timestamp {
     /// Now, to the second (as it will read back from disk).
@@ -39,29 +35,25 @@ impl Timestamp {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        Timestamp(Repr::At(
-            UNIX_EPOCH + Duration::from_secs(secs.min(LAST_SECOND)),
-        ))
+        let time = UNIX_EPOCH + Duration::from_secs(secs.min(LAST_SECOND));
+        // A whole second from 1970 to 9999, which humantime writes without failing.
+        Timestamp(humantime::format_rfc3339_seconds(time).to_string().into())
     }
 
     /// Reads `text` as written on disk; never fails (see the module's note).
     pub(crate) fn parse(text: &str) -> Timestamp {
-        let at = humantime::parse_rfc3339_weak(text).ok();
-        match at {
-            Some(time) if writes_as(time, text) => Timestamp(Repr::At(time)),
-            at => Timestamp(Repr::Other {
-                text: text.to_string(),
-                at,
-            }),
-        }
+        Timestamp(text.into())
     }
 
-    /// Its moment; `None` for text that is no time.
+    /// The text, as it was read or will be written.
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Its moment; `None` for text that is no time. Text in another form than this tool's
+    /// has one when it reads as RFC 3339 (fractions of a second, no `Z`, a space for `T`).
     pub(crate) fn time(&self) -> Option<SystemTime> {
-        match &self.0 {
-            Repr::At(time) => Some(*time),
-            Repr::Other { at, .. } => *at,
-        }
+        humantime::parse_rfc3339_weak(self.as_str()).ok()
     }
 
     /// How long before `now` it was (zero for a moment after `now`); `None` for text that is
@@ -114,46 +106,27 @@ impl Timestamp {
 /// The last second RFC 3339 writes: 9999-12-31T23:59:59Z.
 const LAST_SECOND: u64 = 253_402_300_799;
 
-/// Whether `time` is written exactly as `text` (without building the text: every record
-/// read checks each of its times).
-fn writes_as(time: SystemTime, text: &str) -> bool {
-    struct Matches<'a>(&'a str);
-    impl fmt::Write for Matches<'_> {
-        fn write_str(&mut self, s: &str) -> fmt::Result {
-            self.0 = self.0.strip_prefix(s).ok_or(fmt::Error)?;
-            Ok(())
-        }
-    }
-    let mut rest = Matches(text);
-    // A moment humantime cannot write (after 9999) is an error here, so `Other`.
-    fmt::write(
-        &mut rest,
-        format_args!("{}", humantime::format_rfc3339_seconds(time)),
-    )
-    .is_ok()
-        && rest.0.is_empty()
-}
-
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            // Only `from_time` (clamped) and `parse` (that wrote it back) make one: a whole
-            // second from 1970 to 9999, which humantime writes without failing.
-            Repr::At(time) => write!(f, "{}", humantime::format_rfc3339_seconds(*time)),
-            Repr::Other { text, .. } => f.write_str(text),
-        }
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Timestamp").field(&self.as_str()).finish()
     }
 }
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.as_str())
     }
 }
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// Reads the string in place: a time this tool wrote allocates nothing.
+        /// Keeps the string as it is; its moment is read when asked.
         struct Text;
         impl serde::de::Visitor<'_> for Text {
             type Value = Timestamp;
@@ -244,5 +217,36 @@ mod tests {
             Some(Duration::from_secs(60))
         );
         assert_eq!(Timestamp::parse("x").until(&Timestamp::now()), None);
+    }
+
+    /// Text of a time's length that is no time, or not in this tool's form, is kept as it
+    /// was like any other; equal timestamps are equal texts, so a moment this tool writes
+    /// is never equal to another form of it.
+    #[test]
+    fn text_of_a_times_length_is_kept_and_compared_as_text() {
+        for (text, is_time) in [
+            ("2026-02-30T00:00:00Z", false),
+            ("2026-13-01T00:00:00Z", false),
+            ("2026-11-26T24:00:00Z", false),
+            ("2026-11-26 22:58:06Z", true),
+            ("2026-11-26T22:58:0\u{e9}", false),
+        ] {
+            let json = format!("\"{text}\"");
+            let t: Timestamp = serde_json::from_str(&json).unwrap();
+            assert_eq!(serde_json::to_string(&t).unwrap(), json, "{text}");
+            assert_eq!(t.time().is_some(), is_time, "{text}");
+        }
+        let written = Timestamp::parse("2026-11-26T22:58:06Z");
+        let other = Timestamp::parse("2026-11-26 22:58:06Z");
+        assert_eq!(other.time(), written.time());
+        assert_ne!(other, written);
+        assert_eq!(
+            Timestamp::from_time(UNIX_EPOCH + Duration::from_secs(1_795_733_886)),
+            written
+        );
+        assert_eq!(
+            format!("{written:?}"),
+            "Timestamp(\"2026-11-26T22:58:06Z\")"
+        );
     }
 }

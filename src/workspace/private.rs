@@ -939,7 +939,8 @@ fn link_pack(from: &Path, objects: &Path) {
         if fs::symlink_metadata(&to).is_ok() {
             continue;
         }
-        if fs::hard_link(entry.path(), &to).is_err() && fs::copy(entry.path(), &to).is_err() {
+        let linked = crate::store::fsutil::hard_link(&entry.path(), &to);
+        if linked.is_err() && fs::copy(entry.path(), &to).is_err() {
             return;
         }
     }

@@ -180,3 +180,32 @@ fn untrusted_reads_refuse_fifos_symlinks_and_big_files_without_blocking() {
         &read_untrusted(&dir.path().join("none"), 10).unwrap_err()
     ));
 }
+
+/// A hard link is the same file; an existing name is never replaced, and a symlink is
+/// linked as itself, as `std::fs::hard_link` does.
+#[test]
+fn hard_link_links_the_file_and_replaces_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let from = tmp.path().join("pack");
+    fs::write(&from, b"objects").unwrap();
+    let to = tmp.path().join("linked");
+    hard_link(&from, &to).unwrap();
+    assert_eq!(
+        fs::metadata(&to).unwrap().ino(),
+        fs::metadata(&from).unwrap().ino()
+    );
+    let other = tmp.path().join("other");
+    fs::write(&other, b"mine").unwrap();
+    let err = hard_link(&from, &other).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+    assert_eq!(fs::read(&other).unwrap(), b"mine");
+    let link = tmp.path().join("link");
+    symlink("pack", &link).unwrap();
+    let to_link = tmp.path().join("to-link");
+    hard_link(&link, &to_link).unwrap();
+    assert!(fs::symlink_metadata(&to_link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}

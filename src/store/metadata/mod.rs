@@ -207,8 +207,8 @@ pub(crate) fn now() -> Timestamp {
 /// the workspace still matches it), else from a record an older version left in the
 /// workspace, stripped of everything that decides where to run or what to trust.
 pub(crate) fn load(workspace: &Path) -> Loaded {
-    match state::read(workspace) {
-        Found::Ok(sealed) => from_state(workspace, sealed, false),
+    match read_state(workspace) {
+        Found::Ok((seal, record)) => from_state(workspace, seal, record, false),
         Found::Corrupt(why) => Loaded::Corrupt(why),
         Found::Missing => match legacy_view(workspace) {
             Loaded::Ok(mut record) => {
@@ -262,16 +262,35 @@ fn legacy_view(workspace: &Path) -> Loaded {
     }
 }
 
-/// The record in `sealed`, noting whether the view matches its seal. A view written after the
-/// state was read (a save in between) is told from a changed one by reading the state again.
-fn from_state(workspace: &Path, sealed: state::Sealed, again: bool) -> Loaded {
-    match parse(sealed.record.get().as_bytes()) {
+/// The state of `workspace`: its seal, and its record as [`parse`] reads it. A record this
+/// build reads as it is (the usual one) is read in the same pass as the seal; any other
+/// (unparseable, newer, needing a look as loose JSON) is read again as `parse` reads it.
+fn read_state(workspace: &Path) -> Found<(state::Seal, Loaded)> {
+    match state::read_with::<Box<Record>>(workspace) {
+        Found::Ok(sealed) if sealed.record.schema_version <= SCHEMA_VERSION => {
+            return Found::Ok((sealed.seal, Loaded::Ok(sealed.record)));
+        }
+        Found::Missing => return Found::Missing,
+        _ => {}
+    }
+    match state::read(workspace) {
+        Found::Ok(sealed) => Found::Ok((sealed.seal, parse(sealed.record.get().as_bytes()))),
+        Found::Missing => Found::Missing,
+        Found::Corrupt(why) => Found::Corrupt(why),
+    }
+}
+
+/// The record read from a state with `seal`, noting whether the view matches the seal. A
+/// view written after the state was read (a save in between) is told from a changed one by
+/// reading the state again.
+fn from_state(workspace: &Path, seal: state::Seal, record: Loaded, again: bool) -> Loaded {
+    match record {
         Loaded::Ok(mut record) => {
             let view = state::view_digest(&path(workspace));
-            if !sealed.seal.seals(view.as_deref()) {
-                if let (false, Found::Ok(newer)) = (again, state::read(workspace)) {
-                    if newer.seal.seals(view.as_deref()) {
-                        return from_state(workspace, newer, true);
+            if !seal.seals(view.as_deref()) {
+                if let (false, Found::Ok((newer, its_record))) = (again, read_state(workspace)) {
+                    if newer.seals(view.as_deref()) {
+                        return from_state(workspace, newer, its_record, true);
                     }
                 }
                 record.origin = Origin::Tampered;
