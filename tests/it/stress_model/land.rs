@@ -59,7 +59,7 @@ impl World<'_> {
             Sides {
                 chain: self.chain(id, &target, base.as_deref()),
                 base,
-                target: self.texts(&target, &tscan),
+                target: self.target_texts(&target, &tscan),
                 workspace: self.texts(id, &wscan),
                 flag: if p == "workspace" {
                     "--theirs"
@@ -400,6 +400,20 @@ impl World<'_> {
                 let text = fs::read_to_string(self.dir(loc).join(f)).unwrap_or_default();
                 (f.clone(), text)
             })
+            .collect()
+    }
+
+    /// The target's side of the land's merge: jj snapshots the target's working copy first, so
+    /// its files as they are; git merges into the target's commit, so HEAD's files (an
+    /// uncommitted edit there that the land leaves alone is not part of the merge: git seed 10
+    /// step 433, the user's committed line in `s1.txt` deleted but not committed).
+    fn target_texts(&self, target: &str, scan: &Scan) -> BTreeMap<String, String> {
+        let Some(head) = self.git_head(target) else {
+            return self.texts(target, scan);
+        };
+        scan.files
+            .keys()
+            .map(|f| (f.clone(), self.file_at(&head, f)))
             .collect()
     }
 
@@ -761,6 +775,52 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
     world.land(&first, Mode::Finish);
     assert!(
         world.log.iter().filter(|l| l.contains("Landed")).count() >= 3,
+        "{}",
+        world.log.join("\n")
+    );
+    let broken = world.check(false);
+    assert!(
+        broken.is_empty(),
+        "{}\n{}",
+        broken.join("\n"),
+        world.log.join("\n")
+    );
+}
+
+/// git lands into the target's commit: a line the user committed in main and then deleted
+/// without committing is still on the target's side of the merge, and `--prefer target`
+/// takes it over the workspace's line beside it (git seed 10 step 433: the round merged main's
+/// working copy, saw no conflict and expected the workspace's line in main).
+#[test]
+fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 10);
+    world.allow_conflicts = false;
+    while world.model.live_ws().is_empty() {
+        world.agent_run_to_end();
+    }
+    let id = world.model.live_ws()[0].clone();
+    let user = world.model.token(MAIN);
+    world.append(MAIN, "s1.txt", user);
+    world.model.written(MAIN, user);
+    assert!(world.user_commit("user edit"));
+    let line = world.line(MAIN, user);
+    let path = world.dir(MAIN).join("s1.txt");
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace(&format!("{line}\n"), "");
+    fs::write(&path, text).unwrap();
+    world.model.deleted(user);
+    let agent = world.model.token(&id);
+    world.append(&id, "s1.txt", agent);
+    world.model.written(&id, agent);
+    world.forced_prefer = Some(Some("target"));
+    world.land(&id, Mode::Finish);
+    assert!(
+        world
+            .log
+            .iter()
+            .any(|l| l.contains("Resolved s1.txt by taking the target side")),
         "{}",
         world.log.join("\n")
     );
