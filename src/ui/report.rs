@@ -149,13 +149,9 @@ pub(crate) fn settled(finished: &[crate::workspace::remove::Finished]) -> Vec<St
                 describe(&f.id, &f.path, removal)
             ),
             Err(err) => format!(
-                "Could not finish the interrupted clean of {}: {}{}",
+                "Could not finish the interrupted clean of {}: {}",
                 f.id,
-                err.message,
-                err.hint
-                    .as_ref()
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default()
+                why_and_hint(err)
             ),
         })
         .collect()
@@ -172,16 +168,20 @@ pub(crate) fn repaired(repaired: &[crate::workspace::Repaired]) -> Vec<String> {
                 copy: copy.clone(),
             }),
             Err(err) => format!(
-                "Warning: could not finish the interrupted update of workspace {:?}'s stale working copy: {}{}",
+                "Warning: could not finish the interrupted update of workspace {:?}'s stale working copy: {}",
                 r.id.as_str(),
-                err.message,
-                err.hint
-                    .as_ref()
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default()
+                why_and_hint(err)
             ),
         })
         .collect()
+}
+
+/// An error's message with its hint in parentheses, for a line that reports it in passing.
+fn why_and_hint(err: &crate::error::CliError) -> String {
+    match &err.hint {
+        Some(hint) => format!("{} ({hint})", err.message),
+        None => err.message.clone(),
+    }
 }
 
 fn describe_aside(aside: &Aside) -> String {
