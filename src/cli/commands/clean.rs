@@ -94,10 +94,7 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
         ui.note(line);
     }
     if !args.dry_run {
-        for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx))
-        {
-            ui.note(line);
-        }
+        super::finish_repairs(ui, &ctx);
     }
     if args.purge_kept {
         return purge_kept(ui, &ctx, args);

@@ -41,13 +41,7 @@ enum Outcome {
 pub(in crate::cli) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     if !args.dry_run {
-        for line in crate::ui::report::settled(&remove::settle_interrupted(&ctx)?) {
-            ui.note(line);
-        }
-        for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx))
-        {
-            ui.note(line);
-        }
+        super::settle(ui, &ctx)?;
     }
     if ctx.config.retention.is_empty() && !args.json {
         ui.note(

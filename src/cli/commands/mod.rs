@@ -18,3 +18,25 @@ pub(in crate::cli) mod shell;
 pub(in crate::cli) mod status;
 pub(in crate::cli) mod status_watch;
 pub(in crate::cli) mod sync_tools;
+
+/// Finishes what interrupted commands left (a removal, a stale working copy's repair) and
+/// says what it finished, before a command reads the workspaces.
+pub(in crate::cli) fn settle(
+    ui: &crate::ui::Ui,
+    ctx: &crate::workspace::context::Context,
+) -> crate::error::Result<()> {
+    let finished = crate::workspace::remove::settle_interrupted(ctx)?;
+    for line in crate::ui::report::settled(&finished) {
+        ui.note(line);
+    }
+    finish_repairs(ui, ctx);
+    Ok(())
+}
+
+/// Finishes the repairs of stale working copies that killed commands left, and says so.
+pub(in crate::cli) fn finish_repairs(ui: &crate::ui::Ui, ctx: &crate::workspace::context::Context) {
+    let repaired = crate::workspace::finish_interrupted_repairs(ctx);
+    for line in crate::ui::report::repaired(&repaired) {
+        ui.note(line);
+    }
+}

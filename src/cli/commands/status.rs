@@ -58,12 +58,7 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
 
 pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
-    for line in crate::ui::report::settled(&crate::workspace::remove::settle_interrupted(&ctx)?) {
-        ui.note(line);
-    }
-    for line in crate::ui::report::repaired(&crate::workspace::finish_interrupted_repairs(&ctx)) {
-        ui.note(line);
-    }
+    super::settle(ui, &ctx)?;
     let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);
