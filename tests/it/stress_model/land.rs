@@ -107,6 +107,13 @@ impl World<'_> {
             } else if let Some(rest) = line.strip_prefix("Undo: ") {
                 // A shell command line (quoted revsets, `&&`, `if ...; fi`): run by `sh -c`.
                 undo = rest.trim().to_string();
+                // The commits it names hold what the land replaced (jj: the workspace's
+                // commit before `--prefer` resolved it; git: main's HEAD before).
+                for word in undo.split(|c: char| !c.is_ascii_hexdigit()) {
+                    if word.len() >= 12 {
+                        self.model.named.insert(word.to_string());
+                    }
+                }
             }
         }
         let landed = out.ok() && out.stdout.lines().any(|l| l.starts_with("Landed "));
@@ -123,6 +130,19 @@ impl World<'_> {
                 if *target_side {
                     let dropped = match &hunks {
                         Some((_, ws_side)) => ws_side.clone(),
+                        // The target renamed the file: the workspace's side is under the old
+                        // name, one of the files the target no longer has (git's merge follows
+                        // the rename: git seed 11 step 3499).
+                        None if !wscan.files.contains_key(file) => wscan
+                            .files
+                            .keys()
+                            .filter(|old| !tscan.files.contains_key(*old))
+                            .filter_map(|old| {
+                                let s = sides.as_ref()?;
+                                self.conflict_hunks_renamed(s, file, old)
+                            })
+                            .flat_map(|(_, ws_side)| ws_side)
+                            .collect(),
                         None => wscan.files.get(file).cloned().unwrap_or_default(),
                     };
                     if !dropped.is_empty() {
@@ -208,6 +228,20 @@ impl World<'_> {
             (Some(before), true) => self.git_brought(&target, before),
             _ => vec![],
         };
+        // Another workspace's commits the land brought (it started while main held them, and
+        // their own land was undone since) are in the target again: `landed` is true of it
+        // (git seed 10 step 3880).
+        for other in self.model.live_ws() {
+            let undone =
+                matches!(self.model.ws[&other].expect, Expect::Not(s, _) if s.contains(&"landed"));
+            if other != id && undone && self.git_head(&other).is_some_and(|h| brought.contains(&h))
+            {
+                if let Some(w) = self.model.ws.get_mut(&other) {
+                    w.expect =
+                        Expect::Not(&["conflicted"], "its commits were landed by another land");
+                }
+            }
+        }
         if let Some(w) = self.model.ws.get_mut(id) {
             w.expect = expect;
             if landed {
@@ -380,6 +414,10 @@ impl World<'_> {
 }
 
 /// The two sides of a `--prefer` land before it ran, and the commit they forked from.
+/// The length of the round's merge's conflict markers: longer than any a file may hold as
+/// text (jj's own are 7, or longer only as far as a file's text needs).
+const MARKER: usize = 32;
+
 struct Sides {
     base: Option<String>,
     target: BTreeMap<String, String>,
@@ -524,7 +562,7 @@ impl World<'_> {
         for (p, text) in paths.iter().zip([target, base, workspace]) {
             fs::write(p, text).ok()?;
         }
-        let mut args = argv(&["merge-file", "-p"]);
+        let mut args = argv(&["merge-file", "-p", &format!("--marker-size={MARKER}")]);
         // git's land merges with ort, which diffs with histogram; jj's `--prefer` runs
         // `git merge-file` as it is (Myers). Neither reads the user's `diff.algorithm`.
         if self.backend == Backend::Git {
@@ -539,16 +577,23 @@ impl World<'_> {
     }
 
     /// The tokens of each side in the conflicting hunks of a `git merge-file -p` output:
-    /// (target's, workspace's).
+    /// (target's, workspace's). Its markers are [`MARKER`] long and labelled, so a side's
+    /// markers as text are read as the side's lines (jj seed 10 step 5012).
     fn hunk_tokens(&self, merged: &str) -> (Vec<u64>, Vec<u64>) {
         let (mut t, mut w) = (vec![], vec![]);
         let mut side = 0;
+        let marker = |c: &str, label: &str| format!("{}{label}", c.repeat(MARKER));
+        let (open, middle, close) = (
+            marker("<", " target"),
+            marker("=", ""),
+            marker(">", " workspace"),
+        );
         for line in merged.lines() {
-            if line.starts_with("<<<<<<< ") {
+            if line == open {
                 side = 1;
-            } else if line.starts_with("=======") && side == 1 {
+            } else if line == middle && side == 1 {
                 side = 2;
-            } else if line.starts_with(">>>>>>> ") {
+            } else if line == close {
                 side = 0;
             } else if side == 1 {
                 t.extend(tokens(line, self.seed));
@@ -592,18 +637,29 @@ impl World<'_> {
     /// a later commit takes its own back out (the sides' final texts then do not conflict),
     /// so each commit's merge counts too.
     fn conflict_hunks(&self, sides: &Sides, file: &str) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.conflict_hunks_renamed(sides, file, file)
+    }
+
+    /// [`Self::conflict_hunks`] of a file named `file` on the target's side and `old` on the
+    /// workspace's and the base's (the target renamed it).
+    fn conflict_hunks_renamed(
+        &self,
+        sides: &Sides,
+        file: &str,
+        old: &str,
+    ) -> Option<(Vec<u64>, Vec<u64>)> {
         let target = sides.target.get(file)?;
-        let workspace = sides.workspace.get(file)?;
+        let workspace = sides.workspace.get(old)?;
         let base = sides
             .base
             .as_ref()
-            .map(|b| self.file_at(b, file))
+            .map(|b| self.file_at(b, old))
             .unwrap_or_default();
         let (mut t, mut w) = self.hunk_tokens(&self.merge_file(target, &base, workspace, "")?);
         if !sides.chain.is_empty() {
             let mut left = target.clone();
             let mut below = base;
-            let texts = sides.chain.iter().map(|c| self.file_at(c, file));
+            let texts = sides.chain.iter().map(|c| self.file_at(c, old));
             for right in texts.chain([workspace.clone()]) {
                 let (ct, cw) = self.hunk_tokens(&self.merge_file(&left, &below, &right, "")?);
                 t.extend(ct);
@@ -663,6 +719,38 @@ fn stress_model_prefer_excuses_the_lines_of_each_commit_s_conflicting_hunks() {
     let (target_side, workspace_side) = world.conflict_hunks(&sides, "f.txt").unwrap();
     assert_eq!(target_side, [u]);
     assert_eq!(workspace_side, [a]);
+}
+
+/// A file holding conflict markers as text (inherited from a checkpoint) keeps them in the
+/// merge's hunks: the round's reading of `git merge-file`'s output must not take a marker line
+/// of a side for the end of the hunk (jj seed 10 step 5012: `land b535 --prefer target`
+/// dropped b535's line after `>>>>>>> conflict 1 of 1 ends`, the last line of a hunk whose
+/// reading ended at that text and left the line out of the workspace's side).
+#[test]
+fn stress_model_markers_as_text_stay_inside_the_hunk_that_holds_them() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 10);
+    let (b, t, w) = (
+        world.model.token("w1"),
+        world.model.token(MAIN),
+        world.model.token("w1"),
+    );
+    let ends = ">>>>>>> conflict 1 of 1 ends";
+    let base = format!("x\n{ends}\n{}\n", world.line("w1", b));
+    let file = |text: String| BTreeMap::from([("f.txt".to_string(), text)]);
+    fs::write(world.dir(MAIN).join("f.txt"), &base).unwrap();
+    world.user_jj(&["commit", "-m", "base"]);
+    let out = world.user_jj(&["log", "--no-graph", "-r", "@-", "-T", "commit_id"]);
+    let sides = Sides {
+        base: Some(out.stdout.trim().to_string()),
+        target: file(format!("x\n{}\n", world.line(MAIN, t))),
+        workspace: file(format!("{base}{}\n", world.line("w1", w))),
+        chain: vec![],
+        flag: "--ours",
+    };
+    let (target_side, workspace_side) = world.conflict_hunks(&sides, "f.txt").unwrap();
+    assert_eq!(target_side, [t]);
+    assert_eq!(workspace_side, [b, w]);
 }
 
 /// The round's git merge draws the hunks git's land draws: `merge-tree -Xtheirs` (ort,
@@ -830,4 +918,77 @@ fn assert_holds(world: &mut World) {
         broken.join("\n"),
         world.log.join("\n")
     );
+}
+
+/// A file the target renamed and both sides appended to: git's merge follows the rename and
+/// `--prefer target` drops the workspace's lines in the renamed file's conflicting hunk, which
+/// the workspace holds under the old name (git seed 11 step 3499: `land w317 --prefer target`
+/// after `s1.txt` became `moved-w326-759.txt` in main; the round looked for the workspace's
+/// side under the new name, found none and expected all three of its lines in main).
+#[test]
+fn stress_model_prefer_target_follows_a_rename_the_target_made() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 11);
+    world.allow_conflicts = false;
+    while world.model.live_ws().is_empty() {
+        world.agent_run_to_end();
+    }
+    let id = world.model.live_ws()[0].clone();
+    let main = world.dir(MAIN);
+    fs::rename(main.join("s1.txt"), main.join("moved.txt")).unwrap();
+    let user = world.model.token(MAIN);
+    world.append(MAIN, "moved.txt", user);
+    world.model.written(MAIN, user);
+    assert!(world.user_commit("user rename"));
+    let agent = world.model.token(&id);
+    world.append(&id, "s1.txt", agent);
+    world.model.written(&id, agent);
+    world.forced_prefer = Some(Some("target"));
+    world.land(&id, Mode::Finish);
+    assert!(
+        world
+            .log
+            .iter()
+            .any(|l| l.contains("Resolved moved.txt by taking the target side")),
+        "{}",
+        world.log.join("\n")
+    );
+    assert_holds(&mut world);
+}
+
+/// A workspace started while main held another's landed commits brings them back when it
+/// lands after that land was undone: the other workspace's work is in main again, and its
+/// `landed` is true (git seed 10 step 3880: `land w350` after the undo of `land w349`, w350
+/// made from main in between; the round still expected w349 not `landed`).
+#[test]
+fn stress_model_a_land_may_bring_back_another_workspace_s_undone_land() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Git, 10);
+    world.allow_conflicts = false;
+    world.forced_prefer = Some(None);
+    while world.model.live_ws().is_empty() {
+        world.agent_run_to_end();
+    }
+    let first = world.model.live_ws()[0].clone();
+    world.land(&first, Mode::Finish);
+    assert_eq!(world.model.ws[&first].expect, Expect::Is("landed"));
+    while world.model.live_ws().len() < 2 {
+        world.agent_run_to_end();
+    }
+    world.undo();
+    let second = world
+        .model
+        .live_ws()
+        .into_iter()
+        .find(|w| *w != first)
+        .expect("the second workspace");
+    world.land(&second, Mode::Finish);
+    assert!(
+        world.log.iter().filter(|l| l.contains("Landed")).count() >= 2,
+        "{}",
+        world.log.join("\n")
+    );
+    let shown = super::observe::status(world.env, &world.repo).unwrap();
+    assert_eq!(shown[&first].status, "landed", "{}", world.log.join("\n"));
+    assert_holds(&mut world);
 }

@@ -86,7 +86,7 @@ pub struct Model {
     /// Lines a location must hold once the next command finished what a killed one left
     /// (a killed land that happened: the next command brings the target up to date).
     pub pending: Vec<(String, BTreeSet<u64>)>,
-    /// Commit ids the tool named (clean, gc).
+    /// Commit ids the tool named (clean, gc, a land's undo).
     pub named: BTreeSet<String>,
     pub next_ws: u32,
     /// The checkpoints agents made (jj change ids, git commits), for `run --base-change`.
