@@ -832,11 +832,7 @@ fn stress_model_a_landed_parent_may_show_done_once_its_child_landed_in_it() {
 #[test]
 fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back_by_its_writer() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 9);
-    world.allow_conflicts = false;
-    while world.model.live_ws().len() < 2 {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 9, 2);
     let live = world.model.live_ws();
     let (first, second) = (live[0].clone(), live[1].clone());
     let write = |world: &mut World, id: &str, file: &str| -> u64 {
@@ -876,11 +872,7 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
 #[test]
 fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 10);
-    world.allow_conflicts = false;
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 10, 1);
     let id = world.model.live_ws()[0].clone();
     let user = world.model.token(MAIN);
     world.append(MAIN, "s1.txt", user);
@@ -898,15 +890,28 @@ fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
     world.model.written(&id, agent);
     world.forced_prefer = Some(Some("target"));
     world.land(&id, Mode::Finish);
+    assert_logged(&world, "Resolved s1.txt by taking the target side");
+    assert_holds(&mut world);
+}
+
+/// A git round (git lands no conflicts: `--allow-conflicts` is never drawn) with `live`
+/// workspaces made by agents' runs.
+fn git_world(env: &crate::harness::TestEnv, seed: u64, live: usize) -> World<'_> {
+    let mut world = World::new(env, Backend::Git, seed);
+    world.allow_conflicts = false;
+    while world.model.live_ws().len() < live {
+        world.agent_run_to_end();
+    }
+    world
+}
+
+/// A line of the step log holds `text` (the step log otherwise).
+fn assert_logged(world: &World, text: &str) {
     assert!(
-        world
-            .log
-            .iter()
-            .any(|l| l.contains("Resolved s1.txt by taking the target side")),
+        world.log.iter().any(|l| l.contains(text)),
         "{}",
         world.log.join("\n")
     );
-    assert_holds(&mut world);
 }
 
 /// The oracle finds nothing broken now (the broken invariants and the step log otherwise).
@@ -928,11 +933,7 @@ fn assert_holds(world: &mut World) {
 #[test]
 fn stress_model_prefer_target_follows_a_rename_the_target_made() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 11);
-    world.allow_conflicts = false;
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 11, 1);
     let id = world.model.live_ws()[0].clone();
     let main = world.dir(MAIN);
     fs::rename(main.join("s1.txt"), main.join("moved.txt")).unwrap();
@@ -945,14 +946,7 @@ fn stress_model_prefer_target_follows_a_rename_the_target_made() {
     world.model.written(&id, agent);
     world.forced_prefer = Some(Some("target"));
     world.land(&id, Mode::Finish);
-    assert!(
-        world
-            .log
-            .iter()
-            .any(|l| l.contains("Resolved moved.txt by taking the target side")),
-        "{}",
-        world.log.join("\n")
-    );
+    assert_logged(&world, "Resolved moved.txt by taking the target side");
     assert_holds(&mut world);
 }
 
@@ -963,12 +957,8 @@ fn stress_model_prefer_target_follows_a_rename_the_target_made() {
 #[test]
 fn stress_model_a_land_may_bring_back_another_workspace_s_undone_land() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 10);
-    world.allow_conflicts = false;
+    let mut world = git_world(&env, 10, 1);
     world.forced_prefer = Some(None);
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
     let first = world.model.live_ws()[0].clone();
     world.land(&first, Mode::Finish);
     assert_eq!(world.model.ws[&first].expect, Expect::Is("landed"));
