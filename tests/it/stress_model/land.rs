@@ -195,6 +195,19 @@ impl World<'_> {
             if let Some(set) = self.model.required_mut(&target) {
                 set.extend(added.iter().copied());
             }
+            // jj: the workspace goes on from the landed commits, on the target's state: the
+            // markers the target holds (reported there, or held as text) are on its disk too
+            // (jj seed 14 step 1122).
+            if self.backend == Backend::Jj {
+                let inherited: Vec<(String, String)> = self
+                    .model
+                    .allowed
+                    .iter()
+                    .filter(|(loc, _)| *loc == target)
+                    .map(|(_, file)| (id.to_string(), file.clone()))
+                    .collect();
+                self.model.allowed.extend(inherited);
+            }
         }
         let mut allowed = vec![];
         if !conflicts.is_empty() && !out.ok() {
@@ -980,5 +993,44 @@ fn stress_model_a_land_may_bring_back_another_workspace_s_undone_land() {
     );
     let shown = super::observe::status(world.env, &world.repo).unwrap();
     assert_eq!(shown[&first].status, "landed", "{}", world.log.join("\n"));
+    assert_holds(&mut world);
+}
+
+/// jj: a child that lands into its parent continues on the landed commit, which holds the
+/// parent's files: markers the parent holds (reported there, or markers as text it
+/// inherited) are then on the child's disk too (jj seed 14 step 1122: `land c104
+/// --allow-conflicts` into c103, which had renamed a file inherited conflicted; the round
+/// took the markers c104 received for unreported).
+#[test]
+fn stress_model_a_child_landed_into_its_parent_receives_the_parent_s_markers() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 14);
+    world.forced_prefer = Some(None);
+    while world.model.live_ws().is_empty() {
+        world.agent_run_to_end();
+    }
+    let parent = world.model.live_ws()[0].clone();
+    world.child_run();
+    let child = world
+        .model
+        .live_ws()
+        .into_iter()
+        .find(|w| *w != parent)
+        .expect("the child");
+    let text =
+        "<<<<<<< conflict 1 of 1\n%%%%%%% a\n+x\n+++++++ b\ny\n>>>>>>> conflict 1 of 1 ends\n";
+    fs::write(world.dir(&parent).join("marked.txt"), text).unwrap();
+    world
+        .model
+        .allowed
+        .insert((parent.clone(), "marked.txt".to_string()));
+    // The parent's checkpoint: the commit the child lands on holds the file.
+    world.exec(AW, &argv(&["checkpoint", &parent, "-m", "cp"]), Mode::Finish);
+    let n = world.model.token(&child);
+    world.append(&child, "child.txt", n);
+    world.model.written(&child, n);
+    world.land(&child, Mode::Finish);
+    assert_logged(&world, "Landed");
+    assert!(world.dir(&child).join("marked.txt").exists(), "{}", world.log.join("\n"));
     assert_holds(&mut world);
 }
