@@ -1,20 +1,23 @@
 //! What a git worktree changed since its base: its commits, and its files (uncommitted and
-//! untracked ones included) recorded in a tree through a temporary index, so neither the
-//! worktree's index nor any branch changes.
+//! untracked ones included), compared by git with the base and the untracked ones counted
+//! here, or recorded in a tree through a temporary index, so neither the worktree's index
+//! nor any branch changes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Git;
 use crate::exec::process::Call;
-use crate::vcs::diff::{self, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::diff::{self, Changes, FileChange, FileStatus, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
 impl Git {
     /// The changes of the worktree at `ws` against `base`; `scratch` is a path for the
     /// temporary index (deleted before returning).
     /// Without `tree`, no tree is written and `latest` is left empty (the counts and the
-    /// summary never show it): one git process fewer.
+    /// summary never show it), and nothing is added to an index where git's own comparison
+    /// of the files with `base` and its list of untracked files say everything: see
+    /// [`Git::files_without_index`].
     pub(crate) fn changes(
         &self,
         ws: &Path,
@@ -29,6 +32,81 @@ impl Git {
             .arg(format!("{base}..HEAD"))
             .arg("--")
             .start()?;
+        let (latest, files) = match tree {
+            true => self.files_through_index(ws, base, scratch, true)?,
+            false => match self.files_without_index(ws, base, scratch)? {
+                Some(files) => (String::new(), files),
+                None => self.files_through_index(ws, base, scratch, false)?,
+            },
+        };
+        Ok(Changes {
+            against: base.to_string(),
+            latest,
+            commits: diff::parse_work_commits(&log.wait()?, 2),
+            files,
+            as_of: diff::AsOf::LiveFiles,
+        })
+    }
+
+    /// The changed files without adding any to an index: git compares the tracked files
+    /// with `base` (through a copy of the worktree's index) and lists the untracked ones
+    /// (side by side), whose lines are counted here
+    /// (`untracked.rs`). `None` where that could differ from what git finds through an
+    /// index with every file added: an untracked file beside a file deleted since `base`
+    /// (it may be that file renamed), a submodule or a conflict in the comparison, or an
+    /// untracked file git may count otherwise.
+    fn files_without_index(
+        &self,
+        ws: &Path,
+        base: &str,
+        scratch: &Path,
+    ) -> Result<Option<Vec<FileChange>>> {
+        // `git diff` writes back the index it refreshed (whatever `GIT_OPTIONAL_LOCKS`
+        // says): it is given a copy, so the worktree's own is never written.
+        let copied = super::index::copy_index(&self.index_of(ws)?, scratch);
+        let _cleanup = Scratch(scratch.to_path_buf());
+        if !copied? {
+            return Ok(None);
+        }
+        let with_index = |c: Call| c.env("GIT_INDEX_FILE", scratch);
+        let tracked = with_index(self.call(ws)?)
+            .args(DIFF_ARGS)
+            .args([base, "--"])
+            .start()?;
+        let untracked = with_index(self.call(ws)?)
+            .args(["ls-files", "-z", "--others", "--exclude-standard", "--"])
+            .start()?;
+        let (tracked, untracked) = (tracked.wait(), untracked.wait());
+        let (tracked, untracked) = (tracked?, untracked?);
+        let mut files = diff::parse_changes(&tracked);
+        if untracked.is_empty() {
+            return Ok(Some(files));
+        }
+        let rename_source = files
+            .iter()
+            .any(|f| matches!(f.status, FileStatus::Deleted | FileStatus::Renamed));
+        if rename_source || !plain_records(&tracked) {
+            return Ok(None);
+        }
+        let sources = self.sources(ws)?;
+        let Some(created) = super::untracked::count(ws, &untracked, &sources) else {
+            return Ok(None);
+        };
+        // git lists a comparison in the order of the paths' bytes.
+        files.extend(created);
+        files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        Ok(Some(files))
+    }
+
+    /// The changed files through a copy of the worktree's index with every file added
+    /// (`add -A`), and with `tree` the tree of that index (else an empty string).
+    fn files_through_index(
+        &self,
+        ws: &Path,
+        base: &str,
+        scratch: &Path,
+        tree: bool,
+    ) -> Result<(String, Vec<FileChange>)> {
         // A copy of the index keeps its cached file stats (`add` rehashes only what changed)
         // and its mtime (see `index.rs`); without an index, `add -A` builds one from scratch.
         let copied = super::index::copy_index(&self.index_of(ws)?, scratch);
@@ -48,13 +126,27 @@ impl Git {
             .args(DIFF_ARGS)
             .args(["--cached", base, "--"])
             .start()?;
-        let (tree, files, log) = (tree.map(|t| t.wait()), files.wait(), log.wait());
-        Ok(Changes {
-            against: base.to_string(),
-            latest: tree.transpose()?.unwrap_or_default().trim().to_string(),
-            commits: diff::parse_work_commits(&log?, 2),
-            files: diff::parse_changes(&files?),
-            as_of: diff::AsOf::LiveFiles,
+        let (tree, files) = (tree.map(|t| t.wait()), files.wait());
+        Ok((
+            tree.transpose()?.unwrap_or_default().trim().to_string(),
+            diff::parse_changes(&files?),
+        ))
+    }
+
+    /// Where git reads the worktree at `ws`'s configuration and attributes.
+    fn sources(&self, ws: &Path) -> Result<super::untracked::Sources> {
+        let index = self.index_of(ws)?;
+        let git_dir = index.parent().unwrap_or(ws).to_path_buf();
+        // A linked worktree's git directory names the common one; the main one is it.
+        let common_dir =
+            match crate::store::fsutil::read_untrusted_string(&git_dir.join("commondir"), 4096) {
+                Ok(text) => git_dir.join(text.trim_end()),
+                Err(_) => git_dir.clone(),
+            };
+        Ok(super::untracked::Sources {
+            git_dir,
+            common_dir,
+            git: self.binary_path()?,
         })
     }
 
@@ -99,4 +191,17 @@ impl Drop for Scratch {
         lock.push(".lock");
         let _ = fs::remove_file(lock);
     }
+}
+
+/// Whether every record of a `git diff -z --raw` is of a plain file or symlink (no
+/// submodule) and no path is unmerged: what adding every file to an index leaves alike.
+fn plain_records(text: &str) -> bool {
+    text.split('\0')
+        .filter_map(|token| token.strip_prefix(':'))
+        .all(|meta| {
+            let mut fields = meta.split(' ');
+            let modes = [fields.next(), fields.next()];
+            let status = meta.rsplit(' ').next().unwrap_or("");
+            !modes.contains(&Some("160000")) && !status.starts_with('U')
+        })
 }
