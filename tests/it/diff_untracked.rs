@@ -110,8 +110,8 @@ fn git_summary_counts_untracked_files_as_git_does_without_an_index() {
 }
 
 /// Where git could count an untracked file otherwise (a rename of a deleted file, an
-/// attributes file that applies, a repository inside the worktree), the summary asks git
-/// and shows what it counts.
+/// attributes file that applies), the summary asks git about those few paths and shows
+/// what it counts, still without adding every file to an index.
 #[test]
 fn git_summary_asks_git_where_it_could_count_otherwise() {
     let env = TestEnv::new();
@@ -124,7 +124,12 @@ fn git_summary_asks_git_where_it_could_count_otherwise() {
         env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
         let ws = env.ws_path(&repo, id);
         setup(&ws);
-        let (summary, _) = logged_summary(&env, &repo, id);
+        let (summary, asked) = logged_summary(&env, &repo, id);
+        // git counts the few paths concerned, and adds no other file to an index.
+        assert!(
+            !asked.lines().any(|l| l.contains(" add ")),
+            "the summary added every file to an index:\n{asked}"
+        );
         let json = diff_json(&env, &repo, id);
         assert_eq!(
             summary_rows(&summary),
@@ -143,6 +148,29 @@ fn git_summary_asks_git_where_it_could_count_otherwise() {
         "mv",
         &|ws| fs::rename(ws.join("ren.txt"), ws.join("moved.txt")).unwrap(),
         &["renamed +0 -0 ren.txt -> moved.txt"],
+    );
+    // A move by hand beside an unrelated new file and another deletion.
+    check(
+        "mix",
+        &|ws| {
+            fs::rename(ws.join("ren.txt"), ws.join("sub/moved.txt")).unwrap();
+            fs::write(ws.join("other.txt"), "other\n").unwrap();
+            fs::remove_file(ws.join("a.txt")).unwrap();
+        },
+        &[
+            "renamed +0 -0 ren.txt -> sub/moved.txt",
+            "created +1 -0 other.txt",
+            "deleted +0 -1 a.txt",
+        ],
+    );
+    // A file taken out of the index but left on disk, unchanged: no change at all.
+    check(
+        "uncached",
+        &|ws| {
+            git_ok(&env, ws, &["rm", "-q", "--cached", "a.txt"]);
+            fs::write(ws.join("new.txt"), "new\n").unwrap();
+        },
+        &["created +1 -0 new.txt"],
     );
     // An untracked attributes file that makes a text file binary.
     check(

@@ -48,13 +48,13 @@ impl Git {
         })
     }
 
-    /// The changed files without adding any to an index: git compares the tracked files
-    /// with `base` (through a copy of the worktree's index) and lists the untracked ones
-    /// (side by side), whose lines are counted here
-    /// (`untracked.rs`). `None` where that could differ from what git finds through an
-    /// index with every file added: an untracked file beside a file deleted since `base`
-    /// (it may be that file renamed), a submodule or a conflict in the comparison, or an
-    /// untracked file git may count otherwise.
+    /// The changed files without adding every file to an index: git compares the tracked
+    /// files with `base` (through a copy of the worktree's index) and lists the untracked
+    /// ones (side by side), whose lines are counted here (`untracked.rs`), or, where git
+    /// could count them otherwise or one may be a deleted file renamed, by git through an
+    /// index of those few paths ([`Git::few_files`]). `None` where even that could differ
+    /// from what git finds through an index with every file added (a submodule or a
+    /// conflict in the comparison, a nested repository) or could not be done.
     fn files_without_index(
         &self,
         ws: &Path,
@@ -82,20 +82,90 @@ impl Git {
         if untracked.is_empty() {
             return Ok(Some(files));
         }
+        let listed: Vec<&str> = untracked.split('\0').filter(|p| !p.is_empty()).collect();
+        // A repository inside the worktree is listed as its directory.
+        if !plain_records(&tracked) || listed.iter().any(|p| p.ends_with('/')) {
+            return Ok(None);
+        }
         let rename_source = files
             .iter()
             .any(|f| matches!(f.status, FileStatus::Deleted | FileStatus::Renamed));
-        if rename_source || !plain_records(&tracked) {
+        let counted = match rename_source {
+            true => None,
+            false => super::untracked::count(ws, &untracked, &self.sources(ws)?),
+        };
+        match counted {
+            Some(created) => files.extend(created),
+            None => match self.few_files(ws, base, scratch, &files, &listed)? {
+                Some(few) => files = few,
+                None => return Ok(None),
+            },
+        }
+        sort_as_git(&mut files);
+        Ok(Some(files))
+    }
+
+    /// `files` (git's comparison of the tracked files with `base`) with the `untracked` files
+    /// counted and paired by git: only the paths that can take part in a rename (deleted,
+    /// created and renamed ones) are compared again, through an index of their own holding
+    /// the created and untracked files as they are on disk. Renames pair only deleted with
+    /// created files, so that comparison pairs them as one of the whole worktree would.
+    /// `None` when the paths are too many for a command line or git cannot add one.
+    fn few_files(
+        &self,
+        ws: &Path,
+        base: &str,
+        scratch: &Path,
+        files: &[FileChange],
+        untracked: &[&str],
+    ) -> Result<Option<Vec<FileChange>>> {
+        let mut add: Vec<&str> = untracked.to_vec();
+        let mut named: std::collections::BTreeSet<&str> = untracked.iter().copied().collect();
+        for file in files {
+            match file.status {
+                FileStatus::Modified => continue,
+                FileStatus::Created | FileStatus::Renamed => add.push(&file.path),
+                FileStatus::Deleted => {}
+            }
+            named.insert(&file.path);
+            named.extend(file.old_path.as_deref());
+        }
+        let bytes: usize = named.iter().map(|p| p.len() + 1).sum::<usize>() * 2;
+        if named.len() > FEW_PATHS || bytes > FEW_PATHS_BYTES {
             return Ok(None);
         }
-        let sources = self.sources(ws)?;
-        let Some(created) = super::untracked::count(ws, &untracked, &sources) else {
-            return Ok(None);
+        let mut few = scratch.as_os_str().to_owned();
+        few.push(".few");
+        let few = PathBuf::from(few);
+        let _cleanup = Scratch(few.clone());
+        let _ = fs::remove_file(&few);
+        let with_index = |c: Call| {
+            c.env("GIT_INDEX_FILE", &few)
+                .env("GIT_LITERAL_PATHSPECS", "1")
         };
-        // git lists a comparison in the order of the paths' bytes.
-        files.extend(created);
-        files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-        Ok(Some(files))
+        // Any file git cannot add (a FIFO, a socket) is reported by the path that adds all.
+        let added = with_index(self.call(ws)?)
+            .args(["update-index", "--add", "--"])
+            .args(&add)
+            .stdout();
+        if added.is_err() {
+            return Ok(None);
+        }
+        let compared = with_index(self.call(ws)?)
+            .args(DIFF_ARGS)
+            .args(["--cached", base, "--"])
+            .args(&named)
+            .stdout()?;
+        let mut kept: Vec<FileChange> = files
+            .iter()
+            .filter(|f| {
+                !named.contains(f.path.as_str())
+                    && !f.old_path.as_deref().is_some_and(|o| named.contains(o))
+            })
+            .cloned()
+            .collect();
+        kept.extend(diff::parse_changes(&compared));
+        Ok(Some(kept))
     }
 
     /// The changed files through a copy of the worktree's index with every file added
@@ -179,6 +249,17 @@ impl Git {
             .args([from, to, "--"])
             .stdout_bytes()?)
     }
+}
+
+/// Most paths [`Git::few_files`] names on a command line, and their bytes (twice: they are
+/// given to two commands, each far below the system's limit).
+const FEW_PATHS: usize = 1000;
+const FEW_PATHS_BYTES: usize = 256 << 10;
+
+/// Puts `files` in the order git lists a comparison: by the bytes of each path (a rename's
+/// new one).
+fn sort_as_git(files: &mut [FileChange]) {
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
 }
 
 /// A temporary index, deleted (with a lock file git may have left) when dropped.
