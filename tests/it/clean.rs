@@ -357,3 +357,51 @@ fn jj_clean_asks_jj_no_workspace_list() {
     );
     assert!(kept.contains("notes.txt"), "{kept}");
 }
+
+/// jj: clean records the removed workspace's edits and nothing of any other workspace: the
+/// forget leaves the main working copy unsnapshotted (a file new there is not recorded by
+/// it), and the main working copy is not stale afterwards.
+#[test]
+fn jj_clean_snapshots_no_other_workspace() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    fs::write(ws.join("notes.txt"), "unrecorded\n").unwrap();
+    let before = env.jj_ok(
+        &repo,
+        [
+            "--ignore-working-copy",
+            "log",
+            "--no-graph",
+            "-r",
+            "@",
+            "-T",
+            "commit_id",
+        ],
+    );
+    fs::write(repo.join("main-only.txt"), "the main working copy's\n").unwrap();
+    env.aw(&repo, ["clean", "w1"]).assert_ok();
+    let after = env.jj_ok(
+        &repo,
+        [
+            "--ignore-working-copy",
+            "log",
+            "--no-graph",
+            "-r",
+            "@",
+            "-T",
+            "commit_id",
+        ],
+    );
+    assert_eq!(before, after, "clean rewrote the main working-copy commit");
+    // The workspace's own edit is kept; the main workspace works on as before.
+    let kept = env.jj_ok(
+        &repo,
+        ["file", "list", "-r", "heads(all() ~ ::default@ ~ root())"],
+    );
+    assert!(kept.contains("notes.txt"), "{kept}");
+    let main = env.jj_ok(&repo, ["file", "list", "-r", "@"]);
+    assert!(main.contains("main-only.txt"), "{main}");
+    assert_eq!(Backend::Jj.registered(&env, &repo), ["default"]);
+}

@@ -24,6 +24,7 @@ mod diff_changes;
 mod diff_patch;
 mod diff_safety;
 mod diff_support;
+mod diff_untracked;
 mod direnv_reuse;
 mod doctor;
 mod errors;

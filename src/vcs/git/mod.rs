@@ -12,6 +12,7 @@ mod land_merge;
 mod land_target;
 mod pool;
 mod private;
+mod untracked;
 pub(crate) use pool::BranchPlan;
 pub(crate) use private::{
     private_key, private_refs, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS,
@@ -56,14 +57,20 @@ impl Git {
         format!("{}{id}", self.prefix)
     }
 
-    fn call(&self, dir: &Path) -> Result<Call> {
-        let bin = match self.binary.get() {
+    /// The git binary this runs, found once.
+    fn binary_path(&self) -> Result<PathBuf> {
+        Ok(match self.binary.get() {
             Some(bin) => bin,
             None => {
                 let found = crate::exec::process::find("git")?;
                 self.binary.get_or_init(|| found)
             }
-        };
+        }
+        .clone())
+    }
+
+    fn call(&self, dir: &Path) -> Result<Call> {
+        let bin = self.binary_path()?;
         // No optional locks: a read (`status`, `diff`) never refreshes a worktree's index,
         // so it cannot make a concurrent `git add` of a live run fail on `index.lock`.
         Ok(Call::new(bin)

@@ -308,12 +308,12 @@ impl Jj {
     }
 
     /// Starts `workspace forget`, which touches only the repository, so the directory can be
-    /// removed meanwhile.
+    /// removed meanwhile. It snapshots no working copy: the main one's files are not what a
+    /// forget is about (the forgotten workspace's were recorded before), and a snapshot of
+    /// them would record the user's edits there as a side effect and cost a walk of every
+    /// file. The main working-copy commit stays as it is, so it is not stale afterwards.
     pub(crate) fn start_forget(&self, id: &str) -> Result<crate::exec::process::Started> {
-        Ok(self
-            .call(&self.main)?
-            .args(["workspace", "forget", id])
-            .start()?)
+        Ok(self.query()?.args(["workspace", "forget", id]).start()?)
     }
 
     pub(crate) fn workspace_forget(&self, id: &str) -> Result<()> {
