@@ -1025,12 +1025,20 @@ fn stress_model_a_child_landed_into_its_parent_receives_the_parent_s_markers() {
         .allowed
         .insert((parent.clone(), "marked.txt".to_string()));
     // The parent's checkpoint: the commit the child lands on holds the file.
-    world.exec(AW, &argv(&["checkpoint", &parent, "-m", "cp"]), Mode::Finish);
+    world.exec(
+        AW,
+        &argv(&["checkpoint", &parent, "-m", "cp"]),
+        Mode::Finish,
+    );
     let n = world.model.token(&child);
     world.append(&child, "child.txt", n);
     world.model.written(&child, n);
     world.land(&child, Mode::Finish);
     assert_logged(&world, "Landed");
-    assert!(world.dir(&child).join("marked.txt").exists(), "{}", world.log.join("\n"));
+    assert!(
+        world.dir(&child).join("marked.txt").exists(),
+        "{}",
+        world.log.join("\n")
+    );
     assert_holds(&mut world);
 }
