@@ -1042,3 +1042,38 @@ fn stress_model_a_child_landed_into_its_parent_receives_the_parent_s_markers() {
     );
     assert_holds(&mut world);
 }
+
+/// jj: a workspace the user rebases onto main sits on main's files: a line it landed that a
+/// `--prefer workspace` land then dropped from main is gone from its disk too, its commit
+/// being in main's history (jj seed 12 step 2882: b269's `L12_1857_`, dropped from main by
+/// `land b267 --prefer workspace`, missing from b269 after `jj rebase -b b269@ -o @-` and
+/// b269's next run).
+#[test]
+fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_rebased_onto_main() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 12);
+    while world.model.live_ws().len() < 2 {
+        world.agent_run_to_end();
+    }
+    let live = world.model.live_ws();
+    let (first, second) = (live[0].clone(), live[1].clone());
+    let write = |world: &mut World, id: &str| -> u64 {
+        let n = world.model.token(id);
+        world.append(id, "s0.txt", n);
+        world.model.written(id, n);
+        n
+    };
+    let dropped = write(&mut world, &first);
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
+    write(&mut world, &second);
+    world.forced_prefer = Some(Some("workspace"));
+    world.land(&second, Mode::Finish);
+    let name = world.line(&first, dropped);
+    assert_logged(&world, name.split(' ').next_back().unwrap());
+    world.rebase_onto_main(&first);
+    // Its next run brings its disk up to the rebased commit (and shows `done`).
+    world.exec(AW, &argv(&["run", &first, "--", "true"]), Mode::Finish);
+    world.model.ws.get_mut(&first).unwrap().expect = Expect::Is("done");
+    assert_holds(&mut world);
+}

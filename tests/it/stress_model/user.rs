@@ -89,19 +89,7 @@ impl World<'_> {
         match self.backend {
             Backend::Jj => {
                 let id = self.pick_live();
-                self.log
-                    .push(format!("  user rebases {id}'s commits onto main"));
-                let target = format!("{id}@");
-                let before = self.conflicted_files(&target);
-                let out = self.user_jj(&["rebase", "-b", &target, "-o", "@-"]);
-                // jj reports conflicts by commit: a rebase that conflicts more files of a
-                // commit already conflicted says nothing of it (jj seed 8 step 136), but
-                // the user sees them in `jj log` and undoes it all the same.
-                if out.text().to_lowercase().contains("conflict")
-                    || !self.conflicted_files(&target).is_subset(&before)
-                {
-                    self.user_jj(&["undo"]);
-                }
+                self.rebase_onto_main(&id);
             }
             Backend::Git => {
                 self.log.push("  user amends main's last commit".into());
@@ -124,6 +112,39 @@ impl World<'_> {
                     "git",
                     &argv(&["commit", "-q", "--amend", "--no-edit"]),
                 );
+            }
+        }
+    }
+
+    /// jj: `jj rebase -b <id>@ -o @-` from the main workspace, undone at once if it conflicts.
+    pub(super) fn rebase_onto_main(&mut self, id: &str) {
+        self.log
+            .push(format!("  user rebases {id}'s commits onto main"));
+        let target = format!("{id}@");
+        let before = self.conflicted_files(&target);
+        let out = self.user_jj(&["rebase", "-b", &target, "-o", "@-"]);
+        // jj reports conflicts by commit: a rebase that conflicts more files of a
+        // commit already conflicted says nothing of it (jj seed 8 step 136), but
+        // the user sees them in `jj log` and undoes it all the same.
+        if out.text().to_lowercase().contains("conflict")
+            || !self.conflicted_files(&target).is_subset(&before)
+        {
+            self.user_jj(&["undo"]);
+            return;
+        }
+        // A line of the workspace's that it landed and a `--prefer workspace` land then
+        // dropped from main is gone from main's files, on which the workspace now sits (its
+        // commit holding the line is in main's history): it no longer has to hold it (jj
+        // seed 12 step 2882).
+        let gone: Vec<u64> = self
+            .model
+            .required(id)
+            .into_iter()
+            .filter(|n| self.model.dropped_from.contains(&(MAIN.to_string(), *n)))
+            .collect();
+        if let Some(set) = self.model.required_mut(id) {
+            for n in gone {
+                set.remove(&n);
             }
         }
     }
