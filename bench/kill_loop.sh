@@ -9,6 +9,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${1:-20}
 mapfile -t names < <(grep -v '^#' bench/kill_tests.txt | grep .)
 cargo test --locked --quiet --test it --no-run
+# Every name must be a test: `--exact` with a name that matches none runs nothing, silently.
+listed=$(cargo test --locked --quiet --test it -- --list 2>/dev/null | sed -n 's/: test$//p')
+missing=0
+for name in "${names[@]}"; do
+    grep -qxF "$name" <<<"$listed" || { echo "kill_loop.sh: no test named $name" >&2; missing=1; }
+done
+[[ $missing == 0 ]] || exit 1
 for round in $(seq 1 "$rounds"); do
     start=$(date +%s)
     log=${TMPDIR:-/tmp}/kill-loop-$round.log
