@@ -8,6 +8,7 @@ pub(crate) mod disk;
 pub(crate) mod fsutil;
 pub(crate) mod include;
 pub(crate) mod kept_env;
+pub(crate) mod kept_table;
 pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod metadata;

@@ -288,7 +288,7 @@ fn trimmed(record: &Record) -> Option<String> {
     serde_json::to_string(&fields).ok()
 }
 
-fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
+pub(crate) fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
     rustix::fs::open(
         path,
@@ -298,7 +298,7 @@ fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
 }
 
 /// The stamp of `name` under the directory `dir`, never following a symlink at its end.
-fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
+pub(crate) fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
     let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
     Some([
         st.st_dev as i64,

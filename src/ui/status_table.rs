@@ -29,9 +29,7 @@ pub(crate) const WIDTH: usize = 80;
 /// Appends the table: WORKSPACE STATUS [PARENT] WORKFLOW [RUN TIME EXIT] [CHANGES UNLANDED]
 /// UPDATED [SIZE] [PATH].
 pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut String) {
-    let parents = entries
-        .iter()
-        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()));
+    let parents = has_parents(entries);
     let shown = [
         true,
         true,
@@ -62,37 +60,157 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
     let now = columns.run_time_at.unwrap_or_else(SystemTime::now);
     // Only the shown columns' cells are made (a thousand rows of a path nobody asked for
     // cost as much as the rest of the row).
-    let cell = |e: &Entry, x: &Extra, column: usize| -> String {
-        let record = e.known_record();
-        match column {
-            0 => e.id.to_string(),
-            1 => e.status().to_string(),
-            2 => parent_text(e),
-            3 => record
-                .and_then(|r| r.workflow.clone())
-                .unwrap_or_else(|| "-".into()),
-            4 => run_time(e, now).map_or("-".into(), human_duration),
-            5 => record
-                .and_then(|r| r.exit_code)
-                .filter(|_| !e.is_live())
-                .map_or("-".into(), |c| c.to_string()),
-            6 => changes_text(x),
-            7 => unlanded_text(x),
-            8 => e
-                .shown_updated_at()
-                .and_then(|t| t.time())
-                .map_or("-".into(), |t| ago(t, now)),
-            9 => x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
-            _ => e.path.display().to_string(),
-        }
-    };
     let columns_shown: Vec<usize> = (0..shown.len()).filter(|&i| shown[i]).collect();
     let mut selected: Vec<Vec<String>> = Vec::with_capacity(entries.len() + 1);
     selected.push(columns_shown.iter().map(|&i| header[i].clone()).collect());
     for (e, x) in entries.iter().zip(extra) {
-        selected.push(columns_shown.iter().map(|&i| cell(e, x, i)).collect());
+        selected.push(columns_shown.iter().map(|&i| cell(e, x, i, now)).collect());
     }
     fit(selected, columns.paths, out);
+}
+
+/// One cell of the table: column `column` (as numbered in [`table`]) of `e`'s row.
+fn cell(e: &Entry, x: &Extra, column: usize, now: SystemTime) -> String {
+    let record = e.known_record();
+    match column {
+        0 => e.id.to_string(),
+        1 => e.status().to_string(),
+        2 => parent_text(e),
+        3 => record
+            .and_then(|r| r.workflow.clone())
+            .unwrap_or_else(|| "-".into()),
+        4 => run_time(e, now).map_or("-".into(), human_duration),
+        5 => record
+            .and_then(|r| r.exit_code)
+            .filter(|_| !e.is_live())
+            .map_or("-".into(), |c| c.to_string()),
+        6 => changes_text(x),
+        7 => unlanded_text(x),
+        8 => e
+            .shown_updated_at()
+            .and_then(|t| t.time())
+            .map_or("-".into(), |t| ago(t, now)),
+        9 => x.usage.map_or("-".into(), |u| disk::human(u.allocated)),
+        _ => e.path.display().to_string(),
+    }
+}
+
+/// The columns of `status`'s own table (no option) before UPDATED, with PARENT when
+/// `parents`, numbered as in [`table`].
+fn plain_columns(parents: bool) -> impl Iterator<Item = usize> {
+    [0, 1, 2, 3, 6, 7]
+        .into_iter()
+        .filter(move |&i| i != 2 || parents)
+}
+
+/// Whether `status`'s own table has a PARENT column: some workspace is a child.
+pub(crate) fn has_parents(entries: &[Entry]) -> bool {
+    entries
+        .iter()
+        .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()))
+}
+
+/// The cells of `e`'s row in `status`'s own table (as [`table`] makes them with only the
+/// CHANGES columns) but UPDATED, and the time that cell counts from: what
+/// [`plain_table`] lays out again as of another moment.
+pub(crate) fn plain_row(e: &Entry, x: &Extra, parents: bool) -> (Vec<String>, Option<SystemTime>) {
+    let now = SystemTime::UNIX_EPOCH;
+    let cells = plain_columns(parents).map(|i| cell(e, x, i, now)).collect();
+    (cells, e.shown_updated_at().and_then(|t| t.time()))
+}
+
+/// `status`'s own table laid out but for its last column, UPDATED, whose cells move with the
+/// clock: each line's text up to that column, padded as [`table`] pads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// The header line up to UPDATED.
+    pub header: String,
+    /// Each row's line up to UPDATED.
+    pub rows: Vec<String>,
+    /// The widest UPDATED column these lines stand for (a wider one leaves the id column too
+    /// little room: [`table`] then puts long ids on lines of their own); `None`: any.
+    pub room: Option<usize>,
+}
+
+/// The header of `status`'s own table's last column.
+const UPDATED: &str = "UPDATED";
+
+/// Lays out rows of [`plain_row`] cells as [`table`] does, but for UPDATED; `None` when even
+/// the narrowest UPDATED column leaves too little room for the ids.
+pub(crate) fn plain_layout(parents: bool, rows: &[Vec<String>]) -> Option<Layout> {
+    const HEADER: [&str; 8] = [
+        "WORKSPACE",
+        "STATUS",
+        "PARENT",
+        "WORKFLOW",
+        "",
+        "",
+        "CHANGES",
+        "UNLANDED",
+    ];
+    let header: Vec<&str> = plain_columns(parents).map(|i| HEADER[i]).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        (row.len() == widths.len()).then_some(())?;
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    // As in [`fit`]: the ids fit while they are no wider than what the other columns leave.
+    let middle: usize = widths[1..].iter().map(|w| w + 2).sum();
+    let room = match widths[0] <= "WORKSPACE".len() {
+        true => None,
+        false => Some(WIDTH.checked_sub(widths[0] + middle + 2)?),
+    };
+    room.is_none_or(|r| r >= UPDATED.len()).then_some(())?;
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut line = String::new();
+        for (cell, w) in cells.zip(&widths) {
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
+        }
+        line
+    };
+    Some(Layout {
+        header: line(&mut header.iter().copied()),
+        rows: rows
+            .iter()
+            .map(|r| line(&mut r.iter().map(String::as_str)))
+            .collect(),
+        room,
+    })
+}
+
+/// Appends `status`'s own table from its [`Layout`] (`header` and each row's line up to
+/// UPDATED, with the moment its UPDATED cell counts from) as of `now`; `false`, with `out`
+/// as it was, when an UPDATED cell is wider than the layout stands for.
+pub(crate) fn plain_table<'a>(
+    header: &str,
+    room: Option<usize>,
+    rows: impl Iterator<Item = (&'a str, Option<SystemTime>)>,
+    now: SystemTime,
+    out: &mut String,
+) -> bool {
+    let start = out.len();
+    out.push_str(header);
+    out.push_str(UPDATED);
+    out.push('\n');
+    let mut widest = UPDATED.len();
+    for (line, updated) in rows {
+        out.push_str(line);
+        let cell = out.len();
+        match updated {
+            Some(t) => ago_into(t, now, out),
+            None => out.push('-'),
+        }
+        widest = widest.max(out[cell..].chars().count());
+        out.push('\n');
+    }
+    if room.is_some_and(|r| widest > r) {
+        out.truncate(start);
+        return false;
+    }
+    true
 }
 
 /// Lays `rows` out as columns within [`WIDTH`] (the last column, a path, excepted when
@@ -177,14 +295,23 @@ fn unlanded_text(extra: &Extra) -> String {
 /// How long before `now` the time `then` was: `just now`, `42s ago`, `5m ago`, `3h ago`,
 /// `2d ago`.
 pub(crate) fn ago(then: SystemTime, now: SystemTime) -> String {
+    let mut text = String::new();
+    ago_into(then, now, &mut text);
+    text
+}
+
+/// [`ago`], appended to `out`.
+fn ago_into(then: SystemTime, now: SystemTime, out: &mut String) {
+    use std::fmt::Write as _;
     let s = now.duration_since(then).unwrap_or_default().as_secs();
-    match s {
-        0..5 => "just now".into(),
-        5..60 => format!("{s}s ago"),
-        60..3600 => format!("{}m ago", s / 60),
-        3600..86400 => format!("{}h ago", s / 3600),
-        _ => format!("{}d ago", s / 86400),
-    }
+    // Writing to a String cannot fail.
+    let _ = match s {
+        0..5 => write!(out, "just now"),
+        5..60 => write!(out, "{s}s ago"),
+        60..3600 => write!(out, "{}m ago", s / 60),
+        3600..86400 => write!(out, "{}h ago", s / 3600),
+        _ => write!(out, "{}d ago", s / 86400),
+    };
 }
 
 /// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
@@ -286,6 +413,55 @@ mod tests {
             &mut short,
         );
         assert_eq!(short, "WORKSPACE  STATUS\nw1         done\n");
+    }
+
+    #[test]
+    fn a_kept_layout_lays_out_as_the_table_does_or_not_at_all() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        let ago_secs = |s: u64| Some(now - Duration::from_secs(s));
+        let cells = |id: &str, workflow: &str| -> Vec<String> {
+            [id, "done", workflow, "clean", "0"]
+                .map(String::from)
+                .to_vec()
+        };
+        let header = [
+            "WORKSPACE",
+            "STATUS",
+            "WORKFLOW",
+            "CHANGES",
+            "UNLANDED",
+            "UPDATED",
+        ];
+        let cases = [
+            ("w1", 0, true),
+            ("w1", 4000 * 86400, true),
+            (&*"x".repeat(33), 0, true),
+            (&*"x".repeat(33), 4000 * 86400, false),
+            (&*"x".repeat(40), 7, false),
+        ];
+        for (id, secs, kept) in cases {
+            let rows = vec![cells("a", "review"), cells(id, "-")];
+            let updated = [ago_secs(3), ago_secs(secs)];
+            let mut all = vec![header.map(String::from).to_vec()];
+            for (row, at) in rows.iter().zip(updated) {
+                let mut row = row.clone();
+                row.push(at.map_or("-".into(), |t| ago(t, now)));
+                all.push(row);
+            }
+            let mut expected = String::new();
+            fit(all, false, &mut expected);
+            let mut got = String::new();
+            let laid = plain_layout(false, &rows).is_some_and(|layout| {
+                let lines = layout.rows.iter().map(String::as_str).zip(updated);
+                plain_table(&layout.header, layout.room, lines, now, &mut got)
+            });
+            assert_eq!(laid, kept, "{id} {secs}: {expected}");
+            match laid {
+                true => assert_eq!(got, expected),
+                // The table puts the id on a line of its own.
+                false => assert!(expected.lines().any(|l| l == id), "{expected}"),
+            }
+        }
     }
 
     #[test]

@@ -487,6 +487,25 @@ impl Vcs {
         }
     }
 
+    /// What a kept `status` table stands on in the repository: jj's operation heads (an
+    /// operation names its view). `None` for git, whose worktrees are listed by a git
+    /// process each time, or when jj's files do not tell.
+    pub(crate) fn table_heads(&self) -> Option<String> {
+        match self {
+            Vcs::Jj(jj) => jj.op_heads_key(),
+            Vcs::Git(_) => None,
+        }
+    }
+
+    /// jj's working copies (name and commit, sorted by name) at the operation heads
+    /// `heads`, when those are still the heads and jj's files tell.
+    pub(crate) fn table_view(&self, heads: &str) -> Option<std::sync::Arc<Vec<(String, String)>>> {
+        match self {
+            Vcs::Jj(jj) => jj.working_copies_at(heads),
+            Vcs::Git(_) => None,
+        }
+    }
+
     /// A stamp of what [`Vcs::lands_held`] reads, from files alone (jj: the operation
     /// heads; git: the times of the branch files): while it is the same, so is its answer.
     pub(crate) fn lands_stamp(&self) -> Option<String> {

@@ -359,6 +359,13 @@ fn check_settings(ctx: &Context, entry: &mut Entry) {
     }
 }
 
+/// Whether some lease file has no workspace among `entries` (a workspace deleted by hand):
+/// listing the table then needed the backend's recorded paths.
+pub(crate) fn drifted(ctx: &Context, entries: &[Entry]) -> bool {
+    let ids: std::collections::HashSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+    leases(ctx).iter().any(|id| !ids.contains(id.as_str()))
+}
+
 /// The ids that have a lease file.
 fn leases(ctx: &Context) -> Vec<WorkspaceId> {
     let Ok(entries) = std::fs::read_dir(ctx.layout.locks()) else {

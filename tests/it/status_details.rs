@@ -356,6 +356,178 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
     assert_eq!(changes_cell(&env, &repo, "w2")["added"], 2);
 }
 
+/// The table kept whole (`.cache/table.v1`) answers `status` only while nothing a row shows
+/// changed. Each change comes alone after the table was kept (so that no other change hides
+/// a missed one), and each answer is the same as one made from the files: the clock moving
+/// the UPDATED cells, a state and a view edited in place (same inode, size and modification
+/// time), a new run, a workspace removed and one added (by `run`, and a directory made by
+/// hand), a repository change that moves no
+/// working copy (the kept table stands) and one that moves one (CHANGES follows), a run
+/// that dies (its row is never kept while it may be live).
+#[test]
+fn jj_the_kept_table_sees_every_change_a_row_can_show() {
+    use std::time::{Duration, Instant};
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    for id in ["w1", "w2", "w3", "w4"] {
+        env.aw(&repo, ["run", id, "--", "true"]).assert_ok();
+    }
+    let ran = Instant::now();
+    let ns = env.namespace_dir(&repo);
+    let kept = ns.join(".cache").join("table.v1");
+    let records = ns.join(".cache").join("records.v2");
+    // `status`, and whether the kept table answered it: the kept records, removed first,
+    // are written again by every table made from the files.
+    let status = || {
+        let _ = fs::remove_file(&records);
+        let out = env.aw(&repo, ["status"]);
+        out.assert_ok();
+        let answered = !records.exists();
+        (out, answered)
+    };
+    // The same answer as made from the files alone.
+    let same_as_fresh = |out: &crate::harness::Outcome| {
+        let _ = fs::remove_file(&kept);
+        let fresh = env.aw(&repo, ["status"]);
+        assert_eq!(
+            without_times(&fresh.assert_ok().stdout),
+            without_times(&out.stdout),
+            "{}",
+            out.report()
+        );
+        assert_eq!(fresh.stderr, out.stderr);
+    };
+    // Files changed in the last two seconds are never kept: let them settle, then keep.
+    let keep = || {
+        std::thread::sleep(Duration::from_millis(2500));
+        let (out, _) = status();
+        assert!(kept.exists(), "no table kept: {}", out.report());
+        out
+    };
+    let first = keep();
+    let (again, answered) = status();
+    assert!(
+        answered,
+        "the kept table did not answer: {}",
+        again.report()
+    );
+    assert_eq!(without_times(&again.stdout), without_times(&first.stdout));
+    assert_eq!(again.stderr, first.stderr);
+
+    // The clock: five seconds after the runs, `just now` is `5s ago`, from the kept table too.
+    std::thread::sleep(Duration::from_secs(6).saturating_sub(ran.elapsed()));
+    let (later, answered) = status();
+    assert!(answered, "{}", later.report());
+    assert!(
+        row(&later.stdout, "w4").ends_with(" ago"),
+        "{}",
+        later.report()
+    );
+
+    // w3's state edited in place: its record now says idle.
+    let state = ns.join(".state").join("w3.json");
+    edit_in_place(&state, "\"done\"", "\"idle\"");
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w3").contains("idle"), "{}", out.report());
+    same_as_fresh(&out);
+
+    // w2's view edited in place: reported as changed outside agent-workspace.
+    keep();
+    let w2 = env.ws_path(&repo, "w2");
+    edit_in_place(&w2.join(".agent-workflow.json"), "\"done\"", "\"idle\"");
+    let (out, _) = status();
+    assert!(
+        out.stderr
+            .contains("w2: its .agent-workflow.json was changed"),
+        "{}",
+        out.report()
+    );
+    same_as_fresh(&out);
+
+    // A new run of w1.
+    keep();
+    env.aw(&repo, ["run", "w1", "--workflow", "review", "--", "false"]);
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w1").contains("error"), "{}", out.report());
+    assert!(
+        row(&out.stdout, "w1").contains("review"),
+        "{}",
+        out.report()
+    );
+    same_as_fresh(&out);
+
+    // w4 removed, then w5 added.
+    keep();
+    env.aw(&repo, ["clean", "w4"]).assert_ok();
+    let (out, _) = status();
+    assert_eq!(row(&out.stdout, "w4"), "", "{}", out.report());
+    same_as_fresh(&out);
+    keep();
+    env.aw(&repo, ["run", "w5", "--", "true"]).assert_ok();
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w5").contains("done"), "{}", out.report());
+    same_as_fresh(&out);
+
+    // A directory made by hand in the namespace (no jj operation): not registered.
+    keep();
+    fs::create_dir(ns.join("w7")).unwrap();
+    let (out, _) = status();
+    assert!(
+        row(&out.stdout, "w7").contains("unregistered"),
+        "{}",
+        out.report()
+    );
+    same_as_fresh(&out);
+    fs::remove_dir(ns.join("w7")).unwrap();
+
+    // A repository change that moves no working copy: the kept table still answers.
+    let before = keep();
+    env.jj_ok(&repo, ["bookmark", "create", "elsewhere", "-r", "@-"]);
+    let (out, answered) = status();
+    assert!(answered, "{}", out.report());
+    assert_eq!(without_times(&out.stdout), without_times(&before.stdout));
+    // One that moves w2's (a file snapshotted by another command in w2): CHANGES follows.
+    keep();
+    fs::write(w2.join("new.txt"), "one\ntwo\n").unwrap();
+    env.jj_ok(&w2, ["status"]);
+    let (out, _) = status();
+    assert!(
+        row(&out.stdout, "w2").contains("1 file +2 -0"),
+        "{}",
+        out.report()
+    );
+    same_as_fresh(&out);
+
+    // A live run: its row could turn `crashed` without any file changing, so no table is
+    // kept while it runs, and its death is seen.
+    keep();
+    let started = env.path().join("started");
+    let script = format!("touch '{}'; exec sleep 30", started.display());
+    let run = env
+        .aw_cmd(&repo)
+        .args(["run", "w6", "--", "sh", "-c", &script])
+        .spawn();
+    crate::harness::wait_for_file(&started);
+    std::thread::sleep(Duration::from_millis(2500));
+    let (out, _) = status();
+    assert!(
+        row(&out.stdout, "w6").contains("running"),
+        "{}",
+        out.report()
+    );
+    assert!(!kept.exists(), "a table with a live run was kept");
+    run.signal("KILL");
+    run.wait();
+    crate::reliability_support::wait_until_released(&env, &repo, "w6");
+    let (out, _) = status();
+    assert!(
+        row(&out.stdout, "w6").contains("crashed"),
+        "{}",
+        out.report()
+    );
+    same_as_fresh(&out);
+}
+
 crate::both_backends!(
     the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots,
     status_of_one_workspace_shows_its_commits_and_files,
@@ -379,7 +551,7 @@ fn edit_in_place(file: &Path, from: &str, to: &str) {
     f.set_modified(modified).unwrap();
 }
 
-/// The table without its UPDATED column ("3s ago" moves while a test runs).
+/// The table without its UPDATED column ("just now", "3s ago" move while a test runs).
 fn without_times(table: &str) -> Vec<String> {
     table
         .lines()
@@ -387,6 +559,9 @@ fn without_times(table: &str) -> Vec<String> {
             let words: Vec<&str> = l.split_whitespace().collect();
             let keep = match words.last() {
                 Some(&"ago") => words.len() - 2,
+                Some(&"now") if words.len() >= 2 && words[words.len() - 2] == "just" => {
+                    words.len() - 2
+                }
                 _ => words.len(),
             };
             words[..keep].join(" ")

@@ -16,6 +16,7 @@ pub(in crate::cli) mod pool;
 pub(in crate::cli) mod run;
 pub(in crate::cli) mod shell;
 pub(in crate::cli) mod status;
+mod status_kept;
 pub(in crate::cli) mod status_watch;
 pub(in crate::cli) mod sync_tools;
 

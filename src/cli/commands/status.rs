@@ -59,6 +59,16 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
 pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
     let ctx = Context::open(global)?;
     super::settle(ui, &ctx)?;
+    // The table alone (no option) may be the one kept for this namespace.
+    let plain = args.id.is_none() && !args.json && !args.size && !args.paths && !args.watch;
+    let began = plain.then(|| super::status_kept::begin(&ctx));
+    if let Some(kept) = plain.then(|| super::status_kept::answer(&ctx)).flatten() {
+        print_table(ui, kept.table, kept.behind)?;
+        if !kept.hints.is_empty() {
+            ui.note(kept.hints.trim_end_matches('\n'));
+        }
+        return Ok(0);
+    }
     let (mut entries, warning) = match &args.id {
         Some(id) => {
             let (entry, warning) = inventory::one(&ctx, id);
@@ -71,7 +81,7 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
         None if !args.json => inventory::table(&ctx),
         None => inventory::all(&ctx),
     };
-    if let Some(warning) = warning {
+    if let Some(warning) = &warning {
         ui.warning(format!(
             "could not ask the backend which workspaces it knows: {}",
             warning.message
@@ -85,23 +95,42 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
     if args.record {
         return print_record(ui, &entries[0]);
     }
-    let mut text = render(&entries, &extra, args);
-    if args.id.is_none() && !args.json {
-        // Without colour the escapes would only be stripped again: none are added.
-        let colour = ui.colour();
-        text = output::style_second_column(&text, |status| {
-            colour.then(|| status_table::status_style(status)).flatten()
-        });
-    }
-    ui.styled_data(&text)?;
-    if !args.json {
-        // What the `*` means, for a person (scripts read `--json`).
-        if args.id.is_none() && status_table::any_behind(&extra) {
-            ui.note_for_person(status_table::BEHIND_NOTE);
+    let text = render(&entries, &extra, args);
+    if let Some(began) = &began {
+        match warning {
+            None => super::status_kept::keep(&ctx, began, &entries, &extra, &text),
+            Some(_) => crate::store::kept_table::forget(&ctx.layout.cache()),
         }
+    }
+    if args.id.is_none() && !args.json {
+        print_table(ui, text, status_table::any_behind(&extra))?;
+    } else {
+        ui.styled_data(&text)?;
+    }
+    if !args.json {
         print_hints(ui, &entries);
     }
     Ok(0)
+}
+
+/// Prints the table `text` (its status column coloured), then with `behind` what the `*`
+/// means.
+fn print_table(ui: &Ui, text: String, behind: bool) -> Result<()> {
+    // Without colour the escapes would only be stripped again: none are added, and the
+    // text stays as it is (line by line, it would be the same unless a line ends in `\r`).
+    let colour = ui.colour();
+    let text = match colour || text.contains('\r') || !text.ends_with('\n') {
+        true => output::style_second_column(&text, |status| {
+            colour.then(|| status_table::status_style(status)).flatten()
+        }),
+        false => text,
+    };
+    ui.styled_data(&text)?;
+    // What the `*` means, for a person (scripts read `--json`).
+    if behind {
+        ui.note_for_person(status_table::BEHIND_NOTE);
+    }
+    Ok(())
 }
 
 /// `status <ID> --json --record`: the record alone (as the shell script printed it), or an
@@ -162,12 +191,11 @@ fn render(entries: &[Entry], extra: &[Extra], args: &StatusArgs) -> String {
 
 /// What to do about each workspace with a problem, on stderr.
 fn print_hints(ui: &Ui, entries: &[Entry]) {
-    let mut hints = String::new();
-    for entry in entries {
-        if let Some(problem) = &entry.problem {
-            hints += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
-        }
-    }
+    let hints: Vec<(&str, String)> = entries
+        .iter()
+        .filter_map(|e| Some((e.id.as_str(), report::problem_hint(e.problem.as_ref()?, e))))
+        .collect();
+    let hints = super::status_kept::hints(hints.iter().map(|(id, h)| (*id, Some(h.as_str()))));
     if !hints.is_empty() {
         ui.note(hints.trim_end_matches('\n'));
     }

@@ -77,7 +77,11 @@ impl Git {
             .args(["ls-files", "-z", "--others", "--exclude-standard", "--"])
             .start()?;
         let (tracked, untracked) = (tracked.wait(), untracked.wait());
-        let (tracked, untracked) = (tracked?, untracked?);
+        // A comparison git could not make (a file it cannot hash: a FIFO the agent left in
+        // place of a tracked file) is made again the whole way, which names what failed.
+        let (Ok(tracked), Ok(untracked)) = (tracked, untracked) else {
+            return Ok(None);
+        };
         let mut files = diff::parse_changes(&tracked);
         if untracked.is_empty() {
             return Ok(Some(files));

@@ -194,6 +194,16 @@ impl Jj {
         Some(view)
     }
 
+    /// jj's working copies (sorted by name) at the operation heads `heads`, when those are
+    /// still the heads and jj's files tell.
+    pub(crate) fn working_copies_at(&self, heads: &str) -> Option<Arc<WorkingCopies>> {
+        let view = self.working_copies()?;
+        let memo = self.view.lock().unwrap_or_else(|e| e.into_inner());
+        // The view read is the one of `heads` only if the memo is filed under them.
+        let (at, _) = memo.as_ref()?;
+        (at == heads).then_some(view)
+    }
+
     /// Reads jj's view now and keeps using it, without looking at the operation heads again,
     /// until the guard is dropped: for reading many workspaces as of one moment.
     /// With `bundle`, every workspace's kept changes are read from one file and written

@@ -195,6 +195,19 @@ impl World<'_> {
             if let Some(set) = self.model.required_mut(&target) {
                 set.extend(added.iter().copied());
             }
+            // jj: the workspace goes on from the landed commits, on the target's state: the
+            // markers the target holds (reported there, or held as text) are on its disk too
+            // (jj seed 14 step 1122).
+            if self.backend == Backend::Jj {
+                let inherited: Vec<(String, String)> = self
+                    .model
+                    .allowed
+                    .iter()
+                    .filter(|(loc, _)| *loc == target)
+                    .map(|(_, file)| (id.to_string(), file.clone()))
+                    .collect();
+                self.model.allowed.extend(inherited);
+            }
         }
         let mut allowed = vec![];
         if !conflicts.is_empty() && !out.ok() {
@@ -832,11 +845,7 @@ fn stress_model_a_landed_parent_may_show_done_once_its_child_landed_in_it() {
 #[test]
 fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back_by_its_writer() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 9);
-    world.allow_conflicts = false;
-    while world.model.live_ws().len() < 2 {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 9, 2);
     let live = world.model.live_ws();
     let (first, second) = (live[0].clone(), live[1].clone());
     let write = |world: &mut World, id: &str, file: &str| -> u64 {
@@ -876,11 +885,7 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
 #[test]
 fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 10);
-    world.allow_conflicts = false;
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 10, 1);
     let id = world.model.live_ws()[0].clone();
     let user = world.model.token(MAIN);
     world.append(MAIN, "s1.txt", user);
@@ -898,15 +903,28 @@ fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
     world.model.written(&id, agent);
     world.forced_prefer = Some(Some("target"));
     world.land(&id, Mode::Finish);
+    assert_logged(&world, "Resolved s1.txt by taking the target side");
+    assert_holds(&mut world);
+}
+
+/// A git round (git lands no conflicts: `--allow-conflicts` is never drawn) with `live`
+/// workspaces made by agents' runs.
+fn git_world(env: &crate::harness::TestEnv, seed: u64, live: usize) -> World<'_> {
+    let mut world = World::new(env, Backend::Git, seed);
+    world.allow_conflicts = false;
+    while world.model.live_ws().len() < live {
+        world.agent_run_to_end();
+    }
+    world
+}
+
+/// A line of the step log holds `text` (the step log otherwise).
+fn assert_logged(world: &World, text: &str) {
     assert!(
-        world
-            .log
-            .iter()
-            .any(|l| l.contains("Resolved s1.txt by taking the target side")),
+        world.log.iter().any(|l| l.contains(text)),
         "{}",
         world.log.join("\n")
     );
-    assert_holds(&mut world);
 }
 
 /// The oracle finds nothing broken now (the broken invariants and the step log otherwise).
@@ -928,11 +946,7 @@ fn assert_holds(world: &mut World) {
 #[test]
 fn stress_model_prefer_target_follows_a_rename_the_target_made() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 11);
-    world.allow_conflicts = false;
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
+    let mut world = git_world(&env, 11, 1);
     let id = world.model.live_ws()[0].clone();
     let main = world.dir(MAIN);
     fs::rename(main.join("s1.txt"), main.join("moved.txt")).unwrap();
@@ -945,14 +959,7 @@ fn stress_model_prefer_target_follows_a_rename_the_target_made() {
     world.model.written(&id, agent);
     world.forced_prefer = Some(Some("target"));
     world.land(&id, Mode::Finish);
-    assert!(
-        world
-            .log
-            .iter()
-            .any(|l| l.contains("Resolved moved.txt by taking the target side")),
-        "{}",
-        world.log.join("\n")
-    );
+    assert_logged(&world, "Resolved moved.txt by taking the target side");
     assert_holds(&mut world);
 }
 
@@ -963,12 +970,8 @@ fn stress_model_prefer_target_follows_a_rename_the_target_made() {
 #[test]
 fn stress_model_a_land_may_bring_back_another_workspace_s_undone_land() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Git, 10);
-    world.allow_conflicts = false;
+    let mut world = git_world(&env, 10, 1);
     world.forced_prefer = Some(None);
-    while world.model.live_ws().is_empty() {
-        world.agent_run_to_end();
-    }
     let first = world.model.live_ws()[0].clone();
     world.land(&first, Mode::Finish);
     assert_eq!(world.model.ws[&first].expect, Expect::Is("landed"));
@@ -990,5 +993,52 @@ fn stress_model_a_land_may_bring_back_another_workspace_s_undone_land() {
     );
     let shown = super::observe::status(world.env, &world.repo).unwrap();
     assert_eq!(shown[&first].status, "landed", "{}", world.log.join("\n"));
+    assert_holds(&mut world);
+}
+
+/// jj: a child that lands into its parent continues on the landed commit, which holds the
+/// parent's files: markers the parent holds (reported there, or markers as text it
+/// inherited) are then on the child's disk too (jj seed 14 step 1122: `land c104
+/// --allow-conflicts` into c103, which had renamed a file inherited conflicted; the round
+/// took the markers c104 received for unreported).
+#[test]
+fn stress_model_a_child_landed_into_its_parent_receives_the_parent_s_markers() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 14);
+    world.forced_prefer = Some(None);
+    while world.model.live_ws().is_empty() {
+        world.agent_run_to_end();
+    }
+    let parent = world.model.live_ws()[0].clone();
+    world.child_run();
+    let child = world
+        .model
+        .live_ws()
+        .into_iter()
+        .find(|w| *w != parent)
+        .expect("the child");
+    let text =
+        "<<<<<<< conflict 1 of 1\n%%%%%%% a\n+x\n+++++++ b\ny\n>>>>>>> conflict 1 of 1 ends\n";
+    fs::write(world.dir(&parent).join("marked.txt"), text).unwrap();
+    world
+        .model
+        .allowed
+        .insert((parent.clone(), "marked.txt".to_string()));
+    // The parent's checkpoint: the commit the child lands on holds the file.
+    world.exec(
+        AW,
+        &argv(&["checkpoint", &parent, "-m", "cp"]),
+        Mode::Finish,
+    );
+    let n = world.model.token(&child);
+    world.append(&child, "child.txt", n);
+    world.model.written(&child, n);
+    world.land(&child, Mode::Finish);
+    assert_logged(&world, "Landed");
+    assert!(
+        world.dir(&child).join("marked.txt").exists(),
+        "{}",
+        world.log.join("\n")
+    );
     assert_holds(&mut world);
 }

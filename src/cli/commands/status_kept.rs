@@ -1,0 +1,201 @@
+//! `status`'s own table (no option) answered from the table kept whole in the namespace's
+//! cache ([`kept_table`]) while nothing it stands on changed, and kept again each time it is
+//! made from the files. What it stands on, and what is never kept, is said in
+//! [`kept_table`]'s comment and in [`keepable`].
+
+use std::time::SystemTime;
+
+use crate::store::kept_table::{self, Dirs, Row, Table};
+use crate::store::metadata::Status;
+use crate::ui::report;
+use crate::ui::status_table;
+use crate::workspace::context::Context;
+use crate::workspace::details::Extra;
+use crate::workspace::inventory::{self, Entry, Problem};
+
+/// The moment a table began to be made, and the repository's state then.
+pub(super) struct Began {
+    at: SystemTime,
+    heads: Option<String>,
+}
+
+/// Notes the moment and the repository's operation heads, before anything is read.
+pub(super) fn begin(ctx: &Context) -> Began {
+    Began {
+        at: SystemTime::now(),
+        heads: ctx.vcs.table_heads(),
+    }
+}
+
+/// The kept table, as `status` prints it: the table's text, whether the note on `*` follows
+/// it, and the hints (one line a workspace with a problem).
+pub(super) struct Answer {
+    pub table: String,
+    pub behind: bool,
+    pub hints: String,
+}
+
+/// The table kept for this namespace, laid out as of now, when all it stands on is unchanged.
+pub(super) fn answer(ctx: &Context) -> Option<Answer> {
+    let cache = ctx.layout.cache();
+    let text = kept_table::read(&cache)?;
+    let mut table = kept_table::parse(&text)?;
+    let dirs = Dirs::open(&ctx.layout.dir)?;
+    (dirs.stamps() == table.dirs).then_some(())?;
+    let heads = ctx.vcs.table_heads()?;
+    let moved = heads != table.heads;
+    if moved {
+        // Another operation: the table stands if jj's working copies are those it was made
+        // with, and no row shows a land (which the whole repository decides).
+        (!table.lands).then_some(())?;
+        let view = ctx.vcs.table_view(&heads)?;
+        let kept = &table.working_copies;
+        let same = view.len() == kept.len()
+            && view
+                .iter()
+                .zip(kept)
+                .all(|((n, c), (kn, kc))| n == kn && c == kc);
+        same.then_some(())?;
+    }
+    let mut name = String::new();
+    for row in &table.rows {
+        (dirs.row(&row.id, &mut name) == (row.state, row.view)).then_some(())?;
+    }
+    let mut shown = String::with_capacity(text.len() / 2);
+    status_table::plain_table(
+        &table.header,
+        table.room,
+        table.rows.iter().map(|r| (r.line.as_ref(), r.updated)),
+        SystemTime::now(),
+        &mut shown,
+    )
+    .then_some(())?;
+    let hints = hints(
+        table
+            .rows
+            .iter()
+            .map(|r| (r.id.as_ref(), r.hint.as_deref())),
+    );
+    let behind = table.behind;
+    if moved {
+        // Known to stand at these heads too: the next table needs no look at jj's view.
+        table.heads = heads.into();
+        kept_table::write(&cache, &table);
+    }
+    Some(Answer {
+        table: shown,
+        behind,
+        hints,
+    })
+}
+
+/// Keeps the table made from `entries` and `extra` (their records read after `began`),
+/// shown as `shown`, or removes the kept one when this table cannot be kept.
+pub(super) fn keep(ctx: &Context, began: &Began, entries: &[Entry], extra: &[Extra], shown: &str) {
+    let cache = ctx.layout.cache();
+    match made(ctx, began, entries, extra, shown) {
+        Some(table) => kept_table::write(&cache, &table),
+        None => kept_table::forget(&cache),
+    }
+}
+
+/// The hints below the table, as `status` prints them: `<id>: <hint>` a line.
+pub(super) fn hints<'a>(rows: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    let mut hints = String::new();
+    for (id, hint) in rows {
+        if let Some(hint) = hint {
+            hints += &format!("{id}: {hint}\n");
+        }
+    }
+    hints
+}
+
+/// Whether the row of `entry` depends on nothing [`kept_table`] compares: a directory with
+/// a record read from its files, no run that may be live (whether its process lives decides
+/// its status), no land under way (the next command finishes it), no problem that needs the
+/// backend's recorded paths, changes read (an error may not last), no disk usage.
+fn keepable(entry: &Entry, extra: &Extra) -> bool {
+    let Some(record) = &entry.record else {
+        return false;
+    };
+    matches!(
+        entry.problem,
+        None | Some(Problem::TamperedRecord) | Some(Problem::Mismatch(_))
+    ) && record.status != Status::Running
+        && record.land_intent.is_none()
+        && extra.usage.is_none()
+        && !matches!(extra.changes, Some(Err(_)))
+}
+
+/// The table to keep, when every row can be kept, every file it stands on had settled, and
+/// laid out again from what is kept it is `shown`, byte for byte.
+fn made<'a>(
+    ctx: &Context,
+    began: &Began,
+    entries: &'a [Entry],
+    extra: &[Extra],
+    shown: &str,
+) -> Option<Table<'a>> {
+    let at_start = began.heads.as_deref()?;
+    let all = entries.iter().zip(extra).all(|(e, x)| keepable(e, x));
+    (all && !inventory::drifted(ctx, entries)).then_some(())?;
+    // The same operation heads as when the records were read: the view the rows were made
+    // from is the one of these heads.
+    let heads = ctx.vcs.table_heads()?;
+    (heads == at_start).then_some(())?;
+    let view = ctx.vcs.table_view(&heads)?;
+    let dirs = Dirs::open(&ctx.layout.dir)?;
+    let parents = status_table::has_parents(entries);
+    let (cells, updated): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .zip(extra)
+        .map(|(e, x)| status_table::plain_row(e, x, parents))
+        .unzip();
+    let layout = status_table::plain_layout(parents, &cells)?;
+    let mut name = String::new();
+    let rows = entries
+        .iter()
+        .zip(layout.rows)
+        .zip(updated)
+        .map(|((e, line), updated)| {
+            let (state, view) = dirs.row(&e.id, &mut name);
+            Row {
+                id: e.id.as_str().into(),
+                state,
+                view,
+                line: line.into(),
+                updated,
+                hint: e
+                    .problem
+                    .as_ref()
+                    .map(|p| report::problem_hint(p, e).into()),
+            }
+        })
+        .collect();
+    let table = Table {
+        heads: heads.into(),
+        dirs: dirs.stamps(),
+        lands: entries
+            .iter()
+            .any(|e| e.record.as_ref().is_some_and(|r| r.shown_land().is_some())),
+        behind: status_table::any_behind(extra),
+        room: layout.room,
+        header: layout.header.into(),
+        working_copies: view
+            .iter()
+            .map(|(n, c)| (n.clone().into(), c.clone().into()))
+            .collect(),
+        rows,
+    };
+    // Laid out from what is kept, as of now, it must be what was shown (a cell that
+    // turned in between, such as `4s ago` to `5s ago`, only means it is not kept this time).
+    let mut again = String::new();
+    let fits = status_table::plain_table(
+        &table.header,
+        table.room,
+        table.rows.iter().map(|r| (r.line.as_ref(), r.updated)),
+        SystemTime::now(),
+        &mut again,
+    );
+    (fits && again == shown && kept_table::settled(&table, began.at)).then_some(table)
+}

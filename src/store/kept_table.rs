@@ -1,0 +1,426 @@
+//! `status`'s table kept whole (`<namespace>/.cache/table.v1`): every row's cells but its
+//! UPDATED time, with what each row and the table stand on, so that a namespace where nothing
+//! changed costs two `stat`s a workspace and laying the rows out, instead of reading,
+//! reconciling and measuring every record again.
+//!
+//! What the kept table stands on, each compared before it is used (any difference: the table
+//! is made anew from the files and kept again):
+//! - each row's two files (its state `.state/<id>.json` and its view
+//!   `<id>/.agent-workflow.json`), by device, inode, size, modification and change times,
+//!   as the kept records ([`crate::store::summary`]) are;
+//! - the namespace directory, its `.locks` and `.pool` directories, by the same stamp: a
+//!   workspace directory added, removed, renamed or replaced, a lease taken for the first
+//!   time or dropped, a prepared workspace being taken, each changes its directory;
+//! - the repository's operation heads (jj): while they are the same, so is jj's view (an
+//!   operation id names its view), hence which workspaces jj knows, their working-copy
+//!   commits and the answers kept under them. When they moved, the table stands only if jj's
+//!   working copies (every name and commit) are still those kept, and no row shows a land
+//!   (whether a land still holds depends on the whole repository);
+//! - this build's version.
+//!
+//! Nothing is kept from a file that changed less than [`crate::store::summary::settled`]'s
+//! 2 s before the command began (a second change in the same clock tick could leave its
+//! times alike). The caller keeps only tables that depend on nothing else: no run that may
+//! be live, no land under way, no problem that needs the backend's recorded paths, no
+//! changes that could not be read.
+//!
+//! The file is text, one item a line, fields separated by tabs, free text escaped (`\\`,
+//! `\t`, `\n`), ending with an `end` line: a file cut short or damaged in any way is not
+//! read, and is written anew.
+
+use std::borrow::Cow;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::store::summary::{self, Stamp};
+
+/// The file's name in the namespace's cache directory; the version is in the name.
+pub(crate) const FILE_NAME: &str = "table.v1";
+
+/// The first line: what the file is, and the build that wrote it.
+fn first_line() -> String {
+    format!(
+        "agent-workspace status table\t{}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// One row: its workspace id, the stamps of its two files, its line as shown up to the
+/// UPDATED column, the moment UPDATED counts from, and its hint (for a problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Row<'a> {
+    pub id: Cow<'a, str>,
+    pub state: Option<Stamp>,
+    pub view: Option<Stamp>,
+    pub line: Cow<'a, str>,
+    pub updated: Option<SystemTime>,
+    pub hint: Option<Cow<'a, str>>,
+}
+
+/// A kept table and what it stands on; read, its text is borrowed from the file's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Table<'a> {
+    /// The operation heads it was made at.
+    pub heads: Cow<'a, str>,
+    /// The namespace, `.locks` and `.pool` directories' stamps.
+    pub dirs: [Option<Stamp>; 3],
+    /// Whether some row shows a land (it then stands only at the same operation heads).
+    pub lands: bool,
+    /// Whether the note on `*` follows it.
+    pub behind: bool,
+    /// The widest UPDATED column its lines stand for (`None`: any).
+    pub room: Option<usize>,
+    /// The header line up to UPDATED.
+    pub header: Cow<'a, str>,
+    /// jj's working copies at `heads`: name and commit, sorted by name.
+    pub working_copies: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub rows: Vec<Row<'a>>,
+}
+
+/// The namespace's open directories, to stamp its files relative to.
+pub(crate) struct Dirs {
+    namespace: OwnedFd,
+    state: Option<OwnedFd>,
+}
+
+impl Dirs {
+    /// The namespace at `namespace` opened; `None` when it (or its state directory, when
+    /// there is one) cannot be.
+    pub(crate) fn open(namespace: &Path) -> Option<Dirs> {
+        let state = match summary::open_dir(&namespace.join(crate::store::state::DIR_NAME)) {
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(_) => return None,
+            Ok(dir) => Some(dir),
+        };
+        Some(Dirs {
+            namespace: summary::open_dir(namespace).ok()?,
+            state,
+        })
+    }
+
+    /// The stamps of the namespace directory, its `.locks` and its `.pool`.
+    pub(crate) fn stamps(&self) -> [Option<Stamp>; 3] {
+        [
+            summary::stamp(&self.namespace, "."),
+            summary::stamp(&self.namespace, ".locks"),
+            summary::stamp(&self.namespace, crate::store::layout::POOL_DIR),
+        ]
+    }
+
+    /// The stamps of workspace `id`'s state and view; `name` is a buffer to build the names
+    /// in.
+    pub(crate) fn row(&self, id: &str, name: &mut String) -> (Option<Stamp>, Option<Stamp>) {
+        name.clear();
+        name.push_str(id);
+        name.push_str(".json");
+        let state = self
+            .state
+            .as_ref()
+            .and_then(|dir| summary::stamp(dir, name));
+        name.clear();
+        name.push_str(id);
+        name.push('/');
+        name.push_str(crate::store::metadata::FILE_NAME);
+        (state, summary::stamp(&self.namespace, name))
+    }
+}
+
+/// The text of the table kept in the cache directory `cache`, to [`parse`].
+pub(crate) fn read(cache: &Path) -> Option<String> {
+    let text = crate::store::fsutil::read_untrusted(
+        &cache.join(FILE_NAME),
+        crate::store::fsutil::UNTRUSTED_LIMIT,
+    )
+    .ok()?;
+    String::from_utf8(text).ok()
+}
+
+/// Keeps `table` in the cache directory `cache` (written whole, by rename); a table that
+/// cannot be written is simply not kept.
+pub(crate) fn write(cache: &Path, table: &Table<'_>) {
+    if crate::store::fsutil::create_dir_nofollow(cache).is_ok() {
+        let _ = crate::store::fsutil::write_atomic(&cache.join(FILE_NAME), text(table).as_bytes());
+    }
+}
+
+/// Removes the kept table of the cache directory `cache` (it no longer stands).
+pub(crate) fn forget(cache: &Path) {
+    let _ = std::fs::remove_file(cache.join(FILE_NAME));
+}
+
+/// Whether every stamp of `table` and `stamps` was settled when the command began at
+/// `began`.
+pub(crate) fn settled(table: &Table<'_>, began: SystemTime) -> bool {
+    let row_stamps = table.rows.iter().flat_map(|r| [&r.state, &r.view]);
+    table
+        .dirs
+        .iter()
+        .chain(row_stamps)
+        .flatten()
+        .all(|s| summary::settled(s, began))
+}
+
+fn text(table: &Table<'_>) -> String {
+    use std::fmt::Write as _;
+    let mut out = first_line();
+    out.push('\n');
+    let stamp = |out: &mut String, stamp: &Option<Stamp>| match stamp {
+        // Writing to a String cannot fail.
+        Some(s) => {
+            let _ = write!(
+                out,
+                "{},{},{},{},{},{},{}",
+                s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+            );
+        }
+        None => out.push('-'),
+    };
+    out.push_str("heads\t");
+    escape(&mut out, &table.heads);
+    out.push_str("\ndirs");
+    for dir in &table.dirs {
+        out.push('\t');
+        stamp(&mut out, dir);
+    }
+    let flag = |b: bool| if b { "1" } else { "0" };
+    let _ = write!(
+        out,
+        "\nflags\t{}\t{}\t",
+        flag(table.lands),
+        flag(table.behind)
+    );
+    match table.room {
+        Some(room) => {
+            let _ = write!(out, "{room}");
+        }
+        None => out.push('-'),
+    }
+    out.push_str("\nheader\t");
+    escape(&mut out, &table.header);
+    out.push('\n');
+    for (name, commit) in &table.working_copies {
+        out.push_str("wc\t");
+        escape(&mut out, name);
+        out.push('\t');
+        escape(&mut out, commit);
+        out.push('\n');
+    }
+    for row in &table.rows {
+        out.push_str("row\t");
+        escape(&mut out, &row.id);
+        out.push('\t');
+        stamp(&mut out, &row.state);
+        out.push('\t');
+        stamp(&mut out, &row.view);
+        out.push('\t');
+        match row
+            .updated
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        {
+            Some(d) => {
+                let _ = write!(out, "{},{}", d.as_secs(), d.subsec_nanos());
+            }
+            None => out.push('-'),
+        }
+        // `-` for no hint, else the hint after a `+`.
+        out.push('\t');
+        match &row.hint {
+            Some(hint) => {
+                out.push('+');
+                escape(&mut out, hint);
+            }
+            None => out.push('-'),
+        }
+        out.push('\t');
+        escape(&mut out, &row.line);
+        out.push('\n');
+    }
+    out.push_str("end\n");
+    out
+}
+
+/// The table in `text` (as [`read`] gives it), when it reads whole.
+pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
+    let mut lines = text.split('\n');
+    (lines.next()? == first_line()).then_some(())?;
+    let heads = unescape(lines.next()?.strip_prefix("heads\t")?)?;
+    let mut dirs_line = lines.next()?.strip_prefix("dirs\t")?.split('\t');
+    let mut dirs = [None; 3];
+    for dir in &mut dirs {
+        *dir = stamp(dirs_line.next()?)?;
+    }
+    dirs_line.next().is_none().then_some(())?;
+    let mut flags = lines.next()?.strip_prefix("flags\t")?.split('\t');
+    let mut flag = || match flags.next()? {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    };
+    let (lands, behind) = (flag()?, flag()?);
+    let room = match flags.next()? {
+        "-" => None,
+        n => Some(n.parse().ok()?),
+    };
+    flags.next().is_none().then_some(())?;
+    let header = unescape(lines.next()?.strip_prefix("header\t")?)?;
+    let mut table = Table {
+        heads,
+        dirs,
+        lands,
+        behind,
+        room,
+        header,
+        working_copies: vec![],
+        rows: vec![],
+    };
+    loop {
+        let line = lines.next()?;
+        if line == "end" {
+            // Nothing may follow but the last newline.
+            return (lines.next() == Some("") && lines.next().is_none()).then_some(table);
+        }
+        if let Some(wc) = line.strip_prefix("wc\t") {
+            let (name, commit) = wc.split_once('\t')?;
+            table
+                .working_copies
+                .push((unescape(name)?, unescape(commit)?));
+            continue;
+        }
+        let mut fields = line.strip_prefix("row\t")?.splitn(6, '\t');
+        let id = unescape(fields.next()?)?;
+        let state = stamp(fields.next()?)?;
+        let view = stamp(fields.next()?)?;
+        let updated = match fields.next()? {
+            "-" => None,
+            t => {
+                let (s, n) = t.split_once(',')?;
+                Some(SystemTime::UNIX_EPOCH + Duration::new(s.parse().ok()?, n.parse().ok()?))
+            }
+        };
+        let hint = match fields.next()? {
+            "-" => None,
+            hint => Some(unescape(hint.strip_prefix('+')?)?),
+        };
+        let line = unescape(fields.next()?)?;
+        table.rows.push(Row {
+            id,
+            state,
+            view,
+            line,
+            updated,
+            hint,
+        });
+    }
+}
+
+/// A stamp as [`text`] writes it: seven numbers joined by commas, or `-` for no file.
+fn stamp(field: &str) -> Option<Option<Stamp>> {
+    if field == "-" {
+        return Some(None);
+    }
+    let mut stamp: Stamp = [0; 7];
+    let mut parts = field.split(',');
+    for n in &mut stamp {
+        *n = parts.next()?.parse().ok()?;
+    }
+    parts.next().is_none().then_some(Some(stamp))
+}
+
+/// Appends `text` with its backslashes, tabs and newlines escaped.
+fn escape(out: &mut String, text: &str) {
+    if !text.contains(['\\', '\t', '\n', '\r']) {
+        out.push_str(text);
+        return;
+    }
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// What [`escape`] wrote (borrowed when nothing was escaped); `None` for a bad escape.
+fn unescape(field: &str) -> Option<Cow<'_, str>> {
+    if !field.contains('\\') {
+        return Some(Cow::Borrowed(field));
+    }
+    let mut out = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        out.push(match c {
+            '\\' => match chars.next()? {
+                '\\' => '\\',
+                't' => '\t',
+                'n' => '\n',
+                'r' => '\r',
+                _ => return None,
+            },
+            c => c,
+        });
+    }
+    Some(Cow::Owned(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table<'static> {
+        Table {
+            heads: "abc,def".into(),
+            dirs: [Some([1, 2, 3, 4, 5, 6, 7]), None, Some([-1; 7])],
+            lands: false,
+            behind: true,
+            room: Some(12),
+            header: "WORKSPACE  STATUS  ".into(),
+            working_copies: vec![
+                ("default".into(), "00ff".into()),
+                ("w\t1".into(), "11".into()),
+            ],
+            rows: vec![
+                Row {
+                    id: "w1".into(),
+                    state: None,
+                    view: Some([9; 7]),
+                    line: "w1  a\tb\\c\nd\r  ".into(),
+                    updated: Some(SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 5)),
+                    hint: Some("do this\n  and that".into()),
+                },
+                Row {
+                    id: "w2".into(),
+                    state: Some([8; 7]),
+                    view: None,
+                    line: String::new().into(),
+                    updated: None,
+                    hint: None,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_kept_table_reads_back_as_written_and_a_damaged_one_not_at_all() {
+        let table = sample();
+        let text = text(&table);
+        assert_eq!(parse(&text), Some(table.clone()));
+        assert_eq!(parse(&text.replace("\tw1\t", "\tw\\x\t")), None);
+        // Cut short anywhere, or with anything after its end: not read.
+        for cut in 0..text.len() - 1 {
+            if text.is_char_boundary(cut) {
+                assert_eq!(parse(&text[..cut]), None, "{}", &text[..cut]);
+            }
+        }
+        assert_eq!(parse(&format!("{text}row\tw3\t-\t-\t-\t-\t\n")), None);
+        assert_eq!(parse(&text.replace("\\t", "\\q")), None);
+        // Another build's table is not this build's.
+        assert_eq!(
+            parse(&text.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1)),
+            None
+        );
+    }
+}
