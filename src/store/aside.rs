@@ -182,11 +182,13 @@ impl Walk<'_> {
                 continue;
             }
             let (abs, rel) = (entry.path(), rel.join(&name));
-            let meta = fs::symlink_metadata(&abs).map_err(|e| AsideError::Read {
+            let read = |e| AsideError::Read {
                 path: abs.clone(),
                 source: e,
-            })?;
-            let is_dir = meta.is_dir();
+            };
+            // The directory entry's own type (no symlink followed), which needs no `stat`
+            // on most file systems: only a file to sort is measured.
+            let is_dir = entry.file_type().map_err(read)?.is_dir();
             let pattern = disposable
                 .clone()
                 .or_else(|| self.policy.disposable(&text, is_dir).map(str::to_string));
@@ -198,7 +200,8 @@ impl Walk<'_> {
             } else if is_dir {
                 self.dir(&abs, &rel, pattern)?;
             } else if !(self.held)(&rel) {
-                self.untracked(rel, meta.len(), pattern);
+                let bytes = fs::symlink_metadata(&abs).map_err(read)?.len();
+                self.untracked(rel, bytes, pattern);
             }
         }
         Ok(())
