@@ -15,7 +15,9 @@
 //!   operation id names its view), hence which workspaces jj knows, their working-copy
 //!   commits and the answers kept under them. When they moved, the table stands only if jj's
 //!   working copies (every name and commit) are still those kept, and no row shows a land
-//!   (whether a land still holds depends on the whole repository);
+//!   (whether a land still holds depends on the whole repository)
+//!   (`table.v1.same-view` notes the latest heads found to have the working copies of those
+//!   a table was made at, so that they are compared once);
 //! - this build's version.
 //!
 //! Nothing is kept from a file that changed less than [`crate::store::summary::settled`]'s
@@ -73,8 +75,9 @@ pub(crate) struct Table<'a> {
     pub room: Option<usize>,
     /// The header line up to UPDATED.
     pub header: Cow<'a, str>,
-    /// jj's working copies at `heads`: name and commit, sorted by name.
-    pub working_copies: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// jj's working copies at `heads` (name and commit, sorted by name), as
+    /// [`working_copies_text`] writes them: compared as text, only when the heads moved.
+    pub working_copies: Cow<'a, str>,
     pub rows: Vec<Row<'a>>,
 }
 
@@ -144,6 +147,29 @@ pub(crate) fn write(cache: &Path, table: &Table<'_>) {
     }
 }
 
+/// The file that names the latest operation heads known to have the same working copies as
+/// those a kept table was made at.
+const SAME_VIEW: &str = "table.v1.same-view";
+
+/// Whether jj's working copies at operation heads `now` are known (from the cache directory
+/// `cache`) to be those at `made_at`: a fact about two operations' views, which never change.
+pub(crate) fn same_view(cache: &Path, made_at: &str, now: &str) -> bool {
+    let Ok(text) = crate::store::fsutil::read_untrusted(&cache.join(SAME_VIEW), 64 << 10) else {
+        return false;
+    };
+    text.strip_prefix(made_at.as_bytes())
+        .and_then(|rest| rest.strip_prefix(b"\n"))
+        .and_then(|rest| rest.strip_prefix(now.as_bytes()))
+        .is_some_and(|rest| rest == b"\n")
+}
+
+/// Notes in the cache directory `cache` that jj's working copies at operation heads `now`
+/// are those at `made_at` (see [`same_view`]).
+pub(crate) fn note_same_view(cache: &Path, made_at: &str, now: &str) {
+    let text = format!("{made_at}\n{now}\n");
+    let _ = crate::store::fsutil::write_atomic(&cache.join(SAME_VIEW), text.as_bytes());
+}
+
 /// Removes the kept table of the cache directory `cache` (it no longer stands).
 pub(crate) fn forget(cache: &Path) {
     let _ = std::fs::remove_file(cache.join(FILE_NAME));
@@ -199,13 +225,7 @@ fn text(table: &Table<'_>) -> String {
     out.push_str("\nheader\t");
     escape(&mut out, &table.header);
     out.push('\n');
-    for (name, commit) in &table.working_copies {
-        out.push_str("wc\t");
-        escape(&mut out, name);
-        out.push('\t');
-        escape(&mut out, commit);
-        out.push('\n');
-    }
+    out.push_str(&table.working_copies);
     for row in &table.rows {
         out.push_str("row\t");
         escape(&mut out, &row.id);
@@ -242,7 +262,7 @@ fn text(table: &Table<'_>) -> String {
 
 /// The table in `text` (as [`read`] gives it), when it reads whole.
 pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
-    let mut lines = text.split('\n');
+    let mut lines = Lines(text);
     (lines.next()? == first_line()).then_some(())?;
     let heads = unescape(lines.next()?.strip_prefix("heads\t")?)?;
     let mut dirs_line = lines.next()?.strip_prefix("dirs\t")?.split('\t');
@@ -264,6 +284,14 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
     };
     flags.next().is_none().then_some(())?;
     let header = unescape(lines.next()?.strip_prefix("header\t")?)?;
+    // The working copies: every line from here that starts with `wc`, kept as text.
+    let start = text.len() - lines.0.len();
+    let mut end = start;
+    let mut line = lines.next()?;
+    while line.starts_with("wc\t") {
+        end += line.len() + 1;
+        line = lines.next()?;
+    }
     let mut table = Table {
         heads,
         dirs,
@@ -271,47 +299,92 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
         behind,
         room,
         header,
-        working_copies: vec![],
+        working_copies: Cow::Borrowed(&text[start..end]),
         rows: vec![],
     };
     loop {
-        let line = lines.next()?;
         if line == "end" {
-            // Nothing may follow but the last newline.
-            return (lines.next() == Some("") && lines.next().is_none()).then_some(table);
+            // Nothing may follow.
+            return lines.0.is_empty().then_some(table);
         }
-        if let Some(wc) = line.strip_prefix("wc\t") {
-            let (name, commit) = wc.split_once('\t')?;
-            table
-                .working_copies
-                .push((unescape(name)?, unescape(commit)?));
-            continue;
-        }
-        let mut fields = line.strip_prefix("row\t")?.splitn(6, '\t');
-        let id = unescape(fields.next()?)?;
-        let state = stamp(fields.next()?)?;
-        let view = stamp(fields.next()?)?;
-        let updated = match fields.next()? {
+        let mut rest = line.strip_prefix("row\t")?;
+        let id = unescape(field(&mut rest)?)?;
+        let state = stamp(field(&mut rest)?)?;
+        let view = stamp(field(&mut rest)?)?;
+        let updated = match field(&mut rest)? {
             "-" => None,
             t => {
                 let (s, n) = t.split_once(',')?;
-                Some(SystemTime::UNIX_EPOCH + Duration::new(s.parse().ok()?, n.parse().ok()?))
+                let (s, n) = (number(s.as_bytes())?, number(n.as_bytes())?);
+                Some(SystemTime::UNIX_EPOCH + Duration::new(s.try_into().ok()?, n.try_into().ok()?))
             }
         };
-        let hint = match fields.next()? {
+        let hint = match field(&mut rest)? {
             "-" => None,
             hint => Some(unescape(hint.strip_prefix('+')?)?),
         };
-        let line = unescape(fields.next()?)?;
+        // The line is the last field: it holds no tab, escaped or not.
+        let line_text = unescape(rest)?;
         table.rows.push(Row {
             id,
             state,
             view,
-            line,
+            line: line_text,
             updated,
             hint,
         });
+        line = lines.next()?;
     }
+}
+
+/// The lines of a text, each ending with a newline (a last line without one is not given).
+struct Lines<'a>(&'a str);
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let at = self.0.find('\n')?;
+        let line = &self.0[..at];
+        self.0 = &self.0[at + 1..];
+        Some(line)
+    }
+}
+
+/// The working copies `view` (name and commit) as a kept table holds them.
+pub(crate) fn working_copies_text<'v>(view: impl Iterator<Item = (&'v str, &'v str)>) -> String {
+    let mut out = String::new();
+    for (name, commit) in view {
+        out.push_str("wc\t");
+        escape(&mut out, name);
+        out.push('\t');
+        escape(&mut out, commit);
+        out.push('\n');
+    }
+    out
+}
+
+/// The field at the start of `rest` (up to a tab), `rest` moved past it and its tab.
+fn field<'a>(rest: &mut &'a str) -> Option<&'a str> {
+    let at = rest.bytes().position(|b| b == b'\t')?;
+    let (field, after) = rest.split_at(at);
+    *rest = &after[1..];
+    Some(field)
+}
+
+/// A decimal number, maybe negative (a byte loop: a table reads seven per file it stands on).
+fn number(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix(b"-") {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    (!digits.is_empty() && digits.len() <= 18).then_some(())?;
+    let mut n: i64 = 0;
+    for &b in digits {
+        (b.is_ascii_digit()).then_some(())?;
+        n = n * 10 + i64::from(b - b'0');
+    }
+    Some(if negative { -n } else { n })
 }
 
 /// A stamp as [`text`] writes it: seven numbers joined by commas, or `-` for no file.
@@ -319,10 +392,11 @@ fn stamp(field: &str) -> Option<Option<Stamp>> {
     if field == "-" {
         return Some(None);
     }
+    // One pass over the bytes: a table reads two stamps a row.
     let mut stamp: Stamp = [0; 7];
-    let mut parts = field.split(',');
+    let mut parts = field.as_bytes().split(|&b| b == b',');
     for n in &mut stamp {
-        *n = parts.next()?.parse().ok()?;
+        *n = number(parts.next()?)?;
     }
     parts.next().is_none().then_some(Some(stamp))
 }
@@ -378,10 +452,8 @@ mod tests {
             behind: true,
             room: Some(12),
             header: "WORKSPACE  STATUS  ".into(),
-            working_copies: vec![
-                ("default".into(), "00ff".into()),
-                ("w\t1".into(), "11".into()),
-            ],
+            working_copies: working_copies_text([("default", "00ff"), ("w\t1", "11")].into_iter())
+                .into(),
             rows: vec![
                 Row {
                     id: "w1".into(),

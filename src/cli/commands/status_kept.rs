@@ -39,7 +39,7 @@ pub(super) struct Answer {
 pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     let cache = ctx.layout.cache();
     let text = kept_table::read(&cache)?;
-    let mut table = kept_table::parse(&text)?;
+    let table = kept_table::parse(&text)?;
     let dirs = Dirs::open(&ctx.layout.dir)?;
     (dirs.stamps() == table.dirs).then_some(())?;
     let heads = ctx.vcs.table_heads()?;
@@ -48,14 +48,13 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
         // Another operation: the table stands if jj's working copies are those it was made
         // with, and no row shows a land (which the whole repository decides).
         (!table.lands).then_some(())?;
-        let view = ctx.vcs.table_view(&heads)?;
-        let kept = &table.working_copies;
-        let same = view.len() == kept.len()
-            && view
-                .iter()
-                .zip(kept)
-                .all(|((n, c), (kn, kc))| n == kn && c == kc);
-        same.then_some(())?;
+        if !kept_table::same_view(&cache, &table.heads, &heads) {
+            let view = ctx.vcs.table_view(&heads)?;
+            let view = kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)));
+            (view == table.working_copies).then_some(())?;
+            // Known for these heads now: the next table needs no look at jj's view.
+            kept_table::note_same_view(&cache, &table.heads, &heads);
+        }
     }
     let mut name = String::new();
     for row in &table.rows {
@@ -77,11 +76,6 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
             .map(|r| (r.id.as_ref(), r.hint.as_deref())),
     );
     let behind = table.behind;
-    if moved {
-        // Known to stand at these heads too: the next table needs no look at jj's view.
-        table.heads = heads.into();
-        kept_table::write(&cache, &table);
-    }
     Some(Answer {
         table: shown,
         behind,
@@ -181,10 +175,8 @@ fn made<'a>(
         behind: status_table::any_behind(extra),
         room: layout.room,
         header: layout.header.into(),
-        working_copies: view
-            .iter()
-            .map(|(n, c)| (n.clone().into(), c.clone().into()))
-            .collect(),
+        working_copies: kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)))
+            .into(),
         rows,
     };
     // Laid out from what is kept, as of now, it must be what was shown (a cell that
