@@ -67,6 +67,11 @@ pub(crate) struct Table<'a> {
     pub heads: Cow<'a, str>,
     /// The namespace, `.locks` and `.pool` directories' stamps.
     pub dirs: [Option<Stamp>; 3],
+    /// The state directory's stamp, when it had settled: while it is the same, no state was
+    /// added, removed or replaced in it, so a row kept without a state still has none (its
+    /// `stat` is left out). A state written in place does not change the directory: a row
+    /// with a state is always looked at.
+    pub state_dir: Option<Stamp>,
     /// Whether some row shows a land (it then stands only at the same operation heads).
     pub lands: bool,
     /// Whether the note on `*` follows it.
@@ -111,16 +116,29 @@ impl Dirs {
         ]
     }
 
-    /// The stamps of workspace `id`'s state and view; `name` is a buffer to build the names
-    /// in.
-    pub(crate) fn row(&self, id: &str, name: &mut String) -> (Option<Stamp>, Option<Stamp>) {
+    /// The stamp of the state directory (none when there is none).
+    pub(crate) fn state_stamp(&self) -> Option<Stamp> {
+        summary::stamp(self.state.as_ref()?, ".")
+    }
+
+    /// The stamps of workspace `id`'s state (not looked at, and none, when `no_state`) and
+    /// view; `name` is a buffer to build the names in.
+    pub(crate) fn row(
+        &self,
+        id: &str,
+        no_state: bool,
+        name: &mut String,
+    ) -> (Option<Stamp>, Option<Stamp>) {
         name.clear();
         name.push_str(id);
         name.push_str(".json");
-        let state = self
-            .state
-            .as_ref()
-            .and_then(|dir| summary::stamp(dir, name));
+        let state = match no_state {
+            true => None,
+            false => self
+                .state
+                .as_ref()
+                .and_then(|dir| summary::stamp(dir, name)),
+        };
         name.clear();
         name.push_str(id);
         name.push('/');
@@ -209,6 +227,8 @@ fn text(table: &Table<'_>) -> String {
         out.push('\t');
         stamp(&mut out, dir);
     }
+    out.push_str("\nstate\t");
+    stamp(&mut out, &table.state_dir);
     let flag = |b: bool| if b { "1" } else { "0" };
     let _ = write!(
         out,
@@ -271,6 +291,7 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
         *dir = stamp(dirs_line.next()?)?;
     }
     dirs_line.next().is_none().then_some(())?;
+    let state_dir = stamp(lines.next()?.strip_prefix("state\t")?)?;
     let mut flags = lines.next()?.strip_prefix("flags\t")?.split('\t');
     let mut flag = || match flags.next()? {
         "1" => Some(true),
@@ -295,6 +316,7 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
     let mut table = Table {
         heads,
         dirs,
+        state_dir,
         lands,
         behind,
         room,
@@ -448,6 +470,7 @@ mod tests {
         Table {
             heads: "abc,def".into(),
             dirs: [Some([1, 2, 3, 4, 5, 6, 7]), None, Some([-1; 7])],
+            state_dir: Some([3; 7]),
             lands: false,
             behind: true,
             room: Some(12),

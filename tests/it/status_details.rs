@@ -360,7 +360,7 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
 /// changed. Each change comes alone after the table was kept (so that no other change hides
 /// a missed one), and each answer is the same as one made from the files: the clock moving
 /// the UPDATED cells, a state and a view edited in place (same inode, size and modification
-/// time), a new run, a workspace removed and one added (by `run`, and a directory made by
+/// time), a state removed and one added, a new run, a workspace removed and one added (by `run`, and a directory made by
 /// hand), a repository change that moves no
 /// working copy (the kept table stands) and one that moves one (CHANGES follows), a run
 /// that dies (its row is never kept while it may be live).
@@ -454,6 +454,21 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
         "{}",
         out.report()
     );
+    same_as_fresh(&out);
+
+    // w4's state removed (its view alone is then its record, as an older version left
+    // it), then written again saying idle: its row follows both.
+    keep();
+    let state = ns.join(".state").join("w4.json");
+    let saved = fs::read_to_string(&state).unwrap();
+    fs::remove_file(&state).unwrap();
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w4").contains("done"), "{}", out.report());
+    same_as_fresh(&out);
+    keep();
+    fs::write(&state, saved.replacen("\"done\"", "\"idle\"", 1)).unwrap();
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w4").contains("idle"), "{}", out.report());
     same_as_fresh(&out);
 
     // w4 removed, then w5 added.

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use crate::store::kept_table::{self, Dirs, Row, Table};
 use crate::store::metadata::Status;
+use crate::store::summary;
 use crate::ui::report;
 use crate::ui::status_table;
 use crate::workspace::context::Context;
@@ -56,9 +57,12 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
             kept_table::note_same_view(&cache, &table.heads, &heads);
         }
     }
+    // No state added, removed or replaced: a row kept without one still has none.
+    let states_as_kept = table.state_dir.is_some() && dirs.state_stamp() == table.state_dir;
     let mut name = String::new();
     for row in &table.rows {
-        (dirs.row(&row.id, &mut name) == (row.state, row.view)).then_some(())?;
+        let no_state = states_as_kept && row.state.is_none();
+        (dirs.row(&row.id, no_state, &mut name) == (row.state, row.view)).then_some(())?;
     }
     let mut shown = String::with_capacity(text.len() / 2);
     status_table::plain_table(
@@ -152,7 +156,7 @@ fn made<'a>(
         .zip(layout.rows)
         .zip(updated)
         .map(|((e, line), updated)| {
-            let (state, view) = dirs.row(&e.id, &mut name);
+            let (state, view) = dirs.row(&e.id, false, &mut name);
             Row {
                 id: e.id.as_str().into(),
                 state,
@@ -169,6 +173,8 @@ fn made<'a>(
     let table = Table {
         heads: heads.into(),
         dirs: dirs.stamps(),
+        // Taken after the rows' stamps: a state added since is in it (and then unsettled).
+        state_dir: dirs.state_stamp().filter(|s| summary::settled(s, began.at)),
         lands: entries
             .iter()
             .any(|e| e.record.as_ref().is_some_and(|r| r.shown_land().is_some())),
