@@ -307,12 +307,10 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
     let header = unescape(lines.next()?.strip_prefix("header\t")?)?;
     // The working copies: every line from here that starts with `wc`, kept as text.
     let start = text.len() - lines.0.len();
-    let mut end = start;
-    let mut line = lines.next()?;
-    while line.starts_with("wc\t") {
-        end += line.len() + 1;
-        line = lines.next()?;
+    while let Some(after) = lines.0.strip_prefix("wc\t") {
+        lines.0 = &after[after.find('\n')? + 1..];
     }
+    let end = text.len() - lines.0.len();
     let mut table = Table {
         heads,
         dirs,
@@ -324,12 +322,13 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
         working_copies: Cow::Borrowed(&text[start..end]),
         rows: vec![],
     };
+    // The rows, each read in one pass over its bytes.
     loop {
-        if line == "end" {
+        if let Some(after) = lines.0.strip_prefix("end\n") {
             // Nothing may follow.
-            return lines.0.is_empty().then_some(table);
+            return after.is_empty().then_some(table);
         }
-        let mut rest = line.strip_prefix("row\t")?;
+        let mut rest = lines.0.strip_prefix("row\t")?;
         let id = unescape(field(&mut rest)?)?;
         let state = stamp(field(&mut rest)?)?;
         let view = stamp(field(&mut rest)?)?;
@@ -345,17 +344,18 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
             "-" => None,
             hint => Some(unescape(hint.strip_prefix('+')?)?),
         };
-        // The line is the last field: it holds no tab, escaped or not.
-        let line_text = unescape(rest)?;
+        // The line is the last field, up to the newline.
+        let at = rest.bytes().position(|b| b == b'\n')?;
+        let line = unescape(&rest[..at])?;
+        lines.0 = &rest[at + 1..];
         table.rows.push(Row {
             id,
             state,
             view,
-            line: line_text,
+            line,
             updated,
             hint,
         });
-        line = lines.next()?;
     }
 }
 
@@ -386,9 +386,11 @@ pub(crate) fn working_copies_text<'v>(view: impl Iterator<Item = (&'v str, &'v s
     out
 }
 
-/// The field at the start of `rest` (up to a tab), `rest` moved past it and its tab.
+/// The field at the start of `rest` (up to a tab, within its line), `rest` moved past it and
+/// its tab.
 fn field<'a>(rest: &mut &'a str) -> Option<&'a str> {
-    let at = rest.bytes().position(|b| b == b'\t')?;
+    let at = rest.bytes().position(|b| b == b'\t' || b == b'\n')?;
+    (rest.as_bytes()[at] == b'\t').then_some(())?;
     let (field, after) = rest.split_at(at);
     *rest = &after[1..];
     Some(field)
@@ -512,6 +514,10 @@ mod tests {
         }
         assert_eq!(parse(&format!("{text}row\tw3\t-\t-\t-\t-\t\n")), None);
         assert_eq!(parse(&text.replace("\\t", "\\q")), None);
+        // A row with a field missing is not read, whatever follows it.
+        let short = text.replacen("\t-\t-\t-\t\nend", "\t-\t-\t\nend", 1);
+        assert_ne!(short, text);
+        assert_eq!(parse(&short), None);
         // Another build's table is not this build's.
         assert_eq!(
             parse(&text.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1)),
