@@ -58,6 +58,18 @@ pub(crate) struct Row<'a> {
     pub line: Cow<'a, str>,
     pub updated: Option<SystemTime>,
     pub hint: Option<Cow<'a, str>>,
+    /// A run recorded as running: its supervisor's process id and start, and whether the
+    /// row shows it ended (`crashed`). Looked at again each time: a process can die
+    /// without any file changing.
+    pub run: Option<Run>,
+}
+
+/// A run a row shows as live or as ended, by its process (see [`Row::run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub pid: Option<u32>,
+    pub start: Option<u64>,
+    pub ended: bool,
 }
 
 /// A kept table and what it stands on; read, its text is borrowed from the file's.
@@ -272,6 +284,23 @@ fn text(table: &Table<'_>) -> String {
             }
             None => out.push('-'),
         }
+        // `-` for no run, else `<pid or ->,<start or ->,<1 ended | 0 live>`.
+        out.push('\t');
+        match &row.run {
+            Some(run) => {
+                let opt = |out: &mut String, n: Option<u64>| match n {
+                    Some(n) => {
+                        let _ = write!(out, "{n}");
+                    }
+                    None => out.push('-'),
+                };
+                opt(&mut out, run.pid.map(u64::from));
+                out.push(',');
+                opt(&mut out, run.start);
+                out.push_str(if run.ended { ",1" } else { ",0" });
+            }
+            None => out.push('-'),
+        }
         out.push('\t');
         escape(&mut out, &row.line);
         out.push('\n');
@@ -344,6 +373,28 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
             "-" => None,
             hint => Some(unescape(hint.strip_prefix('+')?)?),
         };
+        let run = match field(&mut rest)? {
+            "-" => None,
+            run => {
+                let mut parts = run.split(',');
+                let mut opt = || match parts.next()? {
+                    "-" => Some(None),
+                    n => Some(Some(number(n.as_bytes())?)),
+                };
+                let (pid, start) = (opt()?, opt()?);
+                let ended = match parts.next()? {
+                    "1" => true,
+                    "0" => false,
+                    _ => return None,
+                };
+                parts.next().is_none().then_some(())?;
+                Some(Run {
+                    pid: pid.map(u32::try_from).transpose().ok()?,
+                    start: start.map(u64::try_from).transpose().ok()?,
+                    ended,
+                })
+            }
+        };
         // The line is the last field, up to the newline.
         let at = rest.bytes().position(|b| b == b'\n')?;
         let line = unescape(&rest[..at])?;
@@ -355,6 +406,7 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
             line,
             updated,
             hint,
+            run,
         });
     }
 }
@@ -487,6 +539,11 @@ mod tests {
                     line: "w1  a\tb\\c\nd\r  ".into(),
                     updated: Some(SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 5)),
                     hint: Some("do this\n  and that".into()),
+                    run: Some(Run {
+                        pid: Some(42),
+                        start: None,
+                        ended: true,
+                    }),
                 },
                 Row {
                     id: "w2".into(),
@@ -495,6 +552,11 @@ mod tests {
                     line: String::new().into(),
                     updated: None,
                     hint: None,
+                    run: Some(Run {
+                        pid: None,
+                        start: Some(7),
+                        ended: false,
+                    }),
                 },
             ],
         }
@@ -515,7 +577,7 @@ mod tests {
         assert_eq!(parse(&format!("{text}row\tw3\t-\t-\t-\t-\t\n")), None);
         assert_eq!(parse(&text.replace("\\t", "\\q")), None);
         // A row with a field missing is not read, whatever follows it.
-        let short = text.replacen("\t-\t-\t-\t\nend", "\t-\t-\t\nend", 1);
+        let short = text.replacen("\t-\t-\t-,7,0\t\nend", "\t-\t-,7,0\t\nend", 1);
         assert_ne!(short, text);
         assert_eq!(parse(&short), None);
         // Another build's table is not this build's.

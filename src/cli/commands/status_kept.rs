@@ -63,6 +63,11 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     for row in &table.rows {
         let no_state = states_as_kept && row.state.is_none();
         (dirs.row(&row.id, no_state, &mut name) == (row.state, row.view)).then_some(())?;
+        // A run shown live (or ended) must still be so: its process may have died since.
+        if let Some(run) = row.run {
+            let path = ctx.layout.dir.join(&*row.id);
+            (inventory::run_ended(&path, run.pid, run.start) == run.ended).then_some(())?;
+        }
     }
     let mut shown = String::with_capacity(text.len() / 2);
     status_table::plain_table(
@@ -108,18 +113,23 @@ pub(super) fn hints<'a>(rows: impl Iterator<Item = (&'a str, Option<&'a str>)>) 
     hints
 }
 
-/// Whether the row of `entry` depends on nothing [`kept_table`] compares: a directory with
-/// a record read from its files, no run that may be live (whether its process lives decides
-/// its status), no land under way (the next command finishes it), no problem that needs the
-/// backend's recorded paths, changes read (an error may not last), no disk usage.
+/// Whether the row of `entry` depends on nothing but what [`kept_table`] compares: a
+/// directory with a record read from its files, no land under way (the next command
+/// finishes it), no problem that needs the backend's recorded paths, changes read (an error
+/// may not last), no disk usage. A run recorded as running is kept with whether the row
+/// shows it ended, unless a mismatch hides that.
 fn keepable(entry: &Entry, extra: &Extra) -> bool {
     let Some(record) = &entry.record else {
         return false;
     };
-    matches!(
-        entry.problem,
-        None | Some(Problem::TamperedRecord) | Some(Problem::Mismatch(_))
-    ) && record.status != Status::Running
+    let running = record.status == Status::Running;
+    let problem = match &entry.problem {
+        None | Some(Problem::TamperedRecord) => true,
+        Some(Problem::Mismatch(_)) => !running,
+        Some(Problem::Crashed) => running,
+        Some(_) => false,
+    };
+    problem
         && record.land_intent.is_none()
         && extra.usage.is_none()
         && !matches!(extra.changes, Some(Err(_)))
@@ -167,6 +177,18 @@ fn made<'a>(
                     .problem
                     .as_ref()
                     .map(|p| report::problem_hint(p, e).into()),
+                run: e
+                    .record
+                    .as_ref()
+                    .filter(|r| r.status == Status::Running)
+                    .map(|r| {
+                        kept_table::Run {
+                            pid: r.pid,
+                            start: r.pid_start,
+                            // What the row shows (read with the record), not asked again.
+                            ended: e.problem == Some(Problem::Crashed),
+                        }
+                    }),
             }
         })
         .collect();
