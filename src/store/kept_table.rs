@@ -15,7 +15,9 @@
 //!   operation id names its view), hence which workspaces jj knows, their working-copy
 //!   commits and the answers kept under them. When they moved, the table stands only if jj's
 //!   working copies (every name and commit) are still those kept, and no row shows a land
-//!   (whether a land still holds depends on the whole repository);
+//!   (whether a land still holds depends on the whole repository)
+//!   (`table.v1.same-view` notes the latest heads found to have the working copies of those
+//!   a table was made at, so that they are compared once);
 //! - this build's version.
 //!
 //! Nothing is kept from a file that changed less than [`crate::store::summary::settled`]'s
@@ -56,6 +58,18 @@ pub(crate) struct Row<'a> {
     pub line: Cow<'a, str>,
     pub updated: Option<SystemTime>,
     pub hint: Option<Cow<'a, str>>,
+    /// A run recorded as running: its supervisor's process id and start, and whether the
+    /// row shows it ended (`crashed`). Looked at again each time: a process can die
+    /// without any file changing.
+    pub run: Option<Run>,
+}
+
+/// A run a row shows as live or as ended, by its process (see [`Row::run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub pid: Option<u32>,
+    pub start: Option<u64>,
+    pub ended: bool,
 }
 
 /// A kept table and what it stands on; read, its text is borrowed from the file's.
@@ -65,6 +79,11 @@ pub(crate) struct Table<'a> {
     pub heads: Cow<'a, str>,
     /// The namespace, `.locks` and `.pool` directories' stamps.
     pub dirs: [Option<Stamp>; 3],
+    /// The state directory's stamp, when it had settled: while it is the same, no state was
+    /// added, removed or replaced in it, so a row kept without a state still has none (its
+    /// `stat` is left out). A state written in place does not change the directory: a row
+    /// with a state is always looked at.
+    pub state_dir: Option<Stamp>,
     /// Whether some row shows a land (it then stands only at the same operation heads).
     pub lands: bool,
     /// Whether the note on `*` follows it.
@@ -73,8 +92,9 @@ pub(crate) struct Table<'a> {
     pub room: Option<usize>,
     /// The header line up to UPDATED.
     pub header: Cow<'a, str>,
-    /// jj's working copies at `heads`: name and commit, sorted by name.
-    pub working_copies: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// jj's working copies at `heads` (name and commit, sorted by name), as
+    /// [`working_copies_text`] writes them: compared as text, only when the heads moved.
+    pub working_copies: Cow<'a, str>,
     pub rows: Vec<Row<'a>>,
 }
 
@@ -108,16 +128,29 @@ impl Dirs {
         ]
     }
 
-    /// The stamps of workspace `id`'s state and view; `name` is a buffer to build the names
-    /// in.
-    pub(crate) fn row(&self, id: &str, name: &mut String) -> (Option<Stamp>, Option<Stamp>) {
+    /// The stamp of the state directory (none when there is none).
+    pub(crate) fn state_stamp(&self) -> Option<Stamp> {
+        summary::stamp(self.state.as_ref()?, ".")
+    }
+
+    /// The stamps of workspace `id`'s state (not looked at, and none, when `no_state`) and
+    /// view; `name` is a buffer to build the names in.
+    pub(crate) fn row(
+        &self,
+        id: &str,
+        no_state: bool,
+        name: &mut String,
+    ) -> (Option<Stamp>, Option<Stamp>) {
         name.clear();
         name.push_str(id);
         name.push_str(".json");
-        let state = self
-            .state
-            .as_ref()
-            .and_then(|dir| summary::stamp(dir, name));
+        let state = match no_state {
+            true => None,
+            false => self
+                .state
+                .as_ref()
+                .and_then(|dir| summary::stamp(dir, name)),
+        };
         name.clear();
         name.push_str(id);
         name.push('/');
@@ -142,6 +175,29 @@ pub(crate) fn write(cache: &Path, table: &Table<'_>) {
     if crate::store::fsutil::create_dir_nofollow(cache).is_ok() {
         let _ = crate::store::fsutil::write_atomic(&cache.join(FILE_NAME), text(table).as_bytes());
     }
+}
+
+/// The file that names the latest operation heads known to have the same working copies as
+/// those a kept table was made at.
+const SAME_VIEW: &str = "table.v1.same-view";
+
+/// Whether jj's working copies at operation heads `now` are known (from the cache directory
+/// `cache`) to be those at `made_at`: a fact about two operations' views, which never change.
+pub(crate) fn same_view(cache: &Path, made_at: &str, now: &str) -> bool {
+    let Ok(text) = crate::store::fsutil::read_untrusted(&cache.join(SAME_VIEW), 64 << 10) else {
+        return false;
+    };
+    text.strip_prefix(made_at.as_bytes())
+        .and_then(|rest| rest.strip_prefix(b"\n"))
+        .and_then(|rest| rest.strip_prefix(now.as_bytes()))
+        .is_some_and(|rest| rest == b"\n")
+}
+
+/// Notes in the cache directory `cache` that jj's working copies at operation heads `now`
+/// are those at `made_at` (see [`same_view`]).
+pub(crate) fn note_same_view(cache: &Path, made_at: &str, now: &str) {
+    let text = format!("{made_at}\n{now}\n");
+    let _ = crate::store::fsutil::write_atomic(&cache.join(SAME_VIEW), text.as_bytes());
 }
 
 /// Removes the kept table of the cache directory `cache` (it no longer stands).
@@ -183,6 +239,8 @@ fn text(table: &Table<'_>) -> String {
         out.push('\t');
         stamp(&mut out, dir);
     }
+    out.push_str("\nstate\t");
+    stamp(&mut out, &table.state_dir);
     let flag = |b: bool| if b { "1" } else { "0" };
     let _ = write!(
         out,
@@ -199,13 +257,7 @@ fn text(table: &Table<'_>) -> String {
     out.push_str("\nheader\t");
     escape(&mut out, &table.header);
     out.push('\n');
-    for (name, commit) in &table.working_copies {
-        out.push_str("wc\t");
-        escape(&mut out, name);
-        out.push('\t');
-        escape(&mut out, commit);
-        out.push('\n');
-    }
+    out.push_str(&table.working_copies);
     for row in &table.rows {
         out.push_str("row\t");
         escape(&mut out, &row.id);
@@ -232,6 +284,23 @@ fn text(table: &Table<'_>) -> String {
             }
             None => out.push('-'),
         }
+        // `-` for no run, else `<pid or ->,<start or ->,<1 ended | 0 live>`.
+        out.push('\t');
+        match &row.run {
+            Some(run) => {
+                let opt = |out: &mut String, n: Option<u64>| match n {
+                    Some(n) => {
+                        let _ = write!(out, "{n}");
+                    }
+                    None => out.push('-'),
+                };
+                opt(&mut out, run.pid.map(u64::from));
+                out.push(',');
+                opt(&mut out, run.start);
+                out.push_str(if run.ended { ",1" } else { ",0" });
+            }
+            None => out.push('-'),
+        }
         out.push('\t');
         escape(&mut out, &row.line);
         out.push('\n');
@@ -242,7 +311,7 @@ fn text(table: &Table<'_>) -> String {
 
 /// The table in `text` (as [`read`] gives it), when it reads whole.
 pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
-    let mut lines = text.split('\n');
+    let mut lines = Lines(text);
     (lines.next()? == first_line()).then_some(())?;
     let heads = unescape(lines.next()?.strip_prefix("heads\t")?)?;
     let mut dirs_line = lines.next()?.strip_prefix("dirs\t")?.split('\t');
@@ -251,6 +320,7 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
         *dir = stamp(dirs_line.next()?)?;
     }
     dirs_line.next().is_none().then_some(())?;
+    let state_dir = stamp(lines.next()?.strip_prefix("state\t")?)?;
     let mut flags = lines.next()?.strip_prefix("flags\t")?.split('\t');
     let mut flag = || match flags.next()? {
         "1" => Some(true),
@@ -264,45 +334,71 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
     };
     flags.next().is_none().then_some(())?;
     let header = unescape(lines.next()?.strip_prefix("header\t")?)?;
+    // The working copies: every line from here that starts with `wc`, kept as text.
+    let start = text.len() - lines.0.len();
+    while let Some(after) = lines.0.strip_prefix("wc\t") {
+        lines.0 = &after[after.find('\n')? + 1..];
+    }
+    let end = text.len() - lines.0.len();
     let mut table = Table {
         heads,
         dirs,
+        state_dir,
         lands,
         behind,
         room,
         header,
-        working_copies: vec![],
+        working_copies: Cow::Borrowed(&text[start..end]),
         rows: vec![],
     };
+    // The rows, each read in one pass over its bytes.
     loop {
-        let line = lines.next()?;
-        if line == "end" {
-            // Nothing may follow but the last newline.
-            return (lines.next() == Some("") && lines.next().is_none()).then_some(table);
+        if let Some(after) = lines.0.strip_prefix("end\n") {
+            // Nothing may follow.
+            return after.is_empty().then_some(table);
         }
-        if let Some(wc) = line.strip_prefix("wc\t") {
-            let (name, commit) = wc.split_once('\t')?;
-            table
-                .working_copies
-                .push((unescape(name)?, unescape(commit)?));
-            continue;
-        }
-        let mut fields = line.strip_prefix("row\t")?.splitn(6, '\t');
-        let id = unescape(fields.next()?)?;
-        let state = stamp(fields.next()?)?;
-        let view = stamp(fields.next()?)?;
-        let updated = match fields.next()? {
+        let mut rest = lines.0.strip_prefix("row\t")?;
+        let id = unescape(field(&mut rest)?)?;
+        let state = stamp(field(&mut rest)?)?;
+        let view = stamp(field(&mut rest)?)?;
+        let updated = match field(&mut rest)? {
             "-" => None,
             t => {
                 let (s, n) = t.split_once(',')?;
-                Some(SystemTime::UNIX_EPOCH + Duration::new(s.parse().ok()?, n.parse().ok()?))
+                let (s, n) = (number(s.as_bytes())?, number(n.as_bytes())?);
+                Some(SystemTime::UNIX_EPOCH + Duration::new(s.try_into().ok()?, n.try_into().ok()?))
             }
         };
-        let hint = match fields.next()? {
+        let hint = match field(&mut rest)? {
             "-" => None,
             hint => Some(unescape(hint.strip_prefix('+')?)?),
         };
-        let line = unescape(fields.next()?)?;
+        let run = match field(&mut rest)? {
+            "-" => None,
+            run => {
+                let mut parts = run.split(',');
+                let mut opt = || match parts.next()? {
+                    "-" => Some(None),
+                    n => Some(Some(number(n.as_bytes())?)),
+                };
+                let (pid, start) = (opt()?, opt()?);
+                let ended = match parts.next()? {
+                    "1" => true,
+                    "0" => false,
+                    _ => return None,
+                };
+                parts.next().is_none().then_some(())?;
+                Some(Run {
+                    pid: pid.map(u32::try_from).transpose().ok()?,
+                    start: start.map(u64::try_from).transpose().ok()?,
+                    ended,
+                })
+            }
+        };
+        // The line is the last field, up to the newline.
+        let at = rest.bytes().position(|b| b == b'\n')?;
+        let line = unescape(&rest[..at])?;
+        lines.0 = &rest[at + 1..];
         table.rows.push(Row {
             id,
             state,
@@ -310,8 +406,61 @@ pub(crate) fn parse(text: &str) -> Option<Table<'_>> {
             line,
             updated,
             hint,
+            run,
         });
     }
+}
+
+/// The lines of a text, each ending with a newline (a last line without one is not given).
+struct Lines<'a>(&'a str);
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let at = self.0.find('\n')?;
+        let line = &self.0[..at];
+        self.0 = &self.0[at + 1..];
+        Some(line)
+    }
+}
+
+/// The working copies `view` (name and commit) as a kept table holds them.
+pub(crate) fn working_copies_text<'v>(view: impl Iterator<Item = (&'v str, &'v str)>) -> String {
+    let mut out = String::new();
+    for (name, commit) in view {
+        out.push_str("wc\t");
+        escape(&mut out, name);
+        out.push('\t');
+        escape(&mut out, commit);
+        out.push('\n');
+    }
+    out
+}
+
+/// The field at the start of `rest` (up to a tab, within its line), `rest` moved past it and
+/// its tab.
+fn field<'a>(rest: &mut &'a str) -> Option<&'a str> {
+    let at = rest.bytes().position(|b| b == b'\t' || b == b'\n')?;
+    (rest.as_bytes()[at] == b'\t').then_some(())?;
+    let (field, after) = rest.split_at(at);
+    *rest = &after[1..];
+    Some(field)
+}
+
+/// A decimal number, maybe negative (a byte loop: a table reads seven per file it stands on).
+fn number(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix(b"-") {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    (!digits.is_empty() && digits.len() <= 18).then_some(())?;
+    let mut n: i64 = 0;
+    for &b in digits {
+        (b.is_ascii_digit()).then_some(())?;
+        n = n * 10 + i64::from(b - b'0');
+    }
+    Some(if negative { -n } else { n })
 }
 
 /// A stamp as [`text`] writes it: seven numbers joined by commas, or `-` for no file.
@@ -319,10 +468,11 @@ fn stamp(field: &str) -> Option<Option<Stamp>> {
     if field == "-" {
         return Some(None);
     }
+    // One pass over the bytes: a table reads two stamps a row.
     let mut stamp: Stamp = [0; 7];
-    let mut parts = field.split(',');
+    let mut parts = field.as_bytes().split(|&b| b == b',');
     for n in &mut stamp {
-        *n = parts.next()?.parse().ok()?;
+        *n = number(parts.next()?)?;
     }
     parts.next().is_none().then_some(Some(stamp))
 }
@@ -374,14 +524,13 @@ mod tests {
         Table {
             heads: "abc,def".into(),
             dirs: [Some([1, 2, 3, 4, 5, 6, 7]), None, Some([-1; 7])],
+            state_dir: Some([3; 7]),
             lands: false,
             behind: true,
             room: Some(12),
             header: "WORKSPACE  STATUS  ".into(),
-            working_copies: vec![
-                ("default".into(), "00ff".into()),
-                ("w\t1".into(), "11".into()),
-            ],
+            working_copies: working_copies_text([("default", "00ff"), ("w\t1", "11")].into_iter())
+                .into(),
             rows: vec![
                 Row {
                     id: "w1".into(),
@@ -390,6 +539,11 @@ mod tests {
                     line: "w1  a\tb\\c\nd\r  ".into(),
                     updated: Some(SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 5)),
                     hint: Some("do this\n  and that".into()),
+                    run: Some(Run {
+                        pid: Some(42),
+                        start: None,
+                        ended: true,
+                    }),
                 },
                 Row {
                     id: "w2".into(),
@@ -398,6 +552,11 @@ mod tests {
                     line: String::new().into(),
                     updated: None,
                     hint: None,
+                    run: Some(Run {
+                        pid: None,
+                        start: Some(7),
+                        ended: false,
+                    }),
                 },
             ],
         }
@@ -417,6 +576,10 @@ mod tests {
         }
         assert_eq!(parse(&format!("{text}row\tw3\t-\t-\t-\t-\t\n")), None);
         assert_eq!(parse(&text.replace("\\t", "\\q")), None);
+        // A row with a field missing is not read, whatever follows it.
+        let short = text.replacen("\t-\t-\t-,7,0\t\nend", "\t-\t-,7,0\t\nend", 1);
+        assert_ne!(short, text);
+        assert_eq!(parse(&short), None);
         // Another build's table is not this build's.
         assert_eq!(
             parse(&text.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1)),

@@ -51,7 +51,13 @@ impl Ui {
     /// `text`, holding `anstyle` escapes, as stdout shows it: as is when colour is on, the
     /// escapes stripped through `anstream` when it is off.
     pub(crate) fn paint(&self, text: &str) -> String {
-        match self.colour {
+        // Printable ASCII and newlines hold no escape: stripping would leave them as they are
+        // (a thousand-row table is not run through the stripper's state machine).
+        let plain = || {
+            text.bytes()
+                .all(|b| b == b'\n' || (b' '..=b'~').contains(&b))
+        };
+        match self.colour || plain() {
             true => text.to_string(),
             false => anstream::adapter::strip_str(text).to_string(),
         }
@@ -227,5 +233,9 @@ mod tests {
         let styled = "a \u{1b}[32mdone\u{1b}[0m b";
         assert_eq!(Ui { colour: true }.paint(styled), styled);
         assert_eq!(Ui { colour: false }.paint(styled), "a done b");
+        // Printable ASCII and newlines stay as they are, with or without the stripper.
+        let plain: String = (b' '..=b'~').map(char::from).chain(['\n']).collect();
+        assert_eq!(Ui { colour: false }.paint(&plain), plain);
+        assert_eq!(anstream::adapter::strip_str(&plain).to_string(), plain);
     }
 }

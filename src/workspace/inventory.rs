@@ -138,6 +138,12 @@ fn lease_held(path: &std::path::Path) -> bool {
     }
 }
 
+/// Whether the run of the workspace at `path` recorded as running under process `pid`
+/// (started at `start`) is over: its supervisor is gone and nothing holds its lease.
+pub(crate) fn run_ended(path: &Path, pid: Option<u32>, start: Option<u64>) -> bool {
+    !pid.is_some_and(|pid| liveness::is_alive(pid, start)) && !lease_held(path)
+}
+
 /// Reads one workspace directory's record into an entry; `kind` is its type when already
 /// known from a directory listing.
 fn read(id: WorkspaceId, path: PathBuf, kind: Option<std::fs::FileType>) -> Entry {
@@ -179,10 +185,7 @@ fn read_with(
             // A run whose supervisor died still holds the workspace while its guard ends the
             // processes it left (the guard shares the lease): crashed only once that is done.
             let dead = record.status == Status::Running
-                && !record
-                    .pid
-                    .is_some_and(|pid| liveness::is_alive(pid, record.pid_start))
-                && !lease_held(&entry.path);
+                && run_ended(&entry.path, record.pid, record.pid_start);
             if dead {
                 entry.problem = Some(Problem::Crashed);
             } else if record.origin == metadata::Origin::Tampered {

@@ -360,10 +360,10 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
 /// changed. Each change comes alone after the table was kept (so that no other change hides
 /// a missed one), and each answer is the same as one made from the files: the clock moving
 /// the UPDATED cells, a state and a view edited in place (same inode, size and modification
-/// time), a new run, a workspace removed and one added (by `run`, and a directory made by
+/// time), a state removed and one added, a new run, a workspace removed and one added (by `run`, and a directory made by
 /// hand), a repository change that moves no
-/// working copy (the kept table stands) and one that moves one (CHANGES follows), a run
-/// that dies (its row is never kept while it may be live).
+/// working copy (the kept table stands) and one that moves one (CHANGES follows), a live
+/// run (kept, its process looked at each time) that dies.
 #[test]
 fn jj_the_kept_table_sees_every_change_a_row_can_show() {
     use std::time::{Duration, Instant};
@@ -456,6 +456,21 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
     );
     same_as_fresh(&out);
 
+    // w4's state removed (its view alone is then its record, as an older version left
+    // it), then written again saying idle: its row follows both.
+    keep();
+    let state = ns.join(".state").join("w4.json");
+    let saved = fs::read_to_string(&state).unwrap();
+    fs::remove_file(&state).unwrap();
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w4").contains("done"), "{}", out.report());
+    same_as_fresh(&out);
+    keep();
+    fs::write(&state, saved.replacen("\"done\"", "\"idle\"", 1)).unwrap();
+    let (out, _) = status();
+    assert!(row(&out.stdout, "w4").contains("idle"), "{}", out.report());
+    same_as_fresh(&out);
+
     // w4 removed, then w5 added.
     keep();
     env.aw(&repo, ["clean", "w4"]).assert_ok();
@@ -498,8 +513,8 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
     );
     same_as_fresh(&out);
 
-    // A live run: its row could turn `crashed` without any file changing, so no table is
-    // kept while it runs, and its death is seen.
+    // A live run: kept with its process, which is looked at each time (it can die without
+    // any file changing): the kept table answers while it runs, and its death is seen.
     keep();
     let started = env.path().join("started");
     let script = format!("touch '{}'; exec sleep 30", started.display());
@@ -508,14 +523,15 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
         .args(["run", "w6", "--", "sh", "-c", &script])
         .spawn();
     crate::harness::wait_for_file(&started);
-    std::thread::sleep(Duration::from_millis(2500));
-    let (out, _) = status();
+    let live = keep();
     assert!(
-        row(&out.stdout, "w6").contains("running"),
+        row(&live.stdout, "w6").contains("running"),
         "{}",
-        out.report()
+        live.report()
     );
-    assert!(!kept.exists(), "a table with a live run was kept");
+    let (out, answered) = status();
+    assert!(answered, "{}", out.report());
+    assert_eq!(without_times(&out.stdout), without_times(&live.stdout));
     run.signal("KILL");
     run.wait();
     crate::reliability_support::wait_until_released(&env, &repo, "w6");

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use crate::store::kept_table::{self, Dirs, Row, Table};
 use crate::store::metadata::Status;
+use crate::store::summary;
 use crate::ui::report;
 use crate::ui::status_table;
 use crate::workspace::context::Context;
@@ -39,7 +40,7 @@ pub(super) struct Answer {
 pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     let cache = ctx.layout.cache();
     let text = kept_table::read(&cache)?;
-    let mut table = kept_table::parse(&text)?;
+    let table = kept_table::parse(&text)?;
     let dirs = Dirs::open(&ctx.layout.dir)?;
     (dirs.stamps() == table.dirs).then_some(())?;
     let heads = ctx.vcs.table_heads()?;
@@ -48,18 +49,25 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
         // Another operation: the table stands if jj's working copies are those it was made
         // with, and no row shows a land (which the whole repository decides).
         (!table.lands).then_some(())?;
-        let view = ctx.vcs.table_view(&heads)?;
-        let kept = &table.working_copies;
-        let same = view.len() == kept.len()
-            && view
-                .iter()
-                .zip(kept)
-                .all(|((n, c), (kn, kc))| n == kn && c == kc);
-        same.then_some(())?;
+        if !kept_table::same_view(&cache, &table.heads, &heads) {
+            let view = ctx.vcs.table_view(&heads)?;
+            let view = kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)));
+            (view == table.working_copies).then_some(())?;
+            // Known for these heads now: the next table needs no look at jj's view.
+            kept_table::note_same_view(&cache, &table.heads, &heads);
+        }
     }
+    // No state added, removed or replaced: a row kept without one still has none.
+    let states_as_kept = table.state_dir.is_some() && dirs.state_stamp() == table.state_dir;
     let mut name = String::new();
     for row in &table.rows {
-        (dirs.row(&row.id, &mut name) == (row.state, row.view)).then_some(())?;
+        let no_state = states_as_kept && row.state.is_none();
+        (dirs.row(&row.id, no_state, &mut name) == (row.state, row.view)).then_some(())?;
+        // A run shown live (or ended) must still be so: its process may have died since.
+        if let Some(run) = row.run {
+            let path = ctx.layout.dir.join(&*row.id);
+            (inventory::run_ended(&path, run.pid, run.start) == run.ended).then_some(())?;
+        }
     }
     let mut shown = String::with_capacity(text.len() / 2);
     status_table::plain_table(
@@ -77,11 +85,6 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
             .map(|r| (r.id.as_ref(), r.hint.as_deref())),
     );
     let behind = table.behind;
-    if moved {
-        // Known to stand at these heads too: the next table needs no look at jj's view.
-        table.heads = heads.into();
-        kept_table::write(&cache, &table);
-    }
     Some(Answer {
         table: shown,
         behind,
@@ -110,18 +113,23 @@ pub(super) fn hints<'a>(rows: impl Iterator<Item = (&'a str, Option<&'a str>)>) 
     hints
 }
 
-/// Whether the row of `entry` depends on nothing [`kept_table`] compares: a directory with
-/// a record read from its files, no run that may be live (whether its process lives decides
-/// its status), no land under way (the next command finishes it), no problem that needs the
-/// backend's recorded paths, changes read (an error may not last), no disk usage.
+/// Whether the row of `entry` depends on nothing but what [`kept_table`] compares: a
+/// directory with a record read from its files, no land under way (the next command
+/// finishes it), no problem that needs the backend's recorded paths, changes read (an error
+/// may not last), no disk usage. A run recorded as running is kept with whether the row
+/// shows it ended, unless a mismatch hides that.
 fn keepable(entry: &Entry, extra: &Extra) -> bool {
     let Some(record) = &entry.record else {
         return false;
     };
-    matches!(
-        entry.problem,
-        None | Some(Problem::TamperedRecord) | Some(Problem::Mismatch(_))
-    ) && record.status != Status::Running
+    let running = record.status == Status::Running;
+    let problem = match &entry.problem {
+        None | Some(Problem::TamperedRecord) => true,
+        Some(Problem::Mismatch(_)) => !running,
+        Some(Problem::Crashed) => running,
+        Some(_) => false,
+    };
+    problem
         && record.land_intent.is_none()
         && extra.usage.is_none()
         && !matches!(extra.changes, Some(Err(_)))
@@ -158,7 +166,7 @@ fn made<'a>(
         .zip(layout.rows)
         .zip(updated)
         .map(|((e, line), updated)| {
-            let (state, view) = dirs.row(&e.id, &mut name);
+            let (state, view) = dirs.row(&e.id, false, &mut name);
             Row {
                 id: e.id.as_str().into(),
                 state,
@@ -169,22 +177,34 @@ fn made<'a>(
                     .problem
                     .as_ref()
                     .map(|p| report::problem_hint(p, e).into()),
+                run: e
+                    .record
+                    .as_ref()
+                    .filter(|r| r.status == Status::Running)
+                    .map(|r| {
+                        kept_table::Run {
+                            pid: r.pid,
+                            start: r.pid_start,
+                            // What the row shows (read with the record), not asked again.
+                            ended: e.problem == Some(Problem::Crashed),
+                        }
+                    }),
             }
         })
         .collect();
     let table = Table {
         heads: heads.into(),
         dirs: dirs.stamps(),
+        // Taken after the rows' stamps: a state added since is in it (and then unsettled).
+        state_dir: dirs.state_stamp().filter(|s| summary::settled(s, began.at)),
         lands: entries
             .iter()
             .any(|e| e.record.as_ref().is_some_and(|r| r.shown_land().is_some())),
         behind: status_table::any_behind(extra),
         room: layout.room,
         header: layout.header.into(),
-        working_copies: view
-            .iter()
-            .map(|(n, c)| (n.clone().into(), c.clone().into()))
-            .collect(),
+        working_copies: kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)))
+            .into(),
         rows,
     };
     // Laid out from what is kept, as of now, it must be what was shown (a cell that
