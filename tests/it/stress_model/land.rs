@@ -197,8 +197,10 @@ impl World<'_> {
             }
             // jj: the workspace goes on from the landed commits, on the target's state: the
             // markers the target holds (reported there, or held as text) are on its disk too
-            // (jj seed 14 step 1122).
+            // (jj seed 14 step 1122), and a line of its own that a `--prefer workspace` land
+            // dropped from the target after it landed is gone from it (jj seed 12 step 4225).
             if self.backend == Backend::Jj {
+                self.model.sits_on(id, &target);
                 let inherited: Vec<(String, String)> = self
                     .model
                     .allowed
@@ -1075,5 +1077,38 @@ fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_reba
     // Its next run brings its disk up to the rebased commit (and shows `done`).
     world.exec(AW, &argv(&["run", &first, "--", "true"]), Mode::Finish);
     world.model.ws.get_mut(&first).unwrap().expect = Expect::Is("done");
+    assert_holds(&mut world);
+}
+
+/// jj: a workspace that lands again goes on from the target's state, where a line of its own
+/// that it landed before and a `--prefer workspace` land then dropped is gone: it no longer
+/// has to hold it (jj seed 12 step 4225: b415's `L12_2793_`, dropped from main by `land b411
+/// --prefer workspace`, missing from b415 after `land b415 --prefer workspace`).
+#[test]
+fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_that_lands_again() {
+    let env = crate::harness::TestEnv::new();
+    let mut world = World::new(&env, Backend::Jj, 12);
+    while world.model.live_ws().len() < 2 {
+        world.agent_run_to_end();
+    }
+    let live = world.model.live_ws();
+    let (first, second) = (live[0].clone(), live[1].clone());
+    let write = |world: &mut World, id: &str, file: &str| -> u64 {
+        let n = world.model.token(id);
+        world.append(id, file, n);
+        world.model.written(id, n);
+        n
+    };
+    let dropped = write(&mut world, &first, "s0.txt");
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
+    write(&mut world, &second, "s0.txt");
+    world.forced_prefer = Some(Some("workspace"));
+    world.land(&second, Mode::Finish);
+    let name = world.line(&first, dropped);
+    assert_logged(&world, name.split(' ').next_back().unwrap());
+    write(&mut world, &first, "later.txt");
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
     assert_holds(&mut world);
 }

@@ -153,6 +153,21 @@ impl Model {
         }
     }
 
+    /// `id`'s working copy now sits on `loc`'s files (a land into `loc`, a rebase onto it):
+    /// a line of its own that a `--prefer workspace` land dropped from `loc` is gone from it.
+    pub fn sits_on(&mut self, id: &str, loc: &str) {
+        let gone: Vec<u64> = self
+            .required(id)
+            .into_iter()
+            .filter(|n| self.dropped_from.contains(&(loc.to_string(), *n)))
+            .collect();
+        if let Some(set) = self.required_mut(id) {
+            for n in gone {
+                set.remove(&n);
+            }
+        }
+    }
+
     /// `n` was in the losing side's conflicting hunk of a `--prefer` land: not checked.
     pub fn dropped(&mut self, n: u64) {
         if let Some(t) = self.tokens.get_mut(&n) {

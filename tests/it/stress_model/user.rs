@@ -136,17 +136,7 @@ impl World<'_> {
         // dropped from main is gone from main's files, on which the workspace now sits (its
         // commit holding the line is in main's history): it no longer has to hold it (jj
         // seed 12 step 2882).
-        let gone: Vec<u64> = self
-            .model
-            .required(id)
-            .into_iter()
-            .filter(|n| self.model.dropped_from.contains(&(MAIN.to_string(), *n)))
-            .collect();
-        if let Some(set) = self.model.required_mut(id) {
-            for n in gone {
-                set.remove(&n);
-            }
-        }
+        self.model.sits_on(id, MAIN);
     }
 
     /// The user resolves the conflicts a land left in the main working copy by keeping every
