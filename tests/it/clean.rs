@@ -368,32 +368,24 @@ fn jj_clean_snapshots_no_other_workspace() {
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w1");
     fs::write(ws.join("notes.txt"), "unrecorded\n").unwrap();
-    let before = env.jj_ok(
-        &repo,
-        [
-            "--ignore-working-copy",
-            "log",
-            "--no-graph",
-            "-r",
-            "@",
-            "-T",
-            "commit_id",
-        ],
-    );
+    let main_commit = || {
+        env.jj_ok(
+            &repo,
+            [
+                "--ignore-working-copy",
+                "log",
+                "--no-graph",
+                "-r",
+                "@",
+                "-T",
+                "commit_id",
+            ],
+        )
+    };
+    let before = main_commit();
     fs::write(repo.join("main-only.txt"), "the main working copy's\n").unwrap();
     env.aw(&repo, ["clean", "w1"]).assert_ok();
-    let after = env.jj_ok(
-        &repo,
-        [
-            "--ignore-working-copy",
-            "log",
-            "--no-graph",
-            "-r",
-            "@",
-            "-T",
-            "commit_id",
-        ],
-    );
+    let after = main_commit();
     assert_eq!(before, after, "clean rewrote the main working-copy commit");
     // The workspace's own edit is kept; the main workspace works on as before.
     let kept = env.jj_ok(

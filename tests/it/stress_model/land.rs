@@ -848,27 +848,7 @@ fn stress_model_a_landed_parent_may_show_done_once_its_child_landed_in_it() {
 fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back_by_its_writer() {
     let env = crate::harness::TestEnv::new();
     let mut world = git_world(&env, 9, 2);
-    let live = world.model.live_ws();
-    let (first, second) = (live[0].clone(), live[1].clone());
-    let write = |world: &mut World, id: &str, file: &str| -> u64 {
-        let n = world.model.token(id);
-        world.append(id, file, n);
-        world.model.written(id, n);
-        n
-    };
-    let dropped = write(&mut world, &first, "s0.txt");
-    world.forced_prefer = Some(None);
-    world.land(&first, Mode::Finish);
-    write(&mut world, &second, "s0.txt");
-    world.forced_prefer = Some(Some("workspace"));
-    world.land(&second, Mode::Finish);
-    let name = world.line(&first, dropped);
-    assert!(
-        world.log.iter().any(|l| l.contains("may drop the target's")
-            && l.contains(name.split(' ').next_back().unwrap())),
-        "{}",
-        world.log.join("\n")
-    );
+    let first = a_line_dropped_from_main(&mut world);
     write(&mut world, &first, "later.txt");
     world.forced_prefer = Some(None);
     world.land(&first, Mode::Finish);
@@ -878,6 +858,38 @@ fn stress_model_a_line_a_prefer_land_dropped_from_the_target_is_not_brought_back
         world.log.join("\n")
     );
     assert_holds(&mut world);
+}
+
+/// Appends a new line of `id`'s to `file` in its directory (as its agent would).
+fn write(world: &mut World, id: &str, file: &str) -> u64 {
+    let n = world.model.token(id);
+    world.append(id, file, n);
+    world.model.written(id, n);
+    n
+}
+
+/// With two live workspaces: the first lands a line into main, and the second's `--prefer
+/// workspace` land drops it from main; the first's id.
+fn a_line_dropped_from_main(world: &mut World) -> String {
+    let live = world.model.live_ws();
+    let (first, second) = (live[0].clone(), live[1].clone());
+    let dropped = write(world, &first, "s0.txt");
+    world.forced_prefer = Some(None);
+    world.land(&first, Mode::Finish);
+    write(world, &second, "s0.txt");
+    world.forced_prefer = Some(Some("workspace"));
+    world.land(&second, Mode::Finish);
+    let name = world.line(&first, dropped);
+    let token = name.split(' ').next_back().unwrap().to_string();
+    assert!(
+        world
+            .log
+            .iter()
+            .any(|l| l.contains("may drop the target's") && l.contains(&token)),
+        "{}",
+        world.log.join("\n")
+    );
+    first
 }
 
 /// git lands into the target's commit: a line the user committed in main and then deleted
@@ -914,6 +926,15 @@ fn stress_model_git_merges_the_target_s_commit_not_its_uncommitted_edits() {
 fn git_world(env: &crate::harness::TestEnv, seed: u64, live: usize) -> World<'_> {
     let mut world = World::new(env, Backend::Git, seed);
     world.allow_conflicts = false;
+    while world.model.live_ws().len() < live {
+        world.agent_run_to_end();
+    }
+    world
+}
+
+/// A jj round with `live` workspaces made by agents' runs.
+fn jj_world(env: &crate::harness::TestEnv, seed: u64, live: usize) -> World<'_> {
+    let mut world = World::new(env, Backend::Jj, seed);
     while world.model.live_ws().len() < live {
         world.agent_run_to_end();
     }
@@ -1053,26 +1074,8 @@ fn stress_model_a_child_landed_into_its_parent_receives_the_parent_s_markers() {
 #[test]
 fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_rebased_onto_main() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Jj, 12);
-    while world.model.live_ws().len() < 2 {
-        world.agent_run_to_end();
-    }
-    let live = world.model.live_ws();
-    let (first, second) = (live[0].clone(), live[1].clone());
-    let write = |world: &mut World, id: &str| -> u64 {
-        let n = world.model.token(id);
-        world.append(id, "s0.txt", n);
-        world.model.written(id, n);
-        n
-    };
-    let dropped = write(&mut world, &first);
-    world.forced_prefer = Some(None);
-    world.land(&first, Mode::Finish);
-    write(&mut world, &second);
-    world.forced_prefer = Some(Some("workspace"));
-    world.land(&second, Mode::Finish);
-    let name = world.line(&first, dropped);
-    assert_logged(&world, name.split(' ').next_back().unwrap());
+    let mut world = jj_world(&env, 12, 2);
+    let first = a_line_dropped_from_main(&mut world);
     world.rebase_onto_main(&first);
     // Its next run brings its disk up to the rebased commit (and shows `done`).
     world.exec(AW, &argv(&["run", &first, "--", "true"]), Mode::Finish);
@@ -1087,26 +1090,8 @@ fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_reba
 #[test]
 fn stress_model_a_line_dropped_from_main_is_not_expected_back_in_its_writer_that_lands_again() {
     let env = crate::harness::TestEnv::new();
-    let mut world = World::new(&env, Backend::Jj, 12);
-    while world.model.live_ws().len() < 2 {
-        world.agent_run_to_end();
-    }
-    let live = world.model.live_ws();
-    let (first, second) = (live[0].clone(), live[1].clone());
-    let write = |world: &mut World, id: &str, file: &str| -> u64 {
-        let n = world.model.token(id);
-        world.append(id, file, n);
-        world.model.written(id, n);
-        n
-    };
-    let dropped = write(&mut world, &first, "s0.txt");
-    world.forced_prefer = Some(None);
-    world.land(&first, Mode::Finish);
-    write(&mut world, &second, "s0.txt");
-    world.forced_prefer = Some(Some("workspace"));
-    world.land(&second, Mode::Finish);
-    let name = world.line(&first, dropped);
-    assert_logged(&world, name.split(' ').next_back().unwrap());
+    let mut world = jj_world(&env, 12, 2);
+    let first = a_line_dropped_from_main(&mut world);
     write(&mut world, &first, "later.txt");
     world.forced_prefer = Some(None);
     world.land(&first, Mode::Finish);
