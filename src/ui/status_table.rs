@@ -26,6 +26,21 @@ pub(crate) struct Columns {
 /// line of its own, the rest of its row below it.
 pub(crate) const WIDTH: usize = 80;
 
+/// The table's columns, in order (each shown or not).
+const HEADER: [&str; 11] = [
+    "WORKSPACE",
+    "STATUS",
+    "PARENT",
+    "WORKFLOW",
+    "RUN TIME",
+    "EXIT",
+    "CHANGES",
+    "UNLANDED",
+    "UPDATED",
+    "SIZE",
+    "PATH",
+];
+
 /// Appends the table: WORKSPACE STATUS [PARENT] WORKFLOW [RUN TIME EXIT] [CHANGES UNLANDED]
 /// UPDATED [SIZE] [PATH].
 pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &mut String) {
@@ -43,20 +58,7 @@ pub(crate) fn table(entries: &[Entry], extra: &[Extra], columns: Columns, out: &
         columns.size,
         columns.paths,
     ];
-    let header = [
-        "WORKSPACE",
-        "STATUS",
-        "PARENT",
-        "WORKFLOW",
-        "RUN TIME",
-        "EXIT",
-        "CHANGES",
-        "UNLANDED",
-        "UPDATED",
-        "SIZE",
-        "PATH",
-    ]
-    .map(String::from);
+    let header = HEADER.map(String::from);
     let now = columns.run_time_at.unwrap_or_else(SystemTime::now);
     // Only the shown columns' cells are made (a thousand rows of a path nobody asked for
     // cost as much as the rest of the row).
@@ -138,16 +140,6 @@ const UPDATED: &str = "UPDATED";
 /// Lays out rows of [`plain_row`] cells as [`table`] does, but for UPDATED; `None` when even
 /// the narrowest UPDATED column leaves too little room for the ids.
 pub(crate) fn plain_layout(parents: bool, rows: &[Vec<String>]) -> Option<Layout> {
-    const HEADER: [&str; 8] = [
-        "WORKSPACE",
-        "STATUS",
-        "PARENT",
-        "WORKFLOW",
-        "",
-        "",
-        "CHANGES",
-        "UNLANDED",
-    ];
     let header: Vec<&str> = plain_columns(parents).map(|i| HEADER[i]).collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
