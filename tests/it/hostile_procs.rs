@@ -99,9 +99,11 @@ fn a_run_ends_the_daemons_its_command_left(backend: Backend) {
     let repo = backend.repo(&env);
     let ws = env.ws_path(&repo, "w1");
     // The command ends once the daemon has written (under load its first line can take
-    // longer than any fixed sleep: kill loop round 9, `written > 0` failed).
+    // longer than any fixed sleep: kill loop round 9, `written > 0` failed), or after 30 s
+    // without a line (the assertion below then fails instead of the test hanging).
     let script = "setsid sh -c '(while :; do echo d >> daemon.log; sleep 0.02; done) &'; \
-                  while [ ! -s daemon.log ]; do sleep 0.01; done; exit 4";
+                  i=0; while [ ! -s daemon.log ] && [ $i -lt 3000 ]; do \
+                  sleep 0.01; i=$((i + 1)); done; exit 4";
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", script])
         .assert_code(4);
     assert!(processes_in(&ws).is_empty(), "{:?}", processes_in(&ws));
