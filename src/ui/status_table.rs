@@ -294,16 +294,28 @@ pub(crate) fn ago(then: SystemTime, now: SystemTime) -> String {
 
 /// [`ago`], appended to `out`.
 fn ago_into(then: SystemTime, now: SystemTime, out: &mut String) {
-    use std::fmt::Write as _;
     let s = now.duration_since(then).unwrap_or_default().as_secs();
-    // Writing to a String cannot fail.
-    let _ = match s {
-        0..5 => write!(out, "just now"),
-        5..60 => write!(out, "{s}s ago"),
-        60..3600 => write!(out, "{}m ago", s / 60),
-        3600..86400 => write!(out, "{}h ago", s / 3600),
-        _ => write!(out, "{}d ago", s / 86400),
+    let (n, unit) = match s {
+        0..5 => return out.push_str("just now"),
+        5..60 => (s, "s ago"),
+        60..3600 => (s / 60, "m ago"),
+        3600..86400 => (s / 3600, "h ago"),
+        _ => (s / 86400, "d ago"),
     };
+    // The digits by hand: a table of a thousand rows makes a thousand cells.
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push_str(unit);
 }
 
 /// The colour of a status in the table: green done, cyan running, yellow interrupted, red an
@@ -465,6 +477,18 @@ mod tests {
         assert_eq!(ago_secs(300), "5m ago");
         assert_eq!(ago_secs(3 * 3600 + 5), "3h ago");
         assert_eq!(ago_secs(2 * 86400), "2d ago");
+        // Every boundary, and numbers of one to several digits.
+        assert_eq!(ago_secs(4), "just now");
+        assert_eq!(ago_secs(5), "5s ago");
+        assert_eq!(ago_secs(59), "59s ago");
+        assert_eq!(ago_secs(60), "1m ago");
+        assert_eq!(ago_secs(3599), "59m ago");
+        assert_eq!(ago_secs(3600), "1h ago");
+        assert_eq!(ago_secs(86399), "23h ago");
+        assert_eq!(ago_secs(86400), "1d ago");
+        assert_eq!(ago_secs(999_999), "11d ago");
+        let long = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 * 86400 + 7);
+        assert_eq!(ago(SystemTime::UNIX_EPOCH, long), "1000d ago");
         // A time in the future (a clock set back) is now.
         assert_eq!(ago(now + Duration::from_secs(9), now), "just now");
     }

@@ -142,15 +142,9 @@ pub(crate) struct Repaired {
 /// A workspace whose lease another command holds is left to it; a partial copy (the
 /// workspace not yet touched) is left for the next command in that workspace to drop.
 pub(crate) fn finish_interrupted_repairs(ctx: &Context) -> Vec<Repaired> {
-    let Ok(entries) = std::fs::read_dir(&ctx.layout.dir) else {
-        return vec![];
-    };
-    let mut ids: Vec<WorkspaceId> = entries
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            WorkspaceId::parse(name.strip_prefix(".recovering-")?).ok()
-        })
-        .collect();
+    let mut ids = crate::store::fsutil::names_where(&ctx.layout.dir, |name| {
+        WorkspaceId::parse(name.strip_prefix(".recovering-")?).ok()
+    });
     ids.sort();
     let mut repaired = vec![];
     for id in ids {

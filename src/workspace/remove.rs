@@ -399,15 +399,10 @@ impl Journal {
 
     /// The ids whose removal journal is left.
     fn ids(ctx: &Context) -> Vec<WorkspaceId> {
-        let Ok(dir) = std::fs::read_dir(ctx.layout.dir.join(crate::store::state::DIR_NAME)) else {
-            return vec![];
-        };
-        let mut ids: Vec<WorkspaceId> = dir
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().into_string().ok()?;
-                WorkspaceId::parse(name.strip_suffix(JOURNAL_SUFFIX)?).ok()
-            })
-            .collect();
+        let state = ctx.layout.dir.join(crate::store::state::DIR_NAME);
+        let mut ids = crate::store::fsutil::names_where(&state, |name| {
+            WorkspaceId::parse(name.strip_suffix(JOURNAL_SUFFIX)?).ok()
+        });
         ids.sort();
         ids
     }

@@ -356,11 +356,11 @@ fn jj_status_after_other_operations_asks_only_about_moved_working_copies() {
     assert_eq!(changes_cell(&env, &repo, "w2")["added"], 2);
 }
 
-/// The table kept whole (`.cache/table.v1`) answers `status` only while nothing a row shows
+/// The table kept whole (`.cache/table.v2`) answers `status` only while nothing a row shows
 /// changed. Each change comes alone after the table was kept (so that no other change hides
 /// a missed one), and each answer is the same as one made from the files: the clock moving
-/// the UPDATED cells, a state and a view edited in place (same inode, size and modification
-/// time), a state removed and one added, a new run, a workspace removed and one added (by `run`, and a directory made by
+/// the UPDATED cells, a state written anew by rename and a view edited in place (same size
+/// and modification time), a state removed and one added, a new run, a workspace removed and one added (by `run`, and a directory made by
 /// hand), a repository change that moves no
 /// working copy (the kept table stands) and one that moves one (CHANGES follows), a live
 /// run (kept, its process looked at each time) that dies.
@@ -374,7 +374,7 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
     }
     let ran = Instant::now();
     let ns = env.namespace_dir(&repo);
-    let kept = ns.join(".cache").join("table.v1");
+    let kept = ns.join(".cache").join("table.v2");
     let records = ns.join(".cache").join("records.v2");
     // `status`, and whether the kept table answered it: the kept records, removed first,
     // are written again by every table made from the files.
@@ -424,12 +424,18 @@ fn jj_the_kept_table_sees_every_change_a_row_can_show() {
         later.report()
     );
 
-    // w3's state edited in place: its record now says idle.
+    // w3's state written anew as agent-workspace writes a state (a new file renamed over
+    // it), of the same size and modification time: its record now says idle.
     let state = ns.join(".state").join("w3.json");
-    edit_in_place(&state, "\"done\"", "\"idle\"");
+    replace_by_rename(&state, "\"done\"", "\"idle\"");
     let (out, _) = status();
     assert!(row(&out.stdout, "w3").contains("idle"), "{}", out.report());
     same_as_fresh(&out);
+    // Edited in place by hand (which agent-workspace never does): `status w3` reads it.
+    keep();
+    edit_in_place(&state, "\"idle\"", "\"done\"");
+    let one = env.aw(&repo, ["status", "w3"]);
+    assert!(one.assert_ok().stdout.contains("done"), "{}", one.report());
 
     // w2's view edited in place: reported as changed outside agent-workspace.
     keep();
@@ -565,6 +571,24 @@ fn edit_in_place(file: &Path, from: &str, to: &str) {
     f.rewind().unwrap();
     f.write_all(text.replacen(from, to, 1).as_bytes()).unwrap();
     f.set_modified(modified).unwrap();
+}
+
+/// Writes `file` anew with `from` replaced by `to` (a new file of the same size and
+/// modification time, renamed over it), as agent-workspace writes a state.
+fn replace_by_rename(file: &Path, from: &str, to: &str) {
+    assert_eq!(from.len(), to.len());
+    let text = fs::read_to_string(file).unwrap();
+    assert!(text.contains(from), "{text}");
+    let modified = fs::metadata(file).unwrap().modified().unwrap();
+    let tmp = file.with_extension("tmp-test");
+    fs::write(&tmp, text.replacen(from, to, 1)).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&tmp)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    fs::rename(&tmp, file).unwrap();
 }
 
 /// The table without its UPDATED column ("just now", "3s ago" move while a test runs).

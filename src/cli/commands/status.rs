@@ -63,7 +63,7 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
     let plain = args.id.is_none() && !args.json && !args.size && !args.paths && !args.watch;
     let began = plain.then(|| super::status_kept::begin(&ctx));
     if let Some(kept) = plain.then(|| super::status_kept::answer(&ctx)).flatten() {
-        print_table(ui, kept.table, kept.behind)?;
+        print_table(ui, kept.table, kept.behind, kept.plain)?;
         if !kept.hints.is_empty() {
             ui.note(kept.hints.trim_end_matches('\n'));
         }
@@ -103,7 +103,7 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
         }
     }
     if args.id.is_none() && !args.json {
-        print_table(ui, text, status_table::any_behind(&extra))?;
+        print_table(ui, text, status_table::any_behind(&extra), false)?;
     } else {
         ui.styled_data(&text)?;
     }
@@ -114,18 +114,22 @@ pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs
 }
 
 /// Prints the table `text` (its status column coloured), then with `behind` what the `*`
-/// means.
-fn print_table(ui: &Ui, text: String, behind: bool) -> Result<()> {
+/// means; `plain`: the text is known to be printable ASCII lines.
+fn print_table(ui: &Ui, text: String, behind: bool, plain: bool) -> Result<()> {
     // Without colour the escapes would only be stripped again: none are added, and the
     // text stays as it is (line by line, it would be the same unless a line ends in `\r`).
     let colour = ui.colour();
-    let text = match colour || text.contains('\r') || !text.ends_with('\n') {
-        true => output::style_second_column(&text, |status| {
+    match (
+        colour || text.contains('\r') || !text.ends_with('\n'),
+        plain,
+    ) {
+        (true, _) => ui.styled_data(&output::style_second_column(&text, |status| {
             colour.then(|| status_table::status_style(status)).flatten()
-        }),
-        false => text,
-    };
-    ui.styled_data(&text)?;
+        }))?,
+        // Printable ASCII holds no escape to strip: printed as it is.
+        (false, true) => ui.data(&text)?,
+        (false, false) => ui.styled_data(&text)?,
+    }
     // What the `*` means, for a person (scripts read `--json`).
     if behind {
         ui.note_for_person(status_table::BEHIND_NOTE);

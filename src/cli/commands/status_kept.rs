@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use crate::store::kept_table::{self, Dirs, Row, Table};
+use crate::store::kept_table::{self, Dirs, Hex, Row, Table};
 use crate::store::metadata::Status;
 use crate::store::summary;
 use crate::ui::report;
@@ -33,6 +33,8 @@ pub(super) fn begin(ctx: &Context) -> Began {
 pub(super) struct Answer {
     pub table: String,
     pub behind: bool,
+    /// Whether the table's lines are printable ASCII (nothing to strip without colour).
+    pub plain: bool,
     pub hints: String,
 }
 
@@ -57,12 +59,13 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
             kept_table::note_same_view(&cache, &table.heads, &heads);
         }
     }
-    // No state added, removed or replaced: a row kept without one still has none.
+    // No state added, removed or replaced (states are written by rename): none is looked at.
     let states_as_kept = table.state_dir.is_some() && dirs.state_stamp() == table.state_dir;
     let mut name = String::new();
     for row in &table.rows {
-        let no_state = states_as_kept && row.state.is_none();
-        (dirs.row(&row.id, no_state, &mut name) == (row.state, row.view)).then_some(())?;
+        let (state, view) = dirs.row(&row.id, states_as_kept, &mut name);
+        (view.as_ref().map(Hex::of) == row.view).then_some(())?;
+        (states_as_kept || state.as_ref().map(Hex::of) == row.state).then_some(())?;
         // A run shown live (or ended) must still be so: its process may have died since.
         if let Some(run) = row.run {
             let path = ctx.layout.dir.join(&*row.id);
@@ -84,10 +87,10 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
             .iter()
             .map(|r| (r.id.as_ref(), r.hint.as_deref())),
     );
-    let behind = table.behind;
     Some(Answer {
         table: shown,
-        behind,
+        behind: table.behind,
+        plain: table.plain,
         hints,
     })
 }
@@ -161,16 +164,18 @@ fn made<'a>(
         .unzip();
     let layout = status_table::plain_layout(parents, &cells)?;
     let mut name = String::new();
-    let rows = entries
+    let mut stamps = vec![];
+    let rows: Vec<Row<'_>> = entries
         .iter()
         .zip(layout.rows)
         .zip(updated)
         .map(|((e, line), updated)| {
             let (state, view) = dirs.row(&e.id, false, &mut name);
+            stamps.extend([state, view]);
             Row {
                 id: e.id.as_str().into(),
-                state,
-                view,
+                state: state.as_ref().map(Hex::of),
+                view: view.as_ref().map(Hex::of),
                 line: line.into(),
                 updated,
                 hint: e
@@ -192,7 +197,10 @@ fn made<'a>(
             }
         })
         .collect();
+    let plain_ascii = |text: &str| text.bytes().all(|b| (b' '..=b'~').contains(&b));
+    let plain = plain_ascii(&layout.header) && rows.iter().all(|r| plain_ascii(&r.line));
     let table = Table {
+        plain,
         heads: heads.into(),
         dirs: dirs.stamps(),
         // Taken after the rows' stamps: a state added since is in it (and then unsettled).
@@ -217,5 +225,6 @@ fn made<'a>(
         SystemTime::now(),
         &mut again,
     );
-    (fits && again == shown && kept_table::settled(&table, began.at)).then_some(table)
+    let settled = kept_table::settled(table.dirs.iter().chain(&stamps), began.at);
+    (fits && again == shown && settled).then_some(table)
 }

@@ -407,6 +407,33 @@ pub(crate) fn remove_file(path: &Path) -> Result<()> {
     }
 }
 
+/// What `pick` makes of each name in directory `dir` (UTF-8 names only; `.` and `..` left
+/// out), in no particular order; nothing when `dir` cannot be read. The names are read into
+/// one buffer, with nothing allocated for a name `pick` passes over: the commands that look
+/// for their journals list directories of thousands of entries on every run.
+pub(crate) fn names_where<T>(dir: &Path, mut pick: impl FnMut(&str) -> Option<T>) -> Vec<T> {
+    use rustix::fs::{Mode, OFlags, RawDir};
+    let mut found = vec![];
+    let Ok(fd) = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return found;
+    };
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 << 10];
+    let mut entries = RawDir::new(fd, &mut buf);
+    while let Some(Ok(entry)) = entries.next() {
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if name != "." && name != ".." {
+            found.extend(pick(name));
+        }
+    }
+    found
+}
+
 impl From<FsError> for CliError {
     fn from(err: FsError) -> Self {
         let message = err.to_string();

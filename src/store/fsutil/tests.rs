@@ -209,3 +209,33 @@ fn hard_link_links_the_file_and_replaces_nothing() {
         .file_type()
         .is_symlink());
 }
+
+#[test]
+fn names_where_reads_every_name_of_a_large_directory_and_nothing_of_a_missing_one() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    // More names than one read of the buffer holds: every one is seen, once.
+    let mut want: Vec<String> = (0..3000)
+        .map(|i| format!("w{i:04}.creating{}", "x".repeat(40)))
+        .collect();
+    for name in &want {
+        fs::write(dir.path().join(name), "").unwrap();
+    }
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xff")), "").unwrap();
+    let mut got = names_where(dir.path(), |name| {
+        name.contains(".creating").then(|| name.to_string())
+    });
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let mut all = names_where(dir.path(), |name| Some(name.to_string()));
+    all.sort();
+    assert_eq!(
+        all.len(),
+        3001,
+        "`.`, `..` and the non-UTF-8 name are left out"
+    );
+    assert!(all.contains(&"sub".to_string()));
+    assert!(names_where(&dir.path().join("missing"), |n| Some(n.to_string())).is_empty());
+}
