@@ -434,7 +434,7 @@ bench_size() {
     cd "$scratch"
     [[ ! -d $repo ]] || rm -rf "$repo" "$AI_WORKSPACES_ROOT"/repo-"$files"-* "$scratch/floor"
     echo
-    echo "## $files files, $AGENTS agents pausing ${AGENT_PAUSE}s between checkpoints"
+    echo "## $files files$(wants warm && echo ", $AGENTS agents pausing ${AGENT_PAUSE}s between checkpoints")"
     echo
     echo '| case | metric | ours | floor | ratio | target | met | load | command |'
     echo '| --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |'
