@@ -657,25 +657,6 @@ bench_status() {
     fi
 }
 
-# change_files WS: 100 changed files in the workspace WS: 50 modified and committed (the
-# caller commits), then 20 modified, 15 created and 15 deleted left unrecorded.
-change_files() {
-    local ws=$1 f i=0
-    for f in "$ws"/src/m0/s*/f*.txt; do
-        if ((i < 50)); then
-            echo "committed edit" >>"$f"
-        elif ((i < 70)); then
-            echo "unrecorded edit" >>"$f"
-        elif ((i < 85)); then
-            rm "$f"
-        else
-            break
-        fi
-        i=$((i + 1))
-    done
-    for ((i = 0; i < 15; i++)); do echo "new file $i" >"$ws/new$i.txt"; done
-}
-
 # diff_rows LABEL WHAT OURS_CMD RAW_NAME RAW_CMD WRAPPED_CMD: hyperfine of `diff` against
 # the raw command a user would type and against the exact calls it makes, as a script.
 diff_rows() {
@@ -791,26 +772,6 @@ land_pair_jj() {
     fi
 }
 
-# make_git_repo DIR FILES: make_repo's files in a plain git repository on branch main.
-make_git_repo() {
-    local dir=$1 n=$2 i d
-    mkdir -p "$dir"
-    (
-        cd "$dir"
-        for ((i = 0; i < n; i++)); do
-            d=src/m$((i / 500))/s$((i / 50 % 10))
-            [[ -d $d ]] || mkdir -p "$d"
-            printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
-        done
-        echo 'export BENCH=1' >.envrc
-        quiet git init --quiet --initial-branch=main
-        quiet git config user.name Bench
-        quiet git config user.email bench@example.invalid
-        quiet git add -A
-        quiet git commit --quiet -m "synthetic repository of $n files"
-    )
-}
-
 # land_pair_git I REPO: as land_pair_jj, with worktrees: ours `land`, the floor `git add -A`
 # + `git commit` in the worktree and `git merge` of its branch in the main worktree.
 land_pair_git() {
@@ -849,7 +810,7 @@ bench_land() { # bench_land SIZE REPO
         ratio 1.20 "n=$LAND_RUNS"
     spread "jj land $label" ours floor
     say "[$label] git land of 100 changed files: $LAND_RUNS per side, interleaved"
-    make_git_repo "$grepo" "$size"
+    quiet make_git_repo "$grepo" "$size"
     cd "$grepo"
     ours=() floor=()
     settle

@@ -1,5 +1,6 @@
+# shellcheck shell=bash
 # What the benchmark scripts share (sourced, not run): the binary they time and the
-# synthetic jj repository they time it in.
+# synthetic repositories they time it in.
 
 # release_binary SCRATCH PROJECT: prints the absolute path of the binary to time:
 # $AGENT_WORKSPACE_BIN, else a release build of PROJECT into SCRATCH/aw-target.
@@ -13,21 +14,63 @@ release_binary() {
     echo "$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")"
 }
 
-# synthetic_repo DIR FILES: a jj repository of FILES small files (500 a directory) with an
-# .envrc exporting BENCH=1, committed and allowed by direnv.
+# synthetic_files FILES: FILES small files (50 a directory, 500 a top directory) and an
+# .envrc exporting BENCH=1, in the current directory.
+synthetic_files() {
+    local i d
+    for ((i = 0; i < $1; i++)); do
+        d=src/m$((i / 500))/s$((i / 50 % 10))
+        [[ -d $d ]] || mkdir -p "$d"
+        printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
+    done
+    echo 'export BENCH=1' >.envrc
+}
+
+# synthetic_repo DIR FILES: a jj repository of synthetic_files, committed, its .envrc
+# allowed by direnv.
 synthetic_repo() {
     local repo=$1 files=$2
     mkdir -p "$repo"
     (
-        cd "$repo"
-        for ((i = 0; i < files; i++)); do
-            d=src/m$((i / 500))/s$((i / 50 % 10))
-            [[ -d $d ]] || mkdir -p "$d"
-            printf 'file %d\nsome content to make it a little less tiny\n' "$i" >"$d/f$i.txt"
-        done
-        echo 'export BENCH=1' >.envrc
+        cd "$repo" || exit
+        synthetic_files "$files"
         jj git init --quiet
         jj --quiet commit -m "synthetic repository of $files files"
     )
     direnv allow "$repo" >/dev/null 2>&1
+}
+
+# make_git_repo DIR FILES: the same files in a plain git repository on branch main,
+# committed (the .envrc not allowed).
+make_git_repo() {
+    local dir=$1 n=$2
+    mkdir -p "$dir"
+    (
+        cd "$dir" || exit
+        synthetic_files "$n"
+        git init --quiet --initial-branch=main
+        git config user.name Bench
+        git config user.email bench@example.invalid
+        git add -A
+        git commit --quiet -m "synthetic repository of $n files"
+    )
+}
+
+# change_files WS: 100 changed files in the workspace WS: 50 modified and committed (the
+# caller commits), then 20 modified, 15 created and 15 deleted left unrecorded.
+change_files() {
+    local ws=$1 f i=0
+    for f in "$ws"/src/m0/s*/f*.txt; do
+        if ((i < 50)); then
+            echo "committed edit" >>"$f"
+        elif ((i < 70)); then
+            echo "unrecorded edit" >>"$f"
+        elif ((i < 85)); then
+            rm "$f"
+        else
+            break
+        fi
+        i=$((i + 1))
+    done
+    for ((i = 0; i < 15; i++)); do echo "new file $i" >"$ws/new$i.txt"; done
 }

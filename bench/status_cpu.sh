@@ -6,13 +6,16 @@
 #   bench/status_cpu.sh cpu DIR BIN...       ROUNDS rounds of perf stat task-clock
 #   bench/status_cpu.sh instructions DIR BIN...
 #                                            callgrind's instruction counts (one run each)
-#   bench/status_cpu.sh rss DIR BIN...       peak RSS (GNU time %M) at 1,000 workspaces
+#   bench/status_cpu.sh rss DIR BIN...       peak RSS (GNU time %M) at 1,000 workspaces, and
+#                                            that of `jj workspace list` alone
 #
 # Two 1,000-file jj repositories (bench/lib.sh's synthetic_repo), one with 10 workspaces and
 # one with STATUS_N (1,000): one made by `run`, the others `jj workspace add
-# --sparse-patterns empty` with a copy of its record (id and path changed). With
-# BACKEND=git, git repositories and `git worktree add --no-checkout` instead (their records
-# copied the same way).
+# --sparse-patterns empty` with a copy of its record: its view `.agent-workflow.json` and its
+# state `<namespace>/.state/<id>.json`, id, path and branch changed, the state sealing the
+# copied view's digest (STATES=0: views only). With BACKEND=git, git repositories and `git
+# worktree add --no-checkout` instead (their records copied the same way). `setup` checks
+# that `status` lists every workspace as a normal row, with no problem or warning.
 # Each round runs every binary on every repository: first repeated (one untimed `status`
 # before the timed one), then right after a repository change (a new bookmark or branch
 # before the timed run). Medians of the rounds are printed, in ms.
@@ -22,6 +25,8 @@
 #   STATUS_N    workspaces of the big repository [1000]
 #   BACKEND     jj or git [jj]
 #   ARGS        arguments after `status` (such as --json) []
+#   STATES      0: `setup` copies only the views, no state files (records as an older
+#               version left them, read as legacy ones) [1]
 set -euo pipefail
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -38,6 +43,7 @@ shift 2
 BACKEND=${BACKEND:-jj}
 STATUS_N=${STATUS_N:-1000}
 ROUNDS=${ROUNDS:-10}
+STATES=${STATES:-1}
 read -r -a extra <<<"${ARGS:-}"
 
 environment() {
@@ -51,9 +57,18 @@ environment() {
     unset JJ_USER JJ_EMAIL JJ_TIMESTAMP JJ_OP_TIMESTAMP JJ_RANDOMNESS_SEED
 }
 
+# copy_record FROM TO [SED_ARGS...]: FROM (real's view or state) with b$i's id, path and
+# branch in place of real's.
+copy_record() {
+    sed -e "s|\"workspace_id\": \"real\"|\"workspace_id\": \"b$i\"|" \
+        -e "s|\"workspace_path\": \"$real\"|\"workspace_path\": \"$ns/b$i\"|" \
+        -e "s|\"branch\": \"agent-workspace/real\"|\"branch\": \"agent-workspace/b$i\"|" \
+        "${@:3}" "$1" >"$2"
+}
+
 # make_one REPO N BIN: a repository with N workspaces, one made by a real run.
 make_one() {
-    local repo=$1 n=$2 bin=$3 real ns template i
+    local repo=$1 n=$2 bin=$3 real ns template i sha
     if [[ $BACKEND == jj ]]; then
         synthetic_repo "$repo" 1000 >/dev/null 2>&1
     else
@@ -79,11 +94,26 @@ make_one() {
         else
             git worktree add -q --no-checkout -b "agent-workspace/b$i" "$ns/b$i" HEAD
         fi
-        sed -e "s|\"workspace_id\": \"real\"|\"workspace_id\": \"b$i\"|" \
-            -e "s|\"workspace_path\": \"$real\"|\"workspace_path\": \"$ns/b$i\"|" \
-            -e "s|\"branch\": \"agent-workspace/real\"|\"branch\": \"agent-workspace/b$i\"|" \
-            "$template" >"$ns/b$i/.agent-workflow.json"
+        copy_record "$template" "$ns/b$i/.agent-workflow.json"
+        if [[ $STATES == 1 ]]; then
+            # The state is the view's text behind a header with the view's digest: the
+            # same edits, and the digest of the copied view (no previous view).
+            sha=$(sha256sum <"$ns/b$i/.agent-workflow.json")
+            copy_record "$ns/.state/real.json" "$ns/.state/b$i.json" \
+                -e "s|\"view_sha256\":\"[0-9a-f]*\"|\"view_sha256\":\"${sha%% *}\"|" \
+                -e 's|"previous_view_sha256":"[0-9a-f]*"|"previous_view_sha256":null|'
+        fi
     done
+    check_rows "$repo" "$n" "$bin"
+}
+
+# check_rows REPO N BIN: `status` lists N workspaces and reports nothing else: every copied
+# record reads as one `run` wrote (no problem, no warning).
+check_rows() {
+    local lines
+    lines=$(cd "$1" && "$3" status 2>"$dir/status.err" | wc -l)
+    [[ $lines == $(($2 + 1)) && ! -s $dir/status.err ]] ||
+        die "status in $1 printed $lines lines for $2 workspaces: $(head -3 "$dir/status.err")"
 }
 
 change() { # change REPO: one repository change that touches no workspace
@@ -167,6 +197,11 @@ rss)
         chg=$(/usr/bin/time -f %M "$bin" status "${extra[@]}" 2>&1 >/dev/null | tail -1)
         printf '%s peak RSS KiB: repeated %s changed %s\n' "$bin" "$rep" "$chg"
     done
+    if [[ $BACKEND == jj ]]; then # what status's jj child takes alone
+        cd "${repos[1]}"
+        rep=$(/usr/bin/time -f %M jj --ignore-working-copy workspace list 2>&1 >/dev/null | tail -1)
+        printf 'jj workspace list peak RSS KiB: %s\n' "$rep"
+    fi
     ;;
 *) die "unknown step $what" ;;
 esac
