@@ -37,6 +37,7 @@
 //! read, and is written anew.
 
 use std::borrow::Cow;
+use std::io::{BufRead, Read};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -59,8 +60,8 @@ fn first_line() -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Row<'a> {
     pub id: Cow<'a, str>,
-    pub state: Option<Hex>,
-    pub view: Option<Hex>,
+    pub state: Option<Stamp>,
+    pub view: Option<Stamp>,
     pub line: Cow<'a, str>,
     pub updated: Option<SystemTime>,
     pub hint: Option<Cow<'a, str>>,
@@ -70,58 +71,64 @@ pub(crate) struct Row<'a> {
     pub run: Option<Run>,
 }
 
-/// A file's stamp as a row keeps it: its seven numbers as sixteen hexadecimal digits each,
-/// compared as they are (a row's stamp is made from the file and compared, never parsed).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Hex([u8; HEX_LEN]);
-
-const HEX_LEN: usize = 7 * 16;
-
-impl Hex {
-    pub(crate) fn of(stamp: &Stamp) -> Hex {
-        // Each byte's two digits (a table checks a stamp a row on every answer).
-        const PAIRS: [[u8; 2]; 256] = {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            let mut pairs = [[0; 2]; 256];
-            let mut i = 0;
-            while i < 256 {
-                pairs[i] = [DIGITS[i >> 4], DIGITS[i & 0xf]];
-                i += 1;
-            }
-            pairs
-        };
-        let mut out = [0u8; HEX_LEN];
-        for (n, chunk) in stamp.iter().zip(out.chunks_exact_mut(16)) {
-            for (byte, pair) in n.to_be_bytes().iter().zip(chunk.chunks_exact_mut(2)) {
-                pair.copy_from_slice(&PAIRS[usize::from(*byte)]);
-            }
-        }
-        Hex(out)
-    }
-
-    /// The digits as text (empty for a stamp read from a damaged file that holds other
-    /// bytes: only stamps made by [`Hex::of`] are written).
-    fn text(&self) -> &str {
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-
-    /// The stamp field at the start of `rest` as [`text`] writes it (112 hexadecimal digits,
-    /// or `-` for no file, then a tab), `rest` moved past it. Its digits are not looked at:
-    /// a stamp that is not one is never that of a file.
-    fn parse(rest: &mut &[u8]) -> Option<Option<Hex>> {
-        if let Some(after) = rest.strip_prefix(b"-\t") {
-            *rest = after;
-            return Some(None);
-        }
-        let (hex, after) = rest.split_first_chunk::<HEX_LEN>()?;
-        *rest = after.strip_prefix(b"\t")?;
-        Some(Some(Hex(*hex)))
-    }
+/// A file's stamp as a row keeps it: its seven numbers in hexadecimal joined by commas, or
+/// `-` for no file. A row's stamps are compared as text: the file's stamp now is written the
+/// same way and compared byte for byte with the kept one, never parsed.
+#[derive(Clone, Copy)]
+pub(crate) struct StampText {
+    bytes: [u8; STAMP_TEXT_MAX],
+    len: usize,
 }
 
-impl std::fmt::Debug for Hex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.text())
+/// Seven numbers of at most sixteen digits, and six commas.
+const STAMP_TEXT_MAX: usize = 7 * 17 - 1;
+
+impl StampText {
+    pub(crate) fn of(stamp: Option<&Stamp>) -> StampText {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = StampText {
+            bytes: [0; STAMP_TEXT_MAX],
+            len: 0,
+        };
+        let Some(stamp) = stamp else {
+            out.bytes[0] = b'-';
+            out.len = 1;
+            return out;
+        };
+        for (i, n) in stamp.iter().enumerate() {
+            if i > 0 {
+                out.bytes[out.len] = b',';
+                out.len += 1;
+            }
+            // As the bits of an unsigned number (a negative one, which no stamp holds, too).
+            let n = *n as u64;
+            let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
+            for d in (0..digits).rev() {
+                out.bytes[out.len] = DIGITS[((n >> (4 * d)) & 0xf) as usize];
+                out.len += 1;
+            }
+        }
+        out
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// The stamp `text` stands for, as [`StampText::of`] writes it (`None` inside: no file).
+    #[cfg(test)]
+    fn decode(text: &[u8]) -> Option<Option<Stamp>> {
+        if text == b"-" {
+            return Some(None);
+        }
+        let mut stamp: Stamp = [0; 7];
+        let mut parts = text.split(|&b| b == b',');
+        for n in &mut stamp {
+            let part = parts.next()?;
+            (!part.is_empty() && part.len() <= 16).then_some(())?;
+            *n = u64::from_str_radix(std::str::from_utf8(part).ok()?, 16).ok()? as i64;
+        }
+        parts.next().is_none().then_some(Some(stamp))
     }
 }
 
@@ -222,13 +229,16 @@ impl Dirs {
     }
 }
 
-/// The text of the table kept in the cache directory `cache`, to [`parse`].
-pub(crate) fn read(cache: &Path) -> Option<Vec<u8>> {
-    crate::store::fsutil::read_untrusted(
-        &cache.join(FILE_NAME),
-        crate::store::fsutil::UNTRUSTED_LIMIT,
-    )
-    .ok()
+/// The table kept in the cache directory `cache`, to read with [`Reader`] (`None`: there is
+/// none, or not a regular file).
+pub(crate) fn open(cache: &Path) -> Option<Reader<impl BufRead>> {
+    let file = crate::store::fsutil::open_existing_nofollow(&cache.join(FILE_NAME)).ok()?;
+    // Read a piece at a time: the pages of one buffer serve every row (a table of a thousand
+    // rows is read on every `status`).
+    Some(Reader::new(std::io::BufReader::with_capacity(
+        64 << 10,
+        file.take(crate::store::fsutil::UNTRUSTED_LIMIT),
+    )))
 }
 
 /// Keeps `table` in the cache directory `cache` (written whole, by rename); a table that
@@ -320,9 +330,11 @@ fn text(table: &Table<'_>) -> String {
     for row in &table.rows {
         out.push_str("row\t");
         escape(&mut out, &row.id);
-        for hex in [&row.state, &row.view] {
+        for stamp in [&row.state, &row.view] {
             out.push('\t');
-            out.push_str(hex.as_ref().map_or("-", Hex::text));
+            let text = StampText::of(stamp.as_ref());
+            // Hexadecimal digits, commas or a dash.
+            out.push_str(std::str::from_utf8(text.as_bytes()).unwrap_or_default());
         }
         out.push('\t');
         match row
@@ -368,61 +380,122 @@ fn text(table: &Table<'_>) -> String {
     out
 }
 
-/// The table in `text` (as [`read`] gives it), when it reads whole. Read as bytes: only the
-/// fields kept as text are checked to be UTF-8 (a row's stamps are compared as they are).
-pub(crate) fn parse(text: &[u8]) -> Option<Table<'_>> {
-    let mut lines = Lines(text);
-    (lines.next()? == first_line().as_bytes()).then_some(())?;
-    let heads = unescape(lines.next()?.strip_prefix(b"heads\t")?)?;
-    let mut dirs_line = utf8(lines.next()?.strip_prefix(b"dirs\t")?)?.split('\t');
-    let mut dirs = [None; 3];
-    for dir in &mut dirs {
-        *dir = stamp(dirs_line.next()?)?;
-    }
-    dirs_line.next().is_none().then_some(())?;
-    let state_dir = stamp(utf8(lines.next()?.strip_prefix(b"state\t")?)?)?;
-    let mut flags = utf8(lines.next()?.strip_prefix(b"flags\t")?)?.split('\t');
-    let mut flag = || match flags.next()? {
-        "1" => Some(true),
-        "0" => Some(false),
-        _ => None,
-    };
-    let (lands, behind, plain) = (flag()?, flag()?, flag()?);
-    let room = match flags.next()? {
-        "-" => None,
-        n => Some(n.parse().ok()?),
-    };
-    flags.next().is_none().then_some(())?;
-    let header = unescape(lines.next()?.strip_prefix(b"header\t")?)?;
-    // The working copies: every line from here that starts with `wc`, kept as text.
-    let start = text.len() - lines.0.len();
-    while let Some(after) = lines.0.strip_prefix(b"wc\t") {
-        lines.0 = &after[after.iter().position(|&b| b == b'\n')? + 1..];
-    }
-    let end = text.len() - lines.0.len();
-    let mut table = Table {
-        heads,
-        dirs,
-        state_dir,
-        lands,
-        behind,
-        plain,
-        room,
-        header,
-        working_copies: Cow::Borrowed(utf8(&text[start..end])?),
-        // About a hundred bytes a row.
-        rows: Vec::with_capacity(lines.0.len() / 96),
-    };
-    // The rows, each read in one pass over its bytes.
-    loop {
-        if let Some(after) = lines.0.strip_prefix(b"end\n") {
-            // Nothing may follow.
-            return after.is_empty().then_some(table);
+/// What a kept table stands on, read before its rows (see [`Table`]'s fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub heads: String,
+    pub dirs: [Option<Stamp>; 3],
+    pub state_dir: Option<Stamp>,
+    pub lands: bool,
+    pub behind: bool,
+    pub plain: bool,
+    pub room: Option<usize>,
+    pub header: String,
+    pub working_copies: String,
+}
+
+/// One row as read, borrowed from the line it was read from; its stamps as kept
+/// ([`StampText`]).
+#[derive(Debug)]
+pub(crate) struct RowRead<'a> {
+    pub id: Cow<'a, str>,
+    pub state: &'a [u8],
+    pub view: &'a [u8],
+    pub line: Cow<'a, str>,
+    pub updated: Option<SystemTime>,
+    pub hint: Option<Cow<'a, str>>,
+    pub run: Option<Run>,
+}
+
+/// A kept table read a line at a time: its [`Head`], then its rows. Anything damaged or cut
+/// short reads as `None`: the table is then made anew.
+pub(crate) struct Reader<R> {
+    input: R,
+    line: Vec<u8>,
+    /// Whether `line` holds a line read but not yet taken.
+    pending: bool,
+}
+
+impl<R: BufRead> Reader<R> {
+    pub(crate) fn new(input: R) -> Reader<R> {
+        Reader {
+            input,
+            line: Vec::with_capacity(512),
+            pending: false,
         }
-        let mut rest = lines.0.strip_prefix(b"row\t")?;
+    }
+
+    /// The next line, without its newline (a last line without one is not given).
+    fn next_line(&mut self) -> Option<&[u8]> {
+        if !self.pending {
+            self.line.clear();
+            self.input.read_until(b'\n', &mut self.line).ok()?;
+            (self.line.pop() == Some(b'\n')).then_some(())?;
+        }
+        self.pending = false;
+        Some(&self.line)
+    }
+
+    /// What the table stands on: every line before its rows.
+    pub(crate) fn head(&mut self) -> Option<Head> {
+        (self.next_line()? == first_line().as_bytes()).then_some(())?;
+        let heads = unescape(self.next_line()?.strip_prefix(b"heads\t")?)?.into_owned();
+        let mut dirs_line = utf8(self.next_line()?.strip_prefix(b"dirs\t")?)?.split('\t');
+        let mut dirs = [None; 3];
+        for dir in &mut dirs {
+            *dir = stamp(dirs_line.next()?)?;
+        }
+        dirs_line.next().is_none().then_some(())?;
+        let state_dir = stamp(utf8(self.next_line()?.strip_prefix(b"state\t")?)?)?;
+        let mut flags = utf8(self.next_line()?.strip_prefix(b"flags\t")?)?.split('\t');
+        let mut flag = || match flags.next()? {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        };
+        let (lands, behind, plain) = (flag()?, flag()?, flag()?);
+        let room = match flags.next()? {
+            "-" => None,
+            n => Some(n.parse().ok()?),
+        };
+        flags.next().is_none().then_some(())?;
+        let header = unescape(self.next_line()?.strip_prefix(b"header\t")?)?.into_owned();
+        // The working copies: every line from here that starts with `wc`, kept as text.
+        let mut working_copies = String::new();
+        loop {
+            let line = self.next_line()?;
+            if !line.starts_with(b"wc\t") {
+                break;
+            }
+            working_copies.push_str(utf8(line)?);
+            working_copies.push('\n');
+        }
+        self.pending = true;
+        Some(Head {
+            heads,
+            dirs,
+            state_dir,
+            lands,
+            behind,
+            plain,
+            room,
+            header,
+            working_copies,
+        })
+    }
+
+    /// The next row (`Some(None)` after the last, when nothing follows the end); read after
+    /// [`Reader::head`].
+    pub(crate) fn row(&mut self) -> Option<Option<RowRead<'_>>> {
+        let line = self.next_line()?;
+        if line == b"end" {
+            // Nothing may follow.
+            return self.input.fill_buf().ok()?.is_empty().then_some(None);
+        }
+        let mut rest = self.line.strip_prefix(b"row\t")?;
         let id = unescape(field(&mut rest)?)?;
-        let state = Hex::parse(&mut rest)?;
-        let view = Hex::parse(&mut rest)?;
+        let state = field(&mut rest)?;
+        let view = field(&mut rest)?;
         let updated = match field(&mut rest)? {
             b"-" => None,
             t => {
@@ -457,11 +530,9 @@ pub(crate) fn parse(text: &[u8]) -> Option<Table<'_>> {
                 })
             }
         };
-        // The line is the last field, up to the newline.
-        let at = rest.iter().position(|&b| b == b'\n')?;
-        let line = unescape(&rest[..at])?;
-        lines.0 = &rest[at + 1..];
-        table.rows.push(Row {
+        // The line is the last field, to the end of the line.
+        let line = unescape(rest)?;
+        Some(Some(RowRead {
             id,
             state,
             view,
@@ -469,26 +540,44 @@ pub(crate) fn parse(text: &[u8]) -> Option<Table<'_>> {
             updated,
             hint,
             run,
+        }))
+    }
+}
+
+/// The table in `text`, when it reads whole (every row kept in memory; `status` reads the
+/// rows one at a time instead).
+#[cfg(test)]
+fn parse(text: &[u8]) -> Option<Table<'static>> {
+    let mut reader = Reader::new(text);
+    let head = reader.head()?;
+    let mut rows = vec![];
+    while let Some(row) = reader.row()? {
+        rows.push(Row {
+            id: row.id.into_owned().into(),
+            state: StampText::decode(row.state)?,
+            view: StampText::decode(row.view)?,
+            line: row.line.into_owned().into(),
+            updated: row.updated,
+            hint: row.hint.map(|h| h.into_owned().into()),
+            run: row.run,
         });
     }
+    Some(Table {
+        heads: head.heads.into(),
+        dirs: head.dirs,
+        state_dir: head.state_dir,
+        lands: head.lands,
+        behind: head.behind,
+        plain: head.plain,
+        room: head.room,
+        header: head.header.into(),
+        working_copies: head.working_copies.into(),
+        rows,
+    })
 }
 
 fn utf8(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
-}
-
-/// The lines of a text, each ending with a newline (a last line without one is not given).
-struct Lines<'a>(&'a [u8]);
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let at = self.0.iter().position(|&b| b == b'\n')?;
-        let line = &self.0[..at];
-        self.0 = &self.0[at + 1..];
-        Some(line)
-    }
 }
 
 /// The working copies `view` (name and commit) as a kept table holds them.
@@ -604,7 +693,7 @@ mod tests {
                 Row {
                     id: "w1".into(),
                     state: None,
-                    view: Some(Hex::of(&[9, -9, 0, i64::MAX, i64::MIN, 1, 2])),
+                    view: Some([9, -9, 0, i64::MAX, i64::MIN, 1, 2]),
                     line: "w1  a\tb\\c\nd\r  ".into(),
                     updated: Some(SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 5)),
                     hint: Some("do this\n  and that".into()),
@@ -616,7 +705,7 @@ mod tests {
                 },
                 Row {
                     id: "w2".into(),
-                    state: Some(Hex::of(&[8; 7])),
+                    state: Some([8; 7]),
                     view: None,
                     line: String::new().into(),
                     updated: None,
@@ -632,34 +721,35 @@ mod tests {
     }
 
     #[test]
-    fn a_stamp_is_kept_as_sixteen_digits_a_number_and_read_back_only_so() {
+    fn a_stamp_is_kept_as_hexadecimal_numbers_and_any_change_changes_its_text() {
         let stamp = [1, -1, 0, i64::MAX, i64::MIN, 0x0123_4567_89ab_cdef, 42];
-        let hex = Hex::of(&stamp);
+        let text = StampText::of(Some(&stamp));
         assert_eq!(
-            hex.text(),
-            concat!(
-                "0000000000000001ffffffffffffffff0000000000000000",
-                "7fffffffffffffff80000000000000000123456789abcdef",
-                "000000000000002a"
-            )
+            text.as_bytes(),
+            b"1,ffffffffffffffff,0,7fffffffffffffff,8000000000000000,123456789abcdef,2a"
         );
-        let field = format!("{}\tnext", hex.text());
-        let mut rest = field.as_bytes();
-        assert_eq!(Hex::parse(&mut rest), Some(Some(hex)));
-        assert_eq!(rest, b"next");
-        let mut rest = &b"-\tnext"[..];
-        assert_eq!(Hex::parse(&mut rest), Some(None));
-        assert_eq!(rest, b"next");
+        assert_eq!(StampText::decode(text.as_bytes()), Some(Some(stamp)));
+        assert_eq!(StampText::of(None).as_bytes(), b"-");
+        assert_eq!(StampText::decode(b"-"), Some(None));
         // Any number changed changes the text.
         for i in 0..7 {
             let mut other = stamp;
             other[i] = other[i].wrapping_add(1);
-            assert_ne!(Hex::of(&other), hex);
+            assert_ne!(StampText::of(Some(&other)).as_bytes(), text.as_bytes());
         }
-        // A digit short or too many: not a stamp field.
-        for field in [&hex.text()[1..], &format!("{}0", hex.text())] {
-            let field = format!("{field}\tnext");
-            assert_eq!(Hex::parse(&mut field.as_bytes()), None, "{field}");
+        // The longest text fits.
+        assert_eq!(
+            StampText::of(Some(&[-1; 7])).as_bytes().len(),
+            STAMP_TEXT_MAX
+        );
+        // Six numbers, eight, or a number of seventeen digits: no stamp.
+        for bad in [
+            "1,2,3,4,5,6",
+            "1,2,3,4,5,6,7,8",
+            "1,2,3,4,5,6,10000000000000000",
+            "1,,3,4,5,6,7",
+        ] {
+            assert_eq!(StampText::decode(bad.as_bytes()), None, "{bad}");
         }
     }
 

@@ -184,25 +184,47 @@ pub(crate) fn plain_table<'a>(
     out: &mut String,
 ) -> bool {
     let start = out.len();
-    out.push_str(header);
-    out.push_str(UPDATED);
-    out.push('\n');
-    let mut widest = UPDATED.len();
+    let mut widest = plain_header(header, out);
     for (line, updated) in rows {
-        out.push_str(line);
-        let cell = out.len();
-        match updated {
-            Some(t) => ago_into(t, now, out),
-            None => out.push('-'),
-        }
-        widest = widest.max(out[cell..].chars().count());
-        out.push('\n');
+        widest = widest.max(plain_line(line, updated, now, out));
     }
-    if room.is_some_and(|r| widest > r) {
+    if !plain_fits(room, widest) {
         out.truncate(start);
         return false;
     }
     true
+}
+
+/// [`plain_table`]'s header line, appended to `out`; gives the width of its UPDATED cell.
+pub(crate) fn plain_header(header: &str, out: &mut String) -> usize {
+    out.push_str(header);
+    out.push_str(UPDATED);
+    out.push('\n');
+    UPDATED.len()
+}
+
+/// One of [`plain_table`]'s lines, appended to `out`; gives the width of its UPDATED cell.
+pub(crate) fn plain_line(
+    line: &str,
+    updated: Option<SystemTime>,
+    now: SystemTime,
+    out: &mut String,
+) -> usize {
+    out.push_str(line);
+    let cell = out.len();
+    match updated {
+        Some(t) => ago_into(t, now, out),
+        None => out.push('-'),
+    }
+    let width = out[cell..].chars().count();
+    out.push('\n');
+    width
+}
+
+/// Whether lines laid out for an UPDATED column of `room` (`None`: any) still fit when its
+/// widest cell is `widest`.
+pub(crate) fn plain_fits(room: Option<usize>, widest: usize) -> bool {
+    room.is_none_or(|r| widest <= r)
 }
 
 /// Lays `rows` out as columns within [`WIDTH`] (the last column, a path, excepted when

@@ -287,7 +287,7 @@ pub(super) fn interrupted(ctx: &Context, id: &WorkspaceId) -> bool {
 /// A creation's journal, `<namespace>/.state/<id>.creating`: written before the backend
 /// registers the workspace, rewritten with the branch the backend made, removed once the
 /// workspace's state is saved (or the creation rolled back).
-mod journal {
+pub(super) mod journal {
     use std::path::PathBuf;
 
     use crate::store::layout::WorkspaceId;
@@ -298,7 +298,7 @@ mod journal {
     use crate::vcs::Created;
     use crate::workspace::context::Context;
 
-    const SUFFIX: &str = ".creating";
+    pub(in crate::workspace) const SUFFIX: &str = ".creating";
 
     /// What the creation makes (git: its branch, whether it is new, the commit a new one
     /// starts at), written before the backend runs so a kill never leaves it unknown.

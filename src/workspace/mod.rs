@@ -25,6 +25,7 @@ pub(crate) mod private;
 mod reattach;
 pub(crate) use reattach::{finish_interrupted_repairs, Repaired};
 pub(crate) mod remove;
+pub(crate) mod settled;
 pub(crate) mod setup;
 pub(crate) mod tools;
 pub(crate) mod verdict;

@@ -387,7 +387,7 @@ impl KeptRecord {
     }
 }
 
-const JOURNAL_SUFFIX: &str = ".removing";
+pub(super) const JOURNAL_SUFFIX: &str = ".removing";
 
 impl Journal {
     fn path(ctx: &Context, id: &WorkspaceId) -> PathBuf {

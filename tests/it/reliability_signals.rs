@@ -204,3 +204,51 @@ fn the_rollback_of_a_killed_creation_keeps_its_branch_once_it_holds_a_commit() {
     let kept = crate::backends::git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
     assert_eq!(kept, tip, "the branch holding a commit was kept");
 }
+
+/// A namespace noted as having nothing left to settle (`.cache/settled.v1`, which spares
+/// `status` the listing of thousands of names) is listed again once a killed command left
+/// something: a `run` killed as it asks jj to add the workspace, after its creation's
+/// journal was written, changes only the state directory, and the next `status` rolls the
+/// creation back.
+#[test]
+fn jj_a_creation_killed_after_the_namespace_was_noted_settled_is_rolled_back_by_the_next_status() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ns = env.namespace_dir(&repo);
+    // The directories settle (2 s), then `status` notes that nothing is left.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    env.aw(&repo, ["status"]).assert_ok();
+    let note = ns.join(".cache").join("settled.v1");
+    assert!(note.exists(), "{}", env.listing());
+    let namespace_before = fs::metadata(&ns).unwrap().modified().unwrap();
+
+    let path = crate::pool_crash::killing_wrapper(&env, "jj", "workspace add", true);
+    let out = env
+        .aw_cmd(&repo)
+        .env("PATH", &path)
+        .env("TRIGGER", "workspace add")
+        .args(["run", "w2", "--", "true"])
+        .run();
+    assert_eq!(out.code(), None, "killed\n{}", out.report());
+    let journal = ns.join(".state").join("w2.creating");
+    assert!(journal.exists(), "{}", env.listing());
+    assert_eq!(
+        fs::metadata(&ns).unwrap().modified().unwrap(),
+        namespace_before,
+        "only the state directory changed: {}",
+        env.listing()
+    );
+
+    let status = env.aw(&repo, ["status", "--json"]);
+    status.assert_ok();
+    let json: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    let ids: Vec<&str> = json["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["workspace_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["w1"], "{}", status.report());
+    assert!(!journal.exists(), "rolled back: {}", env.listing());
+}

@@ -26,6 +26,10 @@ pub(in crate::cli) fn settle(
     ui: &crate::ui::Ui,
     ctx: &crate::workspace::context::Context,
 ) -> crate::error::Result<()> {
+    // Nothing a killed command leaves is there: no directory of thousands to list.
+    if crate::workspace::settled::nothing_left(ctx) {
+        return Ok(());
+    }
     let finished = crate::workspace::remove::settle_interrupted(ctx)?;
     for line in crate::ui::report::settled(&finished) {
         ui.note(line);

@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use crate::store::kept_table::{self, Dirs, Hex, Row, Table};
+use crate::store::kept_table::{self, Dirs, Row, StampText, Table};
 use crate::store::metadata::Status;
 use crate::store::summary;
 use crate::ui::report;
@@ -39,58 +39,54 @@ pub(super) struct Answer {
 }
 
 /// The table kept for this namespace, laid out as of now, when all it stands on is unchanged.
+/// Its rows are read, checked and laid out one at a time.
 pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     let cache = ctx.layout.cache();
-    let text = kept_table::read(&cache)?;
-    let table = kept_table::parse(&text)?;
+    let mut kept = kept_table::open(&cache)?;
+    let head = kept.head()?;
     let dirs = Dirs::open(&ctx.layout.dir)?;
-    (dirs.stamps() == table.dirs).then_some(())?;
+    (dirs.stamps() == head.dirs).then_some(())?;
     let heads = ctx.vcs.table_heads()?;
-    let moved = heads != table.heads;
+    let moved = heads != head.heads;
     if moved {
         // Another operation: the table stands if jj's working copies are those it was made
         // with, and no row shows a land (which the whole repository decides).
-        (!table.lands).then_some(())?;
-        if !kept_table::same_view(&cache, &table.heads, &heads) {
+        (!head.lands).then_some(())?;
+        if !kept_table::same_view(&cache, &head.heads, &heads) {
             let view = ctx.vcs.table_view(&heads)?;
             let view = kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)));
-            (view == table.working_copies).then_some(())?;
+            (view == head.working_copies).then_some(())?;
             // Known for these heads now: the next table needs no look at jj's view.
-            kept_table::note_same_view(&cache, &table.heads, &heads);
+            kept_table::note_same_view(&cache, &head.heads, &heads);
         }
     }
     // No state added, removed or replaced (states are written by rename): none is looked at.
-    let states_as_kept = table.state_dir.is_some() && dirs.state_stamp() == table.state_dir;
+    let states_as_kept = head.state_dir.is_some() && dirs.state_stamp() == head.state_dir;
+    let now = SystemTime::now();
+    let mut table = String::with_capacity(64 << 10);
+    let mut widest = status_table::plain_header(&head.header, &mut table);
+    let mut hints = String::new();
     let mut name = String::new();
-    for row in &table.rows {
+    while let Some(row) = kept.row()? {
         let (state, view) = dirs.row(&row.id, states_as_kept, &mut name);
-        (view.as_ref().map(Hex::of) == row.view).then_some(())?;
-        (states_as_kept || state.as_ref().map(Hex::of) == row.state).then_some(())?;
+        (StampText::of(view.as_ref()).as_bytes() == row.view).then_some(())?;
+        (states_as_kept || StampText::of(state.as_ref()).as_bytes() == row.state).then_some(())?;
         // A run shown live (or ended) must still be so: its process may have died since.
         if let Some(run) = row.run {
             let path = ctx.layout.dir.join(&*row.id);
             (inventory::run_ended(&path, run.pid, run.start) == run.ended).then_some(())?;
         }
+        let width = status_table::plain_line(&row.line, row.updated, now, &mut table);
+        widest = widest.max(width);
+        if let Some(hint) = &row.hint {
+            hints += &format!("{}: {hint}\n", row.id);
+        }
     }
-    let mut shown = String::with_capacity(text.len() / 2);
-    status_table::plain_table(
-        &table.header,
-        table.room,
-        table.rows.iter().map(|r| (r.line.as_ref(), r.updated)),
-        SystemTime::now(),
-        &mut shown,
-    )
-    .then_some(())?;
-    let hints = hints(
-        table
-            .rows
-            .iter()
-            .map(|r| (r.id.as_ref(), r.hint.as_deref())),
-    );
+    status_table::plain_fits(head.room, widest).then_some(())?;
     Some(Answer {
-        table: shown,
-        behind: table.behind,
-        plain: table.plain,
+        table,
+        behind: head.behind,
+        plain: head.plain,
         hints,
     })
 }
@@ -174,8 +170,8 @@ fn made<'a>(
             stamps.extend([state, view]);
             Row {
                 id: e.id.as_str().into(),
-                state: state.as_ref().map(Hex::of),
-                view: view.as_ref().map(Hex::of),
+                state,
+                view,
                 line: line.into(),
                 updated,
                 hint: e
