@@ -140,11 +140,18 @@ pub(crate) struct Run {
     pub ended: bool,
 }
 
-/// A kept table and what it stands on; read, its text is borrowed from the file's.
+/// A kept table: what it stands on, and its rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Table<'a> {
+    pub head: Head,
+    pub rows: Vec<Row<'a>>,
+}
+
+/// What a kept table stands on, and what it shows besides its rows (read before them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Head {
     /// The operation heads it was made at.
-    pub heads: Cow<'a, str>,
+    pub heads: String,
     /// The namespace, `.locks` and `.pool` directories' stamps.
     pub dirs: [Option<Stamp>; 3],
     /// The state directory's stamp, when it had settled: while it is the same, no state was
@@ -155,17 +162,16 @@ pub(crate) struct Table<'a> {
     pub lands: bool,
     /// Whether the note on `*` follows it.
     pub behind: bool,
-    /// Whether its header, lines and hints are printable ASCII (its UPDATED cells always
-    /// are): printed as they are, with no escape to strip.
+    /// Whether its header and lines are printable ASCII (its UPDATED cells always are):
+    /// printed as they are, with no escape to strip.
     pub plain: bool,
     /// The widest UPDATED column its lines stand for (`None`: any).
     pub room: Option<usize>,
     /// The header line up to UPDATED.
-    pub header: Cow<'a, str>,
+    pub header: String,
     /// jj's working copies at `heads` (name and commit, sorted by name), as
     /// [`working_copies_text`] writes them: compared as text, only when the heads moved.
-    pub working_copies: Cow<'a, str>,
-    pub rows: Vec<Row<'a>>,
+    pub working_copies: String,
 }
 
 /// The namespace's open directories, to stamp its files relative to.
@@ -301,32 +307,32 @@ fn text(table: &Table<'_>) -> String {
         None => out.push('-'),
     };
     out.push_str("heads\t");
-    escape(&mut out, &table.heads);
+    escape(&mut out, &table.head.heads);
     out.push_str("\ndirs");
-    for dir in &table.dirs {
+    for dir in &table.head.dirs {
         out.push('\t');
         stamp(&mut out, dir);
     }
     out.push_str("\nstate\t");
-    stamp(&mut out, &table.state_dir);
+    stamp(&mut out, &table.head.state_dir);
     let flag = |b: bool| if b { "1" } else { "0" };
     let _ = write!(
         out,
         "\nflags\t{}\t{}\t{}\t",
-        flag(table.lands),
-        flag(table.behind),
-        flag(table.plain)
+        flag(table.head.lands),
+        flag(table.head.behind),
+        flag(table.head.plain)
     );
-    match table.room {
+    match table.head.room {
         Some(room) => {
             let _ = write!(out, "{room}");
         }
         None => out.push('-'),
     }
     out.push_str("\nheader\t");
-    escape(&mut out, &table.header);
+    escape(&mut out, &table.head.header);
     out.push('\n');
-    out.push_str(&table.working_copies);
+    out.push_str(&table.head.working_copies);
     for row in &table.rows {
         out.push_str("row\t");
         escape(&mut out, &row.id);
@@ -378,20 +384,6 @@ fn text(table: &Table<'_>) -> String {
     }
     out.push_str("end\n");
     out
-}
-
-/// What a kept table stands on, read before its rows (see [`Table`]'s fields).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Head {
-    pub heads: String,
-    pub dirs: [Option<Stamp>; 3],
-    pub state_dir: Option<Stamp>,
-    pub lands: bool,
-    pub behind: bool,
-    pub plain: bool,
-    pub room: Option<usize>,
-    pub header: String,
-    pub working_copies: String,
 }
 
 /// One row as read, borrowed from the line it was read from; its stamps as kept
@@ -562,18 +554,7 @@ fn parse(text: &[u8]) -> Option<Table<'static>> {
             run: row.run,
         });
     }
-    Some(Table {
-        heads: head.heads.into(),
-        dirs: head.dirs,
-        state_dir: head.state_dir,
-        lands: head.lands,
-        behind: head.behind,
-        plain: head.plain,
-        room: head.room,
-        header: head.header.into(),
-        working_copies: head.working_copies.into(),
-        rows,
-    })
+    Some(Table { head, rows })
 }
 
 fn utf8(bytes: &[u8]) -> Option<&str> {
@@ -679,16 +660,19 @@ mod tests {
 
     fn sample() -> Table<'static> {
         Table {
-            heads: "abc,def".into(),
-            dirs: [Some([1, 2, 3, 4, 5, 6, 7]), None, Some([-1; 7])],
-            state_dir: Some([3; 7]),
-            lands: false,
-            behind: true,
-            plain: false,
-            room: Some(12),
-            header: "WORKSPACE  STATUS  ".into(),
-            working_copies: working_copies_text([("default", "00ff"), ("w\t1", "11")].into_iter())
-                .into(),
+            head: Head {
+                heads: "abc,def".into(),
+                dirs: [Some([1, 2, 3, 4, 5, 6, 7]), None, Some([-1; 7])],
+                state_dir: Some([3; 7]),
+                lands: false,
+                behind: true,
+                plain: false,
+                room: Some(12),
+                header: "WORKSPACE  STATUS  ".into(),
+                working_copies: working_copies_text(
+                    [("default", "00ff"), ("w\t1", "11")].into_iter(),
+                ),
+            },
             rows: vec![
                 Row {
                     id: "w1".into(),

@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use crate::store::kept_table::{self, Dirs, Row, StampText, Table};
+use crate::store::kept_table::{self, Dirs, Head, Row, StampText, Table};
 use crate::store::metadata::Status;
 use crate::store::summary;
 use crate::ui::report;
@@ -195,9 +195,9 @@ fn made<'a>(
         .collect();
     let plain_ascii = |text: &str| text.bytes().all(|b| (b' '..=b'~').contains(&b));
     let plain = plain_ascii(&layout.header) && rows.iter().all(|r| plain_ascii(&r.line));
-    let table = Table {
+    let head = Head {
         plain,
-        heads: heads.into(),
+        heads,
         dirs: dirs.stamps(),
         // Taken after the rows' stamps: a state added since is in it (and then unsettled).
         state_dir: dirs.state_stamp().filter(|s| summary::settled(s, began.at)),
@@ -206,21 +206,20 @@ fn made<'a>(
             .any(|e| e.record.as_ref().is_some_and(|r| r.shown_land().is_some())),
         behind: status_table::any_behind(extra),
         room: layout.room,
-        header: layout.header.into(),
-        working_copies: kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)))
-            .into(),
-        rows,
+        header: layout.header,
+        working_copies: kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c))),
     };
     // Laid out from what is kept, as of now, it must be what was shown (a cell that
     // turned in between, such as `4s ago` to `5s ago`, only means it is not kept this time).
     let mut again = String::new();
     let fits = status_table::plain_table(
-        &table.header,
-        table.room,
-        table.rows.iter().map(|r| (r.line.as_ref(), r.updated)),
+        &head.header,
+        head.room,
+        rows.iter().map(|r| (r.line.as_ref(), r.updated)),
         SystemTime::now(),
         &mut again,
     );
-    let settled = kept_table::settled(table.dirs.iter().chain(&stamps), began.at);
+    let table = Table { head, rows };
+    let settled = kept_table::settled(table.head.dirs.iter().chain(&stamps), began.at);
     (fits && again == shown && settled).then_some(table)
 }
