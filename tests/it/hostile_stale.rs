@@ -52,7 +52,8 @@ fn assert_all_edits_back(env: &TestEnv, repo: &Path) {
 }
 
 /// Starts `run w1`, waits until `ready` holds, SIGKILLs agent-workspace (its jj child, if any,
-/// runs on), and checks the repair was caught in the middle.
+/// runs on), waits for the lease its chain holds to be released, and checks the repair was
+/// caught in the middle.
 fn kill_when(env: &TestEnv, repo: &Path, ready: impl Fn() -> bool) {
     let running = env.aw_cmd(repo).args(["run", "w1", "--", "true"]).spawn();
     // A guard against hanging only: the kill point is found by polling, not by timing.
@@ -64,6 +65,10 @@ fn kill_when(env: &TestEnv, repo: &Path, ready: impl Fn() -> bool) {
     running.signal("KILL");
     let out = running.wait();
     assert_eq!(out.code(), None, "killed by a signal\n{}", out.report());
+    // A child the run was starting at the kill (jj, between its fork and its exec) shares
+    // the lease's open file until it execs: until then the next command finds the workspace
+    // in use (seen once in the kill loop at load 5: `clean` said so).
+    crate::reliability_support::wait_until_released(env, repo, "w1");
     assert!(
         scratch(env, repo).exists(),
         "the repair ended before the kill: nothing was tested\n{}",
