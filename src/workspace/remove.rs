@@ -157,11 +157,14 @@ fn remove_workspace(
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
     let own_store = super::private::settle(ctx, &entry.id, &entry.path);
-    let kept = match entry.problem {
-        Some(Problem::Unregistered) => Kept::Unregistered,
-        _ => ctx
-            .vcs
-            .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
+    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
+    let (kept, listed) = match entry.problem {
+        Some(Problem::Unregistered) => (Kept::Unregistered, None),
+        _ => ctx.vcs.keep_edits_listing(
+            name,
+            has_dir.then_some(entry.path.as_path()),
+            base.unwrap_or_default(),
+        )?,
     };
     let journal = Journal::read(ctx, &entry.id);
     if kept == Kept::Unregistered {
@@ -191,13 +194,15 @@ fn remove_workspace(
             run_logs: None,
         });
     }
-    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
-    let (commits, tracked) = ctx.vcs.work_commits_and_tracked(
-        name,
-        has_dir.then_some(entry.path.as_path()),
-        base.unwrap_or_default(),
-        &kept,
-    );
+    let (commits, tracked) = match listed {
+        Some((commits, tracked)) => (Ok(commits), Ok(tracked)),
+        None => ctx.vcs.work_commits_and_tracked(
+            name,
+            has_dir.then_some(entry.path.as_path()),
+            base.unwrap_or_default(),
+            &kept,
+        ),
+    };
     // Naming them is a report only: the repository keeps them whether or not this works.
     let commits = commits.unwrap_or_default();
     let tracked = tracked?;
