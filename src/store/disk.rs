@@ -82,7 +82,7 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     human(MARGIN),
     human(*free)
 )]
-pub(crate) struct NoRoom {
+pub struct NoRoom {
     pub dir: PathBuf,
     pub bytes: u64,
     pub free: u64,

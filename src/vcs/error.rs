@@ -137,6 +137,10 @@ pub enum VcsError {
         ws: PathBuf,
         kept: PathBuf,
     },
+    /// Recording a workspace's edits would not fit on a file system: refused before
+    /// anything was written.
+    #[error(transparent)]
+    NoRoom(crate::store::disk::NoRoom),
     /// `diff`: the jj working copy was made stale by another workspace.
     #[error("the working copy of workspace {id:?} is stale")]
     Stale { id: String },
@@ -366,6 +370,9 @@ impl From<VcsError> for CliError {
                     "{} now holds the updated version; copy back from the kept files what you need, then go on: the next run of {id} works as usual",
                     ws.display()
                 )),
+            VcsError::NoRoom(_) => CliError::failure(message).hint(
+                "nothing was changed: free space on that file system, then try again",
+            ),
             VcsError::Stale { id } => CliError::failure(message).hint(format!(
                 "`agent-workspace run {id} -- true` updates it, keeping its edits; then diff again"
             )),

@@ -280,6 +280,25 @@ impl Vcs {
         }
     }
 
+    /// [`Vcs::keep_edits`], and for a jj workspace whose directory is left the
+    /// [`Vcs::work_commits_and_tracked`] that follows it, from the same jj process (`None`:
+    /// ask them apart). git asks `room` (see [`git::Git::keep_edits_within`]) before it
+    /// writes anything; jj does not: its caller checks the room first.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn keep_edits_listing(
+        &self,
+        id: &str,
+        path: Option<&Path>,
+        base: &[String],
+        room: &dyn Fn(u64) -> std::result::Result<(), crate::store::disk::NoRoom>,
+    ) -> Result<(Kept, Option<(Vec<Commit>, Vec<PathBuf>)>)> {
+        match (self, path) {
+            (Vcs::Jj(jj), Some(ws)) => jj.keep_edits_listing(id, ws, base),
+            (Vcs::Git(git), _) => Ok((git.keep_edits_within(id, path, room)?, None)),
+            _ => Ok((self.keep_edits(id, path)?, None)),
+        }
+    }
+
     /// The files the commits keep of workspace `id` at `ws`, relative to `ws`, once
     /// [`Vcs::keep_edits`] recorded its edits.
     pub(crate) fn tracked(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {

@@ -151,17 +151,30 @@ fn remove_workspace(
         Some(Problem::Renamed(name)) => name.as_str(),
         _ => entry.id.as_str(),
     };
-    if has_dir {
+    // git checks the room itself, from what `status` lists, before it writes anything.
+    let git = matches!(ctx.vcs, crate::vcs::Vcs::Git(_));
+    let unregistered = matches!(entry.problem, Some(Problem::Unregistered));
+    if has_dir && (!git || unregistered) {
         room_to_record(ctx, entry)?;
     }
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
     let own_store = super::private::settle(ctx, &entry.id, &entry.path);
-    let kept = match entry.problem {
-        Some(Problem::Unregistered) => Kept::Unregistered,
+    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
+    let (kept, listed) = match entry.problem {
+        Some(Problem::Unregistered) => (Kept::Unregistered, None),
         _ => ctx
             .vcs
-            .keep_edits(name, has_dir.then_some(entry.path.as_path()))?,
+            .keep_edits_listing(
+                name,
+                has_dir.then_some(entry.path.as_path()),
+                base.unwrap_or_default(),
+                &|bytes| room_for(ctx, bytes),
+            )
+            .map_err(|e| match e {
+                crate::vcs::VcsError::NoRoom(e) => no_room(entry, &e),
+                e => CliError::from(e),
+            })?,
     };
     let journal = Journal::read(ctx, &entry.id);
     if kept == Kept::Unregistered {
@@ -191,13 +204,15 @@ fn remove_workspace(
             run_logs: None,
         });
     }
-    let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
-    let (commits, tracked) = ctx.vcs.work_commits_and_tracked(
-        name,
-        has_dir.then_some(entry.path.as_path()),
-        base.unwrap_or_default(),
-        &kept,
-    );
+    let (commits, tracked) = match listed {
+        Some((commits, tracked)) => (Ok(commits), Ok(tracked)),
+        None => ctx.vcs.work_commits_and_tracked(
+            name,
+            has_dir.then_some(entry.path.as_path()),
+            base.unwrap_or_default(),
+            &kept,
+        ),
+    };
     // Naming them is a report only: the repository keeps them whether or not this works.
     let commits = commits.unwrap_or_default();
     let tracked = tracked?;
@@ -523,14 +538,21 @@ fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
         .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
         .collect();
     let bytes = crate::store::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
+    room_for(ctx, bytes).map_err(|e| no_room(entry, &e))
+}
+
+/// Whether the repository's and the namespace's file systems have room to record `bytes`.
+fn room_for(ctx: &Context, bytes: u64) -> std::result::Result<(), crate::store::disk::NoRoom> {
     for dir in [&ctx.repo.root, &ctx.layout.dir] {
-        crate::store::disk::check_room(dir, bytes).map_err(|e| {
-            CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
-                "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
-            )
-        })?;
+        crate::store::disk::check_room(dir, bytes)?;
     }
     Ok(())
+}
+
+fn no_room(entry: &Entry, e: &crate::store::disk::NoRoom) -> CliError {
+    CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
+        "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
+    )
 }
 
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.

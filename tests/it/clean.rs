@@ -310,9 +310,10 @@ crate::both_backends!(
     clean_refuses_a_workspace_with_a_live_run,
 );
 
-/// clean asks jj only what it needs: the snapshot that keeps the edits, the commits and files
-/// that keep them, and `forget`; which workspaces jj knows is read from jj's own records, not
-/// from a `jj workspace list` (which reads every workspace's root).
+/// clean asks jj only what it needs, in two processes: the snapshot that keeps the edits,
+/// which also names the commits and files that keep them, and `forget`; which workspaces jj
+/// knows is read from jj's own records, not from a `jj workspace list` (which reads every
+/// workspace's root).
 #[test]
 fn jj_clean_asks_jj_no_workspace_list() {
     use std::os::unix::fs::PermissionsExt;
@@ -347,7 +348,7 @@ fn jj_clean_asks_jj_no_workspace_list() {
         .lines()
         .filter(|l| l.starts_with("--no-pager"))
         .count();
-    assert_eq!(calls, 4, "{asked}");
+    assert_eq!(calls, 2, "{asked}");
     assert!(!ws.exists(), "{}", env.listing());
     assert_eq!(Backend::Jj.registered(&env, &repo), ["default"]);
     // The unrecorded file is in the change clean kept.

@@ -548,6 +548,74 @@ fn clean_on_a_tight_disk_ignores_build_output(backend: Backend) {
     disk.free();
 }
 
+/// git: the free-space check counts what committing the changes writes from what `status`
+/// lists, not from the files changed since the index was last written: an edit made before
+/// the index was written again (here another file staged after it) still counts, and on a
+/// disk without room for it and the margin `clean` refuses, changing nothing; once space is
+/// freed the same `clean` commits it whole.
+#[test]
+fn git_clean_counts_an_edit_made_before_the_index_was_written() {
+    let env = TestEnv::new();
+    let disk = SmallDisk::mount(env.path().join("small"), "40m");
+    let repo = Backend::Git.repo_named(&env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    let aw = |args: &[&str]| {
+        env.aw_cmd(&repo)
+            .env("AI_WORKSPACES_ROOT", &root)
+            .args(args)
+            .run()
+    };
+    aw(&["run", "w", "--", "true"]).assert_ok();
+    let ws = root.join(env.namespace(&repo)).join("w");
+    // 4 MiB that do not compress (xorshift), then the index written after them.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let data: Vec<u8> = (0..4 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    fs::write(ws.join("big.bin"), &data).unwrap();
+    fs::write(ws.join("small.txt"), "small\n").unwrap();
+    git_ok(&env, &ws, &["add", "small.txt"]);
+    // 10 MiB free: room for the 8 MiB margin, not for the edit besides.
+    disk.fill();
+    let filler = fs::OpenOptions::new()
+        .write(true)
+        .open(env.path().join("small/filler"))
+        .unwrap();
+    let len = filler.metadata().unwrap().len();
+    filler.set_len(len.saturating_sub(10 << 20)).unwrap();
+    drop(filler);
+    let out = aw(&["clean", "w"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("Error: did not remove workspace \"w\": not enough free space")
+            && out.stderr.contains("Hint: nothing was changed"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(fs::read(ws.join("big.bin")).unwrap(), data);
+    let branch_files = git_ok(
+        &env,
+        &repo,
+        &["ls-tree", "-r", "--name-only", "agent-workspace/w"],
+    );
+    assert!(!branch_files.contains("big.bin"), "{branch_files}");
+    disk.free();
+    let out = aw(&["clean", "w"]);
+    out.assert_ok();
+    let size = git_ok(
+        &env,
+        &repo,
+        &["cat-file", "-s", "agent-workspace/w:big.bin"],
+    );
+    assert_eq!(size.trim(), (4 << 20).to_string(), "{}", out.report());
+}
+
 /// jj: a stale working copy is carried across its update through a copy of its files; on a
 /// disk without room for that copy `clean` copies nothing (no `.recovering-<id>` of empty
 /// files), says why, and the next `clean` once space is freed keeps every file. With 3 MiB

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::Git;
 use crate::exec::process::ProcessError;
+use crate::store::disk::NoRoom;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Head, Kept};
 
@@ -14,6 +15,20 @@ impl Git {
     /// Commits any uncommitted changes of the worktree to its branch, so removing it loses
     /// nothing; reports the branch and its tip.
     pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+        self.keep_edits_within(id, path, &|_| Ok(()))
+    }
+
+    /// [`Git::keep_edits`], asking `room` first, before anything is written, whether the
+    /// file systems have room for what committing the changes writes: at most the bytes of
+    /// the files `status` lists (ignored files are not committed) and of the files flagged
+    /// skip-worktree or assume-unchanged, whose edits `status` cannot see. Refused:
+    /// [`VcsError::NoRoom`], nothing changed.
+    pub(crate) fn keep_edits_within(
+        &self,
+        id: &str,
+        path: Option<&Path>,
+        room: &dyn Fn(u64) -> std::result::Result<(), NoRoom>,
+    ) -> Result<Kept> {
         let branch = self.branch(id);
         let mut committed = false;
         let mut head = None;
@@ -27,12 +42,30 @@ impl Git {
                 }
                 other => other?,
             };
-            self.unhide_flagged(ws, &listed)?;
-            let status = self
-                .call(ws)?
-                .args(["status", "--porcelain", "-z", "--untracked-files=all"])
-                .stdout();
-            let status = status?;
+            let status = || -> Result<String> {
+                Ok(self
+                    .call(ws)?
+                    .args(["status", "--porcelain", "-z", "--untracked-files=all"])
+                    .stdout()?)
+            };
+            let mut changes = status()?;
+            let (skipped, assumed) = flagged_paths(&listed);
+            let flagged: Vec<&str> = skipped.into_iter().chain(assumed).collect();
+            let bytes = changed_paths(&changes)
+                .into_iter()
+                .chain(flagged.iter().copied())
+                .map(|rel| match std::fs::symlink_metadata(ws.join(rel)) {
+                    // A directory is a repository of its own: committed as a link to it.
+                    Ok(meta) if !meta.is_dir() => meta.len(),
+                    _ => 0,
+                })
+                .fold(0u64, u64::saturating_add);
+            room(bytes).map_err(VcsError::NoRoom)?;
+            if !flagged.is_empty() {
+                self.unhide_flagged(ws, &listed)?;
+                changes = status()?;
+            }
+            let status = changes;
             if !status.is_empty() {
                 // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
                 super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
@@ -194,6 +227,25 @@ impl Git {
     }
 }
 
+/// The paths `git status --porcelain -z` names as changed or untracked (the source of a
+/// rename or copy left out: it is not written).
+fn changed_paths(status: &str) -> Vec<&str> {
+    let mut paths = vec![];
+    let mut entries = status.split('\0');
+    while let Some(entry) = entries.next() {
+        let (Some(xy), Some(path)) = (entry.get(..2), entry.get(3..)) else {
+            continue;
+        };
+        if !path.is_empty() {
+            paths.push(path);
+        }
+        if xy.contains(['R', 'C']) {
+            entries.next();
+        }
+    }
+    paths
+}
+
 /// The paths `git ls-files -v -z` lists with the skip-worktree flag (tag `S` or `s`) and
 /// with the assume-unchanged flag (a lowercase tag).
 fn flagged_paths(listed: &str) -> (Vec<&str>, Vec<&str>) {
@@ -223,5 +275,14 @@ mod tests {
         let (skipped, assumed) = super::flagged_paths(listed);
         assert_eq!(skipped, ["b.txt", "e.txt"]);
         assert_eq!(assumed, ["c d.txt", "e.txt"]);
+    }
+
+    #[test]
+    fn changed_paths_leave_out_the_source_of_a_rename() {
+        let status = " M a.txt\0R  new name.txt\0old.txt\0?? dir/b\0 D gone\0C  c2\0c1\0";
+        assert_eq!(
+            super::changed_paths(status),
+            ["a.txt", "new name.txt", "dir/b", "gone", "c2"]
+        );
     }
 }

@@ -38,6 +38,36 @@ impl Jj {
         Ok(parse_kept(&out))
     }
 
+    /// [`Jj::keep_edits`] of the workspace at `ws`, with (when it is registered) the
+    /// [`Jj::work_commits_and_tracked`] it is removed with, from one jj process: the query
+    /// that snapshots the workspace also prints its other commits holding work and the files
+    /// its working-copy commit holds. On any other failure of that query (one the separate
+    /// queries may not have) it falls back to them, without the listing.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn keep_edits_listing(
+        &self,
+        id: &str,
+        ws: &Path,
+        base: &[String],
+    ) -> Result<(Kept, Option<(Vec<crate::vcs::Commit>, Vec<PathBuf>)>)> {
+        self.resume_recovery(ws, &recovery_dir(ws))?;
+        let revset = format!("@ | {}", work_revset("@", base));
+        let out = match self.probe_revset(ws, &revset, LISTING_TEMPLATE) {
+            Ok(Probe::Fresh(out)) => Some(out),
+            Ok(Probe::Unknown) => return Ok((Kept::Unregistered, None)),
+            Ok(Probe::Stale) => {
+                self.carry_across_update(ws, &recovery_dir(ws))?;
+                let call = self.listing_call(ws, &revset)?.arg(LISTING_TEMPLATE);
+                call.stdout().ok()
+            }
+            Err(_) => None,
+        };
+        match out.as_deref().and_then(parse_listing) {
+            Some((kept, commits, tracked)) => Ok((kept, Some((commits, tracked)))),
+            None => Ok((self.keep_edits(id, Some(ws))?, None)),
+        }
+    }
+
     /// The files of the workspace at `ws` that jj's snapshot leaves out as ignored
     /// (`.gitignore` at any depth, the backing repository's `info/exclude`), relative to `ws`:
     /// asked of git with an empty index, so every file is compared with the ignore rules.
@@ -106,23 +136,72 @@ impl Jj {
     }
 
     fn work_commits_call(&self, id: &str, base: &[String]) -> Result<crate::exec::process::Call> {
-        // Only commit ids reach the revset: the base comes from a file the workspace can write.
-        let ids: Vec<String> = base
-            .iter()
-            .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
-            .map(|c| format!("present({c})"))
-            .collect();
-        let base = match ids.is_empty() {
-            true => "trunk() | present(default@)".to_string(),
-            false => ids.join(" | "),
-        };
-        let ws = workspace_revset(id);
-        let revset = format!("(::{ws} ~ ::({base}) ~ {ws}) ~ (empty() & description(exact:\"\"))");
         Ok(self
             .query()?
             .args(["log", "--no-graph", "-T", COMMIT_TEMPLATE_JJ])
-            .arg(format!("--revisions={revset}")))
+            .arg(format!(
+                "--revisions={}",
+                work_revset(&workspace_revset(id), base)
+            )))
     }
+}
+
+/// The revset of the commits below the working-copy commit `ws` (a revset naming it) that
+/// hold work: those in `::ws` but not in `::base` (when no base was recorded, not in
+/// `::(trunk() | default@)`), and not empty without a description.
+fn work_revset(ws: &str, base: &[String]) -> String {
+    // Only commit ids reach the revset: the base comes from a file the workspace can write.
+    let ids: Vec<String> = base
+        .iter()
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|c| format!("present({c})"))
+        .collect();
+    let base = match ids.is_empty() {
+        true => "trunk() | present(default@)".to_string(),
+        false => ids.join(" | "),
+    };
+    format!("(::{ws} ~ ::({base}) ~ {ws}) ~ (empty() & description(exact:\"\"))")
+}
+
+/// [`Jj::keep_edits_listing`]'s template: the working-copy commit as [`KEEP_TEMPLATE`]'s
+/// fields behind `@`, then each file it holds, then an empty record; every other commit as
+/// [`COMMIT_TEMPLATE_JJ`] behind `c`. Each record ends with NUL (a path may hold any other
+/// byte).
+const LISTING_TEMPLATE: &str = concat!(
+    r#"if(current_working_copy, "@\t" ++ change_id ++ "\t" ++ commit_id ++ "\t" ++ "#,
+    r#"if(empty && description == "", "abandon", "keep") ++ "\0" ++ "#,
+    r#"self.files().map(|f| f.path() ++ "\0").join("") ++ "\0", "#,
+    r#""c\t" ++ commit_id ++ "\t" ++ change_id ++ "\t" ++ description.first_line() ++ "\0")"#
+);
+
+/// Reads [`LISTING_TEMPLATE`]'s output: what keeps the edits, the other commits holding
+/// work, the files; `None` when the working-copy commit's record is not whole.
+fn parse_listing(text: &str) -> Option<(Kept, Vec<crate::vcs::Commit>, Vec<PathBuf>)> {
+    // Every record ends with NUL: what follows the last one is not a record.
+    let mut records = text.trim_end_matches('\n').strip_suffix('\0')?.split('\0');
+    let (mut kept, mut commits, mut files) = (None, String::new(), vec![]);
+    while let Some(record) = records.next() {
+        let record = record.trim_start_matches('\n');
+        if let Some(fields) = record.strip_prefix("@\t") {
+            kept = Some(parse_kept(fields));
+            // Its files, up to the empty record that ends them.
+            let mut ended = false;
+            for path in records.by_ref() {
+                if path.is_empty() {
+                    ended = true;
+                    break;
+                }
+                files.push(PathBuf::from(path));
+            }
+            if !ended {
+                return None;
+            }
+        } else if let Some(commit) = record.strip_prefix("c\t") {
+            commits.push_str(commit);
+            commits.push('\0');
+        }
+    }
+    Some((kept?, crate::vcs::parse_commits(&commits), files))
 }
 
 fn parse_kept(text: &str) -> Kept {
@@ -151,5 +230,33 @@ mod tests {
             }
         );
         assert_eq!(parse_kept(""), Kept::Nothing);
+    }
+
+    #[test]
+    fn listing_reads_the_working_copy_its_files_and_the_other_commits() {
+        // Paths may look like records ("c\t...", "@\t...") and hold newlines; the empty
+        // record ends them.
+        let text = "@\tchg\tcid\tkeep\0a.txt\0c\tx\ty\0@\tz\0new\nline\0\0\
+                    c\tc1\tk1\tfirst\0c\tc2\tk2\t\0";
+        let (kept, commits, files) = parse_listing(text).unwrap();
+        assert_eq!(
+            kept,
+            Kept::Change {
+                change_id: "chg".into(),
+                commit_id: "cid".into()
+            }
+        );
+        let names = ["a.txt", "c\tx\ty", "@\tz", "new\nline"];
+        assert_eq!(files, names.map(PathBuf::from));
+        let ids: Vec<_> = commits.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c1", "c2"]);
+        assert_eq!(commits[0].subject, "first");
+        // Commits printed before the working copy's record are read too.
+        let (kept, commits, files) =
+            parse_listing("c\tc1\tk1\ts\0@\tchg\tcid\tabandon\0\0").unwrap();
+        assert_eq!((kept, commits.len(), files.len()), (Kept::Nothing, 1, 0));
+        // No record of the working copy, or its files cut short: not whole.
+        assert!(parse_listing("c\tc1\tk1\ts\0").is_none());
+        assert!(parse_listing("@\tchg\tcid\tkeep\0a.txt\0").is_none());
     }
 }

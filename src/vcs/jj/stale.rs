@@ -28,12 +28,24 @@ impl Jj {
             .call(ws)?
             .args(["log", "--no-graph", "-r", "@", "-T", template])
             .stdout();
-        match out {
-            Ok(out) => Ok(Probe::Fresh(out)),
-            Err(e) if classify::failure(e.stderr()) == Failure::Stale => Ok(Probe::Stale),
-            Err(e) if classify::failure(e.stderr()) == Failure::NoWorkingCopy => Ok(Probe::Unknown),
-            Err(e) => Err(e.into()),
-        }
+        probed(out)
+    }
+
+    /// [`Jj::probe`] of the commits `revset` names (`@` is the working-copy commit of `ws`).
+    pub(super) fn probe_revset(&self, ws: &Path, revset: &str, template: &str) -> Result<Probe> {
+        probed(self.listing_call(ws, revset)?.arg(template).stdout())
+    }
+
+    /// `jj log` of `revset` in `ws` (which snapshots it), its template (`-T`'s value) still
+    /// to add. The paths a template prints are relative to the workspace's root.
+    pub(super) fn listing_call(
+        &self,
+        ws: &Path,
+        revset: &str,
+    ) -> Result<crate::exec::process::Call> {
+        Ok(self
+            .call(ws)?
+            .args(["log", "--no-graph", "-r", revset, "-T"]))
     }
 
     /// Runs `workspace update-stale` when the working copy is stale, keeping its edits.
@@ -313,6 +325,16 @@ impl Jj {
             (Some(wc), Some(op)) if op <= wc => false,
             _ => checked.is_none() || checked != self.op_heads_key().as_deref(),
         }
+    }
+}
+
+/// What a query in a workspace found, from its output or failure.
+fn probed(out: std::result::Result<String, ProcessError>) -> Result<Probe> {
+    match out {
+        Ok(out) => Ok(Probe::Fresh(out)),
+        Err(e) if classify::failure(e.stderr()) == Failure::Stale => Ok(Probe::Stale),
+        Err(e) if classify::failure(e.stderr()) == Failure::NoWorkingCopy => Ok(Probe::Unknown),
+        Err(e) => Err(e.into()),
     }
 }
 
