@@ -395,6 +395,33 @@ struct SmallDisk {
     dir: std::path::PathBuf,
 }
 
+/// A repository of `backend` and its workspace root, both on a small file system of `size`,
+/// with workspace `w` made there by a run: the disk, the repository and the root.
+fn on_small_disk(
+    env: &TestEnv,
+    backend: Backend,
+    size: &str,
+) -> (SmallDisk, std::path::PathBuf, std::path::PathBuf) {
+    let disk = SmallDisk::mount(env.path().join("small"), size);
+    let repo = backend.repo_named(env, "small/repo");
+    let root = env.path().join("small/workspaces");
+    aw_on(env, &repo, &root, &["run", "w", "--", "true"]).assert_ok();
+    (disk, repo, root)
+}
+
+/// agent-workspace with `args` in `repo`, its workspaces under `root`.
+fn aw_on(
+    env: &TestEnv,
+    repo: &std::path::Path,
+    root: &std::path::Path,
+    args: &[&str],
+) -> crate::harness::Outcome {
+    env.aw_cmd(repo)
+        .env("AI_WORKSPACES_ROOT", root)
+        .args(args)
+        .run()
+}
+
 impl SmallDisk {
     /// Mounts a tmpfs of `size` at `dir`. Mounting needs root (CI runs as root): elsewhere
     /// the test fails saying so, never skips.
@@ -449,16 +476,8 @@ impl Drop for SmallDisk {
 /// kept-aside directory); once space is freed the same `clean` keeps every edit.
 fn clean_on_a_full_disk_changes_nothing(backend: Backend) {
     let env = TestEnv::new();
-    let disk = SmallDisk::mount(env.path().join("small"), "24m");
-    let repo = backend.repo_named(&env, "small/repo");
-    let root = env.path().join("small/workspaces");
-    let aw = |args: &[&str]| {
-        env.aw_cmd(&repo)
-            .env("AI_WORKSPACES_ROOT", &root)
-            .args(args)
-            .run()
-    };
-    aw(&["run", "w", "--", "true"]).assert_ok();
+    let (disk, repo, root) = on_small_disk(&env, backend, "24m");
+    let aw = |args: &[&str]| aw_on(&env, &repo, &root, args);
     let ws = root.join(env.namespace(&repo)).join("w");
     assert!(ws.is_dir(), "{}", env.listing());
     fs::write(ws.join("a.txt"), "edited\n").unwrap();
@@ -508,16 +527,8 @@ fn clean_on_a_full_disk_changes_nothing(backend: Backend) {
 /// output (never recorded) does not make `clean` refuse on a tight but sufficient disk.
 fn clean_on_a_tight_disk_ignores_build_output(backend: Backend) {
     let env = TestEnv::new();
-    let disk = SmallDisk::mount(env.path().join("small"), "40m");
-    let repo = backend.repo_named(&env, "small/repo");
-    let root = env.path().join("small/workspaces");
-    let aw = |args: &[&str]| {
-        env.aw_cmd(&repo)
-            .env("AI_WORKSPACES_ROOT", &root)
-            .args(args)
-            .run()
-    };
-    aw(&["run", "w", "--", "true"]).assert_ok();
+    let (disk, repo, root) = on_small_disk(&env, backend, "40m");
+    let aw = |args: &[&str]| aw_on(&env, &repo, &root, args);
     let ws = root.join(env.namespace(&repo)).join("w");
     fs::write(ws.join(".gitignore"), "build/\n").unwrap();
     fs::create_dir(ws.join("build")).unwrap();
@@ -556,16 +567,8 @@ fn clean_on_a_tight_disk_ignores_build_output(backend: Backend) {
 #[test]
 fn git_clean_counts_an_edit_made_before_the_index_was_written() {
     let env = TestEnv::new();
-    let disk = SmallDisk::mount(env.path().join("small"), "40m");
-    let repo = Backend::Git.repo_named(&env, "small/repo");
-    let root = env.path().join("small/workspaces");
-    let aw = |args: &[&str]| {
-        env.aw_cmd(&repo)
-            .env("AI_WORKSPACES_ROOT", &root)
-            .args(args)
-            .run()
-    };
-    aw(&["run", "w", "--", "true"]).assert_ok();
+    let (disk, repo, root) = on_small_disk(&env, Backend::Git, "40m");
+    let aw = |args: &[&str]| aw_on(&env, &repo, &root, args);
     let ws = root.join(env.namespace(&repo)).join("w");
     // 4 MiB that do not compress (xorshift), then the index written after them.
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -639,16 +642,8 @@ fn jj_stale_clean_without_room_for_the_copy_copies_nothing() {
 
 fn stale_clean_leaving(leave: u64, refusal: &str) {
     let env = TestEnv::new();
-    let disk = SmallDisk::mount(env.path().join("small"), "32m");
-    let repo = Backend::Jj.repo_named(&env, "small/repo");
-    let root = env.path().join("small/workspaces");
-    let aw = |args: &[&str]| {
-        env.aw_cmd(&repo)
-            .env("AI_WORKSPACES_ROOT", &root)
-            .args(args)
-            .run()
-    };
-    aw(&["run", "w", "--", "true"]).assert_ok();
+    let (disk, repo, root) = on_small_disk(&env, Backend::Jj, "32m");
+    let aw = |args: &[&str]| aw_on(&env, &repo, &root, args);
     let ws = root.join(env.namespace(&repo)).join("w");
     fs::create_dir(ws.join("data")).unwrap();
     for n in 0..6 {
@@ -726,16 +721,8 @@ fn stale_clean_leaving(leave: u64, refusal: &str) {
 #[test]
 fn doctor_says_when_putting_a_recovery_copy_back_needs_space_first() {
     let env = TestEnv::new();
-    let disk = SmallDisk::mount(env.path().join("small"), "16m");
-    let repo = Backend::Jj.repo_named(&env, "small/repo");
-    let root = env.path().join("small/workspaces");
-    let aw = |args: &[&str]| {
-        env.aw_cmd(&repo)
-            .env("AI_WORKSPACES_ROOT", &root)
-            .args(args)
-            .run()
-    };
-    aw(&["run", "w", "--", "true"]).assert_ok();
+    let (disk, repo, root) = on_small_disk(&env, Backend::Jj, "16m");
+    let aw = |args: &[&str]| aw_on(&env, &repo, &root, args);
     let ns = root.join(env.namespace(&repo));
     let copy = ns.join(".recovering-w");
     fs::create_dir_all(copy.join("files")).unwrap();
