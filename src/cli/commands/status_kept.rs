@@ -79,7 +79,7 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
         let width = status_table::plain_line(&row.line, row.updated, now, &mut table);
         widest = widest.max(width);
         if let Some(hint) = &row.hint {
-            hints += &format!("{}: {hint}\n", row.id);
+            push_hint(&mut hints, &row.id, hint);
         }
     }
     status_table::plain_fits(head.room, widest).then_some(())?;
@@ -106,10 +106,18 @@ pub(super) fn hints<'a>(rows: impl Iterator<Item = (&'a str, Option<&'a str>)>) 
     let mut hints = String::new();
     for (id, hint) in rows {
         if let Some(hint) = hint {
-            hints += &format!("{id}: {hint}\n");
+            push_hint(&mut hints, id, hint);
         }
     }
     hints
+}
+
+/// One line of [`hints`]: `<id>: <hint>`.
+fn push_hint(hints: &mut String, id: &str, hint: &str) {
+    hints.push_str(id);
+    hints.push_str(": ");
+    hints.push_str(hint);
+    hints.push('\n');
 }
 
 /// Whether the row of `entry` depends on nothing but what [`kept_table`] compares: a
