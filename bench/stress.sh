@@ -126,7 +126,12 @@ import json,sys
 ws=[w for w in json.load(sys.stdin)["workspaces"] if w["workspace_id"].startswith("k")]
 print(sum(w["status"]=="crashed" for w in ws), sum(w["status"]=="interrupted" for w in ws), sum(w["status"]=="running" for w in ws))')
 read -r crashed interrupted still_running <<<"$summary"
-orphans=$(pgrep -f 'sleep 30' | wc -l || true)
+# This round's commands only (their directory is one of its workspaces): other work on the
+# machine may run a `sleep 30` of its own.
+orphans=0
+for pid in $(pgrep -x sleep || true); do
+    [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$AI_WORKSPACES_ROOT"/* ]] && orphans=$((orphans + 1))
+done
 record "kill storm: $half SIGKILL + $((n - half)) SIGTERM" "$early ended before the signal, $crashed/$half crashed, $interrupted/$((n - half)) interrupted (exit 143: $term_codes), $still_running still shown running, $orphans commands left running" ""
 ok=0
 for i in $(seq 1 "$n"); do "$aw" run "k$i" -- true >/dev/null 2>&1 && ok=$((ok + 1)); done
