@@ -85,7 +85,6 @@ const STAMP_TEXT_MAX: usize = 7 * 17 - 1;
 
 impl StampText {
     pub(crate) fn of(stamp: Option<&Stamp>) -> StampText {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = StampText {
             bytes: [0; STAMP_TEXT_MAX],
             len: 0,
@@ -103,10 +102,8 @@ impl StampText {
             // As the bits of an unsigned number (a negative one, which no stamp holds, too).
             let n = *n as u64;
             let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
-            for d in (0..digits).rev() {
-                out.bytes[out.len] = DIGITS[((n >> (4 * d)) & 0xf) as usize];
-                out.len += 1;
-            }
+            out.bytes[out.len..out.len + digits].copy_from_slice(&hex_digits(n)[16 - digits..]);
+            out.len += digits;
         }
         out
     }
@@ -130,6 +127,23 @@ impl StampText {
         }
         parts.next().is_none().then_some(Some(stamp))
     }
+}
+
+/// The sixteen hexadecimal digits of `n`, most significant first, computed for all sixteen
+/// at once (a row's stamp is written this way on every `status`, for every workspace).
+fn hex_digits(n: u64) -> [u8; 16] {
+    const fn each_byte(b: u8) -> u128 {
+        u128::from_ne_bytes([b; 16])
+    }
+    // Each nibble into the low half of a byte of its own: nibble k in byte k.
+    let mut x = u128::from(n);
+    x = (x | (x << 32)) & 0x0000_0000_ffff_ffff_0000_0000_ffff_ffff;
+    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff_0000_ffff_0000_ffff;
+    x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff_00ff_00ff_00ff_00ff;
+    x = (x | (x << 4)) & each_byte(0x0f);
+    // '0' + v, and 'a' - '0' - 10 more where v > 9 (v + 6 then carries into bit 4).
+    let letters = ((x + each_byte(6)) >> 4) & each_byte(1);
+    (x + each_byte(b'0') + letters * u128::from(b'a' - b'0' - 10)).to_be_bytes()
 }
 
 /// A run a row shows as live or as ended, by its process (see [`Row::run`]).
@@ -399,13 +413,24 @@ pub(crate) struct RowRead<'a> {
     pub run: Option<Run>,
 }
 
-/// A kept table read a line at a time: its [`Head`], then its rows. Anything damaged or cut
-/// short reads as `None`: the table is then made anew.
+/// A kept table read a line at a time: its [`Head`], its working copies, then its rows.
+/// Anything damaged or cut short reads as `None`: the table is then made anew.
 pub(crate) struct Reader<R> {
     input: R,
+    /// A line that did not lie whole in `input`'s buffer, copied here.
     line: Vec<u8>,
-    /// Whether `line` holds a line read but not yet taken.
+    /// Where the line last given is: the first `n` bytes of `input`'s buffer (its newline
+    /// included; consumed when the next line is read), or `line`.
+    last: Last,
+    /// Whether the line last given is to be given again.
     pending: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Last {
+    Nothing,
+    Buffer(usize),
+    Copied,
 }
 
 impl<R: BufRead> Reader<R> {
@@ -413,22 +438,40 @@ impl<R: BufRead> Reader<R> {
         Reader {
             input,
             line: Vec::with_capacity(512),
+            last: Last::Nothing,
             pending: false,
         }
     }
 
-    /// The next line, without its newline (a last line without one is not given).
+    /// The next line, without its newline (a last line without one is not given). A line
+    /// that lies whole in the input's buffer is given from there, not copied.
     fn next_line(&mut self) -> Option<&[u8]> {
         if !self.pending {
-            self.line.clear();
-            self.input.read_until(b'\n', &mut self.line).ok()?;
-            (self.line.pop() == Some(b'\n')).then_some(())?;
+            if let Last::Buffer(n) = std::mem::replace(&mut self.last, Last::Nothing) {
+                self.input.consume(n);
+            }
+            let buffer = self.input.fill_buf().ok()?;
+            self.last = match memchr::memchr(b'\n', buffer) {
+                Some(at) => Last::Buffer(at + 1),
+                None => {
+                    self.line.clear();
+                    self.input.read_until(b'\n', &mut self.line).ok()?;
+                    (self.line.pop() == Some(b'\n')).then_some(())?;
+                    Last::Copied
+                }
+            };
         }
         self.pending = false;
-        Some(&self.line)
+        match self.last {
+            Last::Nothing => None,
+            Last::Copied => Some(&self.line),
+            // Still the front of the buffer: nothing was consumed since.
+            Last::Buffer(n) => Some(&self.input.fill_buf().ok()?[..n - 1]),
+        }
     }
 
-    /// What the table stands on: every line before its rows.
+    /// What the table stands on: every line before its working copies, which
+    /// [`Reader::working_copies`] reads next (`Head::working_copies` is left empty).
     pub(crate) fn head(&mut self) -> Option<Head> {
         (self.next_line()? == first_line().as_bytes()).then_some(())?;
         let heads = unescape(self.next_line()?.strip_prefix(b"heads\t")?)?.into_owned();
@@ -452,17 +495,6 @@ impl<R: BufRead> Reader<R> {
         };
         flags.next().is_none().then_some(())?;
         let header = unescape(self.next_line()?.strip_prefix(b"header\t")?)?.into_owned();
-        // The working copies: every line from here that starts with `wc`, kept as text.
-        let mut working_copies = String::new();
-        loop {
-            let line = self.next_line()?;
-            if !line.starts_with(b"wc\t") {
-                break;
-            }
-            working_copies.push_str(utf8(line)?);
-            working_copies.push('\n');
-        }
-        self.pending = true;
         Some(Head {
             heads,
             dirs,
@@ -472,76 +504,110 @@ impl<R: BufRead> Reader<R> {
             plain,
             room,
             header,
-            working_copies,
+            working_copies: String::new(),
         })
     }
 
+    /// The working copies kept (every line after the head that starts with `wc`, as
+    /// text), read after [`Reader::head`]; without `keep`, passed over (an empty text):
+    /// they are compared only when the operation heads moved.
+    pub(crate) fn working_copies(&mut self, keep: bool) -> Option<String> {
+        let mut working_copies = String::new();
+        loop {
+            let line = self.next_line()?;
+            if !line.starts_with(b"wc\t") {
+                break;
+            }
+            if keep {
+                working_copies.push_str(utf8(line)?);
+                working_copies.push('\n');
+            }
+        }
+        self.pending = true;
+        Some(working_copies)
+    }
+
     /// The next row (`Some(None)` after the last, when nothing follows the end); read after
-    /// [`Reader::head`].
+    /// [`Reader::working_copies`].
     pub(crate) fn row(&mut self) -> Option<Option<RowRead<'_>>> {
-        let line = self.next_line()?;
-        if line == b"end" {
+        if self.next_line()? == b"end" {
             // Nothing may follow.
+            if let Last::Buffer(n) = std::mem::replace(&mut self.last, Last::Nothing) {
+                self.input.consume(n);
+            }
             return self.input.fill_buf().ok()?.is_empty().then_some(None);
         }
-        let mut rest = self.line.strip_prefix(b"row\t")?;
-        let id = unescape(field(&mut rest)?)?;
-        let state = field(&mut rest)?;
-        let view = field(&mut rest)?;
-        let updated = match field(&mut rest)? {
-            b"-" => None,
-            t => {
-                let at = t.iter().position(|&b| b == b',')?;
-                let (s, n) = (number(&t[..at])?, number(&t[at + 1..])?);
-                Some(SystemTime::UNIX_EPOCH + Duration::new(s.try_into().ok()?, n.try_into().ok()?))
-            }
-        };
-        let hint = match field(&mut rest)? {
-            b"-" => None,
-            hint => Some(unescape(hint.strip_prefix(b"+")?)?),
-        };
-        let run = match field(&mut rest)? {
-            b"-" => None,
-            run => {
-                let mut parts = run.split(|&b| b == b',');
-                let mut opt = || match parts.next()? {
-                    b"-" => Some(None),
-                    n => Some(Some(number(n)?)),
-                };
-                let (pid, start) = (opt()?, opt()?);
-                let ended = match parts.next()? {
-                    b"1" => true,
-                    b"0" => false,
-                    _ => return None,
-                };
-                parts.next().is_none().then_some(())?;
-                Some(Run {
-                    pid: pid.map(u32::try_from).transpose().ok()?,
-                    start: start.map(u64::try_from).transpose().ok()?,
-                    ended,
-                })
-            }
-        };
-        // The line is the last field, to the end of the line.
-        let line = unescape(rest)?;
-        Some(Some(RowRead {
-            id,
-            state,
-            view,
-            line,
-            updated,
-            hint,
-            run,
-        }))
+        self.pending = true;
+        row_of(self.next_line()?).map(Some)
     }
+}
+
+/// The row of `line`, as [`text`] writes it.
+fn row_of(line: &[u8]) -> Option<RowRead<'_>> {
+    let mut rest = line.strip_prefix(b"row\t")?;
+    let id = unescape(field(&mut rest)?)?;
+    let state = field(&mut rest)?;
+    let view = field(&mut rest)?;
+    let updated = match field(&mut rest)? {
+        b"-" => None,
+        t => {
+            let at = memchr::memchr(b',', t)?;
+            let (s, n) = (number(&t[..at])?, number(&t[at + 1..])?);
+            Some(SystemTime::UNIX_EPOCH + Duration::new(s.try_into().ok()?, n.try_into().ok()?))
+        }
+    };
+    let hint = match field(&mut rest)? {
+        b"-" => None,
+        hint => Some(unescape(hint.strip_prefix(b"+")?)?),
+    };
+    let run = match field(&mut rest)? {
+        b"-" => None,
+        run => {
+            let mut parts = run.split(|&b| b == b',');
+            let mut opt = || match parts.next()? {
+                b"-" => Some(None),
+                n => Some(Some(number(n)?)),
+            };
+            let (pid, start) = (opt()?, opt()?);
+            let ended = match parts.next()? {
+                b"1" => true,
+                b"0" => false,
+                _ => return None,
+            };
+            parts.next().is_none().then_some(())?;
+            Some(Run {
+                pid: pid.map(u32::try_from).transpose().ok()?,
+                start: start.map(u64::try_from).transpose().ok()?,
+                ended,
+            })
+        }
+    };
+    // The line is the last field, to the end of the line.
+    let line = unescape(rest)?;
+    Some(RowRead {
+        id,
+        state,
+        view,
+        line,
+        updated,
+        hint,
+        run,
+    })
 }
 
 /// The table in `text`, when it reads whole (every row kept in memory; `status` reads the
 /// rows one at a time instead).
 #[cfg(test)]
 fn parse(text: &[u8]) -> Option<Table<'static>> {
-    let mut reader = Reader::new(text);
-    let head = reader.head()?;
+    parse_from(text)
+}
+
+/// [`parse`] from any reader (through a small buffer, lines cross its ends).
+#[cfg(test)]
+fn parse_from(input: impl BufRead) -> Option<Table<'static>> {
+    let mut reader = Reader::new(input);
+    let mut head = reader.head()?;
+    head.working_copies = reader.working_copies(true)?;
     let mut rows = vec![];
     while let Some(row) = reader.row()? {
         rows.push(Row {
@@ -577,7 +643,7 @@ pub(crate) fn working_copies_text<'v>(view: impl Iterator<Item = (&'v str, &'v s
 /// The field at the start of `rest` (up to a tab, within its line), `rest` moved past it and
 /// its tab.
 fn field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let at = rest.iter().position(|&b| b == b'\t' || b == b'\n')?;
+    let at = memchr::memchr2(b'\t', b'\n', rest)?;
     (rest[at] == b'\t').then_some(())?;
     let (field, after) = rest.split_at(at);
     *rest = &after[1..];
@@ -615,7 +681,10 @@ fn stamp(field: &str) -> Option<Option<Stamp>> {
 
 /// Appends `text` with its backslashes, tabs and newlines escaped.
 fn escape(out: &mut String, text: &str) {
-    if !text.contains(['\\', '\t', '\n', '\r']) {
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+    {
         out.push_str(text);
         return;
     }
@@ -633,10 +702,10 @@ fn escape(out: &mut String, text: &str) {
 /// What [`escape`] wrote (borrowed when nothing was escaped); `None` for a bad escape or
 /// for bytes that are not UTF-8.
 fn unescape(field: &[u8]) -> Option<Cow<'_, str>> {
-    let field = utf8(field)?;
-    if !field.contains('\\') {
-        return Some(Cow::Borrowed(field));
+    if memchr::memchr(b'\\', field).is_none() {
+        return Some(Cow::Borrowed(utf8(field)?));
     }
+    let field = utf8(field)?;
     let mut out = String::with_capacity(field.len());
     let mut chars = field.chars();
     while let Some(c) = chars.next() {
@@ -701,6 +770,50 @@ mod tests {
                     }),
                 },
             ],
+        }
+    }
+
+    #[test]
+    fn a_table_reads_the_same_through_a_buffer_of_any_size() {
+        let text = text(&sample());
+        let through =
+            |text: &[u8], capacity| parse_from(std::io::BufReader::with_capacity(capacity, text));
+        for capacity in (1..64).chain([100, 200, text.len() - 1, text.len(), 64 << 10]) {
+            assert_eq!(
+                through(text.as_bytes(), capacity),
+                Some(sample()),
+                "{capacity}"
+            );
+            // Cut short, or with a line after its end: not read.
+            for cut in [text.len() - 1, text.len() - 5, text.len() / 2] {
+                assert_eq!(
+                    through(&text.as_bytes()[..cut], capacity),
+                    None,
+                    "{capacity} {cut}"
+                );
+            }
+            let more = format!("{text}row\tw3\t-\t-\t-\t-\t\n");
+            assert_eq!(through(more.as_bytes(), capacity), None, "{capacity}");
+        }
+    }
+
+    #[test]
+    fn every_number_is_written_in_the_digits_format_gives() {
+        let mut n: u64 = 1;
+        let mut samples = vec![0, u64::MAX, 9, 10, 15, 16, 0xa0, 0x9f];
+        // Every digit, at every place, through a sequence that reaches each.
+        for _ in 0..4096 {
+            n = n
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            samples.push(n);
+            samples.push(n >> (n % 64));
+        }
+        for n in samples {
+            assert_eq!(hex_digits(n), *format!("{n:016x}").as_bytes(), "{n:x}");
+            let text = StampText::of(Some(&[n as i64; 7]));
+            let one = format!("{n:x}");
+            assert_eq!(text.as_bytes(), [one.as_str(); 7].join(",").as_bytes());
         }
     }
 

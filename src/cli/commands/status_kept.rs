@@ -48,6 +48,8 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     (dirs.stamps() == head.dirs).then_some(())?;
     let heads = ctx.vcs.table_heads()?;
     let moved = heads != head.heads;
+    // Read (kept) only to be compared, when the heads moved.
+    let working_copies = kept.working_copies(moved)?;
     if moved {
         // Another operation: the table stands if jj's working copies are those it was made
         // with, and no row shows a land (which the whole repository decides).
@@ -55,7 +57,7 @@ pub(super) fn answer(ctx: &Context) -> Option<Answer> {
         if !kept_table::same_view(&cache, &head.heads, &heads) {
             let view = ctx.vcs.table_view(&heads)?;
             let view = kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)));
-            (view == head.working_copies).then_some(())?;
+            (view == working_copies).then_some(())?;
             // Known for these heads now: the next table needs no look at jj's view.
             kept_table::note_same_view(&cache, &head.heads, &heads);
         }

@@ -187,12 +187,12 @@ fn parse_checkout(buf: &[u8]) -> Option<(String, String)> {
 /// a table lookup, not a formatter call per byte).
 fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
+    let mut out = Vec::with_capacity(bytes.len() * 2);
     for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
+        out.extend_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]);
     }
-    out
+    // Only ASCII digits were written.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn is_hex(text: &str) -> bool {
