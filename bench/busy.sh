@@ -8,7 +8,9 @@
 # `clean` of a fresh workspace against `jj workspace forget` + `rm -rf` of an identical one;
 # git `diff` in a git repository of the same files (two worktrees of 100 changed files: 5
 # untracked, and 15 untracked beside 15 deleted) against `git diff --stat <base>` + `git
-# ls-files --others --exclude-standard`; and `status` with STATUS_N (1,000) workspaces
+# ls-files --others --exclude-standard`, and the second shape also against git's own pairing
+# of untracked files with deleted ones (`git add -N .` to a copy of the index, then `git diff
+# --stat <base>`), which that floor leaves out and `diff` does; and `status` with STATUS_N (1,000) workspaces
 # against 10 (bench/status_cpu.sh's two 1,000-file repositories, made once: `status` reads
 # no files, so the size does not matter to it), CPU time and peak RSS.
 #
@@ -370,6 +372,19 @@ bench_git_diff() {
         pairs - "git-diff-$shape" "$RUNS" "${ours[@]}" :: "${floor[@]}"
         pair_rows "git \`diff\` of 100 changed files ($shape)" 1.2x cpu \
             "$(shown "${ours[@]}") vs $(shown "${floor[@]}")"
+        [[ $shape == deletions ]] || continue
+        # The floor above does not pair the untracked files with the deleted ones, which
+        # `diff` does (as git does for files it knows of). git's own way to show the same
+        # pairs: the untracked files added as intended (`add -N`) to a copy of the index.
+        local index
+        index=$(git -C "$ws" rev-parse --path-format=absolute --git-path index)
+        # shellcheck disable=SC2016 # the floor's script, expanded by sh
+        local paired=(sh -c 'cp -p "$3" "$4" && GIT_INDEX_FILE=$4 git -C "$1" add -N . && GIT_INDEX_FILE=$4 git -C "$1" diff --stat "$2"' _ "$ws" "$gbase" "$index" "$scratch/paired-index")
+        must "${paired[@]}"
+        say "$files files, git diff ($shape) against git's own pairing: $RUNS pairs"
+        pairs - "git-diff-$shape-paired" "$RUNS" "${ours[@]}" :: "${paired[@]}"
+        pair_rows "git \`diff\` of 100 changed files ($shape), renames paired as git pairs them" \
+            1.2x cpu "$(shown "${ours[@]}") vs $(shown "${paired[@]}")"
     done
     cd "$scratch"
     rm -rf "$grepo" "$(dirname "$ws")"
