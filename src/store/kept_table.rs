@@ -71,9 +71,10 @@ pub(crate) struct Row<'a> {
     pub run: Option<Run>,
 }
 
-/// A file's stamp as a row keeps it: its seven numbers in hexadecimal joined by commas, or
-/// `-` for no file. A row's stamps are compared as text: the file's stamp now is written the
-/// same way and compared byte for byte with the kept one, never parsed.
+/// A file's stamp as the table keeps it (each row's two, and the directories'): its seven
+/// numbers in hexadecimal joined by commas, or `-` for no file. A row's stamps are compared
+/// as text: the file's stamp now is written the same way and compared byte for byte with the
+/// kept one, never parsed (the directories' four are read back once, with the head).
 #[derive(Clone, Copy)]
 pub(crate) struct StampText {
     bytes: [u8; STAMP_TEXT_MAX],
@@ -113,7 +114,6 @@ impl StampText {
     }
 
     /// The stamp `text` stands for, as [`StampText::of`] writes it (`None` inside: no file).
-    #[cfg(test)]
     fn decode(text: &[u8]) -> Option<Option<Stamp>> {
         if text == b"-" {
             return Some(None);
@@ -308,16 +308,10 @@ fn text(table: &Table<'_>) -> String {
     use std::fmt::Write as _;
     let mut out = first_line();
     out.push('\n');
-    let stamp = |out: &mut String, stamp: &Option<Stamp>| match stamp {
-        // Writing to a String cannot fail.
-        Some(s) => {
-            let _ = write!(
-                out,
-                "{},{},{},{},{},{},{}",
-                s[0], s[1], s[2], s[3], s[4], s[5], s[6]
-            );
-        }
-        None => out.push('-'),
+    let stamp = |out: &mut String, stamp: &Option<Stamp>| {
+        // Hexadecimal digits, commas or a dash.
+        let text = StampText::of(stamp.as_ref());
+        out.push_str(std::str::from_utf8(text.as_bytes()).unwrap_or_default());
     };
     out.push_str("heads\t");
     escape(&mut out, &table.head.heads);
@@ -349,11 +343,9 @@ fn text(table: &Table<'_>) -> String {
     for row in &table.rows {
         out.push_str("row\t");
         escape(&mut out, &row.id);
-        for stamp in [&row.state, &row.view] {
+        for row_stamp in [&row.state, &row.view] {
             out.push('\t');
-            let text = StampText::of(stamp.as_ref());
-            // Hexadecimal digits, commas or a dash.
-            out.push_str(std::str::from_utf8(text.as_bytes()).unwrap_or_default());
+            stamp(&mut out, row_stamp);
         }
         out.push('\t');
         match row
@@ -474,13 +466,16 @@ impl<R: BufRead> Reader<R> {
     pub(crate) fn head(&mut self) -> Option<Head> {
         (self.next_line()? == first_line().as_bytes()).then_some(())?;
         let heads = unescape(self.next_line()?.strip_prefix(b"heads\t")?)?.into_owned();
-        let mut dirs_line = utf8(self.next_line()?.strip_prefix(b"dirs\t")?)?.split('\t');
+        let mut dirs_line = self
+            .next_line()?
+            .strip_prefix(b"dirs\t")?
+            .split(|&b| b == b'\t');
         let mut dirs = [None; 3];
         for dir in &mut dirs {
-            *dir = stamp(dirs_line.next()?)?;
+            *dir = StampText::decode(dirs_line.next()?)?;
         }
         dirs_line.next().is_none().then_some(())?;
-        let state_dir = stamp(utf8(self.next_line()?.strip_prefix(b"state\t")?)?)?;
+        let state_dir = StampText::decode(self.next_line()?.strip_prefix(b"state\t")?)?;
         let mut flags = utf8(self.next_line()?.strip_prefix(b"flags\t")?)?.split('\t');
         let mut flag = || match flags.next()? {
             "1" => Some(true),
@@ -661,20 +656,6 @@ fn number(text: &[u8]) -> Option<i64> {
         n = n * 10 + i64::from(b - b'0');
     }
     Some(if negative { -n } else { n })
-}
-
-/// A directory's stamp as [`text`] writes it: seven numbers joined by commas, or `-` for
-/// none.
-fn stamp(field: &str) -> Option<Option<Stamp>> {
-    if field == "-" {
-        return Some(None);
-    }
-    let mut stamp: Stamp = [0; 7];
-    let mut parts = field.as_bytes().split(|&b| b == b',');
-    for n in &mut stamp {
-        *n = number(parts.next()?)?;
-    }
-    parts.next().is_none().then_some(Some(stamp))
 }
 
 /// Appends `text` with its backslashes, tabs and newlines escaped.
