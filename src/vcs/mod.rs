@@ -282,8 +282,10 @@ impl Vcs {
 
     /// [`Vcs::keep_edits`], and for a jj workspace whose directory is left the
     /// [`Vcs::work_commits_and_tracked`] that follows it, from the same jj process (`None`:
-    /// ask them apart). git asks `room` (see [`git::Git::keep_edits_within`]) before it
-    /// writes anything; jj does not: its caller checks the room first.
+    /// ask them apart). Both ask `room`, before they write anything, whether the file
+    /// systems have room for what recording the edits writes (refused:
+    /// [`VcsError::NoRoom`], nothing changed): a snapshot that fails half way on a full disk
+    /// leaves a jj working copy stale.
     #[allow(clippy::type_complexity)]
     pub(crate) fn keep_edits_listing(
         &self,
@@ -293,9 +295,20 @@ impl Vcs {
         room: &dyn Fn(u64) -> std::result::Result<(), crate::store::disk::NoRoom>,
     ) -> Result<(Kept, Option<(Vec<Commit>, Vec<PathBuf>)>)> {
         match (self, path) {
-            (Vcs::Jj(jj), Some(ws)) => jj.keep_edits_listing(id, ws, base),
+            (Vcs::Jj(jj), Some(ws)) => jj.keep_edits_listing(id, ws, base, room),
             (Vcs::Git(git), _) => Ok((git.keep_edits_within(id, path, room)?, None)),
             _ => Ok((self.keep_edits(id, path)?, None)),
+        }
+    }
+
+    /// At most what recording the edits of the workspace at `ws` writes, counted from the
+    /// files: those changed since the backend last recorded it (jj: its `tree_state`; git:
+    /// its index), the ones it ignores aside (build output is never recorded; when the
+    /// backend cannot say which, every file counts).
+    pub(crate) fn bytes_to_record(&self, ws: &Path) -> u64 {
+        match self {
+            Vcs::Jj(jj) => jj.bytes_to_record(ws),
+            Vcs::Git(git) => git.bytes_to_record(ws),
         }
     }
 
@@ -607,4 +620,20 @@ impl Vcs {
             Vcs::Git(git) => git.is_landed(id, ws, &land.target),
         }
     }
+}
+
+/// The bytes of the files under `ws` changed since the latest modification of any of
+/// `recorded` (where the backend last recorded the workspace), `ignored` (paths relative to
+/// `ws`, a directory with or without its trailing `/`) left out.
+fn changed_bytes(ws: &Path, recorded: &[PathBuf], ignored: Vec<PathBuf>) -> u64 {
+    let since = recorded
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
+        .max()
+        .unwrap_or(std::time::UNIX_EPOCH);
+    let ignored: std::collections::HashSet<PathBuf> = ignored
+        .into_iter()
+        .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
+        .collect();
+    crate::store::disk::changed_since(ws, since, &|rel| ignored.contains(rel))
 }

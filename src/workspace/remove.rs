@@ -151,11 +151,10 @@ fn remove_workspace(
         Some(Problem::Renamed(name)) => name.as_str(),
         _ => entry.id.as_str(),
     };
-    // git checks the room itself, from what `status` lists, before it writes anything.
-    let git = matches!(ctx.vcs, crate::vcs::Vcs::Git(_));
-    let unregistered = matches!(entry.problem, Some(Problem::Unregistered));
-    if has_dir && (!git || unregistered) {
-        room_to_record(ctx, entry)?;
+    // The backend asks for room before it records anything (below); a workspace it no
+    // longer knows, whose files are kept aside, is asked here.
+    if has_dir && matches!(entry.problem, Some(Problem::Unregistered)) {
+        room_for(ctx, ctx.vcs.bytes_to_record(&entry.path)).map_err(|e| no_room(entry, &e))?;
     }
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
@@ -503,11 +502,6 @@ impl Journal {
     }
 }
 
-/// Refuses, before anything is recorded, a removal whose edits cannot be recorded for want
-/// of free space: a snapshot that fails half way on a full disk leaves a jj working copy
-/// stale. What it writes is at most the files changed since the backend last recorded the
-/// workspace (jj: its `tree_state`; git: its index), ignored ones aside; the repository and the namespace (the
-/// journal, the state) must have that room plus [`crate::store::disk::MARGIN`].
 fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathBuf>> {
     match &ctx.vcs {
         crate::vcs::Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
@@ -515,33 +509,8 @@ fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathB
     }
 }
 
-fn room_to_record(ctx: &Context, entry: &Entry) -> Result<()> {
-    let ws = &entry.path;
-    let gitdir = crate::store::fsutil::read_untrusted_string(&ws.join(".git"), 4096)
-        .ok()
-        .and_then(|t| t.strip_prefix("gitdir:").map(|d| PathBuf::from(d.trim())));
-    let recorded = [
-        Some(ws.join(".jj/working_copy/tree_state")),
-        Some(ws.join(".git/index")),
-        gitdir.map(|d| d.join("index")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
-    .max()
-    .unwrap_or(std::time::UNIX_EPOCH);
-    // Ignored files (build output) are never recorded; when the backend cannot say which,
-    // every file counts.
-    let ignored: HashSet<PathBuf> = ignored(ctx, ws, true)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|p| PathBuf::from(p.to_string_lossy().trim_end_matches('/')))
-        .collect();
-    let bytes = crate::store::disk::changed_since(ws, recorded, &|rel| ignored.contains(rel));
-    room_for(ctx, bytes).map_err(|e| no_room(entry, &e))
-}
-
-/// Whether the repository's and the namespace's file systems have room to record `bytes`.
+/// Whether the repository's and the namespace's file systems (the journal, the state) have
+/// room to record `bytes`, plus [`crate::store::disk::MARGIN`].
 fn room_for(ctx: &Context, bytes: u64) -> std::result::Result<(), crate::store::disk::NoRoom> {
     for dir in [&ctx.repo.root, &ctx.layout.dir] {
         crate::store::disk::check_room(dir, bytes)?;

@@ -226,7 +226,7 @@ impl Git {
 
     /// The worktree's index, from the `gitdir:` line of its `.git` file (as git finds it),
     /// else as git reports it.
-    fn index_of(&self, ws: &Path) -> Result<PathBuf> {
+    pub(super) fn index_of(&self, ws: &Path) -> Result<PathBuf> {
         let dot_git = ws.join(".git");
         if let Some(dir) = crate::store::fsutil::read_untrusted_string(&dot_git, 4096)
             .ok()

@@ -42,13 +42,13 @@ impl Git {
                 }
                 other => other?,
             };
-            let status = || -> Result<String> {
+            let porcelain = || -> Result<String> {
                 Ok(self
                     .call(ws)?
                     .args(["status", "--porcelain", "-z", "--untracked-files=all"])
                     .stdout()?)
             };
-            let mut changes = status()?;
+            let mut changes = porcelain()?;
             let (skipped, assumed) = flagged_paths(&listed);
             let flagged: Vec<&str> = skipped.into_iter().chain(assumed).collect();
             let bytes = changed_paths(&changes)
@@ -63,10 +63,9 @@ impl Git {
             room(bytes).map_err(VcsError::NoRoom)?;
             if !flagged.is_empty() {
                 self.unhide_flagged(ws, &listed)?;
-                changes = status()?;
+                changes = porcelain()?;
             }
-            let status = changes;
-            if !status.is_empty() {
+            if !changes.is_empty() {
                 // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
                 super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
                 let commit = self
@@ -200,6 +199,18 @@ impl Git {
             .arg("--")
             .stdout()?;
         Ok(crate::vcs::parse_commits(&out))
+    }
+
+    /// At most what committing the changes of the worktree at `ws` writes, counted from the
+    /// files changed since its index was written, the ignored ones aside (for a worktree
+    /// git no longer knows, where `status` cannot be asked).
+    pub(crate) fn bytes_to_record(&self, ws: &Path) -> u64 {
+        let index = self.index_of(ws).ok();
+        crate::vcs::changed_bytes(
+            ws,
+            index.as_slice(),
+            self.ignored_files(ws, true).unwrap_or_default(),
+        )
     }
 
     /// The files of the worktree at `ws` that git ignores (and so `add --all` leaves out),

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::stale::{recovery_dir, Probe};
 use super::{workspace_revset, Jj};
-use crate::vcs::error::Result;
+use crate::store::disk::NoRoom;
+use crate::vcs::error::{Result, VcsError};
 use crate::vcs::Kept;
 use crate::vcs::COMMIT_TEMPLATE_JJ;
 
@@ -42,15 +43,18 @@ impl Jj {
     /// [`Jj::work_commits_and_tracked`] it is removed with, from one jj process: the query
     /// that snapshots the workspace also prints its other commits holding work and the files
     /// its working-copy commit holds. On any other failure of that query (one the separate
-    /// queries may not have) it falls back to them, without the listing.
+    /// queries may not have) it falls back to them, without the listing. `room` is asked
+    /// first whether [`Jj::bytes_to_record`] fits (refused: [`VcsError::NoRoom`]).
     #[allow(clippy::type_complexity)]
     pub(crate) fn keep_edits_listing(
         &self,
         id: &str,
         ws: &Path,
         base: &[String],
+        room: &dyn Fn(u64) -> std::result::Result<(), NoRoom>,
     ) -> Result<(Kept, Option<(Vec<crate::vcs::Commit>, Vec<PathBuf>)>)> {
         self.resume_recovery(ws, &recovery_dir(ws))?;
+        room(self.bytes_to_record(ws)).map_err(VcsError::NoRoom)?;
         let revset = format!("@ | {}", work_revset("@", base));
         let out = match self.probe_revset(ws, &revset, LISTING_TEMPLATE) {
             Ok(Probe::Fresh(out)) => Some(out),
@@ -66,6 +70,17 @@ impl Jj {
             Some((kept, commits, tracked)) => Ok((kept, Some((commits, tracked)))),
             None => Ok((self.keep_edits(id, Some(ws))?, None)),
         }
+    }
+
+    /// At most what jj's snapshot of the workspace at `ws` writes: the files changed since
+    /// its `tree_state` was written, the ignored ones aside.
+    pub(crate) fn bytes_to_record(&self, ws: &Path) -> u64 {
+        let recorded = [ws.join(".jj/working_copy/tree_state")];
+        crate::vcs::changed_bytes(
+            ws,
+            &recorded,
+            self.ignored_files(ws, true).unwrap_or_default(),
+        )
     }
 
     /// The files of the workspace at `ws` that jj's snapshot leaves out as ignored
