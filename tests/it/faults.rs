@@ -457,6 +457,17 @@ impl SmallDisk {
         let _ = file.sync_all();
     }
 
+    /// Fills the file system, then gives back `bytes` of the filler: about that much free.
+    fn fill_leaving(&self, bytes: u64) {
+        self.fill();
+        let filler = fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.join("filler"))
+            .unwrap();
+        let len = filler.metadata().unwrap().len();
+        filler.set_len(len.saturating_sub(bytes)).unwrap();
+    }
+
     fn free(&self) {
         fs::remove_file(self.dir.join("filler")).unwrap();
     }
@@ -534,14 +545,7 @@ fn clean_on_a_tight_disk_ignores_build_output(backend: Backend) {
     fs::create_dir(ws.join("build")).unwrap();
     fs::write(ws.join("build/out.bin"), vec![1u8; 12 << 20]).unwrap();
     fs::write(ws.join("edit.txt"), "edit\n").unwrap();
-    disk.fill();
-    let filler = fs::OpenOptions::new()
-        .write(true)
-        .open(env.path().join("small/filler"))
-        .unwrap();
-    let len = filler.metadata().unwrap().len();
-    filler.set_len(len.saturating_sub(11 << 20)).unwrap();
-    drop(filler);
+    disk.fill_leaving(11 << 20);
     let out = aw(&["clean", "w"]);
     out.assert_ok();
     let keeper = match backend {
@@ -584,14 +588,7 @@ fn git_clean_counts_an_edit_made_before_the_index_was_written() {
     fs::write(ws.join("small.txt"), "small\n").unwrap();
     git_ok(&env, &ws, &["add", "small.txt"]);
     // 10 MiB free: room for the 8 MiB margin, not for the edit besides.
-    disk.fill();
-    let filler = fs::OpenOptions::new()
-        .write(true)
-        .open(env.path().join("small/filler"))
-        .unwrap();
-    let len = filler.metadata().unwrap().len();
-    filler.set_len(len.saturating_sub(10 << 20)).unwrap();
-    drop(filler);
+    disk.fill_leaving(10 << 20);
     let out = aw(&["clean", "w"]);
     out.assert_code(1);
     assert!(
@@ -662,14 +659,7 @@ fn stale_clean_leaving(leave: u64, refusal: &str) {
     env.jj(&repo, ["rebase", "-s", "w@", "-o", "@-"])
         .assert_ok();
     fs::write(ws.join("after.txt"), "after the rewrite\n").unwrap();
-    disk.fill();
-    let filler = fs::OpenOptions::new()
-        .write(true)
-        .open(env.path().join("small/filler"))
-        .unwrap();
-    let len = filler.metadata().unwrap().len();
-    filler.set_len(len.saturating_sub(leave)).unwrap();
-    drop(filler);
+    disk.fill_leaving(leave);
     let out = aw(&["clean", "w"]);
     out.assert_code(1);
     assert!(
