@@ -88,15 +88,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 bin=$(release_binary "$scratch" "$project")
 JJ=$(command -v jj)
-while IFS= read -r var; do
-    case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
-done < <(compgen -e)
-export HOME=$scratch/home XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
-export XDG_DATA_HOME=$scratch/data XDG_STATE_HOME=$scratch/state JJ_CONFIG=$scratch/jj.toml
-export AI_WORKSPACES_ROOT=$scratch/workspaces DIRENV_LOG_FORMAT=
+isolated_home "$scratch"
+export AI_WORKSPACES_ROOT=$scratch/workspaces
 export GIT_CONFIG_GLOBAL=$scratch/gitconfig GIT_CONFIG_NOSYSTEM=1
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$AI_WORKSPACES_ROOT"
-printf '[user]\nname = "Bench"\nemail = "bench@example.invalid"\n' >"$JJ_CONFIG"
+mkdir -p "$AI_WORKSPACES_ROOT"
 printf '[user]\n\tname = Bench\n\temail = bench@example.invalid\n' >"$GIT_CONFIG_GLOBAL"
 say() { printf '==> %s\n' "$*" >&2; }
 # must CMD...: runs CMD, its output in the scratch log; on failure shows the log's tail and stops.

@@ -28,15 +28,8 @@ JJ=$(command -v jj) DIRENV=$(command -v direnv)
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/aw-compare.XXXXXX")
 cleanup() { [[ ${KEEP_SCRATCH:-0} == 1 ]] && echo "scratch kept: $SCRATCH" || rm -rf "$SCRATCH"; }
 trap cleanup EXIT
-while IFS= read -r var; do
-    case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
-done < <(compgen -e)
-export HOME=$SCRATCH/home XDG_CONFIG_HOME=$SCRATCH/config XDG_DATA_HOME=$SCRATCH/data
-export XDG_CACHE_HOME=$SCRATCH/cache XDG_STATE_HOME=$SCRATCH/state
-export JJ_CONFIG=$SCRATCH/jj-config.toml DIRENV_LOG_FORMAT=
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" \
-    "$SCRATCH/floor"
-printf '[user]\nname = "Bench"\nemail = "bench@example.invalid"\n' >"$JJ_CONFIG"
+isolated_home "$SCRATCH"
+mkdir -p "$SCRATCH/floor"
 LOG=$SCRATCH/log.txt
 
 quiet() { "$@" >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; echo "failed: $*" >&2; exit 1; }; }

@@ -1,6 +1,28 @@
 # shellcheck shell=bash
-# What the benchmark scripts share (sourced, not run): the binary they time and the
-# synthetic repositories they time it in.
+# What the benchmark scripts share (sourced, not run): the environment they time in, the
+# binary they time and the synthetic repositories they time it in.
+
+# isolated_env DIR: this shell's environment kept from the user's: no agent-workspace,
+# direnv or jj identity variable inherited; HOME, the XDG directories and jj's configuration
+# inside DIR (not made); direnv's status lines silenced for both sides (agent-workspace
+# sets DIRENV_LOG_FORMAT only when it is unset).
+isolated_env() {
+    local var
+    while IFS= read -r var; do
+        case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
+    done < <(compgen -e)
+    unset JJ_USER JJ_EMAIL JJ_TIMESTAMP JJ_OP_TIMESTAMP JJ_RANDOMNESS_SEED
+    export HOME=$1/home XDG_CONFIG_HOME=$1/config XDG_DATA_HOME=$1/data
+    export XDG_CACHE_HOME=$1/cache XDG_STATE_HOME=$1/state
+    export JJ_CONFIG=$1/jj-config.toml DIRENV_LOG_FORMAT=
+}
+
+# isolated_home DIR: isolated_env DIR, with its directories made and jj's user configured.
+isolated_home() {
+    isolated_env "$1"
+    mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
+    printf '[user]\nname = "Bench"\nemail = "bench@example.invalid"\n' >"$JJ_CONFIG"
+}
 
 # release_binary SCRATCH PROJECT: prints the absolute path of the binary to time:
 # $AGENT_WORKSPACE_BIN, else a release build of PROJECT into SCRATCH/aw-target.

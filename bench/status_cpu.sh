@@ -47,14 +47,8 @@ STATES=${STATES:-1}
 read -r -a extra <<<"${ARGS:-}"
 
 environment() {
-    while IFS= read -r var; do
-        case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
-    done < <(compgen -e)
-    export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_DATA_HOME=$dir/data
-    export XDG_CACHE_HOME=$dir/cache XDG_STATE_HOME=$dir/state
-    export AI_WORKSPACES_ROOT=$dir/workspaces JJ_CONFIG=$dir/jj-config.toml
-    export DIRENV_LOG_FORMAT= GIT_CONFIG_GLOBAL=$dir/gitconfig
-    unset JJ_USER JJ_EMAIL JJ_TIMESTAMP JJ_OP_TIMESTAMP JJ_RANDOMNESS_SEED
+    isolated_env "$dir"
+    export AI_WORKSPACES_ROOT=$dir/workspaces GIT_CONFIG_GLOBAL=$dir/gitconfig
 }
 
 # copy_record FROM TO [SED_ARGS...]: FROM (real's view or state) with b$i's id, path and

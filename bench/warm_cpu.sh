@@ -45,12 +45,7 @@ FILES=${FILES:-10000} RUNS_KEPT=${RUNS_KEPT:-50} ROUNDS=${ROUNDS:-5} REPEAT=${RE
 ITERATIONS=${ITERATIONS:-60}
 DIRENV=$(command -v direnv)
 
-while IFS= read -r var; do
-    case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
-done < <(compgen -e)
-export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_DATA_HOME=$dir/data
-export XDG_CACHE_HOME=$dir/cache XDG_STATE_HOME=$dir/state
-export JJ_CONFIG=$dir/jj-config.toml DIRENV_LOG_FORMAT=
+isolated_env "$dir"
 
 # aw I ARGS...: binary I in its own workspace root, in the repository.
 aw() {
