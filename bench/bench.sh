@@ -153,20 +153,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-while IFS= read -r var; do
-    case $var in AGENT_WORKSPACE_* | DIRENV_*) unset "$var" ;; esac
-done < <(compgen -e)
-export HOME=$SCRATCH/home
-export XDG_CONFIG_HOME=$SCRATCH/config XDG_DATA_HOME=$SCRATCH/data
-export XDG_CACHE_HOME=$SCRATCH/cache XDG_STATE_HOME=$SCRATCH/state
+isolated_home "$SCRATCH"
 export AI_WORKSPACES_ROOT=$SCRATCH/workspaces
-export JJ_CONFIG=$SCRATCH/jj-config.toml
-# Silences direnv's status lines for both sides (agent-workspace sets it only when unset).
-export DIRENV_LOG_FORMAT=
-unset JJ_USER JJ_EMAIL JJ_TIMESTAMP JJ_OP_TIMESTAMP JJ_RANDOMNESS_SEED
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" \
-    "$AI_WORKSPACES_ROOT" "$SCRATCH/floor" "$SCRATCH/repos"
-printf '[user]\nname = "Bench"\nemail = "bench@example.invalid"\n' >"$JJ_CONFIG"
+mkdir -p "$AI_WORKSPACES_ROOT" "$SCRATCH/floor" "$SCRATCH/repos"
 
 rm -rf "$RAW_DIR"
 mkdir -p "$RAW_DIR" "$(dirname "$RESULTS")"
@@ -263,15 +252,18 @@ execs_of() {
                printf "%d\t%d\t%s\n", t, c["jj"] + 0, substr(s, 2) }' "$1"
 }
 
-# count_execs LABEL CMD...: runs CMD under strace and records its subprocesses.
+# count_execs LABEL CMD...: runs CMD under strace and records its subprocesses. With
+# TWICE=1 (a warm run), it runs twice and the second is counted: a warm run starts as a run
+# just like it did before it (the first under strace keeps what direnv loaded for the same
+# caller environment). Once otherwise: a creation or a removal cannot run again.
 count_execs() {
     local label=$1 out=$SCRATCH/strace.txt
     shift
     ((have_strace)) || return 0
-    # Twice, the second counted: a warm run starts as a run just like it did before it
-    # (the first under strace keeps what direnv loaded for the same caller environment).
-    strace -f -qq -e trace=execve -e signal=none -o "$out" "$@" >>"$LOG" 2>&1 ||
-        die "strace $label failed"
+    if [[ ${TWICE:-0} == 1 ]]; then
+        strace -f -qq -e trace=execve -e signal=none -o "$out" "$@" >>"$LOG" 2>&1 ||
+            die "strace $label failed"
+    fi
     strace -f -qq -e trace=execve -e signal=none -o "$out" "$@" >>"$LOG" 2>&1 ||
         die "strace $label failed"
     cp "$out" "$RAW_DIR/strace-${label// /_}.txt"
@@ -394,9 +386,9 @@ bench_warm() { # bench_warm SIZE REPO
     floor=$(pick "$med" floor-true)
     row "warm \`run --no-direnv w -- true\` vs \`true\`" "$label" "$ours" "$floor" diff 10
     if [[ $size == "${SIZES%% *}" ]]; then
-        count_execs "warm run (direnv)" "$AW" run w -- true
-        count_execs "warm run --no-direnv" "$AW" run --no-direnv w -- true
-        count_execs "floor: direnv exec <ws> true" "$DIRENV" exec "$ws" true
+        TWICE=1 count_execs "warm run (direnv)" "$AW" run w -- true
+        TWICE=1 count_execs "warm run --no-direnv" "$AW" run --no-direnv w -- true
+        TWICE=1 count_execs "floor: direnv exec <ws> true" "$DIRENV" exec "$ws" true
     fi
     if ((have_time)); then
         local kb
@@ -847,7 +839,9 @@ for size in $SIZES; do
     if wants land && [[ $size == "${SIZES%% *}" ]]; then
         bench_land "$size" "$repo"
     fi
-    # Free the disk space of this size before the next (untimed).
+    # Free the disk space of this size before the next (untimed), from outside it: in a
+    # removed directory, direnv fails (it cannot find its working directory).
+    cd "$SCRATCH"
     rm -rf "$repo" "${AI_WORKSPACES_ROOT:?}"/* "${SCRATCH:?}"/floor/*
 done
 if wants status; then bench_status; fi
