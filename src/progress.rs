@@ -1,7 +1,7 @@
 //! The progress of a slow step, reported by the lifecycle to whoever shows it (the command
 //! layer draws it on a terminal); nothing is shown by default.
 
-/// A part of opening a workspace that can take a while.
+/// A part of opening or landing a workspace that can take a while.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// The backend writes the new workspace's files.
@@ -10,6 +10,8 @@ pub(crate) enum Phase {
     Copying,
     /// The setup command runs in it.
     SettingUp,
+    /// A land waits for another land of the repository to finish.
+    WaitingToLand,
 }
 
 /// Where phases go: a callback given `Some(phase)` when one starts and `None` when nothing

@@ -267,6 +267,12 @@ impl Layout {
         self.locks().join(".repo.lock")
     }
 
+    /// The lock one land of this repository holds from its plan to its record, so lands
+    /// meet their target one at a time (a dot-name: never a lease).
+    pub(crate) fn land_lock(&self) -> PathBuf {
+        self.locks().join(".land.lock")
+    }
+
     /// The pool's bookkeeping: a prepared workspace's ready file and a take's journal.
     pub(crate) fn pool_dir(&self) -> PathBuf {
         self.dir.join(POOL_DIR)

@@ -23,11 +23,15 @@ fn doing(phase: Phase) -> &'static str {
         Phase::CheckingOut => "checking out files",
         Phase::Copying => "copying copy.include's files",
         Phase::SettingUp => "running the setup command",
+        Phase::WaitingToLand => "waiting for another land of this repository to finish",
     }
 }
 
-/// The line of one command; inert when stderr is not a terminal. Dropping it erases it.
+/// The line of one command. Dropping it erases it. Without a terminal it draws nothing, and
+/// says once, on a line of its own, only a wait for another party (nothing else is worth a
+/// line in a log).
 pub(crate) struct ProgressLine {
+    subject: String,
     shared: Option<Arc<Shared>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -50,6 +54,7 @@ impl ProgressLine {
     pub(crate) fn on_stderr(subject: &str) -> ProgressLine {
         if !std::io::stderr().is_terminal() {
             return ProgressLine {
+                subject: subject.to_string(),
                 shared: None,
                 thread: None,
             };
@@ -69,6 +74,7 @@ impl ProgressLine {
             .spawn(move || drawer.draw_until_finished())
             .ok();
         ProgressLine {
+            subject: subject.to_string(),
             shared: thread.is_some().then_some(shared),
             thread,
         }
@@ -81,7 +87,16 @@ impl ProgressLine {
                 let shared = Arc::clone(shared);
                 Progress::to(move |phase| shared.set(phase))
             }
-            None => Progress::default(),
+            None => {
+                let subject = self.subject.clone();
+                let said = std::sync::atomic::AtomicBool::new(false);
+                Progress::to(move |phase| {
+                    let wait = phase == Some(Phase::WaitingToLand);
+                    if wait && !said.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        write_err(&format!("{subject}: {}...\n", doing(Phase::WaitingToLand)));
+                    }
+                })
+            }
         }
     }
 }

@@ -175,6 +175,9 @@ pub enum LandError {
     /// jj made the land's trial without naming its operation.
     #[error("jj did not name the operation landing workspace {id:?} made; nothing was landed")]
     NoOperation { id: String },
+    /// The target moved while the land was planned (it is planned again).
+    #[error("the target moved while the land was planned; nothing was landed")]
+    TargetMoved,
     /// The target working copy kept changing while the land was made.
     #[error("the working copy at {} kept changing during the land; nothing was landed", path.display())]
     TargetChanging { path: PathBuf },
@@ -274,8 +277,9 @@ impl From<LandError> for CliError {
                 .hint("finish or abort the merge there first (`git merge --continue` or `git merge --abort`), then land again"),
             LandError::NoOperation { .. } => CliError::failure(message)
                 .hint("check that `jj --version` is 0.45 or later (`--no-integrate-operation` names the operation it writes)"),
+            LandError::TargetMoved => CliError::failure(message).hint("land again"),
             LandError::TargetChanging { .. } => CliError::failure(message)
-                .hint("land again once nothing is writing there"),
+                .hint("something keeps writing there (a file watcher, a build, an editor's autosave, commits): pause it, then land again"),
             LandError::MovesOthers { others, .. } => CliError::failure(message).hint(format!(
                 "land {} first, or clean {} (`agent-workspace clean {}` keeps its edits), then land this one",
                 others.join(", "),

@@ -189,9 +189,9 @@ fn counts(
             (crate::vcs::diff::AsOf::LastSnapshot(at), Some(run)) => {
                 let at = at.as_ref().and_then(Timestamp::time);
                 let run = run.time();
-                // Both to the second: a run that ended in the snapshot's second is
-                // taken as seen (a fresh workspace's first quick run may be missed).
-                at.is_none_or(|at| run.is_some_and(|run| run > at))
+                // Both to the second: a run that ended in the snapshot's second may have
+                // written after it (a fresh workspace's first quick run), so it may be behind.
+                at.is_none_or(|at| run.is_some_and(|run| run >= at))
             }
             _ => false,
         },

@@ -24,7 +24,12 @@ pub(crate) struct Request<'a> {
     pub prefer: Option<Side>,
     pub allow_conflicts: bool,
     pub dry_run: bool,
+    /// Refuse, rather than wait, while another land of the repository is under way.
+    pub no_wait: bool,
 }
+
+/// How long a land waits for the one under way before it gives up.
+const LAND_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Lands workspace `req.id` and, unless a dry run or nothing landed, records the outcome.
 pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
@@ -56,6 +61,12 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         .transpose()?;
     let target = target(ctx, req.onto, parent.as_ref())?;
     let _parent_hold = hold_parent(ctx, req.id, &target)?;
+    // One land at a time meets the repository's targets, from its plan to its record: the
+    // next plans on what this one left. A dry run only looks.
+    let _turn = match req.dry_run {
+        true => None,
+        false => Some(take_turn(ctx, req.no_wait)?),
+    };
     if !req.dry_run {
         journal(ctx, &mut record, &target)?;
     }
@@ -89,6 +100,31 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         metadata::save(&record)?;
     }
     Ok(landing)
+}
+
+/// The repository's land lock, waited for (at most [`LAND_WAIT`], saying so) unless
+/// `no_wait`, which refuses while another land holds it.
+fn take_turn(ctx: &Context, no_wait: bool) -> Result<crate::store::lock::Lock> {
+    let path = ctx.layout.land_lock();
+    if let Some(lock) = crate::store::lock::try_exclusive(&path)? {
+        return Ok(lock);
+    }
+    let busy = || CliError::failure("another land of this repository is under way");
+    if no_wait {
+        return Err(busy().hint("land again once it is done, or drop --no-wait to wait for it"));
+    }
+    ctx.progress.report(crate::progress::Phase::WaitingToLand);
+    let lock = crate::store::lock::wait_exclusive(&path, LAND_WAIT);
+    ctx.progress.idle();
+    lock?.ok_or_else(|| {
+        busy()
+            .cause(format!(
+                "waited {} minutes for {}",
+                LAND_WAIT.as_secs() / 60,
+                path.display()
+            ))
+            .hint("a land seems stuck: `agent-workspace status` shows the workspace it is landing; land again once it ends")
+    })
 }
 
 /// Saves the land's intent in the record before the backend changes anything: its target

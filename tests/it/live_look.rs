@@ -213,3 +213,39 @@ fn diff_and_dry_run_look_at_a_live_run(backend: Backend) {
 }
 
 crate::both_backends!(diff_and_dry_run_look_at_a_live_run);
+
+/// A quick first run that ends in the same second as the workspace's creation (jj's last
+/// snapshot, to the second): `status` cannot tell whether jj saw what it wrote, so it says
+/// "may be behind" (`*`) rather than `clean`. Tried until the two fall in the same second.
+#[test]
+fn a_run_ending_in_the_second_of_the_last_snapshot_may_be_behind() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    for attempt in 0..20 {
+        let id = format!("q{attempt}");
+        env.aw(&repo, ["run", &id, "--", "sh", "-c", "echo x > quick.txt"])
+            .assert_ok();
+        let listed = env.aw(&repo, ["status", "--json"]).json();
+        let Some(doc) = listed["workspaces"]
+            .as_array()
+            .and_then(|all| all.iter().find(|w| w["workspace_id"] == id.as_str()))
+        else {
+            panic!("{id} not listed: {listed:#}");
+        };
+        let second = |v: &Value| v.as_str().map(|s| s[..19].to_string());
+        let snapshot = second(&doc["changes"]["snapshot_at"]);
+        let ended = second(&doc["record"]["finished_at"]);
+        if snapshot.is_none() || snapshot != ended {
+            continue;
+        }
+        assert_eq!(doc["changes"]["may_be_behind"], true, "{doc:#}");
+        let table = env.aw(&repo, ["status"]).assert_ok().stdout.clone();
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&id))
+            .unwrap_or_default();
+        assert!(!row.contains(" clean "), "{table}");
+        return;
+    }
+    panic!("no run ended in the second of its workspace's last snapshot in 20 tries");
+}

@@ -50,6 +50,7 @@ mod land_safety_git;
 mod land_safety_jj;
 mod land_status;
 mod land_support;
+mod land_together;
 mod layers;
 mod live_look;
 mod man_pages;

@@ -37,6 +37,10 @@ pub struct LandArgs {
     /// Show what would land and which files would conflict; change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Refuse, rather than wait, while another land of this repository is under way
+    /// [default: wait for it, up to 10 minutes]
+    #[arg(long)]
+    pub no_wait: bool,
     /// Print JSON (schema_version 1) instead of text
     #[arg(long)]
     pub json: bool,
@@ -52,7 +56,7 @@ pub enum Prefer {
 }
 
 pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
+    let mut ctx = Context::open(global)?;
     ctx.vcs.check_id(&args.id)?;
     if args
         .onto
@@ -77,8 +81,13 @@ pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) ->
         }),
         allow_conflicts: args.allow_conflicts,
         dry_run: args.dry_run,
+        no_wait: args.no_wait,
     };
-    let landing = land::land(&ctx, &req)?;
+    let progress = ui.progress(&format!("land of {}", args.id));
+    ctx.progress = progress.progress();
+    let landing = land::land(&ctx, &req);
+    drop(progress);
+    let landing = landing?;
     let text = match args.json {
         true => json(&args.id, args.dry_run, &landing),
         false => text(&args.id, args.dry_run, &landing),

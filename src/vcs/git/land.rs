@@ -8,12 +8,30 @@ use super::Git;
 use crate::exec::process::ProcessError;
 use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
 
+/// How many times a land is planned again on a target that moved while it was planned.
+const ATTEMPTS: usize = 3;
+
 impl Git {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. Everything is decided on
     /// a commit of the uncommitted changes that no ref holds; only a land that will happen
     /// commits them to the workspace's branch and moves the target.
+    ///
+    /// The target moves only from the commit the plan merged onto (compare and swap): one
+    /// that moved meanwhile (a commit made there) plans the land again, up to [`ATTEMPTS`]
+    /// times.
     pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
-        let mut landing = self.land_or_plan(plan)?;
+        let mut attempt = 1;
+        let mut landing = loop {
+            match self.land_or_plan(plan) {
+                Err(LandError::TargetMoved) if attempt < ATTEMPTS => attempt += 1,
+                Err(LandError::TargetMoved) => {
+                    return Err(LandError::TargetChanging {
+                        path: self.main.clone(),
+                    })
+                }
+                other => break other?,
+            }
+        };
         if plan.watching {
             landing.files_as_of = Some(crate::vcs::diff::AsOf::LiveFiles);
         }
@@ -77,7 +95,10 @@ impl Git {
             true => tip.clone(),
             false => self.merge_commit(&tree, &onto, &tip, plan.id, &target)?,
         };
-        match &checked_out {
+        if self.branch_tip(&target)?.as_deref() != Some(onto.as_str()) {
+            return Err(LandError::TargetMoved);
+        }
+        let moved = match &checked_out {
             Some(wt) => {
                 // Changes the merge brings as they are: staged, so the fast-forward keeps them.
                 if !already.is_empty() {
@@ -85,15 +106,23 @@ impl Git {
                 }
                 self.call(wt)?
                     .args(["merge", "--ff-only", "--quiet", &new])
-                    .stdout()?
+                    .stdout()
             }
             None => self
                 .call(&self.main)?
                 .args(["update-ref", "-m", "agent-workspace land"])
                 .arg(format!("refs/heads/{target}"))
                 .args([&new, &onto])
-                .stdout()?,
+                .stdout(),
         };
+        if let Err(err) = moved {
+            // A commit made there since the check: `--ff-only` and update-ref's old value
+            // refuse to move the branch, and the land is planned again.
+            return match self.branch_tip(&target)?.as_deref() == Some(onto.as_str()) {
+                true => Err(err.into()),
+                false => Err(LandError::TargetMoved),
+            };
+        }
         landing.undo = Some(self.undo(&target, checked_out.as_deref(), &onto, &new, &already));
         if let WorkHead::Detached { commit } = head {
             landing.reattached_head = Some(commit);

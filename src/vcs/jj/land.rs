@@ -79,6 +79,7 @@ impl Jj {
         }
         landing.files = files_of(&preview.commits);
         let before = self.operation_now()?;
+        let before_op = before.clone();
         landing.operation_before = Some(before.clone());
         if place.working_copy {
             self.refuse_conflicted_target(place, &preview, &before)?;
@@ -106,6 +107,12 @@ impl Jj {
             return Ok(Some(landing));
         }
         if place.working_copy && self.target_moved(place, &preview)? {
+            return Ok(None);
+        }
+        // Compare and swap: the trial is integrated only onto the operation it was made at.
+        // Any command since (a user's `jj commit` in main, a snapshot) plans the land again;
+        // jj would otherwise merge the two into divergent commits.
+        if self.operation_now()? != before_op {
             return Ok(None);
         }
         self.query()?

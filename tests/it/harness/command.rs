@@ -145,6 +145,11 @@ impl Running {
         self.child.id()
     }
 
+    /// What the command has written to stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        fs::read_to_string(&self.err_path).unwrap_or_default()
+    }
+
     /// Sends `signal` (a name such as TERM) to the command's process.
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")
