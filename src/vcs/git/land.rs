@@ -53,7 +53,7 @@ impl Git {
         let unsaved = self.unsaved_commit(plan.id, plan.ws, &start)?;
         let trial_tip = unsaved.as_ref().map_or(start, |u| u.commit.clone());
         // Markers a conflict left (committed or not) are lines the workspace adds.
-        let marked = self.marked_files(&self.main, &[&format!("{onto}...{trial_tip}")])?;
+        let marked = self.marked_since_merge_base(&onto, &trial_tip)?;
         if !marked.is_empty() {
             return Err(VcsError::Markers {
                 id: plan.id.to_string(),

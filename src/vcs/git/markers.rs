@@ -55,9 +55,28 @@ impl Git {
     /// The files in which `git diff <range>` (run in `dir`) adds a line that starts a
     /// conflict marker (`<<<<<<<` or `>>>>>>>`, as jj's land looks for): a line already
     /// there is the file's content, never counted.
-    pub(super) fn marked_files(&self, dir: &Path, range: &[&str]) -> Result<Vec<String>> {
+    fn marked_files(&self, dir: &Path, range: &[&str]) -> Result<Vec<String>> {
         let out = self.call(dir)?.args(MARKER_DIFF).args(range).stdout()?;
         Ok(marked_files(&out))
+    }
+
+    /// The files in which `tip` adds a conflict-marker line to what it has in common with
+    /// `onto`: against each of their merge bases (a line one of them holds is content);
+    /// none when they have no merge base (git merges no unrelated histories).
+    pub(super) fn marked_since_merge_base(&self, onto: &str, tip: &str) -> Result<Vec<String>> {
+        let (_, bases) = self
+            .call(&self.main)?
+            .args(["merge-base", "--all", onto, tip])
+            .stdout_allowing(&[1])?;
+        let mut marked: Option<Vec<String>> = None;
+        for base in bases.split_whitespace() {
+            let files = self.marked_files(&self.main, &[base, tip])?;
+            marked = Some(match marked {
+                None => files,
+                Some(before) => before.into_iter().filter(|f| files.contains(f)).collect(),
+            });
+        }
+        Ok(marked.unwrap_or_default())
     }
 
     /// Refuses what workspace `id` (the worktree at `ws`) has staged when it adds conflict
