@@ -168,6 +168,30 @@ pub enum VcsError {
     /// A file in the worktree git cannot record (a FIFO, a socket, a device).
     #[error("{} is a {kind}, which git cannot record", path.display())]
     Unaddable { path: PathBuf, kind: &'static str },
+    /// git: the worktree's index has unmerged entries (a merge or `git stash pop` stopped
+    /// half-way): committing would record the conflict markers as content.
+    #[error("the worktree at {} {}unmerged files: {}; nothing was changed",
+        ws.display(),
+        operation.as_ref().map_or("has ".to_string(), |what| format!("is in the middle of {what}, with ")),
+        files.join(", "))]
+    Unmerged {
+        ws: PathBuf,
+        files: Vec<String>,
+        /// The operation that left them (`a merge`, ...), if one is in progress.
+        operation: Option<String>,
+        /// How to conclude or abort that operation.
+        how: String,
+    },
+    /// git: what would be committed (or landed) adds conflict-marker lines to these files.
+    #[error("workspace {id:?} {} conflict markers in {}; nothing was changed",
+        if *.landing { "would land" } else { "would commit" }, files.join(", "))]
+    Markers {
+        id: String,
+        ws: PathBuf,
+        files: Vec<String>,
+        /// Found in what a land brings (committed or not), not only in uncommitted changes.
+        landing: bool,
+    },
     /// A file a backend call works with could not be read or written.
     #[error("could not {action} {}", path.display())]
     Io {
@@ -327,6 +351,40 @@ impl From<VcsError> for CliError {
                 "nothing was recorded; remove it (`rm {}`) or put a regular file in its place, then try again",
                 crate::exec::process::quote(&path.to_string_lossy())
             )),
+            VcsError::Unmerged {
+                ws,
+                files,
+                operation,
+                how,
+            } => {
+                let q = crate::exec::process::quote;
+                let ws = q(&ws.to_string_lossy());
+                let quoted: Vec<String> = files.iter().map(|f| q(f)).collect();
+                let quoted = quoted.join(" ");
+                let resolve = format!(
+                    "resolve each file (edit out its conflict markers, then `git -C {ws} add -- {quoted}`)"
+                );
+                CliError::failure(message).hint(match operation {
+                    Some(_) => format!("{resolve} and {how}, then try again"),
+                    None => format!(
+                        "{resolve}, or take back the committed version (`git -C {ws} checkout HEAD -- {quoted}`; a `git stash pop` that stopped keeps its stash), then try again"
+                    ),
+                })
+            }
+            VcsError::Markers {
+                ws, files, landing, ..
+            } => {
+                let ws = crate::exec::process::quote(&ws.to_string_lossy());
+                let files = files.join(", ");
+                CliError::failure(message).hint(match landing {
+                    true => format!(
+                        "resolve the conflict they mark in {files} (edit the markers out in {ws}), then land again; lines meant as content can be merged by hand (`git merge`)"
+                    ),
+                    false => format!(
+                        "resolve the conflict they mark in {files} (edit the markers out in {ws}), then try again; lines meant as content can be committed by hand (`git -C {ws} commit`)"
+                    ),
+                })
+            }
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
             VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),

@@ -545,9 +545,9 @@ fn a_workspace_mid_merge_is_refused_and_no_marker_lands() {
     out.assert_code(1);
     assert!(
         out.stderr.starts_with("Error: the worktree at ")
-            && out
-                .stderr
-                .contains("is in the middle of a merge; nothing was landed"),
+            && out.stderr.contains(
+                "is in the middle of a merge, with unmerged files: a.txt; nothing was changed"
+            ),
         "{}",
         out.report()
     );

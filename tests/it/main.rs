@@ -93,6 +93,7 @@ mod status_watch;
 mod stress_model;
 mod tools;
 mod tools_walls;
+mod unresolved_git;
 mod usage;
 mod verdicts;
 mod voice;

@@ -12,16 +12,20 @@ use crate::vcs::{Recorded, Unrecorded};
 impl Git {
     /// Commits every change of the worktree at `ws` (untracked files included, ignored files
     /// not) with `description`; records nothing when nothing changed. Hooks are skipped, as
-    /// for the commit `clean` makes: a checkpoint records the state as it is.
+    /// for the commit `clean` makes: a checkpoint records the state as it is. Unmerged files
+    /// and added conflict-marker lines are refused, the index left as it was.
     pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
         let unrecorded = self.ignored(ws)?;
+        self.refuse_unmerged(ws)?;
         if self.is_clean(ws)? {
             return Ok(Recorded {
                 unrecorded,
                 ..Recorded::default()
             });
         }
+        let backup = self.index_backup(ws)?;
         super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
+        self.refuse_staged_markers(id, ws, &backup)?;
         let commit = self
             .call(ws)?
             .args(["commit", "--quiet", "--no-verify", "--message", description])

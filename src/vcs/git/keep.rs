@@ -13,7 +13,8 @@ use crate::vcs::{Head, Kept};
 
 impl Git {
     /// Commits any uncommitted changes of the worktree to its branch, so removing it loses
-    /// nothing; reports the branch and its tip.
+    /// nothing; reports the branch and its tip. Unmerged files and added conflict-marker
+    /// lines are refused, the index left as it was.
     pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
         self.keep_edits_within(id, path, &|_| Ok(()))
     }
@@ -48,6 +49,8 @@ impl Git {
                     .args(["status", "--porcelain", "-z", "--untracked-files=all"])
                     .stdout()?)
             };
+            // Committed, a conflict's markers would become content.
+            self.refuse_unmerged(ws)?;
             let mut changes = porcelain()?;
             let (skipped, assumed) = flagged_paths(&listed);
             let flagged: Vec<&str> = skipped.into_iter().chain(assumed).collect();
@@ -61,6 +64,10 @@ impl Git {
                 })
                 .fold(0u64, u64::saturating_add);
             room(bytes).map_err(VcsError::NoRoom)?;
+            let backup = match flagged.is_empty() && changes.is_empty() {
+                true => None,
+                false => Some(self.index_backup(ws)?),
+            };
             if !flagged.is_empty() {
                 self.unhide_flagged(ws, &listed)?;
                 changes = porcelain()?;
@@ -68,6 +75,9 @@ impl Git {
             if !changes.is_empty() {
                 // Committed on whatever HEAD is: a branch, or a detached HEAD kept below.
                 super::add_all(self.call(ws)?.args(["add", "--all"]), ws)?;
+                if let Some(backup) = &backup {
+                    self.refuse_staged_markers(id, ws, backup)?;
+                }
                 let commit = self
                     .call(ws)?
                     .args(["commit", "--quiet", "--no-verify", "-m"])

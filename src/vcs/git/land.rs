@@ -7,6 +7,7 @@ use super::land_edits::{no_branch, WorkHead};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::vcs::VcsError;
 
 /// How many times a land is planned again on a target that moved while it was planned.
 const ATTEMPTS: usize = 3;
@@ -60,6 +61,7 @@ impl Git {
             .branch_tip(&branch)?
             .ok_or_else(|| no_branch(&branch))?;
         // A merge or rebase stopped in the workspace: its files may hold conflict markers.
+        self.refuse_unmerged(plan.ws)?;
         self.refuse_in_progress(plan.ws)?;
         let head = self.work_head(plan, &branch, &branch_tip)?;
         let start = match &head {
@@ -68,6 +70,17 @@ impl Git {
         };
         let unsaved = self.unsaved_commit(plan.id, plan.ws, &start)?;
         let trial_tip = unsaved.as_ref().map_or(start, |u| u.commit.clone());
+        // Markers a conflict left (committed or not) are lines the workspace adds.
+        let marked = self.marked_since_merge_base(&onto, &trial_tip)?;
+        if !marked.is_empty() {
+            return Err(VcsError::Markers {
+                id: plan.id.to_string(),
+                ws: plan.ws.to_path_buf(),
+                files: marked,
+                landing: true,
+            }
+            .into());
+        }
         let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip)?;
         landing.target_before = Some(onto.clone());
         if landing.commits.is_empty() || !landing.conflicts.is_empty() {

@@ -217,7 +217,7 @@ impl Git {
 
 /// `git ls-files --unmerged -z` output (`<mode> <object> <stage>\t<path>\0`, one entry per
 /// stage, sorted by path): each path once.
-fn parse_unmerged(text: &str) -> Vec<String> {
+pub(super) fn parse_unmerged(text: &str) -> Vec<String> {
     let mut files: Vec<String> = text
         .split('\0')
         .filter_map(|entry| Some(entry.split_once('\t')?.1.to_string()))

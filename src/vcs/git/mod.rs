@@ -10,6 +10,7 @@ mod land;
 mod land_edits;
 mod land_merge;
 mod land_target;
+mod markers;
 mod pool;
 mod private;
 mod untracked;

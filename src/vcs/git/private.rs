@@ -41,6 +41,8 @@ use crate::vcs::packs::io;
 pub(crate) struct InProgress {
     pub what: String,
     pub how: String,
+    /// Whether an operation (a merge, a rebase, ...) is in progress, not only conflicts.
+    pub operation: bool,
 }
 
 impl Git {
@@ -134,6 +136,7 @@ impl Git {
         .find(|(file, ..)| at(file));
         if let Some((_, what, go_on, abort)) = operation {
             return Ok(Some(InProgress {
+                operation: true,
                 what: what.to_string(),
                 how: format!(
                     "conclude it (`git -C {ws} {go_on}`) or abort it (`git -C {ws} {abort}`)",
@@ -164,6 +167,7 @@ impl Git {
             _ => String::new(),
         };
         Ok(Some(InProgress {
+            operation: false,
             what: "unresolved conflicts".to_string(),
             how: format!(
                 "resolve them in {}{more} and mark them (`git -C {ws} add {first}`), or take them out of the index (`git -C {ws} restore --staged {first}`)",
