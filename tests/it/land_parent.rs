@@ -96,11 +96,10 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
     assert_eq!(fs::read_to_string(parent.join("p.txt")).unwrap(), "p\n");
     assert!(!repo.join("c.txt").exists());
     if backend == Backend::Git {
+        // Only the child's own work is committed on p's branch: p.txt stays p's own,
+        // uncommitted edit (the copy of p's state the child started from never lands).
         let status = crate::backends::git_ok(&env, &parent, &["status", "--porcelain"]);
-        assert_eq!(
-            status, "",
-            "the fork's copy of p.txt is now committed on p's branch"
-        );
+        assert_eq!(status, "?? p.txt\n");
     }
     // A parent with a live run is not changed under it, unless the land is asked from inside
     // that run.
@@ -146,4 +145,87 @@ fn a_child_lands_on_its_parent_by_default(backend: Backend) {
         "{}",
         orphan.report()
     );
+}
+
+/// git: a child lands only its own work into its parent, as jj does: the commit holding the
+/// copy of the parent's uncommitted state the child started from brings none of its changes
+/// (the merge takes the child's own changes only, on top of the parent's branch), and the
+/// parent's staged and unstaged edits stay exactly as they were, its index included.
+#[test]
+fn a_git_child_lands_only_its_own_work_and_the_parent_keeps_its_index() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let parent_edits =
+        "echo staged >> a.txt && git add a.txt && echo unstaged >> a.txt && echo p > p.txt";
+    env.aw(&repo, ["run", "p", "--", "sh", "-c", parent_edits])
+        .assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    let git = |dir: &Path, args: &[&str]| crate::backends::git_ok(&env, dir, args);
+    let index_before = git(&parent, &["show", ":a.txt"]);
+    let a_before = fs::read_to_string(parent.join("a.txt")).unwrap();
+    let tip_before = git(&repo, &["rev-parse", "agent-workspace/p"]);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "c",
+            "--parent",
+            "p",
+            "--",
+            "sh",
+            "-c",
+            "echo c > c.txt",
+        ],
+    )
+    .assert_ok();
+    let fork = env.metadata(&env.ws_path(&repo, "c"))["base_commits"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let out = env.aw(&repo, ["land", "c", "--json"]);
+    out.assert_ok();
+    let doc = out.json();
+    let landed: Vec<&str> = doc["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["commit_id"].as_str().unwrap())
+        .collect();
+    assert!(!landed.contains(&fork.as_str()), "{doc:#}");
+    assert_eq!(landed.len(), 1, "{doc:#}");
+    // p's branch: the child's file, none of p's uncommitted state, and the fork commit not
+    // in its history.
+    assert_eq!(git(&repo, &["show", "agent-workspace/p:c.txt"]), "c\n");
+    let tree = git(&repo, &["ls-tree", "--name-only", "agent-workspace/p"]);
+    assert!(!tree.lines().any(|f| f == "p.txt"), "{tree}");
+    assert_eq!(
+        git(&repo, &["show", "agent-workspace/p:a.txt"]),
+        git(&repo, &["show", &format!("{}:a.txt", tip_before.trim())])
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &[
+                "diff",
+                "--name-only",
+                tip_before.trim(),
+                "agent-workspace/p"
+            ]
+        ),
+        "c.txt\n"
+    );
+    // p keeps its edits: staged, unstaged and untracked, its index as it was.
+    assert_eq!(git(&parent, &["show", ":a.txt"]), index_before);
+    assert_eq!(fs::read_to_string(parent.join("a.txt")).unwrap(), a_before);
+    assert_eq!(fs::read_to_string(parent.join("p.txt")).unwrap(), "p\n");
+    assert_eq!(fs::read_to_string(parent.join("c.txt")).unwrap(), "c\n");
+    assert_eq!(
+        git(&parent, &["status", "--porcelain"]),
+        "MM a.txt\n?? p.txt\n"
+    );
+    // The child's work is in its target: `clean --landed` takes it.
+    let clean = env.aw(&repo, ["clean", "--landed"]);
+    clean.assert_ok();
+    assert!(!env.ws_path(&repo, "c").exists(), "{}", clean.report());
 }

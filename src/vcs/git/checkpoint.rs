@@ -134,7 +134,7 @@ impl Git {
         let _ = std::fs::remove_file(scratch);
         let tree = self.tree_of_worktree(ws, scratch);
         let _ = std::fs::remove_file(scratch);
-        let message = format!("[workspace {child}] uncommitted edits of workspace {parent}");
+        let message = fork_subject(child, parent);
         let out = self
             .call(ws)?
             .args([
@@ -169,4 +169,10 @@ impl Git {
         )?;
         Ok(indexed(&["write-tree"])?.trim().to_string())
     }
+}
+
+/// The subject of the commit a child workspace `child` starts from when its parent `parent`
+/// has uncommitted edits (with an empty `parent`, the start every such subject has).
+pub(super) fn fork_subject(child: &str, parent: &str) -> String {
+    format!("[workspace {child}] uncommitted edits of workspace {parent}")
 }

@@ -81,7 +81,9 @@ impl Git {
             }
             .into());
         }
-        let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip)?;
+        let fork = self.fork_copy(plan, &onto, &trial_tip)?;
+        let fork = fork.as_deref();
+        let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip, fork)?;
         landing.target_before = Some(onto.clone());
         if landing.commits.is_empty() || !landing.conflicts.is_empty() {
             return Ok(landing);
@@ -95,7 +97,7 @@ impl Git {
         }
         let (tip, recorded_edits) = self.save(plan, &head, &branch_tip, unsaved)?;
         if tip != trial_tip {
-            (landing, tree) = self.merge_plan(plan, &target, &onto, &tip)?;
+            (landing, tree) = self.merge_plan(plan, &target, &onto, &tip, fork)?;
             landing.target_before = Some(onto.clone());
             if !landing.conflicts.is_empty() {
                 return Ok(landing);
@@ -104,7 +106,9 @@ impl Git {
                 already = self.refuse_dirty(wt, &landing.files, &tree)?;
             }
         }
-        let new = match self.is_ancestor(&onto, &tip)? {
+        // A child's copy of its parent's state is never fast-forwarded onto the target: the
+        // merge commit holds the child's own changes only.
+        let new = match fork.is_none() && self.is_ancestor(&onto, &tip)? {
             true => tip.clone(),
             false => self.merge_commit(&tree, &onto, &tip, plan.id, &target)?,
         };
@@ -185,6 +189,38 @@ impl Git {
         format!(
             "if test \"$(git -C {wt} symbolic-ref -q HEAD)@$(git -C {wt} rev-parse -q --verify HEAD)\" = {expected}; then {reset}; else echo {moved} >&2; false; fi"
         )
+    }
+
+    /// The commit a child workspace started from that holds a copy of its parent's
+    /// uncommitted state (see [`Git::fork_point`]): the record's one base commit, made as
+    /// such for this workspace (its subject says so), when the
+    /// workspace's work `tip` is built on it, the target (at `onto`) does not hold it, and
+    /// it sits right on the target's history. None of its changes belong to the child: the
+    /// parent keeps them as its own edits.
+    pub(super) fn fork_copy(&self, plan: &Plan, onto: &str, tip: &str) -> Result<Option<String>> {
+        let [fork] = plan.base else {
+            return Ok(None);
+        };
+        // The base comes from the record: only an object id reaches git.
+        if fork.is_empty() || !fork.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        if !self.is_ancestor(fork, tip)? || self.is_ancestor(fork, onto)? {
+            return Ok(None);
+        }
+        let out = self
+            .call(&self.main)?
+            .args(["show", "--no-patch", "--format=%P%x00%s", fork])
+            .stdout()?;
+        let (parents, subject) = out.trim_end().split_once('\0').unwrap_or_default();
+        if !subject.starts_with(&super::checkpoint::fork_subject(plan.id, "")) {
+            return Ok(None);
+        }
+        let mut ids = parents.split_whitespace();
+        let (Some(parent), None) = (ids.next(), ids.next()) else {
+            return Ok(None);
+        };
+        Ok(self.is_ancestor(parent, onto)?.then(|| fork.clone()))
     }
 
     /// The branch a land goes to: the main worktree's, the parent workspace's, or the local

@@ -7,24 +7,29 @@ use crate::vcs::land::{Landing, Plan, Result};
 
 impl Git {
     /// What merging `tip` into `target` (at `onto`) would bring: the commits, the files, the
-    /// conflicts (or those `--prefer` resolves), and the merged tree.
+    /// conflicts (or those `--prefer` resolves), and the merged tree. With `fork` (a child's
+    /// copy of its parent's state, see [`Git::fork_copy`]) only what `tip` changed since
+    /// `fork` is merged, and `fork` is not among the commits.
     pub(super) fn merge_plan(
         &self,
         plan: &Plan,
         target: &str,
         onto: &str,
         tip: &str,
+        fork: Option<&str>,
     ) -> Result<(Landing, String)> {
         let mut landing = Landing {
             target: target.to_string(),
             ..Landing::default()
         };
-        landing.commits = self.work_commits(&[tip], &[onto.to_string()])?;
+        let mut not: Vec<String> = vec![onto.to_string()];
+        not.extend(fork.map(str::to_string));
+        landing.commits = self.work_commits(&[tip], &not)?;
         landing.commits.reverse();
         if landing.commits.is_empty() {
             return Ok((landing, String::new()));
         }
-        let (mut tree, mut conflicted) = self.merge_tree(onto, tip, None)?;
+        let (mut tree, mut conflicted) = self.merge_tree(onto, tip, None, fork)?;
         // Files git's rename detection would pair wrongly: reported as conflicts, never
         // merged (see `files_a_rename_would_swallow`) and never settled by `--prefer`.
         let paired = self.files_a_rename_would_swallow(onto, tip)?;
@@ -36,7 +41,8 @@ impl Git {
         if !conflicted.is_empty() {
             let still = match plan.prefer {
                 Some(side) => {
-                    let (resolved_tree, mut still) = self.merge_tree(onto, tip, Some(side))?;
+                    let (resolved_tree, mut still) =
+                        self.merge_tree(onto, tip, Some(side), fork)?;
                     tree = resolved_tree;
                     // With several merge bases git merges against a virtual base merged
                     // from them, conflict markers included: in a file they disagree on, a
@@ -78,13 +84,15 @@ impl Git {
         Ok((landing, tree))
     }
 
-    /// `git merge-tree` of `theirs` into `ours`: the resulting tree and the conflicted files
-    /// (none when it merged cleanly).
+    /// `git merge-tree` of `theirs` into `ours` (from `base` when given, else from their
+    /// merge bases): the resulting tree and the conflicted files (none when it merged
+    /// cleanly).
     fn merge_tree(
         &self,
         ours: &str,
         theirs: &str,
         prefer: Option<Side>,
+        base: Option<&str>,
     ) -> Result<(String, Vec<String>)> {
         let mut call = self.call(&self.main)?.args([
             "merge-tree",
@@ -98,6 +106,9 @@ impl Git {
                 Side::Workspace => "-Xtheirs",
                 Side::Target => "-Xours",
             });
+        }
+        if let Some(base) = base {
+            call = call.arg(format!("--merge-base={base}"));
         }
         let (_, out) = call.args([ours, theirs]).stdout_allowing(&[1])?;
         Ok(parse_merge_tree(&out))
