@@ -70,6 +70,12 @@ pub(crate) struct Landing {
     /// git: the commit the workspace's detached HEAD was on, when the land landed it and put
     /// that HEAD back on the workspace's branch.
     pub reattached_head: Option<String>,
+    /// Files of the workspace no commit of it holds though they are not ignored (jj: too
+    /// big to snapshot, ...): the land did not bring them.
+    pub not_landed: Vec<PathBuf>,
+    /// jj: files of the conflicts that are conflict markers held as ordinary text (no
+    /// conflict jj knows, so neither `--prefer` nor `jj resolve` settles them).
+    pub marker_files: Vec<String>,
 }
 
 impl Landing {
@@ -204,14 +210,19 @@ pub enum LandError {
         main: bool,
         files: Vec<String>,
     },
-    /// git: files the target worktree ignores (so no commit holds them) are where the land
-    /// would write, and `git merge` would replace them without a copy.
-    #[error("the {} at {} has files that git ignores there where the land would write: {}; nothing was landed",
-        worktree_word(*.main), path.display(), files.join(", "))]
+    /// Files no commit holds are where the land would write (or where it needs a
+    /// directory). git: files the target worktree ignores, which `git merge` would replace
+    /// without a copy. jj: files (ignored, too big to snapshot, a directory's untracked
+    /// content) the target working-copy commit does not track, which jj would leave as they
+    /// are while recording a change that reverts the landed file.
+    #[error("the {} at {} has files {} where the land would write: {}; nothing was landed",
+        if *.jj { "working copy" } else { worktree_word(*.main) }, path.display(),
+        if *.jj { "jj does not track" } else { "that git ignores there" }, files.join(", "))]
     Ignored {
         path: PathBuf,
         main: bool,
         files: Vec<String>,
+        jj: bool,
     },
     /// git: the workspace's HEAD is not on its branch and holds work the branch does not.
     #[error("{}; nothing was landed", head_elsewhere(id, commit, branch, other.as_deref()))]
@@ -300,8 +311,11 @@ impl From<LandError> for CliError {
             LandError::Unmerged { .. } => CliError::failure(message).hint(
                 "resolve them there first (edit, then `git add` them), then land again",
             ),
-            LandError::Ignored { .. } => CliError::failure(message).hint(
+            LandError::Ignored { jj: false, .. } => CliError::failure(message).hint(
                 "the land would replace them and no commit holds them: move them away (or commit them there), then land again",
+            ),
+            LandError::Ignored { jj: true, .. } => CliError::failure(message).hint(
+                "no commit holds them and jj would not write over them: move them away or delete them, then land again",
             ),
             LandError::HeadElsewhere {
                 ref ws,

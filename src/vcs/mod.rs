@@ -620,6 +620,17 @@ impl Vcs {
             Vcs::Git(git) => git.is_landed(id, ws, &land.target),
         }
     }
+
+    /// The files of workspace `id` at `ws` no commit of it holds though they are not
+    /// ignored, so no land brings them (jj: too big to snapshot, outside
+    /// `snapshot.auto-track`, a nested repository); call it after the workspace was
+    /// snapshotted. git: none (its land records every file it does not ignore).
+    pub(crate) fn left_out(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
+        match self {
+            Vcs::Jj(jj) => jj.left_out(id, ws),
+            Vcs::Git(_) => Ok(vec![]),
+        }
+    }
 }
 
 /// The bytes of the files under `ws` changed since the latest modification of any of

@@ -81,7 +81,7 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         dry_run: req.dry_run,
         watching,
     };
-    let landing = match ctx.vcs.land(&plan) {
+    let mut landing = match ctx.vcs.land(&plan) {
         Ok(landing) => landing,
         Err(err) if watching => return Err(err.into()),
         Err(err) => {
@@ -90,6 +90,11 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
             return Err(err.into());
         }
     };
+    if !watching {
+        // The land snapshotted the workspace: what jj left out of it is named, never
+        // dropped unsaid (a report only: the files stay in the workspace).
+        landing.not_landed = ctx.vcs.left_out(req.id, &entry.path).unwrap_or_default();
+    }
     if !req.dry_run {
         if !landing.commits.is_empty() {
             record.land = Some(to_land(&landing, &record));
@@ -458,16 +463,42 @@ fn record_check(entry: &Entry) -> LandCheck {
 /// live run, a clean last land not found undone, and the backend finds nothing unrecorded or
 /// outside it (its working copy snapshotted first).
 pub(crate) fn is_landed(ctx: &Context, entry: &Entry) -> bool {
+    matches!(landed(ctx, entry), Landed::All)
+}
+
+/// How much of a workspace's work is in the target of its last land.
+pub(crate) enum Landed {
+    /// Not landed, or not all its commits are in the target (or it cannot be told).
+    No,
+    /// Every commit and every file of it.
+    All,
+    /// Every commit, but these files no commit holds (jj: too big to snapshot, ...) are
+    /// in the workspace only.
+    LeftOut(Vec<std::path::PathBuf>),
+}
+
+/// [`is_landed`], telling apart a workspace whose commits all landed but which holds files
+/// no land brings.
+pub(crate) fn landed(ctx: &Context, entry: &Entry) -> Landed {
     let land = match &entry.record {
         Some(record) if entry.problem.is_none() && !entry.is_live() => record.land.as_ref(),
         _ => None,
     };
-    land.is_some_and(|land| {
+    let commits_landed = land.is_some_and(|land| {
         land.outcome == LandOutcome::Landed
             && record_check(entry) != LandCheck::Undone
             && ctx
                 .vcs
                 .is_landed(&entry.id, &entry.path, land)
                 .unwrap_or(false)
-    })
+    });
+    if !commits_landed {
+        return Landed::No;
+    }
+    // `is_landed` snapshotted the workspace: what jj left out is known now.
+    match ctx.vcs.left_out(&entry.id, &entry.path) {
+        Ok(files) if files.is_empty() => Landed::All,
+        Ok(files) => Landed::LeftOut(files),
+        Err(_) => Landed::No,
+    }
 }

@@ -43,6 +43,7 @@ mod just_recipes;
 mod land;
 mod land_dry_run;
 mod land_git;
+mod land_in_the_way_jj;
 mod land_jj;
 mod land_parent;
 mod land_record;

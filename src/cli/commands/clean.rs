@@ -15,6 +15,7 @@ use crate::ui::Ui;
 use crate::workspace;
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{self, Entry, Problem};
+use crate::workspace::land::Landed;
 
 use crate::store::timestamp::Timestamp;
 use crate::ui::report::{describe, AsideJson, RemovalJson, RunLogsJson};
@@ -108,11 +109,14 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
         .collect();
     let selected: Vec<_> = select(&ctx, args, bulk)?
         .into_iter()
-        .filter(|(id, _)| !finished.iter().any(|(done, _, _)| done == id))
-        .map(|(id, entry)| {
-            let outcome = clean_one(&ctx, args, bulk, &id, entry);
-            let path = ctx.layout.workspace(&id);
-            (id, path, outcome)
+        .filter(|s| !finished.iter().any(|(done, _, _)| *done == s.id))
+        .map(|s| {
+            let outcome = match s.skip {
+                Some(reason) => Outcome::Skipped(reason),
+                None => clean_one(&ctx, args, bulk, &s.id, s.entry),
+            };
+            let path = ctx.layout.workspace(&s.id);
+            (s.id, path, outcome)
         })
         .collect();
     let results: Vec<_> = finished.into_iter().chain(selected).collect();
@@ -126,11 +130,7 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
 }
 
 /// The workspaces selected: by the bulk selectors, or the named ones (`None`: unknown id).
-fn select(
-    ctx: &Context,
-    args: &CleanArgs,
-    bulk: bool,
-) -> Result<Vec<(WorkspaceId, Option<Entry>)>> {
+fn select(ctx: &Context, args: &CleanArgs, bulk: bool) -> Result<Vec<Selected>> {
     if bulk {
         let (mut entries, warning) = inventory::all(ctx);
         if let Some(err) = warning {
@@ -139,8 +139,20 @@ fn select(
         workspace::land::follow(ctx, &mut entries);
         return Ok(entries
             .into_iter()
-            .filter(|e| matches(e, args) && (!args.landed || workspace::land::is_landed(ctx, e)))
-            .map(|e| (e.id.clone(), Some(e)))
+            .filter(|e| matches(e, args))
+            .filter_map(|e| match args.landed {
+                false => Some(Selected::of(e)),
+                true => match workspace::land::landed(ctx, &e) {
+                    Landed::No => None,
+                    Landed::All => Some(Selected::of(e)),
+                    // Its commits landed, but not these files: said, and the workspace
+                    // (with them) stays.
+                    Landed::LeftOut(files) => Some(Selected {
+                        skip: Some(left_out(&e.id, &files)),
+                        ..Selected::of(e)
+                    }),
+                },
+            })
             .collect());
     }
     // A named workspace is read from its files and its registration checked (by name and by
@@ -150,9 +162,43 @@ fn select(
         .iter()
         .map(|id| match inventory::one(ctx, id) {
             (_, Some(err)) => Err(err),
-            (entry, None) => Ok((id.clone(), entry)),
+            (entry, None) => Ok(Selected {
+                id: id.clone(),
+                entry,
+                skip: None,
+            }),
         })
         .collect()
+}
+
+/// A workspace `clean` was asked to remove: its entry (`None`: unknown id), and why it is
+/// left alone when the selection itself decided so.
+struct Selected {
+    id: WorkspaceId,
+    entry: Option<Entry>,
+    skip: Option<String>,
+}
+
+impl Selected {
+    fn of(entry: Entry) -> Selected {
+        Selected {
+            id: entry.id.clone(),
+            entry: Some(entry),
+            skip: None,
+        }
+    }
+}
+
+/// Why `clean --landed` leaves a workspace whose commits all landed but whose `files` no
+/// commit holds (jj did not track them), so no land brought them.
+fn left_out(id: &WorkspaceId, files: &[std::path::PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    format!(
+        "its commits landed, but not {} (jj does not track {}: too big to snapshot, outside snapshot.auto-track or a nested repository); `agent-workspace clean {id}` removes it keeping {} aside",
+        names.join(", "),
+        if files.len() == 1 { "it" } else { "them" },
+        if files.len() == 1 { "it" } else { "them" },
+    )
 }
 
 /// Decides about one selected workspace and, unless refused or a dry run, removes it.

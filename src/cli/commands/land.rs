@@ -93,6 +93,15 @@ pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) ->
         false => text(&args.id, args.dry_run, &landing),
     };
     ui.data(&text)?;
+    if !landing.not_landed.is_empty() {
+        for path in &landing.not_landed {
+            ui.warning(format!(
+                "not landed: {} (jj does not track it)",
+                path.display()
+            ));
+        }
+        ui.hint("jj tracks no new file larger than snapshot.max-new-file-size (1 MiB unless configured), none outside snapshot.auto-track and nothing inside a nested repository: shrink or move such a file, or raise the limit (`jj config set --repo snapshot.max-new-file-size 10MiB`), then land again; ignore it if it is no work to keep");
+    }
     if !landing.conflicts.is_empty() && !args.json {
         ui.error(&conflict_error(
             &ctx,
@@ -200,6 +209,52 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
     files.sort_unstable();
     files.dedup();
     let n = files.len();
+    // jj: markers held as text are no conflict jj knows: neither `--prefer` nor `jj
+    // resolve` settles them, only an edit does.
+    let markers: Vec<&str> = files
+        .iter()
+        .copied()
+        .filter(|f| landing.marker_files.iter().any(|m| m == f))
+        .collect();
+    let others = n - markers.len();
+    let jj = matches!(ctx.vcs, crate::vcs::Vcs::Jj(_));
+    if jj && !markers.is_empty() {
+        let (message, hint) = match landing.applied {
+            true => (
+                format!("the land left {n} conflicted file{} in the landed commits", plural(n)),
+                format!(
+                    "{} {} conflict markers as ordinary text, not a conflict jj knows: edit {} in the target to settle {}{}, or revert the land with `{}`",
+                    markers.join(", "),
+                    if markers.len() == 1 { "holds" } else { "hold" },
+                    if markers.len() == 1 { "it" } else { "them" },
+                    if markers.len() == 1 { "it" } else { "them" },
+                    match others {
+                        0 => String::new(),
+                        _ => " and resolve the others there (`jj resolve`)".into(),
+                    },
+                    landing.undo.as_deref().unwrap_or("jj undo")
+                ),
+            ),
+            false => (
+                format!(
+                    "landing workspace {id} onto {} conflicts in {n} file{}; nothing was changed",
+                    landing.target,
+                    plural(n)
+                ),
+                format!(
+                    "{} {} conflict markers as ordinary text, not a conflict jj knows: edit {} in the workspace and land again{}, or land with --allow-conflicts to bring the markers into the target as they are",
+                    markers.join(", "),
+                    if markers.len() == 1 { "holds" } else { "hold" },
+                    if markers.len() == 1 { "it" } else { "them" },
+                    match (others, prefer) {
+                        (0, _) | (_, true) => String::new(),
+                        _ => " (with --prefer workspace|target for the other conflicts)".into(),
+                    },
+                ),
+            ),
+        };
+        return CliError::failure(message).hint(hint);
+    }
     match &ctx.vcs {
         crate::vcs::Vcs::Jj(_) if landing.applied => CliError::failure(format!(
             "the land left {n} conflicted file{} in the landed commits",
@@ -214,9 +269,16 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
             landing.target,
             plural(n)
         ))
-        .hint(format!(
-            "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
-        )),
+        .hint(match prefer {
+            // What --prefer leaves is a conflict it never settles (the workspace's own, or
+            // one of the commit its commits sit on).
+            true => format!(
+                "--prefer settles neither a conflict the workspace's commits hold themselves nor one of the commit they sit on: resolve them in workspace {id} (`jj resolve`) and land again, or land with --allow-conflicts to keep them as jj conflicts to resolve"
+            ),
+            false => format!(
+                "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
+            ),
+        }),
         crate::vcs::Vcs::Git(_) if prefer => CliError::failure(format!(
             "merging workspace {id} into {} conflicts in {n} file{} that --prefer cannot settle; nothing was changed",
             landing.target,
@@ -262,6 +324,10 @@ pub(in crate::cli) struct LandJson<'a> {
     undo: Option<&'a str>,
     reattached_head: Option<&'a str>,
     operations: &'a [String],
+    /// Files of the workspace that no commit of it holds though they are not ignored (jj:
+    /// larger than `snapshot.max-new-file-size`, outside `snapshot.auto-track`, a nested
+    /// repository): not landed; they stay in the workspace.
+    not_landed: &'a [std::path::PathBuf],
     /// Whether a live run of another process holds the workspace (a dry run then only
     /// looks: no lease, no snapshot, nothing written to it).
     run_live: bool,
@@ -295,6 +361,7 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         undo: landing.undo.as_deref(),
         reattached_head: landing.reattached_head.as_deref(),
         operations: &landing.operations,
+        not_landed: &landing.not_landed,
         run_live: landing.files_as_of.is_some(),
         files_as_of: landing.files_as_of.as_ref().map(|a| a.code()),
         snapshot_at: landing.files_as_of.as_ref().and_then(|a| a.snapshot_at()),

@@ -138,6 +138,7 @@ impl Git {
                 path: wt.to_path_buf(),
                 main: wt == self.main,
                 files: unlike,
+                jj: false,
             });
         }
         Ok(both)

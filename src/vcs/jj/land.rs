@@ -84,6 +84,7 @@ impl Jj {
         if place.working_copy {
             self.refuse_conflicted_target(place, &preview, &before)?;
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
+            self.refuse_untracked_in_the_way(&place.dir, &landing.files, &preview.target_commit)?;
         }
         self.refuse_moving_others(plan, place, &before)?;
         let origin = self.origin(plan, place, &before)?;

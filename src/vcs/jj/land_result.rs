@@ -146,6 +146,9 @@ impl Jj {
             .args(["diff", "--git", "--from", span.from, "--to", span.to])
             .stdout()?;
         for file in marked_files(&out) {
+            if !landing.conflicts.iter().any(|c| c.file == file) {
+                landing.marker_files.push(file.clone());
+            }
             landing.add_conflict(commit, file);
         }
         Ok(())
@@ -161,6 +164,7 @@ impl Jj {
     ) -> Result<Vec<Landed>> {
         landing.commits.clear();
         landing.conflicts.clear();
+        landing.marker_files.clear();
         let landed = self.landed(at, changes)?;
         let mut files: Vec<String> = landed.iter().flat_map(|l| l.files.clone()).collect();
         files.sort();

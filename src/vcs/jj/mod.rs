@@ -13,6 +13,7 @@ mod pool;
 mod private;
 mod recorded;
 mod stale;
+mod untracked;
 
 pub(crate) use private::{WorkingCommit, EXPORT_REF};
 pub(crate) use stale::recovery_dir;
