@@ -9,7 +9,7 @@ use crate::harness::AW;
 
 use super::observe::{commit_tokens, tokens, Scan};
 use super::oracle::{Expect, LandRec, MAIN};
-use super::proc::argv;
+use super::proc::{argv, Out};
 use super::steps::Mode;
 use super::world::World;
 
@@ -24,9 +24,55 @@ impl World<'_> {
 
     /// `land <id>` with a random `--prefer` (and `--allow-conflicts` when the binary has it).
     pub(super) fn land(&mut self, id: &str, mode: Mode) {
+        let prep = self.land_prep(id, false);
+        let out = self.exec(AW, &prep.args, mode);
+        self.land_apply(prep, out);
+    }
+
+    /// Several workspaces landing into the main working copy at the same moment (plain
+    /// lands, no `--prefer`), sometimes while the user commits in main: each land either
+    /// lands whole onto what the one before left, or changes nothing.
+    pub(super) fn lands_together(&mut self, ids: &[String]) {
+        self.stats.lands_together += 1;
+        self.log.push(format!("  lands at once: {}", ids.join(" ")));
+        let preps: Vec<LandPrep> = ids.iter().map(|id| self.land_prep(id, true)).collect();
+        let mut calls: Vec<(&str, Vec<String>)> =
+            preps.iter().map(|p| (AW, p.args.clone())).collect();
+        let user = self.rng.chance(50);
+        if user {
+            self.stats.user_commits += 1;
+            calls.push(match self.backend {
+                Backend::Jj => (
+                    "jj",
+                    argv(&["--no-pager", "commit", "-m", "user commit during lands"]),
+                ),
+                Backend::Git => (
+                    "sh",
+                    argv(&[
+                        "-c",
+                        "git add -A && git commit -q -m 'user commit during lands'",
+                    ]),
+                ),
+            });
+        }
+        let mut outs = self.exec_together(&calls);
+        if user {
+            outs.pop();
+        }
+        for (prep, out) in preps.into_iter().zip(outs) {
+            self.land_apply(prep, out);
+        }
+        // Which land the printed undo of the last one assumes came last is not known here.
+        self.model.last_land = None;
+    }
+
+    /// What `land` is asked and what the model knows before it runs; `together`: no
+    /// `--prefer` nor `--allow-conflicts`.
+    fn land_prep(&mut self, id: &str, together: bool) -> LandPrep {
         self.stats.lands += 1;
         let target = self.target_of(id);
         let prefer = match self.forced_prefer.take() {
+            _ if together => None,
             Some(forced) => forced,
             None => match self.rng.below(10) {
                 0 | 1 => Some("workspace"),
@@ -34,7 +80,7 @@ impl World<'_> {
                 _ => None,
             },
         };
-        let allow = self.allow_conflicts && self.rng.chance(20);
+        let allow = !together && self.allow_conflicts && self.rng.chance(20);
         self.log.push(format!("  land {id} into {target}"));
         let wscan = self.scan(id);
         let tscan = self.scan(&target);
@@ -76,7 +122,31 @@ impl World<'_> {
         if allow {
             args.push("--allow-conflicts".into());
         }
-        let out = self.exec(AW, &args, mode);
+        LandPrep {
+            id: id.to_string(),
+            target,
+            wscan,
+            tscan,
+            added,
+            sides,
+            git_before,
+            args,
+        }
+    }
+
+    /// What a land's outcome tells the model.
+    fn land_apply(&mut self, prep: LandPrep, out: Out) {
+        let LandPrep {
+            id,
+            target,
+            wscan,
+            tscan,
+            mut added,
+            sides,
+            git_before,
+            ..
+        } = prep;
+        let id = id.as_str();
         self.model.touched(id);
         self.model.touched(&target);
         for line in out.stdout.lines() {
@@ -432,6 +502,19 @@ impl World<'_> {
 /// The length of the round's merge's conflict markers: longer than any a file may hold as
 /// text (jj's own are 7, or longer only as far as a file's text needs).
 const MARKER: usize = 32;
+
+/// A land as prepared by [`World::land_prep`], for [`World::land_apply`].
+struct LandPrep {
+    id: String,
+    target: String,
+    wscan: Scan,
+    tscan: Scan,
+    /// The lines the land brings.
+    added: BTreeSet<u64>,
+    sides: Option<Sides>,
+    git_before: Option<String>,
+    args: Vec<String>,
+}
 
 struct Sides {
     base: Option<String>,

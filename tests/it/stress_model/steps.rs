@@ -45,6 +45,7 @@ impl World<'_> {
             6,                                          // kill
             has(!self.scan(MAIN).marked.is_empty(), 6), // resolve
             has(!self.model.checkpoints.is_empty(), 3), // run on a checkpoint
+            has(self.landing_together().len() >= 2, 6), // lands at once
         ];
         let choice = if live.len() > MAX_LIVE {
             7
@@ -71,9 +72,29 @@ impl World<'_> {
             9 => self.gc(Mode::Finish),
             10 => killed = self.kill(),
             11 => self.resolve(),
-            _ => self.base_change_run(),
+            12 => self.base_change_run(),
+            _ => {
+                let mut ids = self.landing_together();
+                while ids.len() > 2 && self.rng.chance(50) {
+                    let drop = self.rng.below(ids.len() as u64) as usize;
+                    ids.remove(drop);
+                }
+                self.lands_together(&ids)
+            }
         }
         killed
+    }
+
+    /// The live workspaces whose land goes to the main working copy (no live parent).
+    fn landing_together(&self) -> Vec<String> {
+        let live = self.model.live_ws();
+        live.iter()
+            .filter(|id| {
+                let parent = self.model.ws.get(*id).and_then(|w| w.parent.clone());
+                !parent.is_some_and(|p| live.contains(&p))
+            })
+            .cloned()
+            .collect()
     }
 
     pub(super) fn pick_live(&mut self) -> String {
@@ -106,6 +127,23 @@ impl World<'_> {
             self.kept_named(&out);
         }
         out
+    }
+
+    /// Starts every one of `calls` (`program`, `args`) in the repository at once, then waits
+    /// for each to end; logs them in the order given.
+    pub(super) fn exec_together(&mut self, calls: &[(&str, Vec<String>)]) -> Vec<Out> {
+        let started: Vec<_> = calls
+            .iter()
+            .map(|(program, args)| spawn(self.env, &self.repo, program, args))
+            .collect();
+        let outs: Vec<Out> = started.into_iter().map(|s| s.wait()).collect();
+        for ((program, args), out) in calls.iter().zip(&outs) {
+            self.note(program, args, out);
+            if *program == AW {
+                self.kept_named(out);
+            }
+        }
+        outs
     }
 
     /// The lines a command kept aside and named (a stale repair whose update conflicts with

@@ -25,6 +25,8 @@ pub struct Stats {
     pub undos: u64,
     pub cleans: u64,
     pub user_commits: u64,
+    /// Steps that landed several workspaces at the same moment.
+    pub lands_together: u64,
 }
 
 pub struct World<'a> {
@@ -267,7 +269,35 @@ impl<'a> World<'a> {
             history,
             status,
         };
-        check(&self.model, &seen, self.seed)
+        let mut broken = check(&self.model, &seen, self.seed);
+        broken.extend(self.divergent_main());
+        broken
+    }
+
+    /// jj: main's working-copy change shown divergent (two lands, or a land and the user's
+    /// command, merged by jj instead of one waiting for the other).
+    fn divergent_main(&mut self) -> Option<String> {
+        if self.backend != Backend::Jj {
+            return None;
+        }
+        let out = run(
+            self.env,
+            &self.repo,
+            "jj",
+            &argv(&[
+                "--no-pager",
+                "--ignore-working-copy",
+                "log",
+                "--no-graph",
+                "-r",
+                "@",
+                "-T",
+                "if(divergent, change_id.short() ++ \"\\n\")",
+            ]),
+        );
+        let shown = out.stdout.trim();
+        (!shown.is_empty())
+            .then(|| format!("DIVERGENT: main's working-copy change {shown} is divergent"))
     }
 }
 
