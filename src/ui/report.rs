@@ -88,6 +88,7 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             text += &format!(" and {more} more");
         }
     }
+    text += &describe_gitlinks(&removal.gitlinks);
     text += &describe_aside(&removal.aside);
     if let Some(dir) = &removal.earlier_aside {
         text += &format!(
@@ -182,6 +183,32 @@ fn why_and_hint(err: &crate::error::CliError) -> String {
         Some(hint) => format!("{} ({hint})", err.message),
         None => err.message.clone(),
     }
+}
+
+/// Where each commit a gitlink names was kept ("; commit X of submodule lib is kept in DIR
+/// as REF"), or that it is in no repository.
+fn describe_gitlinks(links: &[crate::vcs::KeptLink]) -> String {
+    let mut text = String::new();
+    for link in links {
+        let what = match link.submodule {
+            true => "submodule",
+            false => "nested repository",
+        };
+        text += &match &link.kept {
+            Some((repo, refname)) => format!(
+                "; commit {} of {what} {} is kept in {} as {refname}",
+                short(&link.commit),
+                link.path,
+                repo.display()
+            ),
+            None => format!(
+                "; warning: commit {} that gitlink {} names was in no repository it had, so it exists nowhere",
+                short(&link.commit),
+                link.path
+            ),
+        };
+    }
+    text
 }
 
 fn describe_aside(aside: &Aside) -> String {
