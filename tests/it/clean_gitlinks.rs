@@ -103,11 +103,23 @@ fn an_unlanded_submodule_commit_survives_clean_with_the_branch() {
     // The superproject's gitlink is not committed by the agent: `clean` commits it.
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", COMMIT_IN_SUBMODULE])
         .assert_ok();
-    let out = env.aw(&repo, ["clean", "w1"]);
+    let out = env.aw(&repo, ["clean", "w1", "--json"]);
     out.assert_ok();
     let kept = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1:lib"]);
     let base = git_ok(&env, &repo, &["rev-parse", "HEAD:lib"]);
     assert_ne!(kept, base, "{}", out.report());
+    assert_eq!(
+        out.json()["removed"][0]["gitlinks"],
+        serde_json::json!([{
+            "commit_id": kept.trim(),
+            "path": "lib",
+            "ref": format!("refs/agent-workspace/kept/w1/{}", kept.trim()),
+            "repository": repo.join(".git/modules/lib"),
+            "submodule": true,
+        }]),
+        "{}",
+        out.report()
+    );
     assert!(
         durable(&env, &repo.join("lib"), kept.trim()),
         "the commit branch agent-workspace/w1's gitlink names is gone\n{}\n{}",
