@@ -202,7 +202,7 @@ fn describe_gitlinks(links: &[crate::vcs::KeptLink]) -> String {
                 repo.display()
             ),
             None => format!(
-                "; warning: commit {} that gitlink {} names was in no repository it had, so it exists nowhere",
+                "; warning: commit {} that gitlink {} names is in none of its repositories nor yours, so it was kept nowhere",
                 short(&link.commit),
                 link.path
             ),
@@ -319,7 +319,7 @@ pub(crate) struct GitlinkJson {
     /// The gitlink's path in the workspace.
     pub path: String,
     /// The ref that keeps the commit (`refs/agent-workspace/kept/<id>/<commit>`); null when
-    /// no repository the workspace had held it (it exists nowhere).
+    /// none of its repositories nor the user's held it (it was kept nowhere).
     #[serde(rename = "ref")]
     pub refname: Option<String>,
     /// The git directory it was fetched into: the user's clone of the submodule, or the

@@ -158,3 +158,21 @@ fn a_landed_nested_repository_commit_survives_clean_in_the_users_repository() {
         out.report()
     );
 }
+
+#[test]
+fn a_submodule_no_one_initialised_is_not_reported() {
+    let env = TestEnv::new();
+    let repo = repo_with_submodule(&env);
+    git_ok(&env, &repo, &["submodule", "deinit", "-q", "-f", "lib"]);
+    fs::remove_dir_all(repo.join(".git/modules/lib")).unwrap();
+    env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo x > x.txt"])
+        .assert_ok();
+    let out = env.aw(&repo, ["clean", "w1", "--json"]);
+    out.assert_ok();
+    assert_eq!(
+        out.json()["removed"][0]["gitlinks"],
+        serde_json::json!([]),
+        "{}",
+        out.report()
+    );
+}

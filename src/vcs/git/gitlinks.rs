@@ -103,7 +103,7 @@ impl Git {
     }
 
     /// The gitlinks (path, commit) of the worktree at `ws`: in its index, its `HEAD`, and
-    /// the commits on `tips` not on `base`; each once.
+    /// the commits on `tips` not on `base`; each once, and none the base's tree has.
     fn gitlinks_named(
         &self,
         ws: &Path,
@@ -142,7 +142,18 @@ impl Git {
             links.extend(parse_raw(&log));
         }
         let null = |c: &str| c.bytes().all(|b| b == b'0');
+        // What the base already names is the user's (or its upstream's) to keep: a submodule
+        // neither side initialised is not new work.
         let mut seen = std::collections::HashSet::new();
+        for commit in base.iter().filter(|c| hex(&c.as_str())) {
+            if let Ok(tree) = self
+                .call(&self.main)?
+                .args(["ls-tree", "-r", "-z", "--full-tree", commit])
+                .stdout()
+            {
+                seen.extend(parse_tree(&tree));
+            }
+        }
         links.retain(|(path, commit)| !null(commit) && seen.insert((path.clone(), commit.clone())));
         Ok(links)
     }
