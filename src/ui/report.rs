@@ -88,6 +88,7 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             text += &format!(" and {more} more");
         }
     }
+    text += &describe_gitlinks(&removal.gitlinks);
     text += &describe_aside(&removal.aside);
     if let Some(dir) = &removal.earlier_aside {
         text += &format!(
@@ -184,6 +185,32 @@ fn why_and_hint(err: &crate::error::CliError) -> String {
     }
 }
 
+/// Where each commit a gitlink names was kept ("; commit X of submodule lib is kept in DIR
+/// as REF"), or that it is in no repository.
+fn describe_gitlinks(links: &[crate::vcs::KeptLink]) -> String {
+    let mut text = String::new();
+    for link in links {
+        let what = match link.submodule {
+            true => "submodule",
+            false => "nested repository",
+        };
+        text += &match &link.kept {
+            Some((repo, refname)) => format!(
+                "; commit {} of {what} {} is kept in {} as {refname}",
+                short(&link.commit),
+                link.path,
+                repo.display()
+            ),
+            None => format!(
+                "; warning: commit {} that gitlink {} names is in none of its repositories nor yours, so it was kept nowhere",
+                short(&link.commit),
+                link.path
+            ),
+        };
+    }
+    text
+}
+
 fn describe_aside(aside: &Aside) -> String {
     let mut text = String::new();
     if let Some(dir) = &aside.kept_dir {
@@ -253,6 +280,10 @@ pub(crate) struct RemovalJson {
     pub commits: Option<Vec<crate::vcs::Commit>>,
     /// Whether uncommitted changes were committed to the kept branch first.
     pub committed_uncommitted_changes: bool,
+    /// git: the commits its submodules' and nested repositories' gitlinks name that were
+    /// fetched into the user's repository (or found in none) before it was removed; null in
+    /// a dry run.
+    pub gitlinks: Option<Vec<GitlinkJson>>,
     /// Where a detached HEAD was kept reachable (git).
     pub head: Option<HeadJson>,
     pub kept_branch: Option<String>,
@@ -278,6 +309,36 @@ pub(crate) struct OwnStoreJson {
     pub holds: String,
     /// Where it is (jj: a repository; git: a git directory), under the kept-aside directory.
     pub path: PathBuf,
+}
+
+/// A commit a gitlink of a removed worktree names, and where it is kept.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct GitlinkJson {
+    pub commit_id: String,
+    /// The gitlink's path in the workspace.
+    pub path: String,
+    /// The ref that keeps the commit (`refs/agent-workspace/kept/<id>/<commit>`); null when
+    /// none of its repositories nor the user's held it (it was kept nowhere).
+    #[serde(rename = "ref")]
+    pub refname: Option<String>,
+    /// The git directory it was fetched into: the user's clone of the submodule, or the
+    /// repository's own; null when `ref` is.
+    pub repository: Option<PathBuf>,
+    /// Whether it is a submodule's, not a nested repository's.
+    pub submodule: bool,
+}
+
+impl From<&crate::vcs::KeptLink> for GitlinkJson {
+    fn from(link: &crate::vcs::KeptLink) -> GitlinkJson {
+        GitlinkJson {
+            commit_id: link.commit.clone(),
+            path: link.path.clone(),
+            refname: link.kept.as_ref().map(|(_, r)| r.clone()),
+            repository: link.kept.as_ref().map(|(dir, _)| dir.clone()),
+            submodule: link.submodule,
+        }
+    }
 }
 
 /// A removed workspace's run logs.
@@ -357,6 +418,7 @@ impl RemovalJson {
                 .map(|r| r.is_ok()),
             commits: removal.map(|r| r.commits.clone()),
             committed_uncommitted_changes: committed,
+            gitlinks: removal.map(|r| r.gitlinks.iter().map(GitlinkJson::from).collect()),
             head,
             kept_branch: branch.cloned(),
             kept_change_id: change.cloned(),

@@ -61,6 +61,15 @@ pub enum VcsError {
         branch: String,
         source: Box<ProcessError>,
     },
+    /// A commit a gitlink of a worktree names could not be fetched into the user's
+    /// repository before the worktree's git area was removed.
+    #[error("could not keep commit {commit} that gitlink {path} names in {}; the workspace is kept", into.display())]
+    GitlinkNotKept {
+        path: String,
+        commit: String,
+        into: PathBuf,
+        source: Box<ProcessError>,
+    },
     /// Committing a worktree's uncommitted changes failed; `unstaged` says whether what was
     /// staged for it was unstaged again.
     #[error("could not commit the uncommitted changes of {}; the workspace is kept", ws.display())]
@@ -304,6 +313,10 @@ impl From<VcsError> for CliError {
             }
             VcsError::BranchDelete { branch, source } => CliError::from(*source)
                 .hint(format!("delete it by hand: git branch -D {branch}")),
+            VcsError::GitlinkNotKept { source, .. } => CliError::failure(message)
+                .cause(source.to_string())
+                .cause(source.stderr().to_string())
+                .hint("nothing was removed: fix what kept git from fetching it (room, permissions), then clean again"),
             VcsError::CommitFailed {
                 ws,
                 source,

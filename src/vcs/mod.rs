@@ -58,6 +58,21 @@ pub(crate) struct Head {
     pub created: bool,
 }
 
+/// A commit a gitlink of a removed git worktree names (a submodule's, or a nested
+/// repository's), and where it is kept now that the worktree's own git area is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeptLink {
+    /// The gitlink's path in the worktree.
+    pub path: String,
+    pub commit: String,
+    /// Whether it is a submodule's (its git directory in the worktree's git area), not a
+    /// nested repository's.
+    pub submodule: bool,
+    /// The repository it was fetched into and the ref there that keeps it; `None` when no
+    /// repository the worktree had holds it (it existed nowhere before the removal).
+    pub kept: Option<(PathBuf, String)>,
+}
+
 /// A commit that holds a workspace's work: its id, its change id (jj) and the first line of
 /// its description; in JSON the shape every output gives a commit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -260,6 +275,28 @@ impl Vcs {
                 remove()?;
                 Ok(git.worktree_forget(path)?)
             }
+        }
+    }
+
+    /// git: fetches every commit a gitlink of the worktree of `id` at `ws` names (in its
+    /// index, its `HEAD`, the commits `kept` holds since `base`) that the user's repository
+    /// does not keep yet, from the submodule or nested repository that holds it, so removing
+    /// the worktree loses none; says where each went. jj records no gitlinks: none.
+    pub(crate) fn keep_gitlinks(
+        &self,
+        id: &str,
+        ws: &Path,
+        kept: &Kept,
+        base: &[String],
+    ) -> Result<Vec<KeptLink>> {
+        match (self, kept) {
+            (Vcs::Git(git), Kept::Branch { commit, head, .. }) => {
+                let mut tips = vec![commit.as_str()];
+                tips.extend(head.as_ref().map(|h| h.commit.as_str()));
+                git.keep_gitlinks(id, ws, &tips, base)
+            }
+            (Vcs::Git(git), Kept::Nothing) => git.keep_gitlinks(id, ws, &[], base),
+            _ => Ok(vec![]),
         }
     }
 

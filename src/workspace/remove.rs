@@ -12,7 +12,7 @@ use crate::store::aside::{self, Aside, Policy};
 use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::Record;
-use crate::vcs::{Commit, Kept};
+use crate::vcs::{Commit, Kept, KeptLink};
 use crate::workspace::context::Context;
 use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,9 @@ pub(crate) struct Removal {
     pub aside: Aside,
     /// Further commits that hold the workspace's work.
     pub commits: Vec<Commit>,
+    /// git: the commits its gitlinks name that were fetched into the user's repository (or
+    /// found in none) before its git area went.
+    pub gitlinks: Vec<KeptLink>,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
     pub branch_deleted: Option<std::result::Result<(), String>>,
     /// Where an earlier, interrupted removal of the workspace kept files aside.
@@ -197,6 +200,7 @@ fn remove_workspace(
             kept,
             aside,
             commits: vec![],
+            gitlinks: vec![],
             branch_deleted: None,
             earlier_aside: None,
             own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
@@ -215,6 +219,14 @@ fn remove_workspace(
     // Naming them is a report only: the repository keeps them whether or not this works.
     let commits = commits.unwrap_or_default();
     let tracked = tracked?;
+    // The commits its submodules and nested repositories hold, in the user's repository
+    // before the worktree's git area (where they may be the only copy) is removed.
+    let gitlinks = match has_dir {
+        true => ctx
+            .vcs
+            .keep_gitlinks(&entry.id, &entry.path, &kept, base.unwrap_or_default())?,
+        false => vec![],
+    };
     // The journal, before anything is moved or forgotten: a kill from here on is finished
     // by the next command (see `settle_interrupted`), never left for `--force`.
     let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
@@ -261,6 +273,7 @@ fn remove_workspace(
         kept,
         aside,
         commits,
+        gitlinks,
         branch_deleted,
         earlier_aside,
         own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
@@ -310,6 +323,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                     kept: journal.as_ref().map_or(Kept::Nothing, |j| j.kept.to_kept()),
                     aside: Aside::default(),
                     commits: vec![],
+                    gitlinks: vec![],
                     branch_deleted: None,
                     earlier_aside: journal
                         .map(|j| j.dest)
@@ -494,6 +508,7 @@ impl Journal {
             kept: self.kept.to_kept(),
             aside,
             commits: vec![],
+            gitlinks: vec![],
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
             own_store_kept: super::private::remove(ctx, &entry.id, None),

@@ -15,6 +15,7 @@ mod checkpoint_run;
 mod checkpoint_support;
 mod children;
 mod clean;
+mod clean_gitlinks;
 mod colour;
 mod completions;
 mod config;

@@ -3,6 +3,7 @@
 mod checkpoint;
 pub(crate) mod classify;
 mod diff;
+mod gitlinks;
 mod held;
 mod index;
 mod keep;
