@@ -2,21 +2,26 @@
 # Installs the tools agent-workspace and its tests use, skipping those already present:
 # jj 0.45.1, direnv, bubblewrap (for --sandbox), groff (man page tests), tmux and script (terminal tests), zsh and fish (completion tests), just >= 1.31, the Python MCP SDK >= 2 (the MCP tests' client), rustfmt/clippy and, with --with-nix or INSTALL_NIX=1, Debian's
 # nix-bin (only for `nix-instantiate --parse flake.nix`). git must already be installed; cargo is
-# needed to build jj. Safe to rerun; never prompts.
+# needed to build jj. With --with-jj-0.46 (or INSTALL_JJ_046=1), also jj 0.46.0 beside 0.45.1 in
+# its own root (`$CARGO_HOME/jj-0.46.0/bin/jj`, never over 0.45.1), for the suite's second pass.
+# Safe to rerun; never prompts.
 #
-# Usage: scripts/install-tools.sh [--with-nix]
+# Usage: scripts/install-tools.sh [--with-nix] [--with-jj-0.46]
 set -euo pipefail
 
 JJ_VERSION=0.45.1
+JJ_NEXT_VERSION=0.46.0
 JUST_MIN_VERSION=1.31.0
 MCP_MIN_VERSION=2.0.0
 
 with_nix=${INSTALL_NIX:-0}
+with_jj_next=${INSTALL_JJ_046:-0}
 for arg in "$@"; do
   case $arg in
     --with-nix) with_nix=1 ;;
+    --with-jj-0.46) with_jj_next=1 ;;
     -h | --help)
-      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -118,6 +123,24 @@ ensure_jj() {
   have=$(version_of jj --version || true)
   [ "$have" = "$JJ_VERSION" ] || die "jj --version says '${have:-nothing}' after installing $JJ_VERSION"
   report jj installed "jj $have"
+}
+
+# jj 0.46.0 declares rustc 1.97 but builds on older stable toolchains once
+# `std::assert_matches` is allowed; installed in a root of its own so 0.45.1 stays the default.
+ensure_jj_next() {
+  local root="${CARGO_HOME:-$HOME/.cargo}/jj-$JJ_NEXT_VERSION" have
+  have=$(version_of "$root/bin/jj" --version || true)
+  if [ "$have" = "$JJ_NEXT_VERSION" ]; then
+    report jj-next present "jj $have ($root/bin/jj)"
+    return
+  fi
+  require_cargo "build jj $JJ_NEXT_VERSION"
+  note "building jj $JJ_NEXT_VERSION with cargo into $root; a cold build takes ~10 minutes"
+  RUSTC_BOOTSTRAP=1 RUSTFLAGS='-Zcrate-attr=feature(assert_matches)' \
+    cargo install --locked --ignore-rust-version --root "$root" "jj-cli@$JJ_NEXT_VERSION"
+  have=$(version_of "$root/bin/jj" --version || true)
+  [ "$have" = "$JJ_NEXT_VERSION" ] || die "$root/bin/jj --version says '${have:-nothing}' after installing $JJ_NEXT_VERSION"
+  report jj-next installed "jj $have ($root/bin/jj)"
 }
 
 # ensure_command CMD PACKAGE LABEL VERSION-COMMAND...: installs PACKAGE (apt or brew) when CMD is
@@ -272,6 +295,7 @@ ensure_mcp_client
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi
 ensure_jj
+if [ "$with_jj_next" = 1 ]; then ensure_jj_next; fi
 
 case ":$original_path:" in
   *":$cargo_bin:"*) ;;
