@@ -41,6 +41,7 @@ mod hostile_stale;
 mod ids;
 mod just_recipes;
 mod land;
+mod land_disk;
 mod land_dry_run;
 mod land_git;
 mod land_jj;
