@@ -322,6 +322,16 @@ pub(crate) fn kept_at(dir: &Path) -> Option<std::time::SystemTime> {
     crate::store::timestamp::Timestamp::parse_compact(stamp)?.time()
 }
 
+/// How long ago the kept-aside directory `dir` was made, judged by the later of the time in
+/// its name and its own modification time, so that a clock set back when it was named cannot
+/// make it old; a time ahead of `now` counts as new (zero). `None` when the name does not say.
+pub(crate) fn kept_age(dir: &Path, now: std::time::SystemTime) -> Option<std::time::Duration> {
+    let named = kept_at(dir)?;
+    let modified = fs::symlink_metadata(dir).and_then(|m| m.modified()).ok();
+    let made = modified.map_or(named, |m| m.max(named));
+    Some(now.duration_since(made).unwrap_or_default())
+}
+
 /// Deletes one kept-aside directory (or a stray file or symlink in its place) without
 /// following symlinks.
 pub(crate) fn purge(path: &Path) -> io::Result<()> {

@@ -236,6 +236,60 @@ pub enum LandError {
         /// The other branch HEAD is on; `None`: detached.
         other: Option<String>,
     },
+    /// No room on the target working copy's file system for the files the land writes
+    /// there; checked before anything moves.
+    #[error("did not land: {source}; nothing was landed")]
+    NoRoom { source: crate::store::disk::NoRoom },
+    /// jj: the land was integrated, but writing the target working copy's files ran out of
+    /// space. `restored`: its files the land changes were put back as they were before the
+    /// land (else `half` names those left half written).
+    #[error("workspace {id:?} landed in the repository, but the working copy at {} was not written (no space left on its file system): {}",
+        path.display(), main_not_written(*.restored, half))]
+    MainNotWritten {
+        id: String,
+        path: PathBuf,
+        restored: bool,
+        half: Vec<String>,
+        /// The commit whose files the working copy holds (before the land).
+        before: String,
+    },
+    /// git: the fast-forward of the target worktree ran out of space writing its files; the
+    /// branch did not move. `half`: the files that could not be put back.
+    #[error("the {} at {} ran out of space while the land wrote its files: {}",
+        worktree_word(*.main), path.display(), put_back(half))]
+    MainPutBack {
+        path: PathBuf,
+        main: bool,
+        half: Vec<String>,
+    },
+}
+
+fn main_not_written(restored: bool, half: &[String]) -> String {
+    match restored {
+        true => "its files the land changes are as they were before the land".into(),
+        false => format!("these files are half written: {}", half.join(", ")),
+    }
+}
+
+fn put_back(half: &[String]) -> String {
+    match half.is_empty() {
+        true => "the branch did not move and the files it had written were put back as they were; nothing was landed".into(),
+        false => format!(
+            "the branch did not move, but these files could not be put back and are half written: {}; nothing was landed",
+            half.join(", ")
+        ),
+    }
+}
+
+/// Refuses a land whose files do not fit on the file system of the working copy `dir` it
+/// writes them into: their size as the workspace `ws` holds them, plus the margin kept free.
+pub(crate) fn room_for_land(dir: &Path, ws: &Path, files: &[String]) -> Result<()> {
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::symlink_metadata(ws.join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    crate::store::disk::check_room(dir, bytes).map_err(|source| LandError::NoRoom { source })
 }
 
 fn worktree_word(main: bool) -> &'static str {
@@ -317,6 +371,24 @@ impl From<LandError> for CliError {
             LandError::Ignored { jj: true, .. } => CliError::failure(message).hint(
                 "no commit holds them and jj would not write over them: move them away or delete them, then land again",
             ),
+            LandError::NoRoom { .. } => CliError::failure(message)
+                .hint("free space on that file system, then land again"),
+            LandError::MainNotWritten { ref path, restored: true, .. } => CliError::failure(message).hint(format!(
+                "free space on that file system, then run `jj -R {} workspace update-stale` to write the landed files there",
+                crate::exec::process::quote(&path.display().to_string())
+            )),
+            LandError::MainNotWritten { ref path, ref before, .. } => CliError::failure(message).hint(format!(
+                "free space on that file system, then put those files back as commit {} holds them (`jj -R {} --ignore-working-copy file show -r {} FILE > FILE`) before `jj workspace update-stale` there, or jj records them as edits",
+                &before[..before.len().min(12)],
+                crate::exec::process::quote(&path.display().to_string()),
+                &before[..before.len().min(12)],
+            )),
+            LandError::MainPutBack { ref path, ref half, .. } if !half.is_empty() => CliError::failure(message).hint(format!(
+                "free space on that file system, then put them back (`git -C {} checkout-index -f -- FILE`, or delete a file git does not track), then land again",
+                crate::exec::process::quote(&path.display().to_string())
+            )),
+            LandError::MainPutBack { .. } => CliError::failure(message)
+                .hint("free space on that file system, then land again"),
             LandError::HeadElsewhere {
                 ref ws,
                 ref commit,

@@ -391,13 +391,13 @@ fn a_leaked_pool_registration_is_seen_and_removed(backend: Backend) {
 }
 
 /// A small tmpfs mounted for a test, unmounted when dropped.
-struct SmallDisk {
+pub(crate) struct SmallDisk {
     dir: std::path::PathBuf,
 }
 
 /// A repository of `backend` and its workspace root, both on a small file system of `size`,
 /// with workspace `w` made there by a run: the disk, the repository and the root.
-fn on_small_disk(
+pub(crate) fn on_small_disk(
     env: &TestEnv,
     backend: Backend,
     size: &str,
@@ -410,7 +410,7 @@ fn on_small_disk(
 }
 
 /// agent-workspace with `args` in `repo`, its workspaces under `root`.
-fn aw_on(
+pub(crate) fn aw_on(
     env: &TestEnv,
     repo: &std::path::Path,
     root: &std::path::Path,
@@ -445,7 +445,7 @@ impl SmallDisk {
     }
 
     /// Fills the file system up to the last byte with `<dir>/filler`.
-    fn fill(&self) {
+    pub(crate) fn fill(&self) {
         use std::io::Write;
         let mut file = fs::File::create(self.dir.join("filler")).unwrap();
         let chunk = vec![0u8; 64 << 10];
@@ -458,7 +458,7 @@ impl SmallDisk {
     }
 
     /// Fills the file system, then gives back `bytes` of the filler: about that much free.
-    fn fill_leaving(&self, bytes: u64) {
+    pub(crate) fn fill_leaving(&self, bytes: u64) {
         self.fill();
         let filler = fs::OpenOptions::new()
             .write(true)
@@ -468,7 +468,7 @@ impl SmallDisk {
         filler.set_len(len.saturating_sub(bytes)).unwrap();
     }
 
-    fn free(&self) {
+    pub(crate) fn free(&self) {
         fs::remove_file(self.dir.join("filler")).unwrap();
     }
 }

@@ -297,6 +297,10 @@ fn kept_aside_directories_go_after_retention_kept() {
         fs::create_dir_all(dir.join("sub")).unwrap();
         fs::write(dir.join("sub/notes.txt"), "kept\n").unwrap();
     }
+    set_mtime(
+        &old,
+        humantime::parse_rfc3339("2020-01-01T00:00:00Z").unwrap(),
+    );
     let dry = env.aw(&repo, ["gc", "--dry-run", "--json"]);
     dry.assert_ok();
     let doc = dry.json();
@@ -325,4 +329,52 @@ fn kept_aside_directories_go_after_retention_kept() {
     );
     assert!(!old.exists(), "{}", env.listing());
     assert!(young.join("sub/notes.txt").exists(), "a young one stays");
+}
+
+/// Sets directory `dir`'s modification time to `at`.
+fn set_mtime(dir: &Path, at: SystemTime) {
+    fs::File::open(dir).unwrap().set_modified(at).unwrap();
+}
+
+/// A kept-aside directory is judged by the later of the time in its name and its own
+/// modification time, and a time ahead of the clock counts as new: one made seconds ago whose
+/// name says 2020 (the clock was set back when it was named) and one whose name lies ahead
+/// (made by a clock set back since) both stay, while one whose name and directory are old goes.
+#[test]
+fn gc_keeps_kept_aside_directories_a_set_back_clock_named() {
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    let kept = env.namespace_dir(&repo).join(".kept");
+    let back = kept.join("w1-20200101T000000Z");
+    let ahead = kept.join("w2-20991231T235959Z");
+    let old = kept.join("w3-20200101T000000Z");
+    for dir in [&back, &ahead, &old] {
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("sub/notes.txt"), "kept\n").unwrap();
+    }
+    let long_ago = humantime::parse_rfc3339("2020-01-01T00:00:00Z").unwrap();
+    set_mtime(&ahead, long_ago);
+    set_mtime(&old, long_ago);
+    let dry = env
+        .aw(&repo, ["gc", "--dry-run", "--json"])
+        .assert_ok()
+        .json();
+    let listed: Vec<&str> = dry["purged_kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [old.to_str().unwrap()], "{dry:#}");
+    let out = env.aw(&repo, ["gc"]);
+    out.assert_ok();
+    assert!(!old.exists(), "{}", out.report());
+    for dir in [&back, &ahead] {
+        assert!(
+            dir.join("sub/notes.txt").exists(),
+            "{} purged\n{}",
+            dir.display(),
+            out.report()
+        );
+    }
 }

@@ -42,6 +42,7 @@ mod hostile_stale;
 mod ids;
 mod just_recipes;
 mod land;
+mod land_disk;
 mod land_dry_run;
 mod land_git;
 mod land_in_the_way_jj;

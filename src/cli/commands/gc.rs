@@ -96,7 +96,8 @@ struct Kept {
 }
 
 /// The kept-aside directories (`<namespace>/.kept/`) older than `retention.kept`, purged
-/// unless `dry_run`. A name that does not say when it was made is never purged.
+/// unless `dry_run`. A name that does not say when it was made is never purged; see
+/// [`crate::store::aside::kept_age`] for why a set-back clock cannot make one old.
 fn expired_kept(ctx: &Context, dry_run: bool) -> Vec<Kept> {
     let Some(retention) = ctx.config.retention_kept else {
         return vec![];
@@ -106,8 +107,7 @@ fn expired_kept(ctx: &Context, dry_run: bool) -> Vec<Kept> {
     let dirs = crate::store::aside::kept_dirs(&root, None).unwrap_or_default();
     dirs.into_iter()
         .filter_map(|path| {
-            let made = crate::store::aside::kept_at(&path)?;
-            let age = now.duration_since(made).ok()?;
+            let age = crate::store::aside::kept_age(&path, now)?;
             (age > retention).then_some((path, age))
         })
         .map(|(path, age)| {

@@ -115,6 +115,9 @@ impl Git {
         if self.branch_tip(&target)?.as_deref() != Some(onto.as_str()) {
             return Err(LandError::TargetMoved);
         }
+        if let Some(wt) = &checked_out {
+            crate::vcs::land::room_for_land(wt, plan.ws, &landing.files)?;
+        }
         let moved = match &checked_out {
             Some(wt) => {
                 // Changes the merge brings as they are: staged, so the fast-forward keeps them.
@@ -136,7 +139,10 @@ impl Git {
             // A commit made there since the check: `--ff-only` and update-ref's old value
             // refuse to move the branch, and the land is planned again.
             return match self.branch_tip(&target)?.as_deref() == Some(onto.as_str()) {
-                true => Err(err.into()),
+                true => match (&checked_out, super::land_disk::write_failed(err.stderr())) {
+                    (Some(wt), true) => Err(self.put_back_after_full_disk(wt, &landing.files)),
+                    _ => Err(err.into()),
+                },
                 false => Err(LandError::TargetMoved),
             };
         }

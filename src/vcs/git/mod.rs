@@ -8,6 +8,7 @@ mod held;
 mod index;
 mod keep;
 mod land;
+mod land_disk;
 mod land_edits;
 mod land_merge;
 mod land_target;

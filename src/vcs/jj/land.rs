@@ -85,6 +85,9 @@ impl Jj {
             self.refuse_conflicted_target(place, &preview, &before)?;
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
             self.refuse_untracked_in_the_way(&place.dir, &landing.files, &preview.target_commit)?;
+            if !plan.dry_run {
+                crate::vcs::land::room_for_land(&place.dir, plan.ws, &landing.files)?;
+            }
         }
         self.refuse_moving_others(plan, place, &before)?;
         let origin = self.origin(plan, place, &before)?;
@@ -137,9 +140,12 @@ impl Jj {
         // Both working copies follow the result: jj snapshots each first (an edit made since
         // the preview is kept), then updates it to its rewritten commit.
         if place.working_copy {
-            self.call(&place.dir)?
-                .args(["workspace", "update-stale"])
-                .stdout()?;
+            self.write_target_after_land(
+                plan.id,
+                &place.dir,
+                &preview.target_commit,
+                &landing.files,
+            )?;
         }
         self.call(plan.ws)?
             .args(["workspace", "update-stale"])
@@ -155,10 +161,7 @@ impl Jj {
             self.update_stale(dir, &recovery_dir(dir))?;
             return Ok(());
         }
-        self.call(dir)?
-            .args(["workspace", "update-stale"])
-            .stdout()?;
-        Ok(())
+        self.write_main_whole(dir)
     }
 
     /// Whether the target working-copy commit is no longer the one the preview saw, once

@@ -7,6 +7,7 @@ mod diff;
 mod held;
 mod keep;
 mod land;
+mod land_disk;
 mod land_preview;
 mod land_result;
 mod pool;
