@@ -112,3 +112,125 @@ fn a_divergent_workspace_change_is_refused_by_the_land_and_its_dry_run_alike() {
     assert_eq!(fs::read_to_string(repo.join("y.txt")).unwrap(), "y\n");
     assert_eq!(divergent(&env, &repo), "");
 }
+
+/// The commits `diff --json` of `w1` lists, by subject, and the paths of its files.
+fn diff_of(env: &TestEnv, repo: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let json = env.aw(repo, ["diff", "w1", "--json"]).json();
+    let list = |key: &str, field: &str| -> Vec<String> {
+        json[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{json:#}"))
+            .iter()
+            .map(|c| c[field].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    (list("commits", "subject"), list("files", "path"))
+}
+
+/// `status w1 --json`: its status, its commits' subjects and how many are not landed.
+fn status_of(env: &TestEnv, repo: &std::path::Path) -> (String, Vec<String>, u64) {
+    let json = env.aw(repo, ["status", "w1", "--json"]).json();
+    let changes = &json["changes"];
+    let subjects = changes["commits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{json:#}"))
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let unlanded = changes["unlanded_commits_count"].as_u64().unwrap();
+    (
+        json["status"].as_str().unwrap().to_string(),
+        subjects,
+        unlanded,
+    )
+}
+
+#[test]
+fn after_a_land_onto_a_main_that_moved_the_user_s_commits_are_not_the_workspace_s_work() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo x > x.txt && jj commit -m work",
+        ],
+    )
+    .assert_ok();
+    // The user commits in main after the workspace started, then lands it.
+    fs::write(repo.join("mine.txt"), "mine\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "mine"]);
+    env.aw(&repo, ["land", "w1"]).assert_ok();
+    let landed_only = (vec!["work".to_string()], vec!["x.txt".to_string()]);
+    assert_eq!(diff_of(&env, &repo), landed_only);
+    assert_eq!(
+        status_of(&env, &repo),
+        ("landed".to_string(), vec!["work".to_string()], 0)
+    );
+    let table = env.aw(&repo, ["status"]);
+    assert!(
+        table
+            .stdout
+            .contains("w1         landed  -         1 file +1 -0"),
+        "{}",
+        table.report()
+    );
+    // The user commits more in main, and rewords the landed commit there: it is still the
+    // workspace's own, and still landed.
+    fs::write(repo.join("later.txt"), "later\n").unwrap();
+    env.jj_ok(&repo, ["commit", "-m", "later"]);
+    env.jj_ok(&repo, ["describe", "-r", "w1@-", "-m", "work, reworded"]);
+    // That rewrote the workspace's working copy: jj there brings it up to date.
+    let ws = env.ws_path(&repo, "w1");
+    env.jj_ok(&ws, ["workspace", "update-stale"]);
+    assert_eq!(
+        diff_of(&env, &repo),
+        (
+            vec!["work, reworded".to_string()],
+            vec!["x.txt".to_string()]
+        )
+    );
+    assert_eq!(
+        status_of(&env, &repo),
+        ("landed".to_string(), vec!["work, reworded".to_string()], 0)
+    );
+    // The user moves the landed commit after their later commit (`rebase -r`): the
+    // workspace, left on what it sat on, holds no work of its own now, and nothing of the
+    // user's is taken for its work.
+    env.jj_ok(
+        &repo,
+        [
+            "rebase",
+            "-r",
+            "w1@-",
+            "-A",
+            "description(exact:\"later\\n\")",
+        ],
+    );
+    env.jj_ok(&ws, ["workspace", "update-stale"]);
+    assert_eq!(diff_of(&env, &repo), (vec![], vec![]));
+    assert_eq!(status_of(&env, &repo), ("landed".to_string(), vec![], 0));
+    // The workspace's work since is unlanded, and nothing of the user's is listed.
+    env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo z > z.txt && jj commit -m more",
+        ],
+    )
+    .assert_ok();
+    assert_eq!(
+        diff_of(&env, &repo),
+        (vec!["more".to_string()], vec!["z.txt".to_string()])
+    );
+    let (_, subjects, unlanded) = status_of(&env, &repo);
+    assert_eq!((subjects.len(), unlanded), (1, 1));
+}
