@@ -58,6 +58,26 @@ pub(crate) struct WorkCommit {
     pub description: String,
 }
 
+/// What a workspace's changes are read since: its recorded base commits and (jj) the change
+/// ids its last land brought into its target. Once those sit in the workspace's history,
+/// what they landed on (the target's own commits, the user's among them) is not the
+/// workspace's work: jj reads its changes since the landed commits' parents instead.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Since<'a> {
+    pub base: &'a [String],
+    pub landed: &'a [String],
+}
+
+impl<'a> Since<'a> {
+    /// The changes since the base and the last land of the workspace whose record is `record`.
+    pub(crate) fn of(record: &'a crate::store::metadata::Record) -> Since<'a> {
+        Since {
+            base: &record.base_commits,
+            landed: record.landed_changes(),
+        }
+    }
+}
+
 /// Everything a workspace changed since its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Changes {

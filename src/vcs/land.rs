@@ -136,6 +136,17 @@ pub enum TargetKind {
     GitUnknown,
 }
 
+/// A change with several visible commits (jj), as [`LandError::Divergent`] names it.
+#[derive(Debug, Clone, Default)]
+pub struct Divergent {
+    /// The change id, short.
+    pub change: String,
+    /// Its visible commits, short.
+    pub commits: Vec<String>,
+    /// Those of `commits` outside the workspace's history (its working copy's ancestors).
+    pub outside: Vec<String>,
+}
+
 /// Why a land could not be made; nothing was landed.
 #[derive(Debug, thiserror::Error)]
 pub enum LandError {
@@ -192,6 +203,16 @@ pub enum LandError {
     #[error("landing workspace {id:?} would move the commits of workspace{} {} built on its commits; nothing was landed",
         if others.len() == 1 { "" } else { "s" }, others.join(", "))]
     MovesOthers { id: String, others: Vec<String> },
+    /// jj: a change that would land has several visible commits; which one lands is the
+    /// user's choice.
+    #[error("workspace {id:?} has {}: {}; nothing was landed",
+        if changes.len() == 1 { "a divergent change" } else { "divergent changes" },
+        changes.iter().map(|d| format!("{} is in commits {}", d.change, d.commits.join(" and "))).collect::<Vec<_>>().join("; "))]
+    Divergent {
+        id: String,
+        ws: PathBuf,
+        changes: Vec<Divergent>,
+    },
     /// git: the target worktree is in the middle of an operation (a merge, a rebase, ...)
     /// that a land would get tangled in.
     #[error("the {} at {} is in the middle of {what}; nothing was landed",
@@ -351,6 +372,27 @@ impl From<LandError> for CliError {
                 if others.len() == 1 { "it" } else { "them" },
                 others[0]
             )),
+            LandError::Divergent {
+                ref ws,
+                ref changes,
+                ..
+            } => {
+                let ws = crate::exec::process::quote(&ws.display().to_string());
+                let outside: Vec<&str> = changes
+                    .iter()
+                    .flat_map(|d| d.outside.iter().map(String::as_str))
+                    .collect();
+                let each_outside = changes.iter().all(|d| d.outside.len() + 1 == d.commits.len());
+                CliError::failure(message).hint(match each_outside {
+                    true => format!(
+                        "a change lands as one commit: keep one of each and abandon the others in the workspace (to keep those in its history: `jj -R {ws} abandon {}`), then land again",
+                        outside.join(" ")
+                    ),
+                    false => format!(
+                        "a change lands as one commit: keep one of each and abandon the others in the workspace (`jj -R {ws} abandon <commit>`), then land again"
+                    ),
+                })
+            }
             LandError::Preview { source, .. } => CliError::failure(message)
                 .cause(source.stderr().to_string())
                 .hint("check that the target workspace still exists (`agent-workspace status`), or pass --onto REV"),

@@ -485,14 +485,14 @@ impl Vcs {
         &self,
         id: &str,
         ws: &Path,
-        base: &[String],
+        since: diff::Since,
         scratch: &Path,
         snapshot: bool,
         tree: bool,
     ) -> Result<diff::Changes> {
         match self {
-            Vcs::Jj(jj) => jj.changes(id, ws, base, snapshot),
-            Vcs::Git(git) => match base.first() {
+            Vcs::Jj(jj) => jj.changes(id, ws, since, snapshot),
+            Vcs::Git(git) => match since.base.first() {
                 Some(base) => git.changes(ws, base, scratch, tree),
                 None => Err(VcsError::NoBase { id: id.to_string() }),
             },
@@ -501,9 +501,9 @@ impl Vcs {
 
     /// [`Vcs::changes`] without a snapshot, when the backend kept its answer and gives it
     /// without starting a process (jj, while a table pins the view); `None` otherwise.
-    pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<diff::Changes> {
+    pub(crate) fn kept_changes(&self, id: &str, since: diff::Since) -> Option<diff::Changes> {
         match self {
-            Vcs::Jj(jj) => jj.kept_changes(id, base),
+            Vcs::Jj(jj) => jj.kept_changes(id, since),
             Vcs::Git(_) => None,
         }
     }

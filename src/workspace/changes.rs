@@ -66,9 +66,14 @@ pub(crate) fn read_prepared(
         "diff-{id}.{}.index",
         PID.get_or_init(std::process::id)
     ));
-    Ok(ctx
-        .vcs
-        .changes(id, path, &record.base_commits, &scratch, snapshot, tree)?)
+    Ok(ctx.vcs.changes(
+        id,
+        path,
+        crate::vcs::diff::Since::of(record),
+        &scratch,
+        snapshot,
+        tree,
+    )?)
 }
 
 /// The record of the workspace directory at `path`, or why there is none to go by.

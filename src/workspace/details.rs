@@ -86,7 +86,7 @@ fn read_all(
         match (!snapshot)
             .then(|| {
                 ctx.vcs
-                    .kept_changes(&record.workspace_id, &record.base_commits)
+                    .kept_changes(&record.workspace_id, crate::vcs::diff::Since::of(record))
             })
             .flatten()
         {
@@ -168,6 +168,18 @@ fn counts(
         .filter(|land| !land.unapplied && !undone)
         .map(|land| land.commits.iter().map(String::as_str).collect())
         .unwrap_or_default();
+    // jj: a landed commit is known by its change, so one the user reworded or rebased in
+    // the target since is still landed.
+    let landed_changes: &[String] = match undone {
+        true => &[],
+        false => record.landed_changes(),
+    };
+    let is_landed = |c: &WorkCommit| {
+        landed.contains(&c.commit_id.as_str())
+            || c.change_id
+                .as_ref()
+                .is_some_and(|ch| landed_changes.contains(ch))
+    };
     // The run's last moment jj may not have seen: its start while it runs, else its end.
     let run_moment = match record.status {
         crate::store::metadata::Status::Running => record.started_at.as_ref(),
@@ -178,11 +190,7 @@ fn counts(
         added: found.files.iter().map(|f| f.added).sum(),
         removed: found.files.iter().map(|f| f.removed).sum(),
         binary_count: found.files.iter().filter(|f| f.binary).count(),
-        unlanded_commits_count: found
-            .commits
-            .iter()
-            .filter(|c| !landed.contains(&c.commit_id.as_str()))
-            .count(),
+        unlanded_commits_count: found.commits.iter().filter(|c| !is_landed(c)).count(),
         files_as_of: found.as_of.code(),
         snapshot_at: found.as_of.snapshot_at().cloned(),
         may_be_behind: match (&found.as_of, run_moment) {

@@ -196,6 +196,7 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
             at: intent.at.clone(),
             target: intent.target.clone(),
             commits,
+            changes: vec![],
             outcome: match conflicted {
                 true => LandOutcome::Conflicted,
                 false => LandOutcome::Landed,
@@ -437,6 +438,11 @@ fn to_land(landing: &Landing, record: &Record) -> Land {
         at: metadata::now(),
         target: landing.target.clone(),
         commits: landing.commits.iter().map(|c| c.id.clone()).collect(),
+        changes: landing
+            .commits
+            .iter()
+            .filter_map(|c| c.change_id.clone())
+            .collect(),
         outcome: match landing.conflicts.is_empty() {
             true => LandOutcome::Landed,
             false => LandOutcome::Conflicted,

@@ -54,6 +54,7 @@ mod land_safety_jj;
 mod land_status;
 mod land_support;
 mod land_together;
+mod land_truth;
 mod layers;
 mod live_look;
 mod man_pages;

@@ -73,6 +73,10 @@ pub(crate) struct Land {
     pub target: String,
     /// The landed commits, oldest first (jj: as rewritten by the land).
     pub commits: Vec<String>,
+    /// jj: the change ids of `commits`, in the same order: a landed commit the user reworded
+    /// or rebased in the target since is still found by its change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
     pub outcome: Outcome,
     #[serde(default)]
     pub resolved: Vec<Resolved>,
@@ -112,6 +116,7 @@ impl Land {
             at: Timestamp::now(),
             target: target.to_string(),
             commits: vec![],
+            changes: vec![],
             outcome: Outcome::Landed,
             resolved: vec![],
             conflicts: vec![],
@@ -189,6 +194,15 @@ impl Record {
         match self.shown_land() {
             Some(land) if self.land_check != Check::Undone => land.outcome.as_str(),
             _ => self.status.as_str(),
+        }
+    }
+
+    /// jj: the change ids the last land brought into its target, when it changed the target
+    /// and recorded them (empty otherwise).
+    pub(crate) fn landed_changes(&self) -> &[String] {
+        match &self.land {
+            Some(land) if !land.unapplied => &land.changes,
+            _ => &[],
         }
     }
 

@@ -104,6 +104,7 @@ fn an_undone_land_shows_the_run_s_status_and_the_journal_round_trips() {
         at: Timestamp::parse("2026-01-01T00:00:01Z"),
         target: "default@".into(),
         commits: vec!["ab".into()],
+        changes: vec![],
         outcome: LandOutcome::Conflicted,
         resolved: vec![],
         conflicts: vec![],

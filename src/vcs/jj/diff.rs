@@ -8,7 +8,7 @@ use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
 use crate::store::timestamp::Timestamp;
-use crate::vcs::diff::{self, AsOf, Changes, DIFF_ARGS, PATCH_ARGS};
+use crate::vcs::diff::{self, AsOf, Changes, Since, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
 
 /// Commit id (for the working-copy commit, after `@` and the time it was written), change
@@ -28,13 +28,14 @@ impl Jj {
         &self,
         id: &str,
         ws: &Path,
-        base: &[String],
+        since: Since,
         snapshot: bool,
     ) -> Result<Changes> {
-        let base = match hex_ids(base) {
+        let base = match hex_ids(since.base) {
             ids if ids.is_empty() => self.shared_base(id)?,
             ids => ids,
         };
+        let landed = change_ids(since.landed);
         // Read without a snapshot, the answer is a function of the working-copy commit and
         // the base alone: a commit id names its parents, files and description, so while jj's
         // view keeps the same commit for the workspace, so is the answer, whatever else the
@@ -42,7 +43,7 @@ impl Jj {
         let cache = self.cache_dir.join(format!("changes-{id}.v2"));
         let key = match snapshot {
             true => None,
-            false => self.changes_key(id, &base),
+            false => self.changes_key(id, &base, &landed),
         };
         if let Some(key) = key.as_deref() {
             let kept = self.bundle_get(id, key);
@@ -54,6 +55,7 @@ impl Jj {
                 return Ok(found);
             }
         }
+        let base = self.since_landed(id, base, &landed)?;
         let revset = format!("({})..@", base.join(" | "));
         let mut call = self.call(ws)?;
         if !snapshot {
@@ -95,21 +97,48 @@ impl Jj {
 }
 
 impl Jj {
-    /// The key [`Jj::changes`] keeps the answer for workspace `id` against `base` under,
-    /// read without a snapshot.
-    fn changes_key(&self, id: &str, base: &[String]) -> Option<String> {
+    /// The key [`Jj::changes`] keeps the answer for workspace `id` against `base` (and the
+    /// `landed` changes) under, read without a snapshot.
+    fn changes_key(&self, id: &str, base: &[String], landed: &[&str]) -> Option<String> {
+        let since = format!("{}\n{}", base.join(","), landed_line(landed));
         match self.working_copy_commit(id) {
-            Some(commit) => Some(format!("wc {commit}\n{}\n", base.join(","))),
-            None => self
-                .op_heads_key()
-                .map(|heads| format!("{heads}\n{}\n", base.join(","))),
+            Some(commit) => Some(format!("wc {commit}\n{since}")),
+            None => self.op_heads_key().map(|heads| format!("{heads}\n{since}")),
         }
+    }
+
+    /// What the changes of workspace `id` are read since: `base`, or once the `landed`
+    /// changes are in its history, the commits those sit on there (as they are now, the
+    /// user's rewording or rebasing of them included), so that what they were landed onto
+    /// (the target's own commits) is not taken for the workspace's work; landed commits the
+    /// user moved out of its history leave it the newest commits it shares with them.
+    fn since_landed(&self, id: &str, base: Vec<String>, landed: &[&str]) -> Result<Vec<String>> {
+        if landed.is_empty() {
+            return Ok(base);
+        }
+        let mut stop: Vec<String> = base.iter().map(|c| format!("present({c})")).collect();
+        let (landed, ws) = (super::land_result::by_change(landed), workspace_revset(id));
+        // Landed commits in its history: what they sit on. Landed commits moved out of
+        // it (`jj rebase -r`): the newest commits it shares with their history.
+        stop.push(format!("parents(roots(({landed}) & ::{ws}))"));
+        stop.push(format!("(::{ws} & ::(({landed}) ~ ::{ws}))"));
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T", r#"commit_id ++ "\n""#])
+            .arg(format!("--revisions=heads({})", stop.join(" | ")))
+            .stdout()?;
+        let heads: Vec<String> = out.lines().map(str::to_string).collect();
+        Ok(match heads.is_empty() {
+            true => base,
+            false => heads,
+        })
     }
 
     /// [`Jj::changes`] without a snapshot when its answer is kept (and no jj or git process
     /// is needed to give it); `None` otherwise.
-    pub(crate) fn kept_changes(&self, id: &str, base: &[String]) -> Option<Changes> {
-        let base: Vec<&str> = base
+    pub(crate) fn kept_changes(&self, id: &str, since: Since) -> Option<Changes> {
+        let base: Vec<&str> = since
+            .base
             .iter()
             .map(String::as_str)
             .filter(|c| is_id(c))
@@ -138,7 +167,10 @@ impl Jj {
             }
             rest = rest.strip_prefix(commit)?;
         }
-        parse_kept_body(rest.strip_prefix('\n')?)
+        let rest = rest
+            .strip_prefix('\n')?
+            .strip_prefix(landed_line(&change_ids(since.landed)).as_str())?;
+        parse_kept_body(rest)
     }
 
     /// The kept entry of workspace `id` in the pinned bundle, when it is under `key`.
@@ -378,6 +410,25 @@ impl Jj {
             crate::store::fsutil::read_untrusted_string(&store.join("git_target"), 4096).ok()?;
         Some(store.join(target.trim()))
     }
+}
+
+/// The key's line for the `landed` changes: none when there are none (the key is then as
+/// before lands were known by their changes).
+fn landed_line(landed: &[&str]) -> String {
+    match landed.is_empty() {
+        true => String::new(),
+        false => format!("landed {}\n", landed.join(",")),
+    }
+}
+
+/// Only jj change ids (lowercase letters) reach a revset: they come from a record the
+/// workspace can write.
+fn change_ids(landed: &[String]) -> Vec<&str> {
+    landed
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase()))
+        .collect()
 }
 
 /// Only commit ids reach a revset: the base comes from a record the workspace can write.

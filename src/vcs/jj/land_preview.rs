@@ -4,14 +4,15 @@
 use std::path::PathBuf;
 
 use super::{workspace_revset, Jj};
-use crate::vcs::land::{hex_ids, LandError, Plan, Result};
+use crate::vcs::land::{hex_ids, Divergent, LandError, Plan, Result};
 use crate::vcs::Commit;
 
 /// Each file a commit changes as `F`, path; a file renamed away counts under its old path
 /// too (its content is gone from there).
 pub(super) const FILES_TEMPLATE: &str = r#"self.diff().files().map(|f| "F\0" ++ f.path() ++ "\0" ++ if(f.status() == "renamed", "F\0" ++ f.source().path() ++ "\0", "")).join("")"#;
 
-/// Per commit `C`, change id, commit id, conflict flag, subject; for the target's working-copy
+/// Per commit `C`, change id, commit id, conflict flag (`d` added when the change is
+/// divergent), subject; for the target's working-copy
 /// commit `W`, its workspaces' names, whether workspace `id` is built on it (`1`), its
 /// conflict flag and commit id; then each file the commit changes ([`FILES_TEMPLATE`]).
 /// Every field ends with NUL, which no path or first line holds.
@@ -19,7 +20,7 @@ fn preview_template(id: &str) -> String {
     // Ids hold no quote (layout's id rules): the single-quoted literal is the revset.
     let ws = workspace_revset(id);
     format!(
-        r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0" ++ if(self.contained_in('::{ws}'), "1", "0") ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ commit_id ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ description.first_line() ++ "\0") ++ {FILES_TEMPLATE}"#
+        r#"if(current_working_copy, "W\0" ++ working_copies ++ "\0" ++ if(self.contained_in('::{ws}'), "1", "0") ++ "\0" ++ if(conflict, "c", "-") ++ "\0" ++ commit_id ++ "\0", "C\0" ++ change_id ++ "\0" ++ commit_id ++ "\0" ++ if(conflict, "c", "-") ++ if(divergent, "d") ++ "\0" ++ description.first_line() ++ "\0") ++ {FILES_TEMPLATE}"#
     )
 }
 
@@ -29,6 +30,8 @@ pub(super) struct Landed {
     pub(super) change: String,
     pub(super) commit: Commit,
     pub(super) conflicted: bool,
+    /// Whether another visible commit has the same change id.
+    pub(super) divergent: bool,
     pub(super) files: Vec<String>,
 }
 
@@ -77,7 +80,63 @@ impl Jj {
                 id: plan.id.to_string(),
                 source: Box::new(e),
             })?;
-        Ok(parse_preview(&out))
+        let preview = parse_preview(&out);
+        self.refuse_divergent(plan, &preview)?;
+        Ok(preview)
+    }
+
+    /// Refuses a land of a change that has several visible commits (the same change id
+    /// twice: divergent, e.g. after jj commands run at an older operation): the rebase and
+    /// every later step find the land's commits by change id, and would take each copy.
+    /// Names every commit of each such change and which are outside the workspace's history.
+    fn refuse_divergent(&self, plan: &Plan, preview: &Preview) -> Result<()> {
+        let changes: Vec<&str> = preview
+            .commits
+            .iter()
+            .filter(|c| c.divergent)
+            .map(|c| c.change.as_str())
+            .collect();
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let ws = workspace_revset(plan.id);
+        let out = self
+            .query()?
+            .args(["log", "--no-graph", "-T"])
+            .arg(format!(
+                r#"change_id ++ " " ++ commit_id ++ " " ++ if(self.contained_in('::{ws}'), "in", "out") ++ "\n""#
+            ))
+            .arg(format!("--revisions={}", super::land_result::by_change(&changes)))
+            .stdout()?;
+        let mut found: Vec<Divergent> = vec![];
+        for line in out.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(change), Some(commit), Some(place)) =
+                (words.next(), words.next(), words.next())
+            else {
+                continue;
+            };
+            let short = |id: &str| id[..id.len().min(12)].to_string();
+            let at = match found.iter().position(|d| d.change == short(change)) {
+                Some(at) => at,
+                None => {
+                    found.push(Divergent {
+                        change: short(change),
+                        ..Divergent::default()
+                    });
+                    found.len() - 1
+                }
+            };
+            found[at].commits.push(short(commit));
+            if place == "out" {
+                found[at].outside.push(short(commit));
+            }
+        }
+        Err(LandError::Divergent {
+            id: plan.id.to_string(),
+            ws: plan.ws.to_path_buf(),
+            changes: found,
+        })
     }
 }
 
@@ -113,7 +172,8 @@ pub(super) fn parse_preview(text: &str) -> Preview {
                         subject,
                     },
                     change,
-                    conflicted: flag == "c",
+                    conflicted: flag.starts_with('c'),
+                    divergent: flag.ends_with('d'),
                     files: vec![],
                 });
                 to_target = false;
@@ -147,7 +207,7 @@ mod tests {
     #[test]
     fn previews() {
         let text = concat!(
-            "C\0kx\0ab12\0c\0fix: a\tb\0F\0a.txt\0F\0sp ace\0",
+            "C\0kx\0ab12\0cd\0fix: a\tb\0F\0a.txt\0F\0sp ace\0",
             "\nW\0default@\0",
             "1\0-\0ef56\0F\0mine.txt\0",
             "\nC\0zz\0cd34\0-\0\0"
@@ -155,6 +215,7 @@ mod tests {
         let p = parse_preview(text);
         assert_eq!(p.commits.len(), 2);
         assert!(p.commits[0].conflicted && !p.commits[1].conflicted);
+        assert!(p.commits[0].divergent && !p.commits[1].divergent);
         assert_eq!(p.commits[0].commit.subject, "fix: a\tb");
         assert_eq!(p.commits[0].files, ["a.txt", "sp ace"]);
         assert_eq!(p.target_names, ["default@"]);
