@@ -147,12 +147,14 @@ fn a_user_committing_in_main_during_lands_loses_nothing(backend: Backend) {
     let ids: Vec<String> = (1..=4).map(|i| format!("u{i}")).collect();
     agents_with_work(&env, &repo, &ids);
     let stop = env.path().join("stop");
+    // A commit may meet the land's own git call holding the index lock, or (jj) a working
+    // copy the land just updated: the user tries again, as a person would.
     let commit = match backend {
-        Backend::Jj => "jj commit -m \"user $n\"",
+        Backend::Jj => "jj commit -m \"user $n\" || { jj workspace update-stale; false; }",
         Backend::Git => "git add user.txt && git commit -q -m \"user $n\"",
     };
     let script = format!(
-        "n=0; while [ ! -e {stop} ]; do n=$((n+1)); echo $n >> user.txt; {commit} || exit 1; done; echo $n",
+        "n=0; while [ ! -e {stop} ]; do n=$((n+1)); echo $n >> user.txt; tries=0; until {commit}; do tries=$((tries+1)); [ $tries -lt 100 ] || exit 1; sleep 0.05; done; done; echo $n",
         stop = stop.display()
     );
     let user = env.cmd("sh", &repo).args(["-c", &script]).spawn();
