@@ -117,7 +117,7 @@ impl Jj {
             return Ok(base);
         }
         let mut stop: Vec<String> = base.iter().map(|c| format!("present({c})")).collect();
-        let (landed, ws) = (super::land_result::by_change(landed), workspace_revset(id));
+        let (landed, ws) = (super::by_change(landed), workspace_revset(id));
         // Landed commits in its history: what they sit on. Landed commits moved out of
         // it (`jj rebase -r`): the newest commits it shares with their history.
         stop.push(format!("parents(roots(({landed}) & ::{ws}))"));

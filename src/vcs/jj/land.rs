@@ -8,8 +8,9 @@
 
 use std::path::Path;
 
+use super::by_change;
 use super::land_preview::{land_set, Landed, Place, Preview};
-use super::land_result::{by_change, Span, Trial};
+use super::land_result::{Span, Trial};
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};

@@ -106,7 +106,7 @@ impl Jj {
             .arg(format!(
                 r#"change_id ++ " " ++ commit_id ++ " " ++ if(self.contained_in('::{ws}'), "in", "out") ++ "\n""#
             ))
-            .arg(format!("--revisions={}", super::land_result::by_change(&changes)))
+            .arg(format!("--revisions={}", super::by_change(&changes)))
             .stdout()?;
         let mut found: Vec<Divergent> = vec![];
         for line in out.lines() {

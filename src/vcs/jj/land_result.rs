@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::land_preview::{parse_preview, Landed};
-use super::{workspace_revset, Jj};
+use super::{by_change, workspace_revset, Jj};
 use crate::exec::process::{Call, ProcessError};
 use crate::store::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
@@ -205,19 +205,6 @@ impl Jj {
             .arg(format!("--revisions=(::{ws_rev} ~ ::({stop})) ~ empty()"))
             .stdout()?;
         Ok(out.trim().is_empty())
-    }
-}
-
-/// A revset of the given change ids (jj change ids only: lowercase letters).
-pub(super) fn by_change(changes: &[&str]) -> String {
-    let ids: Vec<String> = changes
-        .iter()
-        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase()))
-        .map(|c| format!("change_id({c})"))
-        .collect();
-    match ids.is_empty() {
-        true => "none()".into(),
-        false => ids.join(" | "),
     }
 }
 

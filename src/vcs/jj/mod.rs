@@ -406,6 +406,19 @@ pub(crate) fn workspace_revset(id: &str) -> String {
     format!("{id:?}@")
 }
 
+/// A revset of the given change ids (jj change ids only: lowercase letters).
+pub(super) fn by_change(changes: &[&str]) -> String {
+    let ids: Vec<String> = changes
+        .iter()
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase()))
+        .map(|c| format!("change_id({c})"))
+        .collect();
+    match ids.is_empty() {
+        true => "none()".into(),
+        false => ids.join(" | "),
+    }
+}
+
 /// The major and minor version in `jj --version`'s output.
 pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let version = text.split_whitespace().nth(1)?;
