@@ -38,6 +38,12 @@ pub(crate) fn unaddable(stderr: &str) -> Option<&str> {
     })
 }
 
+/// Whether git's stderr says it could not write a file of the worktree (a full disk: git
+/// says `unable to write file X`, without the system's message).
+pub(crate) fn write_failed(stderr: &str) -> bool {
+    crate::exec::classify::disk_full(stderr) || stderr.contains("unable to write file")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +59,16 @@ mod tests {
 
     /// `git add --all` in a worktree where a tracked `a.txt` was replaced by a FIFO.
     const FIFO: &str = "a.txt: can only add regular files, symbolic links or git-directories\nfatal: updating files failed\n";
+
+    /// The line git prints when it cannot write a file of the worktree (a full disk under
+    /// `merge --ff-only`, met end to end by `land_disk::git_a_disk_filling_during_the_fast_forward_puts_main_back`).
+    const WRITE: &str = "error: unable to write file big.bin\n";
+
+    #[test]
+    fn a_file_git_could_not_write_is_told() {
+        assert!(write_failed(WRITE));
+        assert!(!write_failed(UNMERGED));
+    }
 
     #[test]
     fn unaddable_files_are_named() {

@@ -139,7 +139,7 @@ impl Git {
             // A commit made there since the check: `--ff-only` and update-ref's old value
             // refuse to move the branch, and the land is planned again.
             return match self.branch_tip(&target)?.as_deref() == Some(onto.as_str()) {
-                true => match (&checked_out, super::land_disk::write_failed(err.stderr())) {
+                true => match (&checked_out, super::classify::write_failed(err.stderr())) {
                     (Some(wt), true) => Err(self.put_back_after_full_disk(wt, &landing.files)),
                     _ => Err(err.into()),
                 },

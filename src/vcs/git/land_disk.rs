@@ -48,9 +48,3 @@ impl Git {
         }
     }
 }
-
-/// Whether git's stderr says it could not write a file of the worktree (a full disk: git
-/// says `unable to write file X`, without the system's message).
-pub(super) fn write_failed(stderr: &str) -> bool {
-    crate::exec::classify::disk_full(stderr) || stderr.contains("unable to write file")
-}
