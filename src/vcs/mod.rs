@@ -7,6 +7,7 @@ pub(crate) mod error;
 pub(crate) mod git;
 pub(crate) mod jj;
 pub(crate) mod land;
+mod markers;
 mod packs;
 mod pool;
 

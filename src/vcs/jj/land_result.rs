@@ -8,6 +8,7 @@ use super::{by_change, workspace_revset, Jj};
 use crate::exec::process::{Call, ProcessError};
 use crate::store::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
+use crate::vcs::markers::marked_files;
 
 /// The preview template's commit part, with the files each commit changes.
 fn landed_template() -> String {
@@ -215,35 +216,6 @@ pub(super) struct Span<'a> {
     pub(super) at: &'a str,
     pub(super) from: &'a str,
     pub(super) to: &'a str,
-}
-
-/// The files of a `jj diff --git` whose added lines start a conflict marker, once each, in
-/// the order met. A path is read from the `+++ b/<path>` header (a deleted file has
-/// `/dev/null`, a path git quotes is skipped: jj's conflicts are the ones listed then).
-fn marked_files(diff: &str) -> Vec<String> {
-    let mut files: Vec<String> = vec![];
-    let mut file: Option<&str> = None;
-    let mut header = false;
-    for line in diff.lines() {
-        if line.starts_with("diff --git ") {
-            header = true;
-            file = None;
-        } else if header && line.starts_with("@@") {
-            header = false;
-        } else if header {
-            if let Some(path) = line.strip_prefix("+++ b/") {
-                file = Some(path);
-            }
-        } else if let Some(added) = line.strip_prefix('+') {
-            let marker = added.starts_with("<<<<<<<") || added.starts_with(">>>>>>>");
-            if let Some(path) = file.filter(|_| marker) {
-                if !files.iter().any(|f| f == path) {
-                    files.push(path.to_string());
-                }
-            }
-        }
-    }
-    files
 }
 
 /// A trial's operations so far (oldest first) and the one the next step starts at.
