@@ -40,6 +40,7 @@ mod hostile_procs;
 mod hostile_records;
 mod hostile_stale;
 mod ids;
+mod jj_versions;
 mod just_recipes;
 mod land;
 mod land_disk;

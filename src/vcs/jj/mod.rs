@@ -35,8 +35,16 @@ pub(crate) const MAIN_WORKSPACE: &str = "default";
 /// The oldest jj whose templates and workspace listing this tool relies on.
 pub(crate) const MIN_VERSION: (u32, u32) = (0, 38);
 
-/// The jj release the test suite runs against.
+/// The first jj release whose `workspace add` makes colocated git worktrees in a colocated
+/// repository (and takes `--colocate`/`--no-colocate`).
+pub(crate) const COLOCATING_VERSION: (u32, u32) = (0, 46);
+
+/// The jj release the test suite runs against first, and the one installs recommend.
 pub(crate) const TESTED_VERSION: (u32, u32, u32) = (0, 45, 1);
+
+/// The newest jj release the suite also runs against (its second pass): newer ones are
+/// untested.
+pub(crate) const NEWEST_TESTED_VERSION: (u32, u32, u32) = (0, 46, 0);
 
 /// A jj repository, addressed through its main workspace.
 pub(crate) struct Jj {
@@ -44,6 +52,9 @@ pub(crate) struct Jj {
     store: PathBuf,
     cache_dir: PathBuf,
     binary: OnceLock<PathBuf>,
+    /// The binary's `(major, minor)` version, asked once and only where jj releases differ
+    /// ([`Jj::version`]); `None` inside when it could not be read.
+    version: OnceLock<Option<(u32, u32)>>,
     /// The working copies read from jj's view, with the operation head they were read at.
     view: Mutex<Option<(String, Arc<WorkingCopies>)>>,
     /// While set ([`Jj::pin_view`]), the view read last is used without looking at the
@@ -65,6 +76,7 @@ impl Jj {
             store: repo.store.clone(),
             cache_dir,
             binary: OnceLock::new(),
+            version: OnceLock::new(),
             view: Mutex::new(None),
             pinned: std::sync::atomic::AtomicBool::new(false),
             bundle: Mutex::new(None),
@@ -78,6 +90,28 @@ impl Jj {
         }
         let path = crate::exec::process::find("jj")?;
         Ok(self.binary.get_or_init(|| path))
+    }
+
+    /// The binary's `(major, minor)` version: the one place that decides where jj releases
+    /// behave differently (see [`Jj::colocation_flag`]). Asked of jj once, on the paths
+    /// that create or remove workspaces only, never on a warm run.
+    fn version(&self) -> Option<(u32, u32)> {
+        *self.version.get_or_init(|| {
+            let path = self.binary().ok()?;
+            let out = Call::new(path).arg("--version").stdout().ok()?;
+            parse_version(&out)
+        })
+    }
+
+    /// The flag `workspace add` gets so a new workspace is never a colocated git worktree:
+    /// jj 0.46 makes every secondary workspace of a colocated repository one (a git
+    /// worktree registered in the repository, a `.git` file the agent can rewrite), which
+    /// 0.45 never did; `--no-colocate` keeps both releases alike. None before 0.46, which
+    /// has no such flag.
+    fn colocation_flag(&self) -> Option<&'static str> {
+        self.version()
+            .filter(|v| *v >= COLOCATING_VERSION)
+            .map(|_| "--no-colocate")
     }
 
     /// Explains a failed call: a jj older than [`MIN_VERSION`] is named as the cause. The
@@ -305,6 +339,9 @@ impl Jj {
         let mut call = self
             .call(&self.main)?
             .args(["workspace", "add", "--name", id]);
+        if let Some(flag) = self.colocation_flag() {
+            call = call.arg(flag);
+        }
         for commit in base {
             call = call.arg(format!("--revision={commit}"));
         }

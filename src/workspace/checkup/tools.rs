@@ -7,7 +7,7 @@ use super::Check;
 use crate::exec::process::{self, Call};
 use crate::exec::sandbox::{self, SandboxError};
 use crate::repo::Backend;
-use crate::vcs::jj::{parse_version, MIN_VERSION, TESTED_VERSION};
+use crate::vcs::jj::{parse_version, MIN_VERSION, NEWEST_TESTED_VERSION, TESTED_VERSION};
 
 /// jj, git, direnv, just and bubblewrap. A missing tool is an error where this repository
 /// needs it (its backend; bubblewrap when the configuration sandboxes every run).
@@ -84,14 +84,14 @@ fn jj(needed: bool) -> Check {
             ),
             fix,
         ),
-        Some(v) if v > (TESTED_VERSION.0, TESTED_VERSION.1) => Check::warning(
+        Some(v) if v > (NEWEST_TESTED_VERSION.0, NEWEST_TESTED_VERSION.1) => Check::warning(
             "jj",
             format!(
-                "{shown} at {} is newer than the tested {}.{}.{}",
+                "{shown} at {} is newer than the newest tested, {}.{}.{}",
                 path.display(),
-                TESTED_VERSION.0,
-                TESTED_VERSION.1,
-                TESTED_VERSION.2
+                NEWEST_TESTED_VERSION.0,
+                NEWEST_TESTED_VERSION.1,
+                NEWEST_TESTED_VERSION.2
             ),
             "it likely works; report a problem if a command fails",
         ),
