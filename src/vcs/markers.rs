@@ -112,4 +112,33 @@ mod tests {
         );
         assert!(marked_files("").is_empty());
     }
+
+    /// What `jj diff --git` prints for a renamed conflicted file: the markers as text.
+    #[test]
+    fn marker_lines_jj_s_diff_adds_name_their_file() {
+        let diff = concat!(
+            "diff --git a/a.txt b/a.txt\n",
+            "--- a/a.txt\n",
+            "+++ b/a.txt\n",
+            "@@ -1 +1,2 @@\n",
+            " x\n",
+            "+ <<<<<<< not at the start\n",
+            "-<<<<<<< removed\n",
+            "diff --git a/moved.txt b/moved.txt\n",
+            "new file mode 100644\n",
+            "--- /dev/null\n",
+            "+++ b/moved.txt\n",
+            "@@ -0,0 +1,3 @@\n",
+            "+<<<<<<< conflict 1 of 1\n",
+            "++++ b/not-a-header\n",
+            "+>>>>>>> conflict 1 of 1 ends\n",
+            "diff --git a/gone.txt b/gone.txt\n",
+            "deleted file mode 100644\n",
+            "--- a/gone.txt\n",
+            "+++ /dev/null\n",
+            "@@ -1 +0,0 @@\n",
+            "-<<<<<<< old\n",
+        );
+        assert_eq!(marked_files(diff), ["moved.txt"]);
+    }
 }

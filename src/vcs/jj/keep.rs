@@ -88,18 +88,8 @@ impl Jj {
     /// asked of git with an empty index, so every file is compared with the ignore rules.
     /// With `dirs`, a directory whose files are all ignored is listed alone (`target/`).
     pub(crate) fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
-        let no_index = std::env::temp_dir().join(format!(
-            "agent-workspace-no-index-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
         let out = self
-            .git()?
-            .arg("--work-tree")
-            .arg(ws)
-            .env("GIT_INDEX_FILE", no_index)
-            .args(["-C"])
-            .arg(ws)
+            .git_without_index(ws)?
             .args([
                 "ls-files",
                 "-z",
@@ -110,6 +100,23 @@ impl Jj {
             .args(dirs.then_some("--directory"))
             .stdout()?;
         Ok(crate::vcs::split_nul(&out))
+    }
+
+    /// git in the workspace at `ws` with an index file that does not exist: every file on
+    /// disk is compared with the ignore rules, none taken for tracked.
+    pub(super) fn git_without_index(&self, ws: &Path) -> Result<crate::exec::process::Call> {
+        let no_index = std::env::temp_dir().join(format!(
+            "agent-workspace-no-index-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        Ok(self
+            .git()?
+            .arg("--work-tree")
+            .arg(ws)
+            .env("GIT_INDEX_FILE", no_index)
+            .arg("-C")
+            .arg(ws))
     }
 
     /// The files the working-copy commit of workspace `id` holds, relative to its root; call

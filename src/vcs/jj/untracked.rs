@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::{workspace_revset, Jj};
+use super::Jj;
 use crate::vcs::land::{LandError, Result};
 
 impl Jj {
@@ -59,30 +59,15 @@ impl Jj {
     /// repository (named as a directory). Call it after a snapshot of the workspace. Read as
     /// what git, given no index, finds neither ignored nor among the files jj tracks.
     pub(crate) fn left_out(&self, id: &str, ws: &Path) -> crate::vcs::Result<Vec<PathBuf>> {
-        let no_index = std::env::temp_dir().join(format!(
-            "agent-workspace-no-index-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
         let out = self
-            .git()?
-            .arg("--work-tree")
-            .arg(ws)
-            .env("GIT_INDEX_FILE", no_index)
-            .arg("-C")
-            .arg(ws)
+            .git_without_index(ws)?
             .args(["ls-files", "-z", "--others", "--exclude-standard"])
             .stdout()?;
         let on_disk = crate::vcs::split_nul(&out);
         if on_disk.is_empty() {
             return Ok(vec![]);
         }
-        let out = self
-            .query()?
-            .args(["file", "list", "-T", r#"path ++ "\0""#])
-            .arg(format!("--revision={}", workspace_revset(id)))
-            .stdout()?;
-        let tracked: HashSet<PathBuf> = crate::vcs::split_nul(&out).into_iter().collect();
+        let tracked: HashSet<PathBuf> = self.tracked(id)?.into_iter().collect();
         Ok(on_disk
             .into_iter()
             .filter(|p| !tracked.contains(p) && !p.starts_with(".jj"))
