@@ -419,7 +419,20 @@ fn the_table_says_what_needs_you_within_80_columns(backend: Backend) {
     let ws = |id: &str| env.ws_path(&repo, id);
     crate::diff_support::commit_all(backend, &env, &ws("w3"), "z");
     if backend == Backend::Jj {
-        // The table reads jj's last snapshot: the user's `jj status` takes one.
+        // The table reads jj's last snapshot: the user's `jj status` takes one, in a second
+        // after every run ended (one in the same second may be behind: `*`).
+        let ended = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        while std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            == ended
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         env.jj_ok(&ws(long), ["status"]);
         env.jj_ok(&ws("w3"), ["status"]);
     }
