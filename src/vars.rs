@@ -11,6 +11,8 @@ pub(crate) const ROOT: &str = "AI_WORKSPACES_ROOT";
 pub(crate) const BACKEND: &str = "AGENT_WORKSPACE_BACKEND";
 /// The git branch prefix (default `agent-workspace/`).
 pub(crate) const BRANCH_PREFIX: &str = "AGENT_WORKSPACE_BRANCH_PREFIX";
+/// Whether jj workspaces are colocated git worktrees: `auto`, `true` or `false` (`jj.colocate`).
+pub(crate) const JJ_COLOCATE: &str = "AGENT_WORKSPACE_JJ_COLOCATE";
 /// Disposable build outputs `clean` may delete (comma-separated patterns; empty: none).
 pub(crate) const DISPOSABLE: &str = "AGENT_WORKSPACE_DISPOSABLE";
 /// How deep `run --parent` may nest workspaces (default 10).

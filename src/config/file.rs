@@ -15,6 +15,8 @@ pub(super) struct FileContent {
     #[serde(default)]
     pub(super) git: GitSection,
     #[serde(default)]
+    pub(super) jj: JjSection,
+    #[serde(default)]
     pub(super) clean: CleanSection,
     #[serde(default)]
     pub(super) sandbox: SandboxSection,
@@ -104,6 +106,21 @@ pub(super) struct PortsSection {
 #[serde(deny_unknown_fields)]
 pub(super) struct GitSection {
     pub(super) branch_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JjSection {
+    pub(super) colocate: Option<ColocateSpec>,
+}
+
+/// `jj.colocate` as a file gives it: `true`, `false` or a word (`"auto"`, checked when
+/// applied).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum ColocateSpec {
+    Flag(bool),
+    Word(String),
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -30,6 +30,8 @@ pub(crate) const REPO_FILES: [&str; 2] = ["agent-workspace.toml", ".config/agent
 pub struct Config {
     pub backend: Option<Backend>,
     pub branch_prefix: Option<String>,
+    /// Whether jj workspaces are colocated git worktrees (`jj.colocate`, default auto).
+    pub jj_colocate: Colocate,
     pub disposable: Option<Vec<String>>,
     /// Runs are sandboxed unless `--no-sandbox` (`sandbox.enabled`).
     pub sandbox: bool,
@@ -68,6 +70,28 @@ pub struct Config {
     /// A run starts with the environment direnv loaded last time while nothing direnv
     /// watches changed (`direnv.reuse`, default true; `--reload-envrc` turns it off).
     pub direnv_reuse: bool,
+}
+
+/// Whether a jj workspace is made a colocated git worktree (jj 0.46 and later can): `Auto`
+/// when the main workspace is one, or always, or never.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Colocate {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl Colocate {
+    /// `auto`, `true` or `false`, as the file and `AGENT_WORKSPACE_JJ_COLOCATE` give it.
+    pub(crate) fn parse(text: &str) -> Option<Colocate> {
+        match text.trim() {
+            "auto" => Some(Colocate::Auto),
+            "true" => Some(Colocate::Always),
+            "false" => Some(Colocate::Never),
+            _ => None,
+        }
+    }
 }
 
 /// The most prepared workspaces `pool.size` may ask for.
@@ -330,6 +354,17 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(backend) = content.backend {
         config.backend = Some(backend);
+    }
+    if let Some(spec) = content.jj.colocate {
+        config.jj_colocate = match spec {
+            file::ColocateSpec::Flag(true) => Colocate::Always,
+            file::ColocateSpec::Flag(false) => Colocate::Never,
+            file::ColocateSpec::Word(word) => Colocate::parse(&word).ok_or_else(|| {
+                invalid(format!(
+                    "jj.colocate = {word:?} is not \"auto\", true or false"
+                ))
+            })?,
+        };
     }
     if let Some(prefix) = content.git.branch_prefix {
         config.branch_prefix = Some(prefix);

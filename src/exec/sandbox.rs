@@ -346,6 +346,13 @@ pub(crate) fn args(
     for path in protected.iter().filter(|p| p.exists()) {
         args.bind("--ro-bind", path);
     }
+    // A colocated jj workspace's `.git` file (jj 0.46) names the repository's worktree
+    // entry: read-only, as a git worktree's `.git` is, so the agent cannot point the user's
+    // git at a directory of its own (anything else there is moved aside after the run).
+    let link = scope.workspace.join(".git");
+    if scope.repo.backend == Backend::Jj && fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
+        args.bind("--ro-bind", &link);
+    }
     // A nested run reads the state of its own workspace; the lock files stay hidden (flock
     // works on a read-only file: an agent could block every other run).
     let state = scope.namespace_dir.join(".state");

@@ -647,7 +647,7 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
         ),
         Warning::MovedAside { paths } => (
             format!(
-                "moved aside a submodule's .git the run made (git would have followed it to a directory of the agent's): {}",
+                "moved aside a .git the run made (git would have followed it to a directory of the agent's): {}",
                 paths
                     .iter()
                     .map(|p| p.display().to_string())

@@ -21,6 +21,9 @@ pub enum VcsError {
         version: String,
         min: (u32, u32),
     },
+    /// `jj.colocate = true` with a jj that makes no colocated workspaces.
+    #[error("jj.colocate = true asks for workspaces that are git worktrees, which {version} cannot make (jj 0.46 and later can)")]
+    CannotColocate { version: String },
     /// The id names jj's main workspace.
     #[error("workspace id {id:?} is jj's main workspace, which agent-workspace never manages")]
     MainWorkspace { id: String },
@@ -274,6 +277,9 @@ impl From<VcsError> for CliError {
             VcsError::TooOld { .. } => {
                 CliError::failure(message).hint(crate::error::install_hint("jj"))
             }
+            VcsError::CannotColocate { .. } => CliError::failure(message).hint(
+                "install jj 0.46 or later, or set jj.colocate = \"auto\" (jj's default) in the configuration; nothing was created",
+            ),
             VcsError::MainWorkspace { .. } => CliError::usage(message)
                 .hint("pick another id; the main workspace is the repository itself"),
             VcsError::BadBranch { .. } => CliError::usage(message).hint(

@@ -154,10 +154,15 @@ impl Vcs {
 
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
-    /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]).
-    pub(crate) fn new(repo: &Repo, cache_dir: &Path, branch_prefix: Option<String>) -> Vcs {
+    /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]), `colocate` jj's.
+    pub(crate) fn new(
+        repo: &Repo,
+        cache_dir: &Path,
+        branch_prefix: Option<String>,
+        colocate: crate::config::Colocate,
+    ) -> Vcs {
         match repo.backend {
-            Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf())),
+            Backend::Jj => Vcs::Jj(jj::Jj::new(repo, cache_dir.to_path_buf()).colocate(colocate)),
             Backend::Git => Vcs::Git(git::Git::new(
                 repo,
                 cache_dir.parent().unwrap_or(cache_dir),
@@ -251,7 +256,10 @@ impl Vcs {
     /// Unregisters workspace `id` at `path`; call it once the directory is gone.
     pub(crate) fn forget(&self, id: &str, path: &Path) -> Result<()> {
         match self {
-            Vcs::Jj(jj) => jj.workspace_forget(id),
+            Vcs::Jj(jj) => {
+                jj.workspace_forget(id)?;
+                jj.unregister_worktree(path)
+            }
             Vcs::Git(git) => git.worktree_forget(path),
         }
     }
@@ -270,7 +278,8 @@ impl Vcs {
                 let forgetting = jj.start_forget(id)?;
                 let removed = remove();
                 let forgot = forgetting.wait().map_err(|e| E::from(e.into()));
-                removed.and(forgot.map(drop))
+                removed.and(forgot.map(drop))?;
+                Ok(jj.unregister_worktree(path)?)
             }
             Vcs::Git(git) => {
                 remove()?;

@@ -44,7 +44,7 @@ impl Vcs {
     /// Tells the backend that the prepared workspace's directory is now `path` (git).
     pub(crate) fn moved(&self, path: &Path) -> Result<()> {
         match self {
-            Vcs::Jj(_) => Ok(()),
+            Vcs::Jj(jj) => jj.repair_worktree(path),
             Vcs::Git(git) => git.repair(path),
         }
     }
@@ -82,6 +82,9 @@ impl Vcs {
                     if names.contains(&reg.name.as_str()) && ours {
                         jj.workspace_forget(&reg.name)?;
                     }
+                }
+                for path in paths {
+                    jj.unregister_worktree(path)?;
                 }
                 Ok(())
             }

@@ -87,7 +87,16 @@ impl Context {
         let layout = Layout::new(root, &repo);
         layout.verify()?;
         let prefix = vars::non_empty(vars::BRANCH_PREFIX).or(config.branch_prefix.clone());
-        let vcs = Vcs::new(&repo, &layout.cache(), prefix);
+        let colocate = match vars::non_empty(vars::JJ_COLOCATE) {
+            Some(text) => config::Colocate::parse(&text).ok_or_else(|| {
+                CliError::usage(format!(
+                    "AGENT_WORKSPACE_JJ_COLOCATE={text:?} is not a jj.colocate value"
+                ))
+                .hint("use auto, true or false")
+            })?,
+            None => config.jj_colocate,
+        };
+        let vcs = Vcs::new(&repo, &layout.cache(), prefix, colocate);
         Ok(Context {
             repo,
             layout,

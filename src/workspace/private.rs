@@ -285,12 +285,14 @@ pub(crate) fn bring_back(
             None => Ok(vec![]),
         };
     };
+    // Before jj or git runs in the workspace again.
+    let moved: Vec<PathBuf> = move_aside_foreign_git(jj, ws).into_iter().collect();
     let dir = ctx.layout.private_store(id);
     let Some(synced) = read_synced(&dir).filter(|_| wc(&dir).is_dir()) else {
-        return Ok(vec![]);
+        return Ok(moved);
     };
     if Jj::private_op_heads(&wc(&dir)).as_deref() == Some(synced.op.as_str()) {
-        return Ok(vec![]);
+        return Ok(moved);
     }
     let kept = || {
         format!(
@@ -697,17 +699,31 @@ fn move_aside_gitlink_dirs(git: &Git, git_dir: &Path, ws: &Path, cache: &Path) -
         if !real || fs::symlink_metadata(&dot_git).is_err() || leads_home(git, &path, &dot_git) {
             continue;
         }
-        let mut aside = path.join(".git.from-sandbox");
-        let mut n = 1;
-        while fs::symlink_metadata(&aside).is_ok() {
-            n += 1;
-            aside = path.join(format!(".git.from-sandbox.{n}"));
-        }
-        if fs::rename(&dot_git, &aside).is_ok() {
-            moved.push(aside);
-        }
+        moved.extend(rename_aside(&path));
     }
     moved
+}
+
+/// Renames the `.git` in `dir` to `.git.from-sandbox` (numbered when taken); the new path.
+fn rename_aside(dir: &Path) -> Option<PathBuf> {
+    let mut aside = dir.join(".git.from-sandbox");
+    let mut n = 1;
+    while fs::symlink_metadata(&aside).is_ok() {
+        n += 1;
+        aside = dir.join(format!(".git.from-sandbox.{n}"));
+    }
+    fs::rename(dir.join(".git"), &aside).ok().map(|()| aside)
+}
+
+/// jj: a `.git` at the root of the workspace at `ws` that is not the one jj made there (jj
+/// 0.46's link to the repository's worktree entry, or none): the agent made it, and the
+/// user's `git status` there would run the configuration it names. Renamed aside; its new
+/// path.
+fn move_aside_foreign_git(jj: &Jj, ws: &Path) -> Option<PathBuf> {
+    match jj.git_link_is_ours(ws) {
+        true => None,
+        false => rename_aside(ws),
+    }
 }
 
 /// Whether the submodule `.git` at `dot_git` is a `.git` file naming a directory inside the

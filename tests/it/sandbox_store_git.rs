@@ -193,7 +193,7 @@ fn agent_config_never_runs_outside(unprivileged: bool) {
     assert!(out.stdout.contains("agent-done"), "{}", out.report());
     let aside = env.ws_path(&repo, "w").join("x/.git.from-sandbox");
     assert!(
-        out.stderr.contains(&format!("moved aside a submodule's .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
+        out.stderr.contains(&format!("moved aside a .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
         "{}",
         out.report()
     );

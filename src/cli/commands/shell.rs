@@ -81,7 +81,7 @@ pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) 
             Ok(paths) => {
                 for path in paths {
                     ui.warning_with_hint(
-                        format!("moved aside a submodule's .git the shell made: {}", path.display()),
+                        format!("moved aside a .git the shell made: {}", path.display()),
                         "git would have followed it to a directory of the agent's; look at it before putting it back".to_string(),
                     );
                 }

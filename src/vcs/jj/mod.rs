@@ -15,6 +15,7 @@ mod private;
 mod recorded;
 mod stale;
 mod untracked;
+mod worktree;
 
 pub(crate) use private::{WorkingCommit, EXPORT_REF};
 pub(crate) use stale::recovery_dir;
@@ -55,6 +56,8 @@ pub(crate) struct Jj {
     /// The binary's `(major, minor)` version, asked once and only where jj releases differ
     /// ([`Jj::version`]); `None` inside when it could not be read.
     version: OnceLock<Option<(u32, u32)>>,
+    /// Whether new workspaces are made colocated git worktrees (`jj.colocate`).
+    colocate: crate::config::Colocate,
     /// The working copies read from jj's view, with the operation head they were read at.
     view: Mutex<Option<(String, Arc<WorkingCopies>)>>,
     /// While set ([`Jj::pin_view`]), the view read last is used without looking at the
@@ -77,6 +80,7 @@ impl Jj {
             cache_dir,
             binary: OnceLock::new(),
             version: OnceLock::new(),
+            colocate: crate::config::Colocate::default(),
             view: Mutex::new(None),
             pinned: std::sync::atomic::AtomicBool::new(false),
             bundle: Mutex::new(None),
@@ -93,7 +97,7 @@ impl Jj {
     }
 
     /// The binary's `(major, minor)` version: the one place that decides where jj releases
-    /// behave differently (see [`Jj::colocation_flag`]). Asked of jj once, on the paths
+    /// behave differently (see `worktree.rs`). Asked of jj once, on the paths
     /// that create or remove workspaces only, never on a warm run.
     fn version(&self) -> Option<(u32, u32)> {
         *self.version.get_or_init(|| {
@@ -101,17 +105,6 @@ impl Jj {
             let out = Call::new(path).arg("--version").stdout().ok()?;
             parse_version(&out)
         })
-    }
-
-    /// The flag `workspace add` gets so a new workspace is never a colocated git worktree:
-    /// jj 0.46 makes every secondary workspace of a colocated repository one (a git
-    /// worktree registered in the repository, a `.git` file the agent can rewrite), which
-    /// 0.45 never did; `--no-colocate` keeps both releases alike. None before 0.46, which
-    /// has no such flag.
-    fn colocation_flag(&self) -> Option<&'static str> {
-        self.version()
-            .filter(|v| *v >= COLOCATING_VERSION)
-            .map(|_| "--no-colocate")
     }
 
     /// Explains a failed call: a jj older than [`MIN_VERSION`] is named as the cause. The
@@ -339,7 +332,7 @@ impl Jj {
         let mut call = self
             .call(&self.main)?
             .args(["workspace", "add", "--name", id]);
-        if let Some(flag) = self.colocation_flag() {
+        if let Some(flag) = self.colocation_flag()? {
             call = call.arg(flag);
         }
         for commit in base {
