@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CPU time of `status` with 10 and with 1,000 workspaces, side by side for several
-# binaries: the "`status`, CPU time" figures of docs/benchmarks.md.
+# binaries: the `status` at 1,000 workspaces figures of docs/benchmarks.md (every pass in
+# docs/benchmarks-history.md).
 #
 #   bench/status_cpu.sh setup DIR            make the repositories in DIR (kept; ~3-10 min)
 #   bench/status_cpu.sh cpu DIR BIN...       ROUNDS rounds of perf stat task-clock
