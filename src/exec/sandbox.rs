@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
-use crate::repo::{Backend, Repo};
+use crate::repo::Repo;
 
 /// How a run is confined: the record owns the type it keeps.
 pub(crate) use crate::store::metadata::SandboxOptions as Options;
@@ -234,6 +234,18 @@ pub(crate) struct Scope<'a> {
     /// The workspace's own store: mounted instead of the repository's, which then is not
     /// mounted at all.
     pub private: Option<PrivateStore>,
+    /// What the backend declares it must write outside the workspace, and what stays
+    /// read-only (none with an own store: the repository's store is hidden then).
+    pub backend: BackendPaths,
+}
+
+/// The paths a backend's sandboxed command needs beyond its workspace, as the backend
+/// declares them (`vcs::Vcs::sandbox_paths`): bound writable, then bound read-only over
+/// whatever covers them (its git `config` and `hooks`, a colocated workspace's `.git`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BackendPaths {
+    pub writable: Vec<PathBuf>,
+    pub read_only: Vec<PathBuf>,
 }
 
 /// A workspace's own store as a sandbox mounts it: its mounts, the writable ones first.
@@ -316,12 +328,12 @@ pub(crate) fn args(
     if hide_store {
         args.bind("--tmpfs-at", &scope.repo.store);
     }
-    let (writable, protected) = match &scope.private {
-        // The repository's store stays hidden under the tmpfs over its main working copy.
-        Some(_) => (vec![], vec![]),
-        None => backend_paths(scope.repo)?,
-    };
-    for path in writable.iter().chain([&scope.workspace.to_path_buf()]) {
+    for path in scope
+        .backend
+        .writable
+        .iter()
+        .chain([&scope.workspace.to_path_buf()])
+    {
         args.bind("--bind", path);
     }
     if let Some(private) = &scope.private {
@@ -343,15 +355,8 @@ pub(crate) fn args(
     for path in &options.writable {
         args.bind("--bind", path);
     }
-    for path in protected.iter().filter(|p| p.exists()) {
+    for path in scope.backend.read_only.iter().filter(|p| p.exists()) {
         args.bind("--ro-bind", path);
-    }
-    // A colocated jj workspace's `.git` file (jj 0.46) names the repository's worktree
-    // entry: read-only, as a git worktree's `.git` is, so the agent cannot point the user's
-    // git at a directory of its own (anything else there is moved aside after the run).
-    let link = scope.workspace.join(".git");
-    if scope.repo.backend == Backend::Jj && fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
-        args.bind("--ro-bind", &link);
     }
     // A nested run reads the state of its own workspace; the lock files stay hidden (flock
     // works on a read-only file: an agent could block every other run).
@@ -620,63 +625,6 @@ impl Args {
             "--remount-ro" => self.0.extend([how.into(), path.into()]),
             _ => self.0.extend([how.into(), path.into(), path.into()]),
         }
-    }
-}
-
-/// What the backend must write outside the workspace, and what inside that stays read-only.
-///
-/// jj's `store/git_target` lives in the store every sandbox may write, so it is trusted only
-/// to name a directory the repository owns: inside the store, or the colocated `.git` of
-/// the main working copy. Anything else is refused, never mounted.
-fn backend_paths(repo: &Repo) -> Result<(Vec<PathBuf>, Vec<PathBuf>), SandboxError> {
-    let mut git_dirs = vec![];
-    let mut writable = vec![repo.store.clone()];
-    match repo.backend {
-        Backend::Git => git_dirs.push(repo.store.clone()),
-        Backend::Jj => {
-            let store = repo.store.join("store");
-            if let Some(git) = jj_git_dir(repo, &store)? {
-                if !git.starts_with(&repo.store) {
-                    writable.push(git.clone());
-                }
-                git_dirs.push(git);
-            }
-        }
-    }
-    let protected = git_dirs
-        .iter()
-        .flat_map(|g| [g.join("config"), g.join("hooks")])
-        .collect();
-    Ok((writable, protected))
-}
-
-/// The git directory jj's `store/git_target` names, when it is one the repository owns;
-/// none when the file is absent (a store without git).
-fn jj_git_dir(repo: &Repo, store: &Path) -> Result<Option<PathBuf>, SandboxError> {
-    let file = store.join("git_target");
-    if fs::symlink_metadata(&file).is_err() {
-        return Ok(None);
-    }
-    let text = crate::store::fsutil::read_untrusted_string(&file, 4096).map_err(|e| {
-        SandboxError::GitTarget {
-            named: file.clone(),
-            reason: e.to_string(),
-        }
-    })?;
-    let named = store.join(text.trim_end_matches(['\n', '\r']));
-    let colocated = fs::canonicalize(repo.root.join(".git")).ok();
-    match fs::canonicalize(&named) {
-        Ok(git) if git.starts_with(&repo.store) || Some(&git) == colocated.as_ref() => {
-            Ok(Some(git))
-        }
-        Ok(git) => Err(SandboxError::GitTarget {
-            named: git,
-            reason: "outside the repository's store and its colocated .git".into(),
-        }),
-        Err(e) => Err(SandboxError::GitTarget {
-            named,
-            reason: e.to_string(),
-        }),
     }
 }
 

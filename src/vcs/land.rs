@@ -91,7 +91,25 @@ impl Landing {
     }
 }
 
+/// Where a conflicted land leaves its conflicts, as the command words them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConflictKind {
+    /// jj: conflicts jj knows (and markers held as text); `applied` when they were landed
+    /// into the target (`--allow-conflicts`), else nothing changed.
+    Jj { applied: bool },
+    /// git: a merge that conflicts; nothing changed (git never lands one).
+    Git,
+}
+
 impl super::Vcs {
+    /// Where the conflicts of a land that did (`applied`) or did not change the target are.
+    pub(crate) fn conflict_kind(&self, applied: bool) -> ConflictKind {
+        match self {
+            super::Vcs::Jj(_) => ConflictKind::Jj { applied },
+            super::Vcs::Git(_) => ConflictKind::Git,
+        }
+    }
+
     /// The workspace of the namespace whose working copy or branch a land onto `--onto rev`
     /// changes (git: the one with that branch checked out, or whose branch it is), so that
     /// the land takes its lease; jj's `--onto` builds on a commit and changes none.

@@ -3,6 +3,7 @@
 mod checkpoint;
 pub(crate) mod classify;
 pub(crate) mod diff;
+pub(crate) mod discover;
 pub(crate) mod error;
 pub(crate) mod git;
 pub(crate) mod jj;
@@ -10,6 +11,7 @@ pub(crate) mod land;
 mod markers;
 mod packs;
 mod pool;
+mod sandbox;
 
 pub(crate) use checkpoint::{Recorded, Unrecorded};
 
@@ -135,6 +137,14 @@ pub(crate) enum Vcs {
     Git(git::Git),
 }
 
+/// The program a repository of `backend` needs (jj when none is known yet: the default).
+pub(crate) fn program(backend: Option<Backend>) -> &'static str {
+    match backend {
+        Some(Backend::Git) => "git",
+        Some(Backend::Jj) | None => "jj",
+    }
+}
+
 impl Vcs {
     /// The jj backend, when this is one.
     pub(crate) fn as_jj(&self) -> Option<&jj::Jj> {
@@ -191,6 +201,41 @@ impl Vcs {
                     }),
                 }
             }
+        }
+    }
+
+    /// The ignored files (with `dirs`, ignored directories as one entry) of the workspace at
+    /// `ws`, relative to it.
+    pub(crate) fn ignored_files(&self, ws: &Path, dirs: bool) -> Result<Vec<PathBuf>> {
+        match self {
+            Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
+            Vcs::Git(git) => git.ignored_files(ws, dirs),
+        }
+    }
+
+    /// Whether a prepared workspace can be taken before the base of the new one is known
+    /// (jj: the base is settled after the take; git's take needs the branch's base first).
+    pub(crate) fn takes_before_base(&self) -> bool {
+        matches!(self, Vcs::Jj(_))
+    }
+
+    /// Whether a land can change the target with conflicts left in it (jj, under
+    /// `--allow-conflicts`; git never lands a conflicted merge): a conflicted land may then
+    /// need undoing.
+    pub(crate) fn lands_conflicts(&self) -> bool {
+        matches!(self, Vcs::Jj(_))
+    }
+
+    /// A land target's recorded state (`Vcs::land_target`) as the record keeps it: jj's is
+    /// an operation (`operation_before`), git's a commit (`target_before`, or the merge
+    /// commit it moved to): `(operation, commit)`.
+    pub(crate) fn split_target_state(
+        &self,
+        state: Option<String>,
+    ) -> (Option<String>, Option<String>) {
+        match self {
+            Vcs::Jj(_) => (state, None),
+            Vcs::Git(_) => (None, state),
         }
     }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{self, Config};
 use crate::error::{CliError, Result};
 use crate::progress::Progress;
-use crate::repo::{self, Backend, Repo};
+use crate::repo::{Backend, Repo};
 use crate::store::layout::{self, Layout};
 use crate::vars;
 use crate::vcs::Vcs;
@@ -19,33 +19,6 @@ pub(crate) struct Context {
     pub config: Config,
     /// Where the lifecycle reports the phases of a slow step (nowhere unless a command says).
     pub progress: Progress,
-}
-
-/// The repository of the sandboxed run this process is in, when it runs inside one from its
-/// workspace: there the workspace's `.jj` (git: the git directory its `.git` names) is the
-/// workspace's own store and the repository's is not mounted, so the repository is the one
-/// the run's environment names.
-fn own_store_sandbox(start: &Path) -> Option<Repo> {
-    let id = vars::non_empty(vars::ID)?;
-    let path = PathBuf::from(vars::raw(vars::PATH)?);
-    let root = PathBuf::from(vars::raw(vars::REPO_ROOT)?);
-    let backend = Backend::parse(&vars::non_empty(vars::BACKEND)?)?;
-    let own = match backend {
-        Backend::Jj => path.join(".jj/repo").is_dir(),
-        Backend::Git => path.join(".git").is_file(),
-    };
-    let inside = own
-        && crate::exec::sandbox::inside(&id, &path)
-        && std::fs::canonicalize(start).is_ok_and(|s| s.starts_with(&path));
-    let store = match backend {
-        Backend::Jj => root.join(".jj").join("repo"),
-        Backend::Git => root.join(".git"),
-    };
-    inside.then_some(Repo {
-        store,
-        root,
-        backend,
-    })
 }
 
 /// Where a command was asked to act: the global flags, without their command-line form.
@@ -72,15 +45,15 @@ impl Context {
             None => std::env::current_dir()
                 .map_err(|e| CliError::io("read", &PathBuf::from("."), &e))?,
         };
-        let mut repo = match own_store_sandbox(&start) {
+        let mut repo = match crate::vcs::discover::own_store_sandbox(&start) {
             Some(repo) => repo,
-            None => repo::discover(&start, backend)?,
+            None => crate::vcs::discover::discover(&start, backend)?,
         };
         let config = config::load(Some(&repo.root))?;
         // A backend the configuration names applies when neither flag nor variable chose.
         if let (None, Some(configured)) = (backend, config.backend) {
             if configured != repo.backend {
-                repo = repo::discover(&start, Some(configured))?;
+                repo = crate::vcs::discover::discover(&start, Some(configured))?;
             }
         }
         let root = layout::workspace_root(global.root)?;

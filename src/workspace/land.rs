@@ -144,12 +144,12 @@ fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
     else {
         return Ok(());
     };
-    let jj = matches!(ctx.vcs, crate::vcs::Vcs::Jj(_));
+    let (operation_before, target_before) = ctx.vcs.split_target_state(before);
     record.land_intent = Some(LandIntent {
         at: metadata::now(),
         target,
-        operation_before: before.clone().filter(|_| jj),
-        target_before: before.filter(|_| !jj),
+        operation_before,
+        target_before,
         after_run_started_at: record.started_at.clone(),
         after_run_pid: record.pid,
     });
@@ -204,10 +204,7 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
             resolved: vec![],
             conflicts: vec![],
             operation_before: intent.operation_before.clone(),
-            merge_commit: match &ctx.vcs {
-                crate::vcs::Vcs::Git(_) => now,
-                crate::vcs::Vcs::Jj(_) => None,
-            },
+            merge_commit: ctx.vcs.split_target_state(now).1,
             after_run_started_at: intent.after_run_started_at.clone(),
             after_run_pid: intent.after_run_pid,
             recovered: true,
@@ -272,13 +269,14 @@ fn finish_killed(ctx: &Context, entry: &mut Entry) {
 }
 
 fn check(ctx: &Context, entries: &mut [Entry]) {
-    let git = matches!(ctx.vcs, crate::vcs::Vcs::Git(_));
+    let conflicts_land = ctx.vcs.lands_conflicts();
     let lands: Vec<(&str, &Land)> = entries
         .iter()
         .filter_map(|e| {
             let land = e.record.as_ref()?.shown_land()?;
             // A conflicted land that changed nothing (git's always) has nothing to undo.
-            let checked = !(land.unapplied || git && land.outcome == LandOutcome::Conflicted);
+            let unchanged = !conflicts_land && land.outcome == LandOutcome::Conflicted;
+            let checked = !(land.unapplied || unchanged);
             checked.then_some((e.id.as_str(), land))
         })
         .collect();

@@ -387,12 +387,16 @@ fn sandbox_args(
     if let Loader::Direnv(bin) = loader {
         readable.push(bin.clone());
     }
+    let backend = ctx
+        .vcs
+        .sandbox_paths(&ctx.repo, &canonical, private.is_some())?;
     let scope = sandbox::Scope {
         repo: &ctx.repo,
         workspace: &canonical,
         namespace_dir: &namespace_dir,
         readable,
         private,
+        backend,
     };
     Ok(sandbox::args(options, &scope, seccomp)?)
 }

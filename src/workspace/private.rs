@@ -397,12 +397,14 @@ fn confined(
     let me = std::env::current_exe().map_err(|e| {
         CliError::failure("cannot locate the agent-workspace binary").cause(e.to_string())
     })?;
+    let backend = ctx.vcs.sandbox_paths(&ctx.repo, &canonical, true)?;
     let scope = sandbox::Scope {
         repo: &ctx.repo,
         workspace: &canonical,
         namespace_dir: &namespace_dir,
         readable: sandbox::readable(&me),
         private: Some(private),
+        backend,
     };
     let options = sandbox::Options {
         network: false,

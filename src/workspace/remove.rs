@@ -517,13 +517,6 @@ impl Journal {
     }
 }
 
-fn ignored(ctx: &Context, ws: &Path, dirs: bool) -> crate::vcs::Result<Vec<PathBuf>> {
-    match &ctx.vcs {
-        crate::vcs::Vcs::Jj(jj) => jj.ignored_files(ws, dirs),
-        crate::vcs::Vcs::Git(git) => git.ignored_files(ws, dirs),
-    }
-}
-
 /// Whether the repository's and the namespace's file systems (the journal, the state) have
 /// room to record `bytes`, plus [`crate::store::disk::MARGIN`].
 fn room_for(ctx: &Context, bytes: u64) -> std::result::Result<(), crate::store::disk::NoRoom> {
@@ -586,7 +579,7 @@ pub(crate) fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<As
     if std::fs::symlink_metadata(&entry.path).is_err() {
         return Ok(Aside::default());
     }
-    let ignored = ignored(ctx, &entry.path, false);
+    let ignored = ctx.vcs.ignored_files(&entry.path, false);
     let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
     let bundle: HashSet<PathBuf> = bundle(entry).into_iter().collect();
     let held = |rel: &std::path::Path| !ignored.contains(rel) || bundle.contains(rel);

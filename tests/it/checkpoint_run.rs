@@ -97,9 +97,7 @@ fn a_checkpoint_from_inside_the_run_is_counted_and_a_live_run_is_busy(backend: B
 /// Inside a sandboxed run agent-workspace's state is read-only: `checkpoint` refuses clearly
 /// and commits nothing; `run --sandbox --checkpoint` checkpoints from outside.
 fn a_checkpoint_inside_a_sandbox_is_refused_and_run_checkpoint_works(backend: Backend) {
-    if !crate::sandbox_support::sandbox_available() {
-        return;
-    }
+    crate::sandbox_support::require_sandbox();
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let script = "echo x > x.txt; agent-workspace checkpoint w1; echo rc=$?";

@@ -99,9 +99,7 @@ fn walk(dir: &Path) -> Vec<String> {
 
 #[test]
 fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
-    if !crate::sandbox_support::sandbox_available() {
-        return;
-    }
+    crate::sandbox_support::require_sandbox();
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
     env.user_config("[sandbox]\nenabled = true\nnetwork = false\n");

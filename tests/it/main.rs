@@ -102,3 +102,4 @@ mod unresolved_git;
 mod usage;
 mod verdicts;
 mod voice;
+mod walls;

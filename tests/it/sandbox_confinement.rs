@@ -33,9 +33,7 @@ echo "envrc=$AW_TEST_VAR"
 }
 
 fn confines_writes_and_hides_the_main_checkout(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     env.aw(&repo, ["run", "other", "--", "true"]).assert_ok();
     let other = env.ws_path(&repo, "other");
     let name = env
@@ -80,9 +78,7 @@ fn confines_writes_and_hides_the_main_checkout(backend: Backend) {
 }
 
 fn a_nested_run_stays_in_the_sandbox(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let aw = crate::harness::AW;
     let script = format!(
         "{aw} run w -- sh -c 'echo nested=$AGENT_WORKSPACE_SANDBOX; echo x > {}/escape.txt || echo still-confined'",
@@ -98,9 +94,7 @@ fn a_nested_run_stays_in_the_sandbox(backend: Backend) {
 /// The same confinement for a user file permissions apply to (where the tests run as root,
 /// an unprivileged user: bubblewrap then makes a user namespace).
 fn an_unprivileged_user_is_confined_the_same(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let script = format!(
         "echo x > inside.txt; echo y > {repo}/outside.txt 2>/dev/null || echo main-denied; \
          cat {repo}/a.txt 2>/dev/null || echo read-denied; \
@@ -131,9 +125,7 @@ crate::both_backends!(
 
 #[test]
 fn no_network_leaves_only_loopback() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     let list = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '";
     let open = env.aw(&repo, ["run", "--sandbox", "w", "--", "sh", "-c", list]);
     open.assert_ok();
@@ -174,9 +166,7 @@ fn no_network_leaves_only_loopback() {
 
 #[test]
 fn allowed_paths_are_writable_and_others_not() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     let allowed = env.home().join("agent-state");
     fs::create_dir_all(&allowed).unwrap();
     let script = format!(
@@ -203,9 +193,7 @@ fn allowed_paths_are_writable_and_others_not() {
 
 #[test]
 fn shell_sandbox_confines_the_shell() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     let out = env
         .aw_cmd(&repo)

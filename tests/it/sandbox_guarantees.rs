@@ -5,12 +5,10 @@ use std::fs;
 
 use crate::backends::{git_ok, Backend};
 use crate::harness::{wait_for_file, TestEnv};
-use crate::sandbox_support::{sandbox_available, setup};
+use crate::sandbox_support::{require_sandbox, setup};
 
 fn commits_made_in_the_sandbox_reach_the_repository(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let commit = match backend {
         Backend::Jj => "echo new > made.txt && jj commit -m sandboxed-commit && jj log -r @- --no-graph -T description",
         Backend::Git => "echo new > made.txt && git add made.txt && git commit -q -m sandboxed-commit && git log -1 --format=%s",
@@ -29,9 +27,7 @@ fn commits_made_in_the_sandbox_reach_the_repository(backend: Backend) {
 }
 
 fn exit_codes_and_sigterm_are_unchanged(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     env.aw(&repo, ["run", "--sandbox", "w", "--", "sh", "-c", "exit 7"])
         .assert_code(7);
     let record = env.metadata(&env.ws_path(&repo, "w"));
@@ -55,9 +51,7 @@ fn exit_codes_and_sigterm_are_unchanged(backend: Backend) {
 
 /// While a sandboxed run lives, `status` says so and a second run waits with `--wait`.
 fn a_live_sandboxed_run_holds_its_workspace(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
     let ws = env.ws_path(&repo, "w");
     let release = ws.join("release");
@@ -94,9 +88,7 @@ crate::both_backends!(
 
 #[test]
 fn a_non_colocated_jj_repository_commits_from_the_sandbox() {
-    if !sandbox_available() {
-        return;
-    }
+    require_sandbox();
     let env = TestEnv::new();
     env.jj(env.path(), ["git", "init", "--no-colocate", "plain"])
         .assert_ok();

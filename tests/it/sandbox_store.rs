@@ -25,9 +25,7 @@ fn sandboxed(env: &TestEnv, repo: &Path, script: &str, unprivileged: bool) -> Ou
 /// The user's commit that exists nowhere else survives an agent that abandons everything it
 /// sees, drops the operations, collects garbage and deletes what it finds of the store.
 fn the_users_unpushed_commit_survives(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     fs::write(repo.join("mine.txt"), "only here\n").unwrap();
     env.jj_ok(&repo, ["commit", "-m", "unpushed work"]);
     let store = repo.join(".jj/repo");
@@ -66,9 +64,7 @@ fn the_users_unpushed_commit_survives_for_an_unprivileged_user() {
 /// What the user has not committed (snapshotted into the user's working-copy commit) and
 /// another workspace's draft are not in the agent's store.
 fn uncommitted_files_are_not_readable(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     env.aw(
         &repo,
         [
@@ -115,9 +111,7 @@ fn uncommitted_files_are_not_readable_for_an_unprivileged_user() {
 /// configuration with a signing program, which jj adopts) is never run by the tool's later
 /// calls outside the sandbox: diff, checkpoint, status, land, clean.
 fn agent_config_never_runs_outside(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     let marker = env.home().join("signed-outside");
     let program = env.path().join("evil-sign");
     fs::write(
@@ -172,9 +166,7 @@ fn agent_config_never_runs_outside_for_an_unprivileged_user() {
 /// description, and what `diff` shows is what `land` brings.
 #[test]
 fn the_agents_commits_come_back_with_their_change_ids() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     let out = sandboxed(
         &env,
         &repo,
@@ -232,9 +224,7 @@ fn the_agents_commits_come_back_with_their_change_ids() {
 /// rewritten or deleted from a sandbox: the agent's store is its own.
 #[test]
 fn the_users_bookmarks_stay_where_the_user_put_them() {
-    let Some((env, repo)) = setup(Backend::Jj) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Jj);
     env.jj_ok(&repo, ["bookmark", "create", "main", "-r", "@-"]);
     let before = env.commit_id(&repo, "main");
     let script = format!(
@@ -274,9 +264,7 @@ fn other_work_keeps_the_store_aside(unprivileged: bool) {
         ("a bookmark where @- is", "jj bookmark create alias -r @-", "", ""),
     ];
     for (what, extra, description, bookmark) in scenarios {
-        let Some((env, repo)) = setup(Backend::Jj) else {
-            return;
-        };
+        let (env, repo) = setup(Backend::Jj);
         let script =
             format!("echo back > back.txt && jj commit -m back && {extra} && echo agent-done");
         let out = sandboxed(&env, &repo, &script, unprivileged);

@@ -124,9 +124,7 @@ fn kept_path(out: &Outcome) -> PathBuf {
 /// sandbox) before removing the workspace, so they are in the user's repository (git: on the
 /// worktree's branch).
 fn a_killed_runs_commits_are_brought_back_by_clean(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let ws = env.ws_path(&repo, "w");
     let running = env
         .aw_cmd(&repo)
@@ -157,9 +155,7 @@ fn a_killed_runs_commits_are_brought_back_by_clean(backend: Backend) {
 /// next sandboxed run refuses naming where the commits are, `clean` moves the store aside,
 /// whole, and names it; the user's history is untouched.
 fn a_store_whose_export_fails_is_kept_and_named(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let agent = agent(backend);
     let history = users_history(&env, &repo, backend);
     let first = sandboxed(&env, &repo, agent.break_export, false);
@@ -201,9 +197,7 @@ fn a_store_whose_export_fails_is_kept_and_named(backend: Backend) {
 /// would block opening it): the run ends, warning its work was not brought back, and `clean`
 /// ends, keeping the store aside and naming it.
 fn a_fifo_in_its_own_store_never_hangs_the_user_s_commands(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let agent = agent(backend);
     let history = users_history(&env, &repo, backend);
     // The harness fails a command that takes more than its limit instead of waiting.
@@ -237,9 +231,7 @@ fn clean_keeps_the_store_aside(env: &TestEnv, repo: &Path, agent: &Agent) -> Out
 /// store again; work the agent left outside what came back is not dropped: the old store is
 /// kept aside and the run warns where.
 fn a_remade_store_keeps_the_old_one_aside_as(backend: Backend, unprivileged: bool) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let agent = agent(backend);
     sandboxed(&env, &repo, agent.leave_side, unprivileged).assert_ok();
     let ws = env.ws_path(&repo, "w");
@@ -281,9 +273,7 @@ fn a_remade_store_keeps_the_old_one_aside_for_an_unprivileged_user(backend: Back
 /// `run --sandbox --cleanup` removes the workspace after a successful run through the same
 /// removal: work the agent left outside what came back keeps its store aside, named.
 fn run_cleanup_keeps_the_store_aside(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let agent = agent(backend);
     let out = env
         .aw_cmd(&repo)
@@ -307,9 +297,7 @@ fn run_cleanup_keeps_the_store_aside(backend: Backend) {
 /// `gc` removes a workspace past its retention through the same removal: work the agent left
 /// outside what came back keeps its store aside, named in the JSON (`own_store_kept`).
 fn gc_keeps_the_store_aside(backend: Backend) {
-    let Some((env, repo)) = setup(backend) else {
-        return;
-    };
+    let (env, repo) = setup(backend);
     let agent = agent(backend);
     sandboxed(&env, &repo, agent.leave_side, false).assert_ok();
     fs::write(

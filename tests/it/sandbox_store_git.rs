@@ -30,9 +30,7 @@ fn tip(env: &TestEnv, repo: &Path, rev: &str) -> String {
 /// that deletes every ref it can reach (the repository's too, by its path), expires the
 /// reflogs, collects garbage and moves `main` (the base trust is checked against).
 fn the_users_history_survives(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     fs::write(repo.join("mine.txt"), "only here\n").unwrap();
     git_ok(&env, &repo, &["add", "mine.txt"]);
     git_ok(&env, &repo, &["commit", "-q", "-m", "unpushed work"]);
@@ -72,9 +70,7 @@ fn the_users_history_survives_for_an_unprivileged_user() {
 
 /// The user's stash and another agent's branch are not in what the agent can read.
 fn other_work_is_not_readable(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     env.aw(
         &repo,
         [
@@ -125,9 +121,7 @@ fn other_work_is_not_readable_for_an_unprivileged_user() {
 /// nobody, and the other worktree's staged file stays staged.
 #[test]
 fn worktree_prune_inside_unregisters_nobody() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     env.aw(
         &repo,
         [
@@ -159,9 +153,7 @@ fn worktree_prune_inside_unregisters_nobody() {
 /// commits) is never run by the tool's calls outside the sandbox nor by the user's plain
 /// `git status` in the worktree or the repository.
 fn agent_config_never_runs_outside(unprivileged: bool) {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     let marker = env.home().join("ran-outside");
     let program = env.path().join("evil-monitor");
     fs::write(
@@ -231,9 +223,7 @@ fn agent_config_never_runs_outside_for_an_unprivileged_user() {
 /// staged, `diff` shows them and `land` brings them; a second run goes on from there.
 #[test]
 fn the_agents_commits_come_back_and_land() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     let out = sandboxed(
         &env,
         &repo,
@@ -310,9 +300,7 @@ fn the_agents_commits_come_back_and_land() {
 /// sandbox; the run's own record is.
 #[test]
 fn other_workspaces_records_are_not_readable() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     env.aw(&repo, ["run", "other", "--", "true", "argv-secret-words"])
         .assert_ok();
     let state = env.namespace_dir(&repo).join(".state");
@@ -336,9 +324,7 @@ fn other_workspaces_records_are_not_readable() {
 /// starts one bubblewrap, not two.
 #[test]
 fn the_bubblewrap_probe_is_remembered() {
-    let Some((env, repo)) = setup(Backend::Git) else {
-        return;
-    };
+    let (env, repo) = setup(Backend::Git);
     sandboxed(&env, &repo, "true", false).assert_ok();
     let remembered =
         fs::read_to_string(env.xdg_cache().join("agent-workspace/sandbox-probe")).unwrap();
@@ -363,9 +349,7 @@ fn other_work_keeps_the_git_dir_aside(unprivileged: bool) {
         ("a branch where HEAD is", "git branch alias", None),
     ];
     for (what, extra, name) in scenarios {
-        let Some((env, repo)) = setup(Backend::Git) else {
-            return;
-        };
+        let (env, repo) = setup(Backend::Git);
         let script = format!(
             "echo back > back.txt && git add back.txt && git commit -q -m back && {extra} && echo agent-done"
         );
@@ -462,9 +446,7 @@ fn other_work_keeps_the_git_dir_aside_for_an_unprivileged_user() {
 /// own git directory and back could lose the conflict state the user is resolving.)
 fn a_worktree_mid_merge_is_refused(unprivileged: bool) {
     for what in ["a merge", "unresolved conflicts"] {
-        let Some((env, repo)) = setup(Backend::Git) else {
-            return;
-        };
+        let (env, repo) = setup(Backend::Git);
         env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
         let ws = env.ws_path(&repo, "w");
         fs::write(repo.join("a.txt"), "from main\n").unwrap();

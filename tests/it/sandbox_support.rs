@@ -6,10 +6,18 @@ use std::process::Command;
 use crate::backends::Backend;
 use crate::harness::{which, TestEnv};
 
-/// Whether bubblewrap can make a sandbox on this machine. Where it cannot (or is missing),
-/// the test fails, naming the cause, unless `AW_TEST_NO_SANDBOX=1` asks to leave the sandbox
-/// tests out (as the nix build sandbox must): then it says so and stops.
-pub(crate) fn sandbox_available() -> bool {
+/// Asserts that bubblewrap can make a sandbox on this machine: where it cannot (or is
+/// missing) the test fails, naming the cause. Never a silent pass: a build that cannot run
+/// bubblewrap (the nix build sandbox) leaves these tests out by name (`cargo test --
+/// --skip sandbox`), so each test that needs it says `sandbox` in its name, which this checks.
+pub(crate) fn require_sandbox() {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or_default();
+    assert!(
+        name == "main" || name.contains("sandbox"),
+        "{name} needs bubblewrap: its name must say `sandbox`, so that `--skip sandbox` leaves \
+         it out where bubblewrap cannot run"
+    );
     let works = which("bwrap").is_some_and(|bwrap| {
         Command::new(bwrap)
             .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
@@ -17,24 +25,18 @@ pub(crate) fn sandbox_available() -> bool {
             .status()
             .is_ok_and(|s| s.success())
     });
-    if !works {
-        assert!(
-            std::env::var("AW_TEST_NO_SANDBOX").as_deref() == Ok("1"),
-            "bubblewrap is missing or cannot start a sandbox here (scripts/install-tools.sh \
-             installs it; user namespaces must be allowed); AW_TEST_NO_SANDBOX=1 leaves the \
-             sandbox tests out"
-        );
-        eprintln!("SKIPPED (AW_TEST_NO_SANDBOX=1): bubblewrap cannot start a sandbox here");
-    }
-    works
+    assert!(
+        works,
+        "bubblewrap is missing or cannot start a sandbox here (scripts/install-tools.sh \
+         installs it; user namespaces must be allowed); where it cannot run, leave the sandbox \
+         tests out: cargo test -- --skip sandbox"
+    );
 }
 
-/// A test environment with a repository of `backend`, when a sandbox can be made here.
-pub(crate) fn setup(backend: Backend) -> Option<(TestEnv, std::path::PathBuf)> {
-    if !sandbox_available() {
-        return None;
-    }
+/// A test environment with a repository of `backend`, once [`require_sandbox`] holds.
+pub(crate) fn setup(backend: Backend) -> (TestEnv, std::path::PathBuf) {
+    require_sandbox();
     let env = TestEnv::new();
     let repo = backend.repo(&env);
-    Some((env, repo))
+    (env, repo)
 }

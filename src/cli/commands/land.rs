@@ -12,7 +12,7 @@ use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Resolved, Side};
 use crate::store::timestamp::Timestamp;
 use crate::ui::Ui;
-use crate::vcs::land::Landing;
+use crate::vcs::land::{ConflictKind, Landing};
 use crate::vcs::Commit;
 use crate::workspace::context::Context;
 use crate::workspace::land::{self, Request};
@@ -66,7 +66,7 @@ pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) ->
         return Err(CliError::usage("--onto needs a revision")
             .hint("e.g. `agent-workspace land w1 --onto main`"));
     }
-    if args.allow_conflicts && matches!(ctx.vcs, crate::vcs::Vcs::Git(_)) {
+    if args.allow_conflicts && !ctx.vcs.lands_conflicts() {
         return Err(
             CliError::usage("--allow-conflicts is for jj repositories: git never lands a conflicted merge")
                 .hint(format!("drop it; `agent-workspace land {} --prefer workspace|target` resolves conflicting hunks", args.id)),
@@ -217,8 +217,8 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
         .filter(|f| landing.marker_files.iter().any(|m| m == f))
         .collect();
     let others = n - markers.len();
-    let jj = matches!(ctx.vcs, crate::vcs::Vcs::Jj(_));
-    if jj && !markers.is_empty() {
+    let kind = ctx.vcs.conflict_kind(landing.applied);
+    if matches!(kind, ConflictKind::Jj { .. }) && !markers.is_empty() {
         let (message, hint) = match landing.applied {
             true => (
                 format!("the land left {n} conflicted file{} in the landed commits", plural(n)),
@@ -255,8 +255,8 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
         };
         return CliError::failure(message).hint(hint);
     }
-    match &ctx.vcs {
-        crate::vcs::Vcs::Jj(_) if landing.applied => CliError::failure(format!(
+    match kind {
+        ConflictKind::Jj { applied: true } => CliError::failure(format!(
             "the land left {n} conflicted file{} in the landed commits",
             plural(n)
         ))
@@ -264,7 +264,7 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
             "resolve them in the target (`jj resolve`), or revert the land with `{}` and retry with `agent-workspace land {id} --prefer workspace|target`",
             landing.undo.as_deref().unwrap_or("jj undo")
         )),
-        crate::vcs::Vcs::Jj(_) => CliError::failure(format!(
+        ConflictKind::Jj { applied: false } => CliError::failure(format!(
             "landing workspace {id} onto {} conflicts in {n} file{}; nothing was changed",
             landing.target,
             plural(n)
@@ -279,7 +279,7 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
                 "retry with `agent-workspace land {id} --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve"
             ),
         }),
-        crate::vcs::Vcs::Git(_) if prefer => CliError::failure(format!(
+        ConflictKind::Git if prefer => CliError::failure(format!(
             "merging workspace {id} into {} conflicts in {n} file{} that --prefer cannot settle; nothing was changed",
             landing.target,
             plural(n)
@@ -289,7 +289,7 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
             landing.target,
             landing.conflicts[0].commit
         )),
-        crate::vcs::Vcs::Git(_) => CliError::failure(format!(
+        ConflictKind::Git => CliError::failure(format!(
             "merging workspace {id} into {} conflicts in {n} file{}; nothing was changed",
             landing.target,
             plural(n)

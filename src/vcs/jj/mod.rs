@@ -47,6 +47,14 @@ pub(crate) const TESTED_VERSION: (u32, u32, u32) = (0, 45, 1);
 /// untested.
 pub(crate) const NEWEST_TESTED_VERSION: (u32, u32, u32) = (0, 46, 0);
 
+/// What the jj at `path` says of its version (`jj --version`), empty when it says nothing.
+pub(crate) fn version_text(path: &Path) -> String {
+    Call::new(path)
+        .arg("--version")
+        .stdout()
+        .unwrap_or_default()
+}
+
 /// A jj repository, addressed through its main workspace.
 pub(crate) struct Jj {
     main: PathBuf,
@@ -100,11 +108,9 @@ impl Jj {
     /// behave differently (see `worktree.rs`). Asked of jj once, on the paths
     /// that create or remove workspaces only, never on a warm run.
     fn version(&self) -> Option<(u32, u32)> {
-        *self.version.get_or_init(|| {
-            let path = self.binary().ok()?;
-            let out = Call::new(path).arg("--version").stdout().ok()?;
-            parse_version(&out)
-        })
+        *self
+            .version
+            .get_or_init(|| parse_version(&version_text(self.binary().ok()?)))
     }
 
     /// Explains a failed call: a jj older than [`MIN_VERSION`] is named as the cause. The
@@ -113,10 +119,7 @@ impl Jj {
         let Ok(path) = self.binary() else {
             return err.into();
         };
-        let out = Call::new(path)
-            .arg("--version")
-            .stdout()
-            .unwrap_or_default();
+        let out = version_text(path);
         match parse_version(&out) {
             Some(v) if v >= MIN_VERSION => err.into(),
             _ => VcsError::TooOld {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::Check;
-use crate::exec::process::{self, Call};
+use crate::exec::process;
 use crate::exec::sandbox::{self, SandboxError};
 use crate::repo::Backend;
 use crate::vcs::jj::{parse_version, MIN_VERSION, NEWEST_TESTED_VERSION, TESTED_VERSION};
@@ -13,10 +13,10 @@ use crate::vcs::jj::{parse_version, MIN_VERSION, NEWEST_TESTED_VERSION, TESTED_V
 /// needs it (its backend; bubblewrap when the configuration sandboxes every run).
 pub(super) fn check(backend: Option<Backend>, sandboxed: bool) -> Vec<Check> {
     vec![
-        jj(backend != Some(Backend::Git)),
+        jj(crate::vcs::program(backend) == "jj"),
         present(
             "git",
-            backend == Some(Backend::Git),
+            crate::vcs::program(backend) == "git",
             "the git backend",
             "install git (Debian/Ubuntu: apt-get install git)",
         ),
@@ -63,10 +63,7 @@ fn jj(needed: bool) -> Check {
             return Check::warning("jj", "jj is not on PATH (needed for jj repositories)", fix)
         }
     };
-    let out = Call::new(&path)
-        .arg("--version")
-        .stdout()
-        .unwrap_or_default();
+    let out = crate::vcs::jj::version_text(&path);
     let shown = out.trim();
     match parse_version(&out) {
         None => Check::error(

@@ -61,7 +61,7 @@ pub(crate) fn take(
 /// first). The caller holds the repository lock and then calls [`complete`] with the base,
 /// or [`abandon`].
 pub(crate) fn begin(ctx: &Context, id: &WorkspaceId, path: &Path) -> Result<Option<Begun>> {
-    if !matches!(ctx.vcs, crate::vcs::Vcs::Jj(_)) {
+    if !ctx.vcs.takes_before_base() {
         return Ok(None);
     }
     match oldest_ready(ctx) {

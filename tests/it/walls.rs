@@ -1,0 +1,98 @@
+//! The walls between the layers that types and folders alone do not hold: backend knowledge
+//! stays inside `vcs/` (the callers ask the backend; they never match on which one it is),
+//! and jj and git run only through the backends' builders in `vcs/` and `exec/`.
+//!
+//! Each wall lists the files still to move behind it (the own store, which moves into the
+//! backends as a whole): a file on the list that no longer needs it fails too, so the list
+//! only shrinks.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use crate::architecture::{rust_files, src};
+
+/// The text of a source file up to its unit tests (a `#[cfg(test)]` line).
+fn code(file: &Path) -> String {
+    let text = fs::read_to_string(file).unwrap();
+    text.lines()
+        .take_while(|line| line.trim() != "#[cfg(test)]")
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every file under `src/` (relative, `/`-separated) outside the folders `inside`, whose code
+/// holds one of `needles`.
+fn holders(inside: &[&str], needles: &[&str]) -> BTreeSet<String> {
+    let root = src();
+    rust_files(&root)
+        .into_iter()
+        .filter_map(|file| {
+            let rel = file
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            let outside = !inside.iter().any(|dir| rel.starts_with(dir));
+            let text = code(&file);
+            (outside && needles.iter().any(|n| text.contains(n))).then_some(rel)
+        })
+        .collect()
+}
+
+/// Asserts that exactly the files of `pending` (still to move) hold what the wall forbids
+/// among `found`.
+fn assert_wall(wall: &str, found: BTreeSet<String>, pending: &[&str]) {
+    let pending: BTreeSet<String> = pending.iter().map(|p| p.to_string()).collect();
+    let new: Vec<&String> = found.difference(&pending).collect();
+    let moved: Vec<&String> = pending.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "{wall}: {new:?} break it (move that knowledge behind the wall)"
+    );
+    assert!(
+        moved.is_empty(),
+        "{wall}: {moved:?} no longer break it: take them off its list of files still to move"
+    );
+}
+
+/// Outside `vcs/` no code asks which backend it has: `Vcs::Jj`/`Vcs::Git`, `as_jj()`/
+/// `as_git()` and `Backend::Jj`/`Backend::Git` appear only in `vcs/`, in the `Backend` type's
+/// own file (`repo.rs`: its names) and in the configuration's parsing.
+#[test]
+fn backend_knowledge_stays_inside_vcs() {
+    let found = holders(
+        &["vcs/", "repo.rs", "config/"],
+        &[
+            "Vcs::Jj",
+            "Vcs::Git",
+            "as_jj()",
+            "as_git()",
+            "Backend::Jj",
+            "Backend::Git",
+        ],
+    );
+    assert_wall(
+        "backend knowledge inside vcs/",
+        found,
+        &["workspace/private.rs"],
+    );
+}
+
+/// jj and git run only through the backends' builders (`vcs/`) and `exec/`: elsewhere a
+/// `Call::new` starts another program.
+#[test]
+fn jj_and_git_run_only_through_the_backends() {
+    // direnv (`direnv allow`), and this binary (`pool refill` in the background).
+    let other_programs = ["workspace/direnv.rs", "workspace/pool/mod.rs"];
+    let found = holders(&["vcs/", "exec/"], &["Call::new"])
+        .into_iter()
+        .filter(|f| !other_programs.contains(&f.as_str()))
+        .collect();
+    // bubblewrap running the own store's export (jj and git inside): moves with it.
+    assert_wall(
+        "jj and git through the backends' builders",
+        found,
+        &["workspace/private.rs"],
+    );
+}
