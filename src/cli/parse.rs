@@ -78,41 +78,19 @@ pub enum Command {
 }
 
 impl Cli {
-    /// Whether `--json` was asked for: a failure then prints its error object on stdout too
-    /// (`schema/failure.schema.json`), so a script reading stdout always gets a document.
+    /// Whether `--json` was asked for (see `table::CommandArgs::json`).
     pub fn wants_json(&self) -> bool {
-        use crate::cli::commands::pool::PoolAction;
-        match &self.command {
-            Command::Status(a) => a.json,
-            Command::Create(a) => a.json,
-            Command::Clean(a) => a.json,
-            Command::Checkpoint(a) => a.json,
-            Command::Diff(a) => a.json,
-            Command::Land(a) => a.json,
-            Command::SyncTools(a) => a.json,
-            Command::Gc(a) => a.json,
-            Command::Doctor(a) => a.json,
-            Command::Pool(a) => match &a.action {
-                PoolAction::Fill(f) => f.json.json,
-                PoolAction::Status(j) | PoolAction::Drain(j) => j.json,
-                PoolAction::Refill => false,
-            },
-            _ => false,
-        }
+        self.command.args().json()
     }
 
     /// Where `run --failure-file` asks a failure's document to be written too.
     pub fn failure_file(&self) -> Option<&std::path::Path> {
-        match &self.command {
-            Command::Run(a) => a.failure_file.as_deref(),
-            _ => None,
-        }
+        self.command.args().failure_file()
     }
 
-    /// Whether the command wraps a user's command (`run`, `shell`), whose own exit codes an
-    /// error's must not be mistaken for.
+    /// Whether the command wraps a user's command (`run`, `shell`).
     pub fn wraps_command(&self) -> bool {
-        matches!(self.command, Command::Run(_) | Command::Shell(_))
+        self.command.args().wraps_command()
     }
 }
 
