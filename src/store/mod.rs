@@ -4,6 +4,7 @@
 //! bundle, the moments it keeps (`timestamp`), the environment direnv loaded (`kept_env`). Starts no process; names only the bottom modules (`error`, `repo`, `vars`).
 
 pub(crate) mod aside;
+pub(crate) mod cache;
 pub(crate) mod disk;
 pub(crate) mod fsutil;
 pub(crate) mod include;

@@ -189,6 +189,14 @@ pub enum LandError {
         files: Vec<String>,
         jj: bool,
     },
+    /// git: a child changed files its parent (the target) holds uncommitted edits in, edits
+    /// the child started from: on the parent's branch they would look undone by the target.
+    #[error("the parent workspace at {} has uncommitted edits in files this workspace changed since it started from them: {}; nothing was landed", path.display(), files.join(", "))]
+    ParentEdits {
+        path: PathBuf,
+        parent: String,
+        files: Vec<String>,
+    },
     #[error("could not find what workspace {id:?} would land")]
     Preview {
         id: String,
@@ -375,6 +383,9 @@ impl From<LandError> for CliError {
                 .hint("commit them there first (`jj commit`), or land elsewhere with --onto REV"),
             LandError::Dirty { jj: false, .. } => CliError::failure(message)
                 .hint("commit or stash them there first, or land elsewhere with --onto BRANCH"),
+            LandError::ParentEdits { parent, .. } => CliError::failure(message).hint(format!(
+                "record the parent's edits first (`agent-workspace checkpoint {parent}`), then land again: its edits then stay its own and this workspace's changes come on top"
+            )),
             LandError::TargetConflicted { jj: true, .. } => CliError::failure(message)
                 .hint("resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again"),
             LandError::TargetConflicted { jj: false, .. } => CliError::failure(message)

@@ -310,19 +310,19 @@ fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
             format!("{id}\t{}\t{last}\n", land.target)
         })
         .collect();
-    let cache = ctx.layout.cache().join("lands-held.v1");
+    let cache =
+        crate::store::cache::Cache::new(ctx.layout.cache().join("lands-held"), "lands-held", 2);
     // Read the key before asking, so an answer is never filed under a newer key.
-    let key = ctx.vcs.lands_stamp();
-    if let (Some(key), Ok(text)) = (&key, std::fs::read_to_string(&cache)) {
-        let head = format!("{key}\n{asked}\n");
-        if let Some(body) = text.strip_prefix(&head) {
-            return Some(body.lines().map(str::to_string).collect());
-        }
+    let key = ctx
+        .vcs
+        .lands_stamp()
+        .map(|stamp| format!("{stamp}\n{asked}"));
+    if let Some(body) = key.as_deref().and_then(|key| cache.get_string(key)) {
+        return Some(body.lines().map(str::to_string).collect());
     }
     let held = ctx.vcs.lands_held(lands).ok()?;
     if let Some(key) = key {
-        let text = format!("{key}\n{asked}\n{}", held.join("\n"));
-        let _ = crate::store::fsutil::write_atomic(&cache, text.as_bytes());
+        let _ = cache.put(key.as_bytes(), held.join("\n").as_bytes());
     }
     Some(held)
 }

@@ -229,3 +229,73 @@ fn a_git_child_lands_only_its_own_work_and_the_parent_keeps_its_index() {
     clean.assert_ok();
     assert!(!env.ws_path(&repo, "c").exists(), "{}", clean.report());
 }
+
+/// git: a child that changed a file its parent holds uncommitted edits in (edits the child
+/// started from) is refused whatever `--prefer` says, naming the file, with nothing changed:
+/// landed onto the parent's branch, the parent's edits would look undone by the target (so
+/// `--prefer target` dropped the child's line) or be committed with the child's work
+/// (`--prefer workspace`). Once the parent is checkpointed, the child lands.
+#[test]
+fn a_git_child_that_changed_its_parent_s_uncommitted_file_is_refused_until_the_parent_checkpoints()
+{
+    let env = TestEnv::new();
+    let repo = Backend::Git.repo(&env);
+    env.aw(
+        &repo,
+        [
+            "run",
+            "p",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p sub && echo p1 >> sub/s.txt",
+        ],
+    )
+    .assert_ok();
+    env.aw(
+        &repo,
+        [
+            "run",
+            "c",
+            "--parent",
+            "p",
+            "--",
+            "sh",
+            "-c",
+            "echo c1 >> sub/s.txt",
+        ],
+    )
+    .assert_ok();
+    let parent = env.ws_path(&repo, "p");
+    let git = |args: &[&str]| crate::backends::git_ok(&env, &repo, args);
+    let tip_before = git(&["rev-parse", "agent-workspace/p"]);
+    for prefer in [None, Some("target"), Some("workspace")] {
+        let mut args = vec!["land", "c"];
+        if let Some(side) = prefer {
+            args.extend(["--prefer", side]);
+        }
+        let out = env.aw(&repo, &args);
+        out.assert_code(1);
+        assert!(
+            out.stderr.starts_with("Error: ") && out.stderr.contains("sub/s.txt"),
+            "{prefer:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("checkpoint p"), "{}", out.stderr);
+        assert_eq!(
+            git(&["rev-parse", "agent-workspace/p"]),
+            tip_before,
+            "{prefer:?}"
+        );
+        assert_eq!(
+            fs::read_to_string(parent.join("sub/s.txt")).unwrap(),
+            "p1\n"
+        );
+    }
+    env.aw(&repo, ["checkpoint", "p"]).assert_ok();
+    env.aw(&repo, ["land", "c"]).assert_ok();
+    assert_eq!(
+        fs::read_to_string(parent.join("sub/s.txt")).unwrap(),
+        "p1\nc1\n"
+    );
+}

@@ -83,6 +83,11 @@ impl Git {
         }
         let fork = self.fork_copy(plan, &onto, &trial_tip)?;
         let fork = fork.as_deref();
+        if let (Some(fork), Some(wt), Target::Workspace { id: parent, .. }) =
+            (fork, &checked_out, &plan.target)
+        {
+            self.refuse_parent_edits(wt, parent, fork, &trial_tip)?;
+        }
         let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip, fork)?;
         landing.target_before = Some(onto.clone());
         if landing.commits.is_empty() || !landing.conflicts.is_empty() {

@@ -96,12 +96,41 @@ impl Git {
     /// the land would change, unless each such file already holds what the merge (`tree`)
     /// brings (a child's fork of its parent's uncommitted changes): those are returned. Files
     /// the worktree ignores where the merge writes are refused unless they hold just that.
-    pub(super) fn refuse_dirty(
+    /// Refuses a child's land into its parent's worktree `wt` when the child changed, since
+    /// `fork` (the copy of the parent's uncommitted state it started from) up to `tip`, a
+    /// file the parent still holds uncommitted edits in: merged onto the parent's branch,
+    /// which lacks those edits, the parent's side would seem to undo them (a conflict that
+    /// is none, which `--prefer target` settles by dropping the child's lines and `--prefer
+    /// workspace` by committing the parent's edits).
+    pub(super) fn refuse_parent_edits(
         &self,
         wt: &Path,
-        files: &[String],
-        tree: &str,
-    ) -> Result<Vec<String>> {
+        parent: &str,
+        fork: &str,
+        tip: &str,
+    ) -> Result<()> {
+        let changed = self
+            .call(&self.main)?
+            .args(["diff", "--name-only", "-z", "--no-renames", fork, tip, "--"])
+            .stdout()?;
+        let changed: Vec<String> = changed
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        let both = overlap(&changed, &self.dirty_files(wt)?);
+        match both.is_empty() {
+            true => Ok(()),
+            false => Err(LandError::ParentEdits {
+                path: wt.to_path_buf(),
+                parent: parent.to_string(),
+                files: both,
+            }),
+        }
+    }
+
+    /// The files of the worktree `wt` with uncommitted changes (untracked ones included).
+    fn dirty_files(&self, wt: &Path) -> Result<Vec<String>> {
         let out = self
             .call(wt)?
             .args([
@@ -112,12 +141,21 @@ impl Git {
                 "--no-renames",
             ])
             .stdout()?;
-        let dirty: Vec<String> = out
+        Ok(out
             .split('\0')
             .filter_map(|entry| entry.get(3..))
             .filter(|p| !p.is_empty())
             .map(str::to_string)
-            .collect();
+            .collect())
+    }
+
+    pub(super) fn refuse_dirty(
+        &self,
+        wt: &Path,
+        files: &[String],
+        tree: &str,
+    ) -> Result<Vec<String>> {
+        let dirty = self.dirty_files(wt)?;
         let both = overlap(files, &dirty);
         if !both.is_empty() && !self.hold_result(wt, &both, tree)? {
             return Err(LandError::Dirty {
