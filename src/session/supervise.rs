@@ -109,7 +109,7 @@ pub(crate) fn supervise(
         }
     }
     if checkpoint && matches!(outcome, Ok(e) if started(e)) {
-        checkpoint_run(ctx, record, code, &mut warnings);
+        checkpoint_run(ctx, &entered.id, record, code, &mut warnings);
     }
     // A checkpoint made from inside the run (nested) counted itself in the record it saved.
     if metadata::saved_stamp(&record.workspace_path) != saved {
@@ -144,9 +144,15 @@ pub(crate) fn supervise(
 
 /// `--checkpoint`: records the run's work in a checkpoint and keeps it in the run's history
 /// entry. The command ran, so its exit code stands: a failure is a warning.
-fn checkpoint_run(ctx: &Context, record: &mut Record, code: i32, warnings: &mut Vec<Warning>) {
+fn checkpoint_run(
+    ctx: &Context,
+    id: &WorkspaceId,
+    record: &mut Record,
+    code: i32,
+    warnings: &mut Vec<Warning>,
+) {
     let message = workspace::run_message(record, code);
-    match workspace::checkpoint(ctx, record, Some(&message)) {
+    match workspace::checkpoint(ctx, id, record, Some(&message)) {
         Ok(done) => {
             if let Some(run) = record.runs.last_mut() {
                 run.checkpoint = done.commit();

@@ -24,9 +24,11 @@ pub(crate) const MAX_ID_LEN: usize = 64;
 /// [`WorkspaceId::from_arg`]) or read from a directory name, a journal, a record or a
 /// backend's list ([`WorkspaceId::parse`]); a prepared workspace's `.pool-<token>` name is one
 /// too ([`WorkspaceId::prepared`]). Either way it is one safe path component. The lifecycle
-/// (`session`, `workspace`) and the layout take only this type, so an id read from a file
-/// the command can write reaches no path and no lease unchecked. The VCS layer takes the
-/// backend's workspace name as `&str` (an id or a prepared name, never parsed again).
+/// (`session`, `workspace`), the layout and the VCS layer take only this type, so an id read
+/// from a file the command can write reaches no path, lease, branch or backend call
+/// unchecked. Names the backend lists stay strings until a caller takes one for a workspace
+/// of its own (jj's `default` is none); `tests/it/walls.rs` holds that no `id: &str` is
+/// left in `vcs/`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkspaceId(String);
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::Result;
 use super::Vcs;
+use crate::store::layout::WorkspaceId;
 
 /// What recording a workspace's state made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,7 +32,12 @@ pub(crate) struct Unrecorded {
 impl Vcs {
     /// Commits the current state of workspace `id` at `ws` with `description`, leaving its
     /// working copy on top of that commit; records nothing when nothing changed.
-    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        description: &str,
+    ) -> Result<Recorded> {
         match self {
             Vcs::Jj(jj) => jj.checkpoint(id, ws, description),
             Vcs::Git(git) => git.checkpoint(id, ws, description),
@@ -43,9 +49,9 @@ impl Vcs {
     /// `scratch` is a file path this call may use and removes again.
     pub(crate) fn fork_point(
         &self,
-        parent: &str,
+        parent: &WorkspaceId,
         ws: &Path,
-        child: &str,
+        child: &WorkspaceId,
         scratch: &Path,
     ) -> Result<String> {
         match self {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::error::CliError;
 use crate::exec::process::ProcessError;
 use crate::repo::Backend;
+use crate::store::layout::WorkspaceId;
 
 pub(crate) type Result<T> = std::result::Result<T, VcsError>;
 
@@ -26,11 +27,11 @@ pub enum VcsError {
     CannotColocate { version: String },
     /// The id names jj's main workspace.
     #[error("workspace id {id:?} is jj's main workspace, which agent-workspace never manages")]
-    MainWorkspace { id: String },
+    MainWorkspace { id: WorkspaceId },
     /// The id makes a branch name git refuses.
     #[error("workspace id {id:?} makes the git branch {branch:?}, which git refuses: {why}")]
     BadBranch {
-        id: String,
+        id: WorkspaceId,
         branch: String,
         why: String,
     },
@@ -51,7 +52,7 @@ pub enum VcsError {
     #[error("could not create {what} {id:?} at {}", path.display())]
     CreateFailed {
         what: &'static str,
-        id: String,
+        id: WorkspaceId,
         path: PathBuf,
         source: Box<ProcessError>,
     },
@@ -85,7 +86,7 @@ pub enum VcsError {
     /// for it could not be unstaged again.
     #[error("could not commit the checkpoint of workspace {id:?}")]
     CheckpointFailed {
-        id: String,
+        id: WorkspaceId,
         ws: PathBuf,
         backend: Backend,
         source: Box<ProcessError>,
@@ -93,8 +94,10 @@ pub enum VcsError {
     },
     /// A git workspace without any commit cannot be a parent.
     #[error("workspace {id:?} has no commit to start a child from")]
-    NoCommit { id: String },
-    /// The backend no longer knows the workspace at `path`.
+    NoCommit { id: WorkspaceId },
+    /// The backend no longer knows the workspace at `path`. `id` is a name, not a
+    /// [`WorkspaceId`]: a stale working copy is named by its directory, which for a land's
+    /// target may be the repository's own.
     #[error("the backend no longer knows workspace {id:?}")]
     Unregistered { id: String, path: PathBuf },
     /// A partial copy an interrupted repair left could not be removed.
@@ -119,6 +122,7 @@ pub enum VcsError {
     NotCarried { path: PathBuf, why: String },
     /// A stale working copy was updated, but some of its unrecorded edits conflict with the
     /// update: the workspace holds the updated version of each file and the edit is kept.
+    /// `id` is its directory's name, as for [`VcsError::Unregistered`] (so are the next two).
     #[error(
         "workspace {id:?} was stale; updating it conflicts with its unrecorded edits to {}",
         list_paths(files)
@@ -155,13 +159,13 @@ pub enum VcsError {
     NoRoom(crate::store::disk::NoRoom),
     /// `diff`: the jj working copy was made stale by another workspace.
     #[error("the working copy of workspace {id:?} is stale")]
-    Stale { id: String },
+    Stale { id: WorkspaceId },
     /// `diff`: the record names no commit the workspace started on.
     #[error("workspace {id:?} has no recorded base commit to compare with")]
-    NoBase { id: String },
+    NoBase { id: WorkspaceId },
     /// `diff`: the working copy no longer descends from the commits it started on.
     #[error("workspace {id:?}'s working copy does not descend from its base {base}")]
-    NotDescendant { id: String, base: String },
+    NotDescendant { id: WorkspaceId, base: String },
     /// `diff` compares files with git, which a jj repository of another backend lacks.
     #[error("this jj repository is not backed by git")]
     NotGitBacked,
@@ -174,7 +178,7 @@ pub enum VcsError {
     /// `diff`: listing the workspace's commits failed.
     #[error("could not read the changes of workspace {id:?}")]
     Changes {
-        id: String,
+        id: WorkspaceId,
         source: Box<ProcessError>,
     },
     /// A file in the worktree git cannot record (a FIFO, a socket, a device).
@@ -198,7 +202,7 @@ pub enum VcsError {
     #[error("workspace {id:?} {} conflict markers in {}; nothing was changed",
         if *.landing { "would land" } else { "would commit" }, files.join(", "))]
     Markers {
-        id: String,
+        id: WorkspaceId,
         ws: PathBuf,
         files: Vec<String>,
         /// Found in what a land brings (committed or not), not only in uncommitted changes.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{Commit, VcsError};
 use crate::error::CliError;
 use crate::exec::process::ProcessError;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Resolved, Side};
 
 /// Where a land brings a workspace's commits.
@@ -14,14 +15,14 @@ pub(crate) enum Target {
     /// Where the main workspace works: jj's main working copy, git's checked-out branch.
     Main,
     /// The working copy (jj) or branch (git) of another workspace of the namespace.
-    Workspace { id: String, path: PathBuf },
+    Workspace { id: WorkspaceId, path: PathBuf },
     /// A revision named with `--onto`: one commit (jj) or a local branch (git).
     Rev(String),
 }
 
 /// One land: which workspace, from which base, onto what, and how.
 pub(crate) struct Plan<'a> {
-    pub id: &'a str,
+    pub id: &'a WorkspaceId,
     pub ws: &'a Path,
     /// The commits the workspace started on (its record's `base_commits`).
     pub base: &'a [String],
@@ -113,7 +114,7 @@ impl super::Vcs {
     /// The workspace of the namespace whose working copy or branch a land onto `--onto rev`
     /// changes (git: the one with that branch checked out, or whose branch it is), so that
     /// the land takes its lease; jj's `--onto` builds on a commit and changes none.
-    pub(crate) fn onto_workspace(&self, rev: &str) -> super::Result<Option<String>> {
+    pub(crate) fn onto_workspace(&self, rev: &str) -> super::Result<Option<WorkspaceId>> {
         match self {
             super::Vcs::Jj(_) => Ok(None),
             super::Vcs::Git(git) => git.onto_workspace(rev),
@@ -194,17 +195,17 @@ pub enum LandError {
     #[error("the parent workspace at {} has uncommitted edits in files this workspace changed since it started from them: {}; nothing was landed", path.display(), files.join(", "))]
     ParentEdits {
         path: PathBuf,
-        parent: String,
+        parent: WorkspaceId,
         files: Vec<String>,
     },
     #[error("could not find what workspace {id:?} would land")]
     Preview {
-        id: String,
+        id: WorkspaceId,
         source: Box<ProcessError>,
     },
     #[error("could not land workspace {id:?}")]
     Rebase {
-        id: String,
+        id: WorkspaceId,
         source: Box<ProcessError>,
     },
     /// The target working copy has unresolved conflicts of its own.
@@ -217,7 +218,7 @@ pub enum LandError {
     },
     /// jj made the land's trial without naming its operation.
     #[error("jj did not name the operation landing workspace {id:?} made; nothing was landed")]
-    NoOperation { id: String },
+    NoOperation { id: WorkspaceId },
     /// The target moved while the land was planned (it is planned again).
     #[error("the target moved while the land was planned; nothing was landed")]
     TargetMoved,
@@ -228,14 +229,17 @@ pub enum LandError {
     /// those workspaces without their lease.
     #[error("landing workspace {id:?} would move the commits of workspace{} {} built on its commits; nothing was landed",
         if others.len() == 1 { "" } else { "s" }, others.join(", "))]
-    MovesOthers { id: String, others: Vec<String> },
+    MovesOthers {
+        id: WorkspaceId,
+        others: Vec<String>,
+    },
     /// jj: a change that would land has several visible commits; which one lands is the
     /// user's choice.
     #[error("workspace {id:?} has {}: {}; nothing was landed",
         if changes.len() == 1 { "a divergent change" } else { "divergent changes" },
         changes.iter().map(|d| format!("{} is in commits {}", d.change, d.commits.join(" and "))).collect::<Vec<_>>().join("; "))]
     Divergent {
-        id: String,
+        id: WorkspaceId,
         ws: PathBuf,
         changes: Vec<Divergent>,
     },
@@ -274,7 +278,7 @@ pub enum LandError {
     /// git: the workspace's HEAD is not on its branch and holds work the branch does not.
     #[error("{}; nothing was landed", head_elsewhere(id, commit, branch, other.as_deref()))]
     HeadElsewhere {
-        id: String,
+        id: WorkspaceId,
         ws: PathBuf,
         /// The commit HEAD is on.
         commit: String,
@@ -293,7 +297,7 @@ pub enum LandError {
     #[error("workspace {id:?} landed in the repository, but the working copy at {} was not written (no space left on its file system): {}",
         path.display(), main_not_written(*.restored, half))]
     MainNotWritten {
-        id: String,
+        id: WorkspaceId,
         path: PathBuf,
         restored: bool,
         half: Vec<String>,
@@ -346,7 +350,7 @@ fn worktree_word(main: bool) -> &'static str {
     }
 }
 
-fn head_elsewhere(id: &str, commit: &str, branch: &str, other: Option<&str>) -> String {
+fn head_elsewhere(id: &WorkspaceId, commit: &str, branch: &str, other: Option<&str>) -> String {
     let short = &commit[..commit.len().min(12)];
     match other {
         None => format!(

@@ -19,11 +19,16 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use crate::repo::Backend;
 use crate::repo::Repo;
+use crate::store::layout::WorkspaceId;
 pub(crate) use error::{Result, VcsError};
 
 /// A workspace the backend knows by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Registered {
+    /// The name as the backend lists it, not a [`WorkspaceId`]: jj lists its main workspace
+    /// (`default`), workspaces made without this tool and names a `jj workspace rename`
+    /// gave, which need not be ids; a caller that takes one for a workspace of its own
+    /// parses it first.
     pub name: String,
     /// Where the backend believes it lives, when it records that.
     pub path: Option<PathBuf>,
@@ -184,10 +189,10 @@ impl Vcs {
     /// Refuses an id this backend cannot take: jj's main workspace `default`, which must never
     /// be adopted, forgotten or deleted, and for git an id that makes no valid branch name.
     /// Checked before anything is created, without running the backend.
-    pub(crate) fn check_id(&self, id: &str) -> Result<()> {
+    pub(crate) fn check_id(&self, id: &WorkspaceId) -> Result<()> {
         match self {
             Vcs::Jj(_) if id == jj::MAIN_WORKSPACE => {
-                Err(VcsError::MainWorkspace { id: id.to_string() })
+                Err(VcsError::MainWorkspace { id: id.clone() })
             }
             Vcs::Jj(_) => Ok(()),
             Vcs::Git(git) => {
@@ -195,7 +200,7 @@ impl Vcs {
                 match crate::refname::branch_problem(&branch) {
                     None => Ok(()),
                     Some(why) => Err(VcsError::BadBranch {
-                        id: id.to_string(),
+                        id: id.clone(),
                         branch,
                         why: why.to_string(),
                     }),
@@ -267,7 +272,7 @@ impl Vcs {
     /// for rather than defaulted.
     pub(crate) fn create(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         path: &Path,
         base: &[String],
         explicit: bool,
@@ -282,7 +287,7 @@ impl Vcs {
 
     /// What [`Vcs::create`] of `id` on `base` will make, known before it runs so a journal
     /// can name it first (git: the branch, whether it is new, the commit it starts at).
-    pub(crate) fn plan_create(&self, id: &str, base: &[String]) -> Result<Created> {
+    pub(crate) fn plan_create(&self, id: &WorkspaceId, base: &[String]) -> Result<Created> {
         match self {
             Vcs::Jj(_) => Ok(Created::default()),
             Vcs::Git(git) => git.plan_worktree(id, base),
@@ -299,7 +304,7 @@ impl Vcs {
     }
 
     /// Unregisters workspace `id` at `path`; call it once the directory is gone.
-    pub(crate) fn forget(&self, id: &str, path: &Path) -> Result<()> {
+    pub(crate) fn forget(&self, id: &WorkspaceId, path: &Path) -> Result<()> {
         match self {
             Vcs::Jj(jj) => {
                 jj.workspace_forget(id)?;
@@ -314,7 +319,7 @@ impl Vcs {
     /// which expects the directory gone.
     pub(crate) fn forget_removing<E: From<VcsError>>(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         path: &Path,
         remove: impl FnOnce() -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
@@ -339,7 +344,7 @@ impl Vcs {
     /// the worktree loses none; says where each went. jj records no gitlinks: none.
     pub(crate) fn keep_gitlinks(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         kept: &Kept,
         base: &[String],
@@ -365,7 +370,7 @@ impl Vcs {
 
     /// Records the latest edits of workspace `id` (at `path`, when it still exists) and says
     /// what keeps them once the workspace is gone.
-    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &WorkspaceId, path: Option<&Path>) -> Result<Kept> {
         match self {
             Vcs::Jj(jj) => jj.keep_edits(id, path),
             Vcs::Git(git) => git.keep_edits(id, path),
@@ -381,7 +386,7 @@ impl Vcs {
     #[allow(clippy::type_complexity)]
     pub(crate) fn keep_edits_listing(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         path: Option<&Path>,
         base: &[String],
         room: &dyn Fn(u64) -> std::result::Result<(), crate::store::disk::NoRoom>,
@@ -406,7 +411,7 @@ impl Vcs {
 
     /// The files the commits keep of workspace `id` at `ws`, relative to `ws`, once
     /// [`Vcs::keep_edits`] recorded its edits.
-    pub(crate) fn tracked(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
+    pub(crate) fn tracked(&self, id: &WorkspaceId, ws: &Path) -> Result<Vec<PathBuf>> {
         match self {
             Vcs::Jj(jj) => jj.tracked(id),
             Vcs::Git(git) => git.tracked(ws),
@@ -417,7 +422,7 @@ impl Vcs {
     /// side, as neither waits on the other.
     pub(crate) fn work_commits_and_tracked(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: Option<&Path>,
         base: &[String],
         kept: &Kept,
@@ -437,7 +442,7 @@ impl Vcs {
     /// commits it started on; call before it is forgotten.
     pub(crate) fn work_commits(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
         kept: &Kept,
     ) -> Result<Vec<Commit>> {
@@ -498,7 +503,7 @@ impl Vcs {
     }
 
     /// The branch workspace `id` would be on with the current settings (git).
-    pub(crate) fn branch_of(&self, id: &str) -> Option<String> {
+    pub(crate) fn branch_of(&self, id: &WorkspaceId) -> Option<String> {
         match self {
             Vcs::Jj(_) => None,
             Vcs::Git(git) => Some(git.branch(id)),
@@ -538,7 +543,7 @@ impl Vcs {
     /// Without `tree`, git may leave [`diff::Changes::latest`] empty (it writes no tree).
     pub(crate) fn changes(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         since: diff::Since,
         scratch: &Path,
@@ -549,14 +554,18 @@ impl Vcs {
             Vcs::Jj(jj) => jj.changes(id, ws, since, snapshot),
             Vcs::Git(git) => match since.base.first() {
                 Some(base) => git.changes(ws, base, scratch, tree),
-                None => Err(VcsError::NoBase { id: id.to_string() }),
+                None => Err(VcsError::NoBase { id: id.clone() }),
             },
         }
     }
 
     /// [`Vcs::changes`] without a snapshot, when the backend kept its answer and gives it
     /// without starting a process (jj, while a table pins the view); `None` otherwise.
-    pub(crate) fn kept_changes(&self, id: &str, since: diff::Since) -> Option<diff::Changes> {
+    pub(crate) fn kept_changes(
+        &self,
+        id: &WorkspaceId,
+        since: diff::Since,
+    ) -> Option<diff::Changes> {
         match self {
             Vcs::Jj(jj) => jj.kept_changes(id, since),
             Vcs::Git(_) => None,
@@ -603,8 +612,8 @@ impl Vcs {
     /// undone land is not. One query per target, for any number of workspaces.
     pub(crate) fn lands_held(
         &self,
-        lands: &[(&str, &crate::store::metadata::Land)],
-    ) -> Result<Vec<String>> {
+        lands: &[(&WorkspaceId, &crate::store::metadata::Land)],
+    ) -> Result<Vec<WorkspaceId>> {
         match self {
             Vcs::Jj(jj) => jj.lands_held(lands),
             Vcs::Git(git) => git.lands_held(lands),
@@ -679,7 +688,7 @@ impl Vcs {
     /// start: jj's operation, git's target commit.
     pub(crate) fn landed_since(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         target: &str,
         base: &[String],
         before: Option<&str>,
@@ -703,7 +712,7 @@ impl Vcs {
     /// Whether the work of workspace `id` at `ws` is all in the target its last land went to.
     pub(crate) fn is_landed(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         land: &crate::store::metadata::Land,
     ) -> Result<bool> {
@@ -717,7 +726,7 @@ impl Vcs {
     /// ignored, so no land brings them (jj: too big to snapshot, outside
     /// `snapshot.auto-track`, a nested repository); call it after the workspace was
     /// snapshotted. git: none (its land records every file it does not ignore).
-    pub(crate) fn left_out(&self, id: &str, ws: &Path) -> Result<Vec<PathBuf>> {
+    pub(crate) fn left_out(&self, id: &WorkspaceId, ws: &Path) -> Result<Vec<PathBuf>> {
         match self {
             Vcs::Jj(jj) => jj.left_out(id, ws),
             Vcs::Git(_) => Ok(vec![]),

@@ -7,11 +7,12 @@ use super::error::Result;
 use super::git::BranchPlan;
 use super::{Created, Vcs};
 use crate::exec::process::Started;
+use crate::store::layout::WorkspaceId;
 
 impl Vcs {
     /// Registers and checks out a prepared workspace `name` at `path` on `base` (git: on a
     /// detached HEAD, since a dot-name makes no branch).
-    pub(crate) fn prepare(&self, name: &str, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn prepare(&self, name: &WorkspaceId, path: &Path, base: &[String]) -> Result<()> {
         match self {
             Vcs::Jj(jj) => jj.workspace_add(name, path, base),
             Vcs::Git(git) => git.worktree_add_detached(name, path, base),
@@ -22,7 +23,7 @@ impl Vcs {
     /// anything is taken: git's branch (see [`super::git::Git::branch_plan`]).
     pub(crate) fn branch_plan(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
         explicit: bool,
     ) -> Result<Option<BranchPlan>> {
@@ -34,7 +35,11 @@ impl Vcs {
 
     /// Starts giving the prepared workspace at `path` the name `id` in the background (jj);
     /// `None` where there is nothing to start (git).
-    pub(crate) fn start_rename_prepared(&self, path: &Path, id: &str) -> Result<Option<Started>> {
+    pub(crate) fn start_rename_prepared(
+        &self,
+        path: &Path,
+        id: &WorkspaceId,
+    ) -> Result<Option<Started>> {
         match self {
             Vcs::Jj(jj) => jj.start_rename_workspace(path, id).map(Some),
             Vcs::Git(_) => Ok(None),
@@ -74,13 +79,14 @@ impl Vcs {
     /// Unregisters a discarded prepared workspace, whose directory is gone: jj's registrations
     /// named in `names` whose recorded root is one of `paths` (or unknown), git's worktrees at
     /// `paths`.
-    pub(crate) fn forget_prepared(&self, names: &[&str], paths: &[&Path]) -> Result<()> {
+    pub(crate) fn forget_prepared(&self, names: &[&WorkspaceId], paths: &[&Path]) -> Result<()> {
         match self {
             Vcs::Jj(jj) => {
                 for reg in jj.list()? {
                     let ours = reg.path.as_deref().is_none_or(|p| paths.contains(&p));
-                    if names.contains(&reg.name.as_str()) && ours {
-                        jj.workspace_forget(&reg.name)?;
+                    match names.iter().find(|name| ***name == reg.name) {
+                        Some(name) if ours => jj.workspace_forget(name)?,
+                        _ => {}
                     }
                 }
                 for path in paths {

@@ -36,30 +36,31 @@ pub(crate) fn open(ctx: &Context, id: &WorkspaceId) -> Result<Target> {
     })
 }
 
-/// The changes of the workspace at `path` whose record is `record`; with `snapshot`, jj
+/// The changes of workspace `id` at `path` whose record is `record`; with `snapshot`, jj
 /// snapshots its files first (only for a workspace the caller holds); with `tree`, the
 /// latest tree is named (git writes it: see [`crate::vcs::Vcs::changes`]).
 pub(crate) fn read(
     ctx: &Context,
+    id: &WorkspaceId,
     record: &Record,
     path: &Path,
     snapshot: bool,
     tree: bool,
 ) -> Result<Changes> {
     crate::store::fsutil::create_dir_nofollow(&ctx.layout.cache())?;
-    read_prepared(ctx, record, path, snapshot, tree)
+    read_prepared(ctx, id, record, path, snapshot, tree)
 }
 
 /// [`read`], the namespace's cache directory already made (once for many workspaces).
 pub(crate) fn read_prepared(
     ctx: &Context,
+    id: &WorkspaceId,
     record: &Record,
     path: &Path,
     snapshot: bool,
     tree: bool,
 ) -> Result<Changes> {
     let cache = ctx.layout.cache();
-    let id = &record.workspace_id;
     // This process's id, asked once (a table reads a thousand workspaces).
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let scratch = cache.join(format!(

@@ -2,6 +2,7 @@
 //! described after the workspace, with the working copy continuing on top of it.
 
 use crate::error::Result;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Checkpoint, Record};
 use crate::vcs::Recorded;
 use crate::workspace::context::Context;
@@ -24,11 +25,12 @@ impl Checkpointed {
     }
 }
 
-/// Records the state of the workspace of `record` as checkpoint N (the count of its
-/// checkpoints so far, plus one), described `[workspace <id>] <message>`, by default
+/// Records the state of workspace `id`, whose record is `record`, as checkpoint N (the count
+/// of its checkpoints so far, plus one), described `[workspace <id>] <message>`, by default
 /// `checkpoint N`. Counts it in `record` (which the caller saves) when a commit was made.
 pub(crate) fn checkpoint(
     ctx: &Context,
+    id: &WorkspaceId,
     record: &mut Record,
     message: Option<&str>,
 ) -> Result<Checkpointed> {
@@ -37,12 +39,9 @@ pub(crate) fn checkpoint(
         Some(m) => m.to_string(),
         None => format!("checkpoint {number}"),
     };
-    let id = record.workspace_id.clone();
     let description = format!("[workspace {id}] {message}");
     reserve(record, number, number)?;
-    let recorded = ctx
-        .vcs
-        .checkpoint(&id, &record.workspace_path, &description);
+    let recorded = ctx.vcs.checkpoint(id, &record.workspace_path, &description);
     if !matches!(&recorded, Ok(r) if r.commit.is_some()) {
         // Nothing was committed: the number is free again.
         reserve(record, number, number - 1)?;

@@ -86,7 +86,7 @@ fn read_all(
         match (!snapshot)
             .then(|| {
                 ctx.vcs
-                    .kept_changes(&record.workspace_id, crate::vcs::diff::Since::of(record))
+                    .kept_changes(&entry.id, crate::vcs::diff::Since::of(record))
             })
             .flatten()
         {
@@ -147,8 +147,10 @@ fn changes(
     let record = comparable(entry)?;
     Some(
         match prepared {
-            true => super::changes::read_prepared(ctx, record, &entry.path, snapshot, false),
-            false => super::changes::read(ctx, record, &entry.path, snapshot, false),
+            true => {
+                super::changes::read_prepared(ctx, &entry.id, record, &entry.path, snapshot, false)
+            }
+            false => super::changes::read(ctx, &entry.id, record, &entry.path, snapshot, false),
         }
         .map(|found| counts(record, found)),
     )

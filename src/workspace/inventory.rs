@@ -356,7 +356,7 @@ fn check_settings(ctx: &Context, entry: &mut Entry) {
     if let Some(m) = entry
         .record
         .as_ref()
-        .and_then(|r| verdict::mismatch(ctx.repo.backend, &ctx.vcs, r))
+        .and_then(|r| verdict::mismatch(ctx.repo.backend, &ctx.vcs, &entry.id, r))
     {
         entry.problem = Some(Problem::Mismatch(m));
     }

@@ -51,7 +51,7 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         }
         // A land killed before it could record what it did is finished first; should that
         // fail, this land journals itself afresh and records what it does.
-        let _ = finish(ctx, &mut record);
+        let _ = finish(ctx, req.id, &mut record);
     }
     // The parent a record names is used only as a valid id (a record is a file anyone can edit).
     let parent = record
@@ -86,7 +86,7 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         Err(err) if watching => return Err(err.into()),
         Err(err) => {
             // A land that failed after moving the target is recorded as what it did.
-            let _ = finish(ctx, &mut record);
+            let _ = finish(ctx, req.id, &mut record);
             return Err(err.into());
         }
     };
@@ -158,11 +158,11 @@ fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
     Ok(())
 }
 
-/// Finishes the land a killed `land` journaled in `record` (whose workspace's lease the
+/// Finishes the land a killed `land` journaled in `record` (of workspace `id`, whose lease the
 /// caller holds): records it as landed (or conflicted) when its work is in the target now,
 /// else drops the intent; the land recorded before it is kept while it still holds. jj: the
 /// working copy the land left stale is brought up to date, its edits kept.
-fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
+fn finish(ctx: &Context, id: &WorkspaceId, record: &mut Record) -> Result<()> {
     let Some(intent) = record.land_intent.clone() else {
         return Ok(());
     };
@@ -172,10 +172,9 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
         .or(intent.target_before.as_ref());
     let now = ctx.vcs.land_target_state(&intent.target).ok().flatten();
     let moved = before.is_none() || now.as_ref() != before;
-    let id = record.workspace_id.clone();
     let landed = match moved {
         true => ctx.vcs.landed_since(
-            &id,
+            id,
             &intent.target,
             &record.base_commits,
             before.map(String::as_str),
@@ -188,7 +187,7 @@ fn finish(ctx: &Context, record: &mut Record) -> Result<()> {
         .filter(|land| record.land_is_newest(land))
         .is_some_and(|land| {
             ctx.vcs
-                .lands_held(&[(id.as_str(), land)])
+                .lands_held(&[(id, land)])
                 .is_ok_and(|held| !held.is_empty())
         });
     if let (Some((commits, conflicted)), false) = (landed, earlier_holds) {
@@ -263,21 +262,21 @@ fn finish_killed(ctx: &Context, entry: &mut Entry) {
     let metadata::Loaded::Ok(mut record) = metadata::load(&entry.path) else {
         return;
     };
-    if finish(ctx, &mut record).is_ok() {
+    if finish(ctx, &entry.id, &mut record).is_ok() {
         entry.record = Some(record);
     }
 }
 
 fn check(ctx: &Context, entries: &mut [Entry]) {
     let conflicts_land = ctx.vcs.lands_conflicts();
-    let lands: Vec<(&str, &Land)> = entries
+    let lands: Vec<(&WorkspaceId, &Land)> = entries
         .iter()
         .filter_map(|e| {
             let land = e.record.as_ref()?.shown_land()?;
             // A conflicted land that changed nothing (git's always) has nothing to undo.
             let unchanged = !conflicts_land && land.outcome == LandOutcome::Conflicted;
             let checked = !(land.unapplied || unchanged);
-            checked.then_some((e.id.as_str(), land))
+            checked.then_some((&e.id, land))
         })
         .collect();
     if lands.is_empty() {
@@ -286,13 +285,13 @@ fn check(ctx: &Context, entries: &mut [Entry]) {
     let Some(held) = held_cached(ctx, &lands) else {
         return;
     };
-    let checked: Vec<String> = lands.iter().map(|(id, _)| id.to_string()).collect();
+    let checked: Vec<WorkspaceId> = lands.iter().map(|(id, _)| (*id).clone()).collect();
     for entry in entries.iter_mut() {
-        if !checked.iter().any(|c| entry.id == *c) {
+        if !checked.contains(&entry.id) {
             continue;
         }
         if let Some(record) = entry.record.as_mut() {
-            record.land_check = match held.iter().any(|h| entry.id == *h) {
+            record.land_check = match held.contains(&entry.id) {
                 true => LandCheck::Verified,
                 false => LandCheck::Undone,
             };
@@ -302,7 +301,7 @@ fn check(ctx: &Context, entries: &mut [Entry]) {
 
 /// [`crate::vcs::Vcs::lands_held`], answered from the cache while the repository's state
 /// ([`crate::vcs::Vcs::lands_stamp`]) and the lands asked about are the same.
-fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
+fn held_cached(ctx: &Context, lands: &[(&WorkspaceId, &Land)]) -> Option<Vec<WorkspaceId>> {
     let asked: String = lands
         .iter()
         .map(|(id, land)| {
@@ -318,11 +317,18 @@ fn held_cached(ctx: &Context, lands: &[(&str, &Land)]) -> Option<Vec<String>> {
         .lands_stamp()
         .map(|stamp| format!("{stamp}\n{asked}"));
     if let Some(body) = key.as_deref().and_then(|key| cache.get_string(key)) {
-        return Some(body.lines().map(str::to_string).collect());
+        // A line that is no id (the file is ours, but any file can be written) matches no
+        // workspace: left out.
+        return Some(
+            body.lines()
+                .filter_map(|id| WorkspaceId::parse(id).ok())
+                .collect(),
+        );
     }
     let held = ctx.vcs.lands_held(lands).ok()?;
     if let Some(key) = key {
-        let _ = cache.put(key.as_bytes(), held.join("\n").as_bytes());
+        let lines: Vec<&str> = held.iter().map(WorkspaceId::as_str).collect();
+        let _ = cache.put(key.as_bytes(), lines.join("\n").as_bytes());
     }
     Some(held)
 }
@@ -378,16 +384,8 @@ fn hold_parent(
     target: &Target,
 ) -> Result<Option<super::hold::Hold>> {
     let (other, path, what) = match target {
-        Target::Workspace { id, path } => (
-            WorkspaceId::parse(id)?,
-            path.clone(),
-            "the parent".to_string(),
-        ),
-        Target::Rev(rev) => match ctx
-            .vcs
-            .onto_workspace(rev)?
-            .and_then(|other| WorkspaceId::parse(&other).ok())
-        {
+        Target::Workspace { id, path } => (id.clone(), path.clone(), "the parent".to_string()),
+        Target::Rev(rev) => match ctx.vcs.onto_workspace(rev)? {
             Some(other) if other != *id => {
                 let what = format!("workspace {other:?}'s branch {rev}");
                 let path = ctx.layout.workspace(&other);
@@ -423,7 +421,7 @@ fn target(ctx: &Context, onto: Option<&str>, parent: Option<&WorkspaceId>) -> Re
                 .hint("pass --onto REV to name where to land"));
             }
             Ok(Target::Workspace {
-                id: parent.to_string(),
+                id: parent.clone(),
                 path,
             })
         }

@@ -62,7 +62,9 @@ pub(super) fn reattach(
         }
     }
     let mut record = record;
-    if let Some(m) = crate::workspace::verdict::mismatch(ctx.repo.backend, &ctx.vcs, &record) {
+    if let Some(m) =
+        crate::workspace::verdict::mismatch(ctx.repo.backend, &ctx.vcs, req.id, &record)
+    {
         return Err(m.error(req.id));
     }
     restore_view(&mut record, notes)?;

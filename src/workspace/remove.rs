@@ -151,8 +151,8 @@ fn remove_workspace(
     let has_dir = std::fs::symlink_metadata(&entry.path).is_ok();
     // The name the backend knows it by (another one after `jj workspace rename`).
     let name = match &entry.problem {
-        Some(Problem::Renamed(name)) => name.as_str(),
-        _ => entry.id.as_str(),
+        Some(Problem::Renamed(name)) => &backend_name(entry, name)?,
+        _ => &entry.id,
     };
     // The backend asks for room before it records anything (below); a workspace it no
     // longer knows, whose files are kept aside, is asked here.
@@ -466,7 +466,7 @@ impl Journal {
         self,
         ctx: &Context,
         entry: &Entry,
-        name: &str,
+        name: &WorkspaceId,
         has_dir: bool,
         lease: Lock,
     ) -> Result<Removal> {
@@ -515,6 +515,23 @@ impl Journal {
             run_logs: None,
         })
     }
+}
+
+/// The name `name` the backend knows workspace `entry` by after a rename, checked as every
+/// id the backend is handed is: jj takes any name, which a removal cannot hand on unless it
+/// is one an id could be.
+fn backend_name(entry: &Entry, name: &str) -> Result<WorkspaceId> {
+    WorkspaceId::parse(name).map_err(|_| {
+        CliError::failure(format!(
+            "the backend knows workspace {:?} as {name:?}, which is no workspace id",
+            entry.id
+        ))
+        .hint(format!(
+            "rename it back (`jj workspace rename {}` in {}), then clean again",
+            entry.id,
+            entry.path.display()
+        ))
+    })
 }
 
 /// Whether the repository's and the namespace's file systems (the journal, the state) have

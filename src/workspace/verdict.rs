@@ -47,16 +47,21 @@ impl Mismatch {
     }
 }
 
-/// How `record`'s backend and branch disagree with this command's (its `backend` and `vcs`),
-/// if they do.
-pub(crate) fn mismatch(backend: Backend, vcs: &Vcs, record: &Record) -> Option<Mismatch> {
+/// How the record `record` of workspace `id` disagrees with this command's backend and branch
+/// (its `backend` and `vcs`), if it does.
+pub(crate) fn mismatch(
+    backend: Backend,
+    vcs: &Vcs,
+    id: &WorkspaceId,
+    record: &Record,
+) -> Option<Mismatch> {
     if record.backend != backend {
         return Some(Mismatch::Backend {
             recorded: record.backend.as_str().into(),
             asked: backend.as_str().into(),
         });
     }
-    match (&record.branch, vcs.branch_of(&record.workspace_id)) {
+    match (&record.branch, vcs.branch_of(id)) {
         (Some(recorded), Some(expected)) if *recorded != expected => Some(Mismatch::Branch {
             recorded: recorded.clone(),
             expected,

@@ -177,3 +177,33 @@ fn a_workspace_renamed_in_jj_is_recognised_and_its_name_forgotten() {
     assert_eq!(env.workspace_names(&repo), ["default"]);
     assert!(!ws.exists());
 }
+
+#[test]
+fn a_workspace_renamed_in_jj_to_no_id_is_cleaned_once_renamed_back() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let ws = workspace_with_an_edit(&env, &repo, "w1");
+    env.jj_ok(&ws, ["workspace", "rename", "my work"]);
+    let status = env.aw(&repo, ["status", "--json"]);
+    let doc = status.assert_ok().json();
+    assert_eq!(doc["workspaces"][0]["problem"], "renamed", "{doc:#}");
+    // A name that is no id is never handed to jj as one: nothing is changed.
+    let clean = env.aw(&repo, ["clean", "w1"]);
+    clean.assert_code(1);
+    assert!(
+        clean
+            .stderr
+            .contains(r#"as "my work", which is no workspace id"#)
+            && clean.stderr.contains("jj workspace rename w1"),
+        "{}",
+        clean.report()
+    );
+    assert_intact(&ws);
+    // Still registered under that name (jj lists it quoted).
+    assert_eq!(env.workspace_names(&repo).len(), 2);
+    env.jj_ok(&ws, ["workspace", "rename", "w1"]);
+    let clean = env.aw(&repo, ["clean", "w1"]);
+    clean.assert_ok();
+    assert_eq!(env.workspace_names(&repo), ["default"]);
+    assert!(!ws.exists());
+}

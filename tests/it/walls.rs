@@ -1,10 +1,11 @@
 //! The walls between the layers that types and folders alone do not hold: backend knowledge
 //! stays inside `vcs/` (the callers ask the backend; they never match on which one it is),
-//! and jj and git run only through the backends' builders in `vcs/` and `exec/`.
+//! jj and git run only through the backends' builders in `vcs/` and `exec/`, and `vcs/` takes
+//! a workspace id as the checked `WorkspaceId`, never as a `&str`.
 //!
-//! Each wall lists the files still to move behind it (the own store, which moves into the
-//! backends as a whole): a file on the list that no longer needs it fails too, so the list
-//! only shrinks.
+//! The first two list the files still to move behind them (the own store, which moves into
+//! the backends as a whole): a file on a list that no longer needs it fails too, so the lists
+//! only shrink.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -95,4 +96,81 @@ fn jj_and_git_run_only_through_the_backends() {
         found,
         &["workspace/private.rs"],
     );
+}
+
+/// The lines of `vcs/`'s code (outside comments) that take a workspace id as a string: a
+/// parameter or field `id: &str` (`id: &'a str`) or `ids: &[&str]`, as `path:line: text`.
+/// An id is a `WorkspaceId` there as everywhere below the command line, so none is passed
+/// to jj or git, or into a path, unchecked; other ids (commits, changes, operations) have
+/// other names.
+fn string_ids() -> Vec<String> {
+    let root = src();
+    let mut found = vec![];
+    for file in rust_files(&root.join("vcs")) {
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for (n, line) in code(&file).lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            if takes_string_id(line) {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `line` names `id` or `ids` (a whole word) with a string type.
+fn takes_string_id(line: &str) -> bool {
+    ["id: &", "ids: &[&"].iter().any(|name| {
+        line.match_indices(name).any(|(at, _)| {
+            let word_start = line[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let ty = line[at + name.len()..].trim_start();
+            let ty = ty.strip_prefix('\'').map_or(ty, |t| {
+                t.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
+                    .trim_start()
+            });
+            word_start
+                && ty.strip_prefix("str").is_some_and(|rest| {
+                    !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+        })
+    })
+}
+
+/// `vcs/` takes workspace ids as `WorkspaceId` (`store::layout`): no `id: &str`.
+#[test]
+fn no_string_workspace_ids_in_vcs() {
+    let found = string_ids();
+    assert!(
+        found.is_empty(),
+        "workspace ids taken as strings in vcs/ (take `&WorkspaceId`):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn string_ids_are_told_from_other_names() {
+    for line in [
+        "fn f(&self, id: &str) {",
+        "        id: &str,",
+        "    pub id: &'a str,",
+        "fn g(ids: &[&str], stop: &str)",
+    ] {
+        assert!(takes_string_id(line), "{line}");
+    }
+    for line in [
+        "fn f(&self, id: &WorkspaceId) {",
+        "fn f(commit_id: &str, change_id: &str) {",
+        "fn f(ids: &[String]) {",
+        "fn f(id: &string::Thing) {",
+        "    pub id: &'a WorkspaceId,",
+    ] {
+        assert!(!takes_string_id(line), "{line}");
+    }
 }

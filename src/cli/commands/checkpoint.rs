@@ -42,7 +42,7 @@ pub(in crate::cli) fn cmd_checkpoint(
     let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
     // Read again under the lease: a run may have ended in between.
     let mut record = workspace::usable(&ctx, &args.id, "checkpoint")?;
-    let done = workspace::checkpoint(&ctx, &mut record, args.message.as_deref())?;
+    let done = workspace::checkpoint(&ctx, &args.id, &mut record, args.message.as_deref())?;
     if done.recorded.commit.is_some() {
         metadata::save(&record).map_err(|e| {
             CliError::from(e)

@@ -37,7 +37,14 @@ pub(in crate::cli) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) ->
     let target = changes::open(&ctx, &args.id)?;
     // The patch and the JSON name the latest tree; the summary does not (git: no tree written).
     let tree = args.patch || args.json;
-    let found = changes::read(&ctx, &target.record, &target.path, !target.watching, tree)?;
+    let found = changes::read(
+        &ctx,
+        &args.id,
+        &target.record,
+        &target.path,
+        !target.watching,
+        tree,
+    )?;
     if args.patch {
         let patch = ctx.vcs.patch(&found.against, &found.latest)?;
         return ui.data_bytes(&patch).map(|()| 0);

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::repo::Backend;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
 
@@ -14,7 +15,12 @@ impl Git {
     /// not) with `description`; records nothing when nothing changed. Hooks are skipped, as
     /// for the commit `clean` makes: a checkpoint records the state as it is. Unmerged files
     /// and added conflict-marker lines are refused, the index left as it was.
-    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        description: &str,
+    ) -> Result<Recorded> {
         let unrecorded = self.ignored(ws)?;
         self.refuse_unmerged(ws)?;
         if self.is_clean(ws)? {
@@ -96,12 +102,12 @@ impl Git {
 
     /// A failed checkpoint commit: unstage what `add --all` staged, so the worktree is left
     /// as it was, and say so.
-    fn checkpoint_failed(&self, id: &str, ws: &Path, source: ProcessError) -> VcsError {
+    fn checkpoint_failed(&self, id: &WorkspaceId, ws: &Path, source: ProcessError) -> VcsError {
         let unstaged = self
             .call(ws)
             .and_then(|c| Ok(c.args(["reset", "--quiet"]).stdout()?));
         VcsError::CheckpointFailed {
-            id: id.to_string(),
+            id: id.clone(),
             ws: ws.to_path_buf(),
             backend: Backend::Git,
             source: Box::new(source),
@@ -114,18 +120,16 @@ impl Git {
     /// temporary index `scratch`, so the parent's index, branch and files stay as they were.
     pub(crate) fn fork_point(
         &self,
-        parent: &str,
+        parent: &WorkspaceId,
         ws: &Path,
-        child: &str,
+        child: &WorkspaceId,
         scratch: &Path,
     ) -> Result<String> {
         let head = self
             .call(ws)?
             .args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
             .stdout()
-            .map_err(|_| VcsError::NoCommit {
-                id: parent.to_string(),
-            })?;
+            .map_err(|_| VcsError::NoCommit { id: parent.clone() })?;
         let head = head.trim().to_string();
         if self.is_clean(ws)? {
             return Ok(head);
@@ -172,7 +176,12 @@ impl Git {
 }
 
 /// The subject of the commit a child workspace `child` starts from when its parent `parent`
-/// has uncommitted edits (with an empty `parent`, the start every such subject has).
-pub(super) fn fork_subject(child: &str, parent: &str) -> String {
-    format!("[workspace {child}] uncommitted edits of workspace {parent}")
+/// has uncommitted edits.
+pub(super) fn fork_subject(child: &WorkspaceId, parent: &WorkspaceId) -> String {
+    format!("{}{parent}", fork_prefix(child))
+}
+
+/// The start every [`fork_subject`] of workspace `child` has, whatever its parent.
+pub(super) fn fork_prefix(child: &WorkspaceId) -> String {
+    format!("[workspace {child}] uncommitted edits of workspace ")
 }

@@ -14,6 +14,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::Git;
 use crate::exec::process::Call;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::KeptLink;
 
@@ -41,7 +42,7 @@ impl Git {
     /// not keep yet; returns each one fetched, or found in no repository the worktree has.
     pub(crate) fn keep_gitlinks(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         tips: &[&str],
         base: &[String],

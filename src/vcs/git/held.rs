@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Git;
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Land;
 use crate::vcs::error::Result;
 
@@ -11,8 +12,8 @@ impl Git {
     /// Of the `lands` (workspace id, its last land), the workspaces whose branch is
     /// contained in the land's target branch now: a target reset to before the land leaves
     /// them outside it.
-    pub(crate) fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
-        let mut by_target: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    pub(crate) fn lands_held(&self, lands: &[(&WorkspaceId, &Land)]) -> Result<Vec<WorkspaceId>> {
+        let mut by_target: BTreeMap<&str, Vec<&WorkspaceId>> = BTreeMap::new();
         for (id, land) in lands {
             by_target.entry(&land.target).or_default().push(id);
         }
@@ -34,7 +35,7 @@ impl Git {
             held.extend(
                 ids.iter()
                     .filter(|id| merged.contains(&self.branch(id).as_str()))
-                    .map(|id| id.to_string()),
+                    .map(|id| (*id).clone()),
             );
         }
         Ok(held)
@@ -42,7 +43,7 @@ impl Git {
 
     /// The commits of workspace `id`'s branch that `before` (a commit) did not hold,
     /// oldest first.
-    pub(crate) fn commits_since(&self, id: &str, before: &str) -> Result<Vec<String>> {
+    pub(crate) fn commits_since(&self, id: &WorkspaceId, before: &str) -> Result<Vec<String>> {
         if before.is_empty() || !before.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(vec![]);
         }

@@ -8,6 +8,7 @@ use super::classify::{self, Failure};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::store::disk::NoRoom;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Head, Kept};
 
@@ -15,7 +16,7 @@ impl Git {
     /// Commits any uncommitted changes of the worktree to its branch, so removing it loses
     /// nothing; reports the branch and its tip. Unmerged files and added conflict-marker
     /// lines are refused, the index left as it was.
-    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &WorkspaceId, path: Option<&Path>) -> Result<Kept> {
         self.keep_edits_within(id, path, &|_| Ok(()))
     }
 
@@ -26,7 +27,7 @@ impl Git {
     /// [`VcsError::NoRoom`], nothing changed.
     pub(crate) fn keep_edits_within(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         path: Option<&Path>,
         room: &dyn Fn(u64) -> std::result::Result<(), NoRoom>,
     ) -> Result<Kept> {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::land_edits::{no_branch, WorkHead};
 use super::Git;
 use crate::exec::process::ProcessError;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
 
@@ -74,7 +75,7 @@ impl Git {
         let marked = self.marked_since_merge_base(&onto, &trial_tip)?;
         if !marked.is_empty() {
             return Err(VcsError::Markers {
-                id: plan.id.to_string(),
+                id: plan.id.clone(),
                 ws: plan.ws.to_path_buf(),
                 files: marked,
                 landing: true,
@@ -224,7 +225,7 @@ impl Git {
             .args(["show", "--no-patch", "--format=%P%x00%s", fork])
             .stdout()?;
         let (parents, subject) = out.trim_end().split_once('\0').unwrap_or_default();
-        if !subject.starts_with(&super::checkpoint::fork_subject(plan.id, "")) {
+        if !subject.starts_with(&super::checkpoint::fork_prefix(plan.id)) {
             return Ok(None);
         }
         let mut ids = parents.split_whitespace();
@@ -265,21 +266,22 @@ impl Git {
     }
 
     /// The workspace whose files or branch a land onto the local branch `rev` changes: the
-    /// one of ours that has it checked out, or whose branch it is.
-    pub(crate) fn onto_workspace(&self, rev: &str) -> crate::vcs::Result<Option<String>> {
+    /// one of ours that has it checked out, or whose branch it is. git's name for a worktree
+    /// (its directory's, or its branch's past the prefix) is one of ours only as an id.
+    pub(crate) fn onto_workspace(&self, rev: &str) -> crate::vcs::Result<Option<WorkspaceId>> {
         let ours = self.list()?;
         if let Ok(Some(wt)) = self.worktree_on(rev) {
             if let Some(found) = ours
                 .iter()
                 .find(|r| r.path.as_deref() == Some(wt.as_path()))
             {
-                return Ok(Some(found.name.clone()));
+                return Ok(WorkspaceId::parse(&found.name).ok());
             }
         }
         Ok(rev
             .strip_prefix(&self.prefix)
             .filter(|id| ours.iter().any(|r| r.name == *id))
-            .map(str::to_string))
+            .and_then(|id| WorkspaceId::parse(id).ok()))
     }
 
     /// The worktree that has `branch` checked out, if any.
@@ -313,7 +315,7 @@ impl Git {
         tree: &str,
         onto: &str,
         tip: &str,
-        id: &str,
+        id: &WorkspaceId,
         target: &str,
     ) -> Result<String> {
         let out = self
@@ -326,7 +328,12 @@ impl Git {
 
     /// Whether the work of workspace `id` at `ws` is all on `target`: nothing uncommitted and
     /// its branch contained in the target branch.
-    pub(crate) fn is_landed(&self, id: &str, ws: &Path, target: &str) -> crate::vcs::Result<bool> {
+    pub(crate) fn is_landed(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        target: &str,
+    ) -> crate::vcs::Result<bool> {
         let status = self
             .call(ws)?
             .args(["status", "--porcelain", "-z", "--untracked-files=all"])

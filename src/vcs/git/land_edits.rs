@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::land::{LandError, Plan, Result};
 use crate::vcs::Kept;
 use crate::vcs::VcsError;
@@ -40,7 +41,12 @@ impl Drop for ScratchIndex {
 impl Git {
     /// The uncommitted changes of the worktree at `ws` as a commit on `tip`, the commit its
     /// HEAD is on; `None` when it has none. Neither its index nor any ref changes.
-    pub(super) fn unsaved_commit(&self, id: &str, ws: &Path, tip: &str) -> Result<Option<Unsaved>> {
+    pub(super) fn unsaved_commit(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        tip: &str,
+    ) -> Result<Option<Unsaved>> {
         let status = self
             .call(ws)?
             .args(["status", "--porcelain", "-z", "--untracked-files=all"])
@@ -131,7 +137,7 @@ impl Git {
             return Ok(WorkHead::Detached { commit: head });
         }
         Err(LandError::HeadElsewhere {
-            id: plan.id.to_string(),
+            id: plan.id.clone(),
             ws: plan.ws.to_path_buf(),
             commit: head,
             branch: branch.to_string(),

@@ -105,7 +105,7 @@ impl Git {
     pub(super) fn refuse_parent_edits(
         &self,
         wt: &Path,
-        parent: &str,
+        parent: &crate::store::layout::WorkspaceId,
         fork: &str,
         tip: &str,
     ) -> Result<()> {
@@ -123,7 +123,7 @@ impl Git {
             true => Ok(()),
             false => Err(LandError::ParentEdits {
                 path: wt.to_path_buf(),
-                parent: parent.to_string(),
+                parent: parent.clone(),
                 files: both,
             }),
         }

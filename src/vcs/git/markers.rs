@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Git;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::markers::marked_files;
 
@@ -84,7 +85,7 @@ impl Git {
     /// markers to HEAD: the index is put back as `backup` holds it first.
     pub(super) fn refuse_staged_markers(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         backup: &IndexBackup,
     ) -> Result<()> {
@@ -94,7 +95,7 @@ impl Git {
         }
         backup.restore()?;
         Err(VcsError::Markers {
-            id: id.to_string(),
+            id: id.clone(),
             ws: ws.to_path_buf(),
             files,
             landing: false,

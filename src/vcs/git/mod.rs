@@ -27,6 +27,7 @@ use std::sync::OnceLock;
 use super::{Created, Registered};
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use classify::Failure;
 
@@ -56,7 +57,7 @@ impl Git {
     }
 
     /// The branch of workspace `id`.
-    pub(crate) fn branch(&self, id: &str) -> String {
+    pub(crate) fn branch(&self, id: &WorkspaceId) -> String {
         format!("{}{id}", self.prefix)
     }
 
@@ -149,7 +150,7 @@ impl Git {
     /// branch when the base was not asked for explicitly (or matches it).
     pub(crate) fn worktree_add(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         path: &Path,
         base: &[String],
         explicit: bool,
@@ -182,7 +183,7 @@ impl Git {
             }
             return Err(VcsError::CreateFailed {
                 what: "git worktree",
-                id: id.to_string(),
+                id: id.clone(),
                 path: path.to_path_buf(),
                 source: Box::new(e),
             });
@@ -200,7 +201,7 @@ impl Git {
 
     /// What [`Git::worktree_add`] of `id` on `base` will make: its branch, whether the branch
     /// is new, and the commit a new one starts at.
-    pub(crate) fn plan_worktree(&self, id: &str, base: &[String]) -> Result<Created> {
+    pub(crate) fn plan_worktree(&self, id: &WorkspaceId, base: &[String]) -> Result<Created> {
         let branch = self.branch(id);
         let new_branch = self.branch_tip(&branch)?.is_none();
         let start = match new_branch {

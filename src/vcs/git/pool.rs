@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::Git;
 use crate::exec::process::ProcessError;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::Created;
 
@@ -21,7 +22,7 @@ impl Git {
     /// Adds a worktree at `path` on a detached HEAD at `base`.
     pub(crate) fn worktree_add_detached(
         &self,
-        name: &str,
+        name: &WorkspaceId,
         path: &Path,
         base: &[String],
     ) -> Result<()> {
@@ -32,7 +33,7 @@ impl Git {
             .stdout()
             .map_err(|source| VcsError::CreateFailed {
                 what: "git worktree",
-                id: name.to_string(),
+                id: name.clone(),
                 path: path.to_path_buf(),
                 source: Box::new(source),
             })?;
@@ -43,7 +44,7 @@ impl Git {
     /// its existing branch, unless a base was asked for explicitly and the branch is elsewhere.
     pub(crate) fn branch_plan(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
         explicit: bool,
     ) -> Result<BranchPlan> {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::Git;
 use crate::exec::process::Call;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::Result;
 
 /// The refs an export inside the sandbox bundles: `head` (the agent's `HEAD`) and `index`
@@ -301,7 +302,7 @@ impl Git {
     /// what it staged the worktree's index. Returns the new `HEAD`.
     pub(crate) fn take_back(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         at: &Checkout,
         from: &str,
@@ -530,7 +531,7 @@ impl Git {
         scratch: &Path,
     ) -> Result<Vec<String>> {
         let hex =
-            |id: &str| matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+            |oid: &str| matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit());
         let mut outside: Vec<String> = vec![];
         let ids: String = refs
             .iter()

@@ -7,6 +7,7 @@ use super::classify::{self, Failure};
 use super::stale::recovery_dir;
 use super::Jj;
 use crate::repo::Backend;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
 
@@ -19,7 +20,12 @@ const COMMITTED_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ di
 impl Jj {
     /// Snapshots the working copy of `ws`; when it holds changes, commits them with
     /// `description` (`jj commit`: the working copy continues on a new empty commit on top).
-    pub(crate) fn checkpoint(&self, id: &str, ws: &Path, description: &str) -> Result<Recorded> {
+    pub(crate) fn checkpoint(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        description: &str,
+    ) -> Result<Recorded> {
         let (out, stderr) = self.snapshot_query(ws, STATE_TEMPLATE)?;
         let unrecorded = parse_refused(&stderr);
         if !out.trim_end().ends_with("\tchanged") {
@@ -34,7 +40,7 @@ impl Jj {
             .args(["--ignore-working-copy", "commit", "--message", description])
             .stdout()
             .map_err(|e| VcsError::CheckpointFailed {
-                id: id.to_string(),
+                id: id.clone(),
                 ws: ws.to_path_buf(),
                 backend: Backend::Jj,
                 source: Box::new(e),
@@ -59,7 +65,12 @@ impl Jj {
     /// unrecorded edits included. A copy, not the commit itself: a child built on the
     /// parent's working-copy commit would be rebased by jj whenever the parent's working copy
     /// changes, and the parent's later edits would appear in the child.
-    pub(crate) fn fork_point(&self, parent: &str, child: &str, ws: &Path) -> Result<String> {
+    pub(crate) fn fork_point(
+        &self,
+        parent: &WorkspaceId,
+        child: &WorkspaceId,
+        ws: &Path,
+    ) -> Result<String> {
         let (out, _) = self.snapshot_query(ws, "commit_id")?;
         let commit = out.trim().to_string();
         // Ids hold only [A-Za-z0-9._-]: safe inside the template's string literal.

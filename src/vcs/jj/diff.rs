@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::{workspace_revset, Jj};
 use crate::exec::process::Call;
+use crate::store::layout::WorkspaceId;
 use crate::store::timestamp::Timestamp;
 use crate::vcs::diff::{self, AsOf, Changes, Since, DIFF_ARGS, PATCH_ARGS};
 use crate::vcs::{Result, VcsError};
@@ -26,7 +27,7 @@ impl Jj {
     /// operation written, nothing in the workspace touched, so a live run is not disturbed).
     pub(crate) fn changes(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         since: Since,
         snapshot: bool,
@@ -79,13 +80,18 @@ impl Jj {
     /// output and the changes.
     fn changes_from(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
         out: &str,
         snapshot: bool,
     ) -> Result<(String, String, Changes)> {
         let against = self.merged_base(base)?;
-        let mut changes = parse_log(id, base, out, snapshot, against.clone(), "")?;
+        let mut changes = parse_log(out, snapshot, against.clone(), "").ok_or_else(|| {
+            VcsError::NotDescendant {
+                id: id.clone(),
+                base: base.join(", "),
+            }
+        })?;
         let files = self
             .git()?
             .args(DIFF_ARGS)
@@ -99,7 +105,7 @@ impl Jj {
 impl Jj {
     /// The key [`Jj::changes`] keeps the answer for workspace `id` against `base` (and the
     /// `landed` changes) under, read without a snapshot.
-    fn changes_key(&self, id: &str, base: &[String], landed: &[&str]) -> Option<String> {
+    fn changes_key(&self, id: &WorkspaceId, base: &[String], landed: &[&str]) -> Option<String> {
         let since = format!("{}\n{}", base.join(","), landed_line(landed));
         match self.working_copy_commit(id) {
             Some(commit) => Some(format!("wc {commit}\n{since}")),
@@ -112,7 +118,12 @@ impl Jj {
     /// user's rewording or rebasing of them included), so that what they were landed onto
     /// (the target's own commits) is not taken for the workspace's work; landed commits the
     /// user moved out of its history leave it the newest commits it shares with them.
-    fn since_landed(&self, id: &str, base: Vec<String>, landed: &[&str]) -> Result<Vec<String>> {
+    fn since_landed(
+        &self,
+        id: &WorkspaceId,
+        base: Vec<String>,
+        landed: &[&str],
+    ) -> Result<Vec<String>> {
         if landed.is_empty() {
             return Ok(base);
         }
@@ -136,7 +147,7 @@ impl Jj {
 
     /// [`Jj::changes`] without a snapshot when its answer is kept (and no jj or git process
     /// is needed to give it); `None` otherwise.
-    pub(crate) fn kept_changes(&self, id: &str, since: Since) -> Option<Changes> {
+    pub(crate) fn kept_changes(&self, id: &WorkspaceId, since: Since) -> Option<Changes> {
         let base: Vec<&str> = since
             .base
             .iter()
@@ -150,7 +161,7 @@ impl Jj {
         // times: no key is formatted). The view is read before the bundle is locked.
         let view = self.working_copies();
         let bundle = self.bundle.lock().ok()?;
-        let text = bundle.as_ref()?.entries.get(id)?;
+        let text = bundle.as_ref()?.entries.get(id.as_str())?;
         let rest = match view.as_deref().and_then(|view| super::commit_in(view, id)) {
             Some(commit) => text
                 .strip_prefix("wc ")?
@@ -174,14 +185,14 @@ impl Jj {
     }
 
     /// The kept entry of workspace `id` in the pinned bundle, when it is under `key`.
-    fn bundle_get(&self, id: &str, key: &str) -> Option<String> {
+    fn bundle_get(&self, id: &WorkspaceId, key: &str) -> Option<String> {
         let bundle = self.bundle.lock().ok()?;
-        let text = bundle.as_ref()?.entries.get(id)?;
+        let text = bundle.as_ref()?.entries.get(id.as_str())?;
         text.starts_with(key).then(|| text.clone())
     }
 
     /// Keeps `text` as workspace `id`'s entry in the pinned bundle (none when not pinned).
-    fn bundle_put(&self, id: &str, text: String) {
+    fn bundle_put(&self, id: &WorkspaceId, text: String) {
         if let Ok(mut bundle) = self.bundle.lock() {
             if let Some(bundle) = bundle.as_mut() {
                 bundle.entries.insert(id.to_string(), text);
@@ -291,8 +302,7 @@ fn parse_kept_body(rest: &str) -> Option<Changes> {
     let (against, rest) = rest.split_once('\n')?;
     let len: usize = len.parse().ok()?;
     let (out, files) = (rest.get(..len)?, rest.get(len..)?);
-    // The base only names itself in an error, which is not kept.
-    parse_log("", &[], out, false, against.to_string(), files).ok()
+    parse_log(out, false, against.to_string(), files)
 }
 
 /// The changes the cache entry at `path` holds for `key` (format: `<key><log length>\n
@@ -303,31 +313,15 @@ fn cached(path: &Path, key: &str) -> Option<(Changes, String)> {
     Some((found, text))
 }
 
-/// The changes from jj's log output `out` ([`CHANGES_TEMPLATE`]) and git's diff `files`.
-fn parse_log(
-    id: &str,
-    base: &[String],
-    out: &str,
-    snapshot: bool,
-    against: String,
-    files: &str,
-) -> Result<Changes> {
+/// The changes from jj's log output `out` ([`CHANGES_TEMPLATE`]) and git's diff `files`;
+/// `None` when the output holds no working-copy commit (it does not descend from the base).
+fn parse_log(out: &str, snapshot: bool, against: String, files: &str) -> Option<Changes> {
     let mut commits = diff::parse_work_commits(out, 3);
-    let at = commits.iter().position(|c| c.commit_id.starts_with('@'));
-    let (latest, written) = match at {
-        Some(i) => {
-            let marked = commits.remove(i).commit_id;
-            let (written, commit) = marked[1..].split_once(' ').unwrap_or(("", &marked[1..]));
-            (commit.to_string(), written.to_string())
-        }
-        None => {
-            return Err(VcsError::NotDescendant {
-                id: id.to_string(),
-                base: base.join(", "),
-            })
-        }
-    };
-    Ok(Changes {
+    let at = commits.iter().position(|c| c.commit_id.starts_with('@'))?;
+    let marked = commits.remove(at).commit_id;
+    let (written, commit) = marked[1..].split_once(' ').unwrap_or(("", &marked[1..]));
+    let (latest, written) = (commit.to_string(), written.to_string());
+    Some(Changes {
         against,
         latest,
         commits,
@@ -355,7 +349,7 @@ impl Jj {
 
     /// For records without base commits: the newest commits workspace `id` shares with the
     /// main working copy or trunk.
-    fn shared_base(&self, id: &str) -> Result<Vec<String>> {
+    fn shared_base(&self, id: &WorkspaceId) -> Result<Vec<String>> {
         let revset = format!(
             "heads(::{} & ::(trunk() | present(default@)))",
             workspace_revset(id)
@@ -441,15 +435,15 @@ fn is_id(c: &str) -> bool {
     !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn read_failed(id: &str, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
+fn read_failed(id: &WorkspaceId, ws: &Path, e: crate::exec::process::ProcessError) -> VcsError {
     match classify::failure(e.stderr()) {
-        Failure::Stale => VcsError::Stale { id: id.to_string() },
+        Failure::Stale => VcsError::Stale { id: id.clone() },
         Failure::NoWorkingCopy => VcsError::Unregistered {
             id: id.to_string(),
             path: ws.to_path_buf(),
         },
         _ => VcsError::Changes {
-            id: id.to_string(),
+            id: id.clone(),
             source: Box::new(e),
         },
     }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{workspace_revset, Jj, MAIN_WORKSPACE};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Land;
 use crate::vcs::error::Result;
 use crate::vcs::land::hex_ids;
@@ -17,12 +18,12 @@ impl Jj {
     /// rewrote them; a land onto a commit, or one recorded without its commits (recovered),
     /// by the workspace's commits: none non-empty up to its working-copy commit outside
     /// the target.
-    pub(crate) fn lands_held(&self, lands: &[(&str, &Land)]) -> Result<Vec<String>> {
+    pub(crate) fn lands_held(&self, lands: &[(&WorkspaceId, &Land)]) -> Result<Vec<WorkspaceId>> {
         let (by_changes, by_shape): (Vec<_>, Vec<_>) = lands.iter().partition(|(_, land)| {
             land.target.ends_with('@') && !hex_ids(&land.commits).is_empty()
         });
         let mut held = self.held_by_changes(&by_changes)?;
-        let mut by_stop: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        let mut by_stop: BTreeMap<String, Vec<&WorkspaceId>> = BTreeMap::new();
         for (id, land) in by_shape {
             if let Some(stop) = stop(land) {
                 by_stop.entry(stop).or_default().push(id);
@@ -37,7 +38,7 @@ impl Jj {
     /// [`Jj::lands_held`] for lands onto a working copy: one query for the change ids of
     /// every landed commit (hidden ones too, after an undo), then one per target for the
     /// changes with a visible commit outside it.
-    fn held_by_changes(&self, lands: &[&(&str, &Land)]) -> Result<Vec<String>> {
+    fn held_by_changes(&self, lands: &[&(&WorkspaceId, &Land)]) -> Result<Vec<WorkspaceId>> {
         if lands.is_empty() {
             return Ok(vec![]);
         }
@@ -54,7 +55,7 @@ impl Jj {
             .stdout()?;
         let change_of: BTreeMap<&str, &str> =
             out.lines().filter_map(|l| l.split_once(' ')).collect();
-        let mut by_target: BTreeMap<&str, Vec<(&str, Vec<&str>)>> = BTreeMap::new();
+        let mut by_target: BTreeMap<&str, Vec<(&WorkspaceId, Vec<&str>)>> = BTreeMap::new();
         for (id, land) in lands {
             // A landed commit jj cannot name is taken as not held: never removed as landed.
             let changes: Option<Vec<&str>> = hex_ids(&land.commits)
@@ -91,15 +92,17 @@ impl Jj {
                 lands
                     .iter()
                     .filter(|(_, c)| c.iter().all(|c| !outside.contains(c)))
-                    .map(|(id, _)| id.to_string()),
+                    .map(|(id, _)| (*id).clone()),
             );
         }
         Ok(held)
     }
 
     /// Of workspaces `ids`, those whose working-copy commit has no non-empty ancestor
-    /// outside `::stop`: one query, whose answer names their working copies.
-    fn held_in(&self, ids: &[&str], stop: &str) -> Result<Vec<String>> {
+    /// outside `::stop`: one query, whose answer names their working copies (of these and
+    /// of any other workspace on the same commits, jj's `default` among them: only names
+    /// of `ids` are kept).
+    fn held_in(&self, ids: &[&WorkspaceId], stop: &str) -> Result<Vec<WorkspaceId>> {
         let wcs: Vec<String> = ids
             .iter()
             .map(|id| format!("present({})", workspace_revset(id)))
@@ -115,8 +118,8 @@ impl Jj {
             .stdout()?;
         Ok(out
             .lines()
-            .filter(|name| ids.contains(name))
-            .map(str::to_string)
+            .filter_map(|name| ids.iter().find(|id| id.as_str() == name))
+            .map(|id| (*id).clone())
             .collect())
     }
 
@@ -127,7 +130,7 @@ impl Jj {
     /// none of them there (or that operation unreadable) is no land: `None`.
     pub(crate) fn landed_since(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         target: &str,
         base: &[String],
         before: Option<&str>,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::stale::{recovery_dir, Probe};
 use super::{workspace_revset, Jj};
 use crate::store::disk::NoRoom;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::Kept;
 use crate::vcs::COMMIT_TEMPLATE_JJ;
@@ -14,7 +15,7 @@ use crate::vcs::COMMIT_TEMPLATE_JJ;
 const KEEP_TEMPLATE: &str = r#"change_id ++ "\t" ++ commit_id ++ "\t" ++ if(empty && description == "", "abandon", "keep") ++ "\n""#;
 
 impl Jj {
-    pub(crate) fn keep_edits(&self, id: &str, path: Option<&Path>) -> Result<Kept> {
+    pub(crate) fn keep_edits(&self, id: &WorkspaceId, path: Option<&Path>) -> Result<Kept> {
         if let Some(ws) = path {
             self.resume_recovery(ws, &recovery_dir(ws))?;
         }
@@ -48,7 +49,7 @@ impl Jj {
     #[allow(clippy::type_complexity)]
     pub(crate) fn keep_edits_listing(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         base: &[String],
         room: &dyn Fn(u64) -> std::result::Result<(), NoRoom>,
@@ -121,7 +122,7 @@ impl Jj {
 
     /// The files the working-copy commit of workspace `id` holds, relative to its root; call
     /// it after [`Jj::keep_edits`] snapshotted the workspace.
-    pub(crate) fn tracked(&self, id: &str) -> Result<Vec<PathBuf>> {
+    pub(crate) fn tracked(&self, id: &WorkspaceId) -> Result<Vec<PathBuf>> {
         let out = self
             .query()?
             .args(["file", "list", "-T", "path ++ \"\\0\""])
@@ -135,7 +136,7 @@ impl Jj {
     /// recorded, not in `::(trunk() | default@)`).
     pub(crate) fn work_commits(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
     ) -> Result<Vec<crate::vcs::Commit>> {
         let out = self.work_commits_call(id, base)?.stdout()?;
@@ -146,7 +147,7 @@ impl Jj {
     /// side, since neither needs the other's answer.
     pub(crate) fn work_commits_and_tracked(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         base: &[String],
     ) -> (Result<Vec<crate::vcs::Commit>>, Result<Vec<PathBuf>>) {
         let commits = self
@@ -157,7 +158,11 @@ impl Jj {
         (commits.map(|out| crate::vcs::parse_commits(&out)), tracked)
     }
 
-    fn work_commits_call(&self, id: &str, base: &[String]) -> Result<crate::exec::process::Call> {
+    fn work_commits_call(
+        &self,
+        id: &WorkspaceId,
+        base: &[String],
+    ) -> Result<crate::exec::process::Call> {
         Ok(self
             .query()?
             .args(["log", "--no-graph", "-T", COMMIT_TEMPLATE_JJ])

@@ -14,6 +14,7 @@ use super::land_result::{Span, Trial};
 use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Conflict;
 use crate::vcs::land::{hex_ids, overlap, LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
@@ -102,7 +103,7 @@ impl Jj {
             // Moving commits below a working-copy commit always makes an operation: jj did
             // not say which.
             return Err(LandError::NoOperation {
-                id: plan.id.to_string(),
+                id: plan.id.clone(),
             });
         }
         if !keep || trial.ops.is_empty() {
@@ -458,7 +459,7 @@ impl Jj {
             return Ok(());
         }
         Err(LandError::MovesOthers {
-            id: plan.id.to_string(),
+            id: plan.id.clone(),
             others,
         })
     }
@@ -488,7 +489,7 @@ const ATTEMPTS: usize = 3;
 
 fn rebase_failed(plan: &Plan, e: ProcessError) -> LandError {
     LandError::Rebase {
-        id: plan.id.to_string(),
+        id: plan.id.clone(),
         source: Box::new(e),
     }
 }
@@ -504,10 +505,10 @@ fn files_of(commits: &[Landed]) -> Vec<String> {
 /// After a trial that was put back: the commits as they are (the trial's are gone), and each
 /// conflict named by the commit it would have come from.
 fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
-    let original = |id: &str| {
+    let original = |commit: &str| {
         trial
             .iter()
-            .find(|l| l.commit.id == id)
+            .find(|l| l.commit.id == commit)
             .and_then(|l| preview.commits.iter().find(|c| c.change == l.change))
             .map(|c| c.commit.id.clone())
             .unwrap_or_else(|| preview.target_commit.clone())
@@ -527,9 +528,10 @@ fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
 }
 
 /// The workspace whose commits above the landed ones [`undo_line`] moves back with them,
-/// and the target working copy's workspace, whose history they leave alone.
+/// and the target working copy's workspace (its name in the land's target, `default` for the
+/// main one), whose history they leave alone.
 struct Chain<'a> {
-    id: &'a str,
+    id: &'a WorkspaceId,
     target: Option<&'a str>,
 }
 
@@ -577,7 +579,7 @@ fn moved<'a>(preview: &'a Preview, landed: &'a [Landed]) -> Vec<Moved<'a>> {
 /// the target working-copy commit included: a change the user committed since becomes
 /// divergent) is printed.
 fn undo_line(chain: Option<Chain>, moved: &[Moved], origin: &[String]) -> String {
-    let short = |id: &str| id[..id.len().min(12)].to_string();
+    let short = |commit: &str| commit[..commit.len().min(12)].to_string();
     let is_hex = |id: &&Moved| {
         [id.before, id.after]
             .iter()
@@ -670,7 +672,8 @@ mod tests {
                 after: "eeee",
             },
         ];
-        let w1 = |target| Some(Chain { id: "w1", target });
+        let id = WorkspaceId::parse("w1").unwrap();
+        let w1 = |target| Some(Chain { id: &id, target });
         assert_eq!(
             undo_line(w1(Some("default")), &moved[..1], &origin[..1]),
             concat!(

@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::Jj;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::land::{LandError, Result};
 
 impl Jj {
@@ -14,30 +15,46 @@ impl Jj {
     /// want of space, the `files` the land changes are put back as commit `before` (the
     /// working-copy commit jj last recorded there) holds them, and the error says the land
     /// happened and in which state the working copy was left.
+    /// `id` is the landed workspace's.
     pub(super) fn write_target_after_land(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         dir: &Path,
         before: &str,
         files: &[String],
     ) -> Result<()> {
+        match self.write_target(dir, before, files)? {
+            None => Ok(()),
+            Some(half) => Err(LandError::MainNotWritten {
+                id: id.clone(),
+                path: dir.to_path_buf(),
+                restored: half.is_empty(),
+                half,
+                before: before.to_string(),
+            }),
+        }
+    }
+
+    /// [`Jj::write_target_after_land`]'s writing: `None` when jj wrote the working copy;
+    /// when it ran out of space, the files that could not be put back (none: all were).
+    fn write_target(
+        &self,
+        dir: &Path,
+        before: &str,
+        files: &[String],
+    ) -> crate::vcs::Result<Option<Vec<String>>> {
         match self.call(dir)?.args(["workspace", "update-stale"]).stdout() {
-            Ok(_) => return Ok(()),
+            Ok(_) => return Ok(None),
             Err(err) if crate::exec::classify::disk_full(err.stderr()) => {}
             Err(err) => return Err(err.into()),
         }
-        let half: Vec<String> = files
-            .iter()
-            .filter(|f| self.put_back_file(dir, before, f).is_err())
-            .cloned()
-            .collect();
-        Err(LandError::MainNotWritten {
-            id: id.to_string(),
-            path: dir.to_path_buf(),
-            restored: half.is_empty(),
-            half,
-            before: before.to_string(),
-        })
+        Ok(Some(
+            files
+                .iter()
+                .filter(|f| self.put_back_file(dir, before, f).is_err())
+                .cloned()
+                .collect(),
+        ))
     }
 
     /// [`Jj::write_target_after_land`] for a working copy a land left stale without saying
@@ -54,10 +71,9 @@ impl Jj {
         let Some((before, files)) = self.stale_update_span(dir) else {
             return plain();
         };
-        match self.write_target_after_land("", dir, &before, &files) {
-            Ok(()) => Ok(()),
-            Err(LandError::Vcs(e)) => Err(e),
-            Err(_) => Err(crate::vcs::VcsError::NoRoom(crate::store::disk::NoRoom {
+        match self.write_target(dir, &before, &files)? {
+            None => Ok(()),
+            Some(_) => Err(crate::vcs::VcsError::NoRoom(crate::store::disk::NoRoom {
                 dir: dir.to_path_buf(),
                 bytes: 0,
                 free: crate::store::disk::free_bytes(dir).unwrap_or(0),

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::{workspace_revset, Jj};
+use crate::store::layout::WorkspaceId;
 use crate::vcs::land::{hex_ids, Divergent, LandError, Plan, Result};
 use crate::vcs::Commit;
 
@@ -16,7 +17,7 @@ pub(super) const FILES_TEMPLATE: &str = r#"self.diff().files().map(|f| "F\0" ++ 
 /// commit `W`, its workspaces' names, whether workspace `id` is built on it (`1`), its
 /// conflict flag and commit id; then each file the commit changes ([`FILES_TEMPLATE`]).
 /// Every field ends with NUL, which no path or first line holds.
-fn preview_template(id: &str) -> String {
+fn preview_template(id: &WorkspaceId) -> String {
     // Ids hold no quote (layout's id rules): the single-quoted literal is the revset.
     let ws = workspace_revset(id);
     format!(
@@ -77,7 +78,7 @@ impl Jj {
             .arg(format!("--revisions={revset}"))
             .stdout()
             .map_err(|e| LandError::Preview {
-                id: plan.id.to_string(),
+                id: plan.id.clone(),
                 source: Box::new(e),
             })?;
         let preview = parse_preview(&out);
@@ -116,7 +117,7 @@ impl Jj {
             else {
                 continue;
             };
-            let short = |id: &str| id[..id.len().min(12)].to_string();
+            let short = |full: &str| full[..full.len().min(12)].to_string();
             let at = match found.iter().position(|d| d.change == short(change)) {
                 Some(at) => at,
                 None => {
@@ -133,7 +134,7 @@ impl Jj {
             }
         }
         Err(LandError::Divergent {
-            id: plan.id.to_string(),
+            id: plan.id.clone(),
             ws: plan.ws.to_path_buf(),
             changes: found,
         })
@@ -143,7 +144,12 @@ impl Jj {
 /// The workspace's own commits not yet in the target: `::<id>@` but not `::(target | base)`,
 /// with its working-copy commit when it holds work (a preview), or without it (once its work
 /// was recorded into a commit of its own).
-pub(super) fn land_set(id: &str, base: &[String], target: &str, with_working_copy: bool) -> String {
+pub(super) fn land_set(
+    id: &WorkspaceId,
+    base: &[String],
+    target: &str,
+    with_working_copy: bool,
+) -> String {
     let ws = workspace_revset(id);
     let mut stop = vec![target.to_string()];
     stop.extend(hex_ids(base).iter().map(|c| format!("present({c})")));
@@ -231,7 +237,7 @@ mod tests {
     fn sets() {
         let base = ["abc".to_string(), "x)|all()".to_string()];
         assert_eq!(
-            land_set("w1", &base, "@", false),
+            land_set(&WorkspaceId::parse("w1").unwrap(), &base, "@", false),
             r#"(::"w1"@ ~ ::(@ | present(abc))) ~ "w1"@"#
         );
     }

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::land_preview::{parse_preview, Landed};
 use super::{by_change, workspace_revset, Jj};
 use crate::exec::process::{Call, ProcessError};
+use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Land, Resolved, Side};
 use crate::vcs::land::{hex_ids, Landing, Result};
 use crate::vcs::markers::marked_files;
@@ -187,7 +188,12 @@ impl Jj {
 
     /// Whether the work of workspace `id` at `ws` is all in the target of `land`: after a
     /// snapshot of its working copy, no non-empty commit of `::<id>@` outside it.
-    pub(crate) fn is_landed(&self, id: &str, ws: &Path, land: &Land) -> crate::vcs::Result<bool> {
+    pub(crate) fn is_landed(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        land: &Land,
+    ) -> crate::vcs::Result<bool> {
         let stop = match land.target.strip_suffix('@') {
             Some(name) => workspace_revset(name),
             None => match land

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::Registered;
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use classify::Failure;
 
@@ -254,9 +255,9 @@ impl Jj {
         ViewPin(self)
     }
 
-    /// The working-copy commit (hex) of workspace `name` in jj's view, when jj's files tell.
-    fn working_copy_commit(&self, name: &str) -> Option<String> {
-        commit_in(&self.working_copies()?[..], name).map(str::to_string)
+    /// The working-copy commit (hex) of workspace `id` in jj's view, when jj's files tell.
+    fn working_copy_commit(&self, id: &WorkspaceId) -> Option<String> {
+        commit_in(&self.working_copies()?[..], id).map(str::to_string)
     }
 
     /// Runs `workspace list -T template`, keeping the answer in the cache file `name` under
@@ -331,7 +332,12 @@ impl Jj {
         }
     }
 
-    pub(crate) fn workspace_add(&self, id: &str, path: &Path, base: &[String]) -> Result<()> {
+    pub(crate) fn workspace_add(
+        &self,
+        id: &WorkspaceId,
+        path: &Path,
+        base: &[String],
+    ) -> Result<()> {
         let mut call = self
             .call(&self.main)?
             .args(["workspace", "add", "--name", id]);
@@ -345,7 +351,7 @@ impl Jj {
             .stdout()
             .map_err(|source| VcsError::CreateFailed {
                 what: "jj workspace",
-                id: id.to_string(),
+                id: id.clone(),
                 path: path.to_path_buf(),
                 source: Box::new(source),
             })?;
@@ -357,11 +363,11 @@ impl Jj {
     /// forget is about (the forgotten workspace's were recorded before), and a snapshot of
     /// them would record the user's edits there as a side effect and cost a walk of every
     /// file. The main working-copy commit stays as it is, so it is not stale afterwards.
-    pub(crate) fn start_forget(&self, id: &str) -> Result<crate::exec::process::Started> {
+    pub(crate) fn start_forget(&self, id: &WorkspaceId) -> Result<crate::exec::process::Started> {
         Ok(self.query()?.args(["workspace", "forget", id]).start()?)
     }
 
-    pub(crate) fn workspace_forget(&self, id: &str) -> Result<()> {
+    pub(crate) fn workspace_forget(&self, id: &WorkspaceId) -> Result<()> {
         self.call(&self.main)?
             .args(["workspace", "forget", id])
             .stdout()?;
@@ -393,7 +399,8 @@ impl Jj {
     }
 }
 
-/// The working-copy commit of workspace `name` in `view` (sorted by name when read).
+/// The working-copy commit of workspace `name` in `view` (sorted by name when read): any
+/// name jj's view holds, `default` among them.
 fn commit_in<'v>(view: &'v [(String, String)], name: &str) -> Option<&'v str> {
     let at = view.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok();
     match at {
@@ -435,8 +442,11 @@ fn store_atomically(path: &Path, text: &str) -> bool {
         && crate::store::fsutil::write_atomic(path, text.as_bytes()).is_ok()
 }
 
-pub(crate) fn workspace_revset(id: &str) -> String {
-    format!("{id:?}@")
+/// The revset of workspace `name`'s working-copy commit. A name, not only a
+/// [`WorkspaceId`]: jj's main workspace (`default`), a land's target as its record names it
+/// and a stale working copy's directory are named here too.
+pub(crate) fn workspace_revset(name: &str) -> String {
+    format!("{name:?}@")
 }
 
 /// A revset of the given change ids (jj change ids only: lowercase letters).

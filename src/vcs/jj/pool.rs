@@ -5,13 +5,18 @@ use std::path::Path;
 
 use super::Jj;
 use crate::exec::process::Started;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::Result;
 
 impl Jj {
     /// Starts renaming the workspace at `path` (the current name is jj's own record) to
     /// `name`, in the background: jj snapshots it first (finding nothing in a prepared
     /// workspace), most of a take's time, so the caller asks its other questions meanwhile.
-    pub(crate) fn start_rename_workspace(&self, path: &Path, name: &str) -> Result<Started> {
+    pub(crate) fn start_rename_workspace(
+        &self,
+        path: &Path,
+        name: &WorkspaceId,
+    ) -> Result<Started> {
         Ok(self
             .call(path)?
             .args(["workspace", "rename", "--", name])

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::Jj;
 use crate::exec::process::Call;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 
 /// The git ref an export inside the sandbox bundles (the agent's `@`).
@@ -42,7 +43,7 @@ impl Jj {
     /// snapshot); with `snapshot`, the workspace at `ws` is snapshotted first.
     pub(crate) fn working_commit(
         &self,
-        id: &str,
+        id: &WorkspaceId,
         ws: &Path,
         snapshot: bool,
     ) -> Result<WorkingCommit> {
@@ -166,7 +167,7 @@ impl Jj {
     /// fetched with the user's own configuration, imported, and made the workspace's
     /// working-copy commit holding exactly the files the workspace has (as the user's jj
     /// snapshots them), the commit it replaces abandoned. Returns the new working-copy commit.
-    pub(crate) fn take_back(&self, id: &str, ws: &Path, bundle: &Path) -> Result<String> {
+    pub(crate) fn take_back(&self, id: &WorkspaceId, ws: &Path, bundle: &Path) -> Result<String> {
         let import_ref = format!("refs/heads/agent-workspace/import/{id}");
         let bookmark = import_ref.trim_start_matches("refs/heads/").to_string();
         let git_dir = self.backing_git()?;

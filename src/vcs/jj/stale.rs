@@ -338,7 +338,9 @@ fn probed(out: std::result::Result<String, ProcessError>) -> Result<Probe> {
     }
 }
 
-/// The id of the workspace at `ws`: its directory's name.
+/// The name of the workspace at `ws`: its directory's name. A `String`, never parsed into a
+/// `WorkspaceId`: a stale working copy may be a land's target outside the namespace (the
+/// repository's own directory), whose name is no id of ours.
 fn workspace_id(ws: &Path) -> String {
     ws.file_name()
         .unwrap_or_default()

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::Jj;
+use crate::store::layout::WorkspaceId;
 use crate::vcs::land::{LandError, Result};
 
 impl Jj {
@@ -58,7 +59,7 @@ impl Jj {
     /// `snapshot.max-new-file-size`, files outside `snapshot.auto-track`, a nested
     /// repository (named as a directory). Call it after a snapshot of the workspace. Read as
     /// what git, given no index, finds neither ignored nor among the files jj tracks.
-    pub(crate) fn left_out(&self, id: &str, ws: &Path) -> crate::vcs::Result<Vec<PathBuf>> {
+    pub(crate) fn left_out(&self, id: &WorkspaceId, ws: &Path) -> crate::vcs::Result<Vec<PathBuf>> {
         let out = self
             .git_without_index(ws)?
             .args(["ls-files", "-z", "--others", "--exclude-standard"])

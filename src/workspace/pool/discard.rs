@@ -35,9 +35,11 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &WorkspaceId) -> Res
             super::super::remove_workspace_dir(&layout.dir, dir)?;
         }
     }
-    let name = format!("{}{token}", crate::store::layout::POOL_PREFIX);
+    // A token no entry could have names no registration to forget.
+    let name = WorkspaceId::prepared(token);
+    let names: Vec<&WorkspaceId> = std::iter::once(id).chain(name.as_ref()).collect();
     ctx.vcs
-        .forget_prepared(&[id, &name], &[entry.as_path(), ws.as_path()])?;
+        .forget_prepared(&names, &[entry.as_path(), ws.as_path()])?;
     if new_branch {
         if let Some(branch) = ctx.vcs.branch_of(id) {
             let _ = ctx.vcs.delete_branch(&branch, true);
@@ -114,7 +116,7 @@ pub(super) fn discard_entry(ctx: &Context, entry: &Entry) -> Result<()> {
         super::super::remove_workspace_dir(&ctx.layout.dir, &entry.path)?;
     }
     ctx.vcs
-        .forget_prepared(&[&entry.name()], &[entry.path.as_path()])?;
+        .forget_prepared(entry.name().as_ref().as_slice(), &[entry.path.as_path()])?;
     super::finish(ctx, &entry.token);
     Ok(())
 }

@@ -67,9 +67,10 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// Its name in the backend (jj's workspace name).
-    pub(crate) fn name(&self) -> String {
-        format!("{POOL_PREFIX}{}", self.token)
+    /// Its name in the backend (jj's workspace name); `None` only for a token no listed
+    /// entry has (each is checked when read).
+    pub(crate) fn name(&self) -> Option<WorkspaceId> {
+        WorkspaceId::prepared(&self.token)
     }
 }
 
