@@ -38,32 +38,13 @@ impl Cache {
         let newline = bytes.iter().position(|&b| b == b'\n')?;
         let header = std::str::from_utf8(&bytes[..newline]).ok()?;
         let rest = &bytes[newline + 1..];
-        let mut words = header.split(' ');
-        let fields = (
-            words.next(),
-            words.next(),
-            words.next(),
-            words.next(),
-            words.next(),
-            words.next(),
-            words.next(),
-        );
-        let (
-            Some("agent-workspace"),
-            Some("cache"),
-            Some(name),
-            Some(version),
-            Some(key_len),
-            Some(body_len),
-            Some(sum),
-        ) = fields
-        else {
+        let words: Vec<&str> = header.split(' ').collect();
+        let ["agent-workspace", "cache", name, version, key_len, body_len, sum] = words[..] else {
             return None;
         };
         let (key_len, body_len): (usize, usize) = (key_len.parse().ok()?, body_len.parse().ok()?);
         let whole = name == self.name
             && version == format!("v{}", self.version)
-            && words.next().is_none()
             && rest.len() == key_len.checked_add(body_len)?
             && &rest[..key_len] == key
             && sum == checksum(rest);
