@@ -56,7 +56,12 @@ registered() {
     if [[ "$backend" == git ]]; then
         git worktree list --porcelain | grep -c '^branch refs/heads/agent-workspace/' || true
     else
-        jj workspace list -T 'name ++ "\n"' | grep -c -v '^default$' || true
+        # jj 0.46 makes each workspace of a colocated repository a git worktree too: one
+        # left registered counts as a workspace left.
+        local ws wt
+        ws=$(jj workspace list -T 'name ++ "\n"' | grep -c -v '^default$' || true)
+        wt=$(git worktree list --porcelain 2>/dev/null | grep -c '^worktree ' || true)
+        echo $((ws + (wt > 1 ? wt - 1 : 0)))
     fi
 }
 healthy() {
@@ -99,7 +104,8 @@ record "$n runs of one id with --wait" "$ok/$n exit 0, counter $count/$n (no two
 half=$((n / 2))
 pids=()
 for i in $(seq 1 "$n"); do
-    "$aw" run "k$i" -- sleep 30 >/dev/null 2>"$scratch/kerr.$i" & pids+=($!)
+    # Long enough to outlive the wait below on a loaded machine; the storm ends them.
+    "$aw" run "k$i" -- sleep 600 >/dev/null 2>"$scratch/kerr.$i" & pids+=($!)
 done
 # Wait until every run is recorded as running.
 for _ in $(seq 1 600); do
@@ -127,12 +133,13 @@ ws=[w for w in json.load(sys.stdin)["workspaces"] if w["workspace_id"].startswit
 print(sum(w["status"]=="crashed" for w in ws), sum(w["status"]=="interrupted" for w in ws), sum(w["status"]=="running" for w in ws))')
 read -r crashed interrupted still_running <<<"$summary"
 # This round's commands only (their directory is one of its workspaces): other work on the
-# machine may run a `sleep 30` of its own.
+# machine may run a `sleep` of its own.
 orphans=0
 for pid in $(pgrep -x sleep || true); do
     [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$AI_WORKSPACES_ROOT"/* ]] && orphans=$((orphans + 1))
 done
 record "kill storm: $half SIGKILL + $((n - half)) SIGTERM" "$early ended before the signal, $crashed/$half crashed, $interrupted/$((n - half)) interrupted (exit 143: $term_codes), $still_running still shown running, $orphans commands left running" ""
+[[ "$early" -eq 0 && "$crashed" -eq "$half" && "$interrupted" -eq $((n - half)) && "$still_running" -eq 0 && "$orphans" -eq 0 ]] || storm_failed=1
 ok=0
 for i in $(seq 1 "$n"); do "$aw" run "k$i" -- true >/dev/null 2>&1 && ok=$((ok + 1)); done
 record "re-run after the storm" "$ok/$n crashed or interrupted workspaces ran again" ""
@@ -421,6 +428,10 @@ echo
 echo "| case | what held | time |"
 echo "|---|---|---|"
 printf '%s\n' "${results[@]}"
+if [[ -n "${storm_failed:-}" ]]; then
+    echo "stress: the kill storm did not leave every run crashed or interrupted and nothing running" >&2
+    exit 1
+fi
 if [[ -n "${pool_failed:-}" ]]; then
     echo "stress: a pooled run failed, a take was left half done or a prepared workspace incomplete" >&2
     exit 1

@@ -1,11 +1,13 @@
 //! The command line: its clap definition (`parse`), the flags every command reads (`global`),
 //! one thin command per subcommand (`commands`), what `run` and `create` share (`start`), and
-//! the one table of commands (`table`) the dispatch reads.
+//! the one table of commands (`table`) the dispatch reads, and what every command starts from
+//! (`invocation`).
 
 pub(in crate::cli) mod commands;
 pub(in crate::cli) mod complete;
 pub(in crate::cli) mod global;
 pub(in crate::cli) mod help;
+pub(in crate::cli) mod invocation;
 pub(in crate::cli) mod mcp;
 pub(in crate::cli) mod parse;
 #[cfg(test)]
@@ -27,5 +29,6 @@ use crate::ui::Ui;
 /// Runs the parsed command through its row of the table of commands (`table.rs`): its exit
 /// status, or the error to render.
 pub fn dispatch(ui: &Ui, cli: &Cli) -> Result<i32, CliError> {
-    cli.command.args().run(ui, &cli.global)
+    let inv = invocation::Invocation::new(ui, &cli.global);
+    cli.command.args().run(&inv)
 }

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::global::{GlobalArgs, SandboxArgs};
+use crate::cli::global::SandboxArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::Result;
 use crate::exec::signals;
 use crate::session::{self, Entered, Start};
 use crate::store::layout::WorkspaceId;
 use crate::ui::report;
-use crate::ui::Ui;
 use crate::workspace::context::Context;
 use crate::workspace::launch::Sandboxing;
 
@@ -63,18 +63,12 @@ pub(in crate::cli) struct Begun {
 /// Opens the context, checks the id, finishes a clean of it a kill interrupted, prepares
 /// the sandbox and enters the session: the workspace made or reattached and ready, its lease
 /// held. Notes are said as they happen, the progress line shown meanwhile.
-pub(in crate::cli) fn begin(
-    ui: &Ui,
-    global: &GlobalArgs,
-    id: &WorkspaceId,
-    args: &StartArgs,
-) -> Result<Begun> {
+pub(in crate::cli) fn begin(inv: &Invocation, id: &WorkspaceId, args: &StartArgs) -> Result<Begun> {
+    let ui = inv.ui;
     signals::install();
-    let mut ctx = Context::open(global)?;
+    let Handle { mut ctx, path, .. } = inv.workspace(id)?;
     let progress = ui.progress(&format!("workspace {id}"));
     ctx.progress = progress.progress();
-    ctx.vcs.check_id(id)?;
-    let path = ctx.layout.workspace(id);
     if crate::exec::sandbox::inside(id, &path) {
         // Already confined: nested in the sandboxed run, in the same sandbox.
         return Ok(Begun {

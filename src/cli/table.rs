@@ -11,15 +11,14 @@ use crate::cli::commands::{
     checkpoint, clean, completions, create, diff, doctor, gc, land, man, mcp, path, pool, run,
     shell, status, status_watch, sync_tools,
 };
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::cli::parse::{Cli, Command};
 use crate::error::CliError;
-use crate::ui::Ui;
 
 /// What every subcommand's arguments answer.
 pub(in crate::cli) trait CommandArgs {
     /// Runs the command: its exit status, or the error to render.
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError>;
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError>;
 
     /// Whether `--json` was asked for: a failure then prints its error object on stdout too
     /// (`schema/failure.schema.json`), so a script reading stdout always gets a document.
@@ -64,8 +63,8 @@ impl Command {
 }
 
 impl CommandArgs for run::RunArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        run::cmd_run(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        run::cmd_run(inv, self)
     }
     fn failure_file(&self) -> Option<&Path> {
         self.failure_file.as_deref()
@@ -76,10 +75,10 @@ impl CommandArgs for run::RunArgs {
 }
 
 impl CommandArgs for status::StatusArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
         match self.watch {
-            true => status_watch::cmd_status_watch(ui, global, self.interval, self.paths),
-            false => status::cmd_status(ui, global, self),
+            true => status_watch::cmd_status_watch(inv, self.interval, self.paths),
+            false => status::cmd_status(inv, self),
         }
     }
     fn json(&self) -> bool {
@@ -88,8 +87,8 @@ impl CommandArgs for status::StatusArgs {
 }
 
 impl CommandArgs for create::CreateArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        create::cmd_create(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        create::cmd_create(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -97,14 +96,14 @@ impl CommandArgs for create::CreateArgs {
 }
 
 impl CommandArgs for path::PathArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        path::cmd_path(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        path::cmd_path(inv, self)
     }
 }
 
 impl CommandArgs for shell::ShellArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        shell::cmd_shell(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        shell::cmd_shell(inv, self)
     }
     fn wraps_command(&self) -> bool {
         true
@@ -112,8 +111,8 @@ impl CommandArgs for shell::ShellArgs {
 }
 
 impl CommandArgs for clean::CleanArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        clean::cmd_clean(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        clean::cmd_clean(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -121,8 +120,8 @@ impl CommandArgs for clean::CleanArgs {
 }
 
 impl CommandArgs for checkpoint::CheckpointArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        checkpoint::cmd_checkpoint(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        checkpoint::cmd_checkpoint(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -130,8 +129,8 @@ impl CommandArgs for checkpoint::CheckpointArgs {
 }
 
 impl CommandArgs for diff::DiffArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        diff::cmd_diff(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        diff::cmd_diff(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -139,8 +138,8 @@ impl CommandArgs for diff::DiffArgs {
 }
 
 impl CommandArgs for land::LandArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        land::cmd_land(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        land::cmd_land(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -148,8 +147,8 @@ impl CommandArgs for land::LandArgs {
 }
 
 impl CommandArgs for sync_tools::SyncToolsArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        sync_tools::cmd_sync_tools(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        sync_tools::cmd_sync_tools(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -157,8 +156,8 @@ impl CommandArgs for sync_tools::SyncToolsArgs {
 }
 
 impl CommandArgs for gc::GcArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        gc::cmd_gc(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        gc::cmd_gc(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -166,8 +165,8 @@ impl CommandArgs for gc::GcArgs {
 }
 
 impl CommandArgs for pool::PoolArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        pool::cmd_pool(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        pool::cmd_pool(inv, self)
     }
     fn json(&self) -> bool {
         match &self.action {
@@ -179,8 +178,8 @@ impl CommandArgs for pool::PoolArgs {
 }
 
 impl CommandArgs for doctor::DoctorArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        doctor::cmd_doctor(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        doctor::cmd_doctor(inv, self)
     }
     fn json(&self) -> bool {
         self.json
@@ -188,19 +187,19 @@ impl CommandArgs for doctor::DoctorArgs {
 }
 
 impl CommandArgs for mcp::McpArgs {
-    fn run(&self, ui: &Ui, global: &GlobalArgs) -> Result<i32, CliError> {
-        mcp::cmd_mcp(ui, global, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        mcp::cmd_mcp(inv, self)
     }
 }
 
 impl CommandArgs for completions::CompletionsArgs {
-    fn run(&self, ui: &Ui, _global: &GlobalArgs) -> Result<i32, CliError> {
-        completions::cmd_completions(ui, self)
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        completions::cmd_completions(inv.ui, self)
     }
 }
 
 impl CommandArgs for man::ManArgs {
-    fn run(&self, ui: &Ui, _global: &GlobalArgs) -> Result<i32, CliError> {
-        man::cmd_man(ui, self, Cli::command())
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        man::cmd_man(inv.ui, self, Cli::command())
     }
 }

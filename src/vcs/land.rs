@@ -37,9 +37,11 @@ pub(crate) struct Plan<'a> {
     pub watching: bool,
 }
 
-/// What a land did (or, on a dry run, would do).
+/// What a land did (or, on a dry run, would do): what every backend reports, and in `by`
+/// what only this one does ([`By`] once it leaves the backend, [`JjLanded`] or
+/// [`GitLanded`] inside it).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Landing {
+pub(crate) struct Landing<B = By> {
     /// The target as recorded: `<name>@`, a commit id (jj), or a branch (git).
     pub target: String,
     /// The commits brought onto the target, oldest first; empty: nothing to land.
@@ -57,29 +59,65 @@ pub(crate) struct Landing {
     pub applied: bool,
     /// Whether the workspace's unrecorded edits were recorded first (as a commit).
     pub recorded_edits: bool,
-    /// jj: the operation before the land.
-    pub operation_before: Option<String>,
-    /// git: the commit the target branch now points to.
-    pub merge_commit: Option<String>,
-    /// jj: the operations the land made, oldest first (empty when nothing was applied).
-    pub operations: Vec<String>,
-    /// git: the commit the target branch pointed to when the land started.
-    pub target_before: Option<String>,
     /// The exact command that reverts this land and nothing else (refused once the target
     /// moved on); only for a land that changed the target.
     pub undo: Option<String>,
-    /// git: the commit the workspace's detached HEAD was on, when the land landed it and put
-    /// that HEAD back on the workspace's branch.
-    pub reattached_head: Option<String>,
     /// Files of the workspace no commit of it holds though they are not ignored (jj: too
     /// big to snapshot, ...): the land did not bring them.
     pub not_landed: Vec<PathBuf>,
-    /// jj: files of the conflicts that are conflict markers held as ordinary text (no
-    /// conflict jj knows, so neither `--prefer` nor `jj resolve` settles them).
+    /// What only this backend reports.
+    pub by: B,
+}
+
+/// What a land reports that only one backend does.
+#[derive(Debug, Clone)]
+pub(crate) enum By {
+    Jj(JjLanded),
+    Git(GitLanded),
+}
+
+/// What a jj land reports besides what every land does.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct JjLanded {
+    /// The operation before the land.
+    pub operation_before: Option<String>,
+    /// The operations the land made, oldest first (empty when nothing was applied).
+    pub operations: Vec<String>,
+    /// Files of the conflicts that are conflict markers held as ordinary text (no conflict
+    /// jj knows, so neither `--prefer` nor `jj resolve` settles them).
     pub marker_files: Vec<String>,
 }
 
-impl Landing {
+/// What a git land reports besides what every land does.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GitLanded {
+    /// The commit the target branch pointed to when the land started.
+    pub target_before: Option<String>,
+    /// The commit the target branch now points to.
+    pub merge_commit: Option<String>,
+    /// The commit the workspace's detached HEAD was on, when the land landed it and put
+    /// that HEAD back on the workspace's branch.
+    pub reattached_head: Option<String>,
+}
+
+impl<B> Landing<B> {
+    /// The same land with its backend's part turned into `f`'s.
+    pub(crate) fn map_by<C>(self, f: impl FnOnce(B) -> C) -> Landing<C> {
+        Landing {
+            target: self.target,
+            commits: self.commits,
+            files: self.files,
+            files_as_of: self.files_as_of,
+            conflicts: self.conflicts,
+            resolved: self.resolved,
+            applied: self.applied,
+            recorded_edits: self.recorded_edits,
+            undo: self.undo,
+            not_landed: self.not_landed,
+            by: f(self.by),
+        }
+    }
+
     /// Lists `file` as conflicted in `commit`, unless it is listed already (a conflict the
     /// landed commits hold is the target's too: listed once).
     pub(crate) fn add_conflict(&mut self, commit: &str, file: String) {
@@ -88,6 +126,24 @@ impl Landing {
                 commit: commit.to_string(),
                 file,
             });
+        }
+    }
+}
+
+impl Landing {
+    /// What a jj land reported besides what every land does.
+    pub(crate) fn jj(&self) -> Option<&JjLanded> {
+        match &self.by {
+            By::Jj(jj) => Some(jj),
+            By::Git(_) => None,
+        }
+    }
+
+    /// What a git land reported besides what every land does.
+    pub(crate) fn git(&self) -> Option<&GitLanded> {
+        match &self.by {
+            By::Git(git) => Some(git),
+            By::Jj(_) => None,
         }
     }
 }

@@ -602,8 +602,8 @@ impl Vcs {
     /// on a dry run, reports what would land and changes no commit, ref or working copy.
     pub(crate) fn land(&self, plan: &land::Plan) -> land::Result<land::Landing> {
         match self {
-            Vcs::Jj(jj) => jj.land(plan),
-            Vcs::Git(git) => git.land(plan),
+            Vcs::Jj(jj) => jj.land(plan).map(|l| l.map_by(land::By::Jj)),
+            Vcs::Git(git) => git.land(plan).map(|l| l.map_by(land::By::Git)),
         }
     }
 

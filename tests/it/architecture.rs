@@ -422,7 +422,7 @@ fn the_module_graph_is_read() {
     let graph = module_graph(&src());
     assert!(graph.len() > 100, "{graph:?}");
     assert!(
-        graph["cli::commands::run"].contains("cli::global"),
+        graph["cli::commands::run"].contains("cli::invocation"),
         "{graph:?}"
     );
     assert!(

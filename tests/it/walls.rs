@@ -98,6 +98,33 @@ fn jj_and_git_run_only_through_the_backends() {
     );
 }
 
+/// Every command starts from the invocation (`cli/invocation.rs`): no command opens the
+/// repository's context or checks a workspace id on its own, so a new command gets both,
+/// checked the same way, from one place.
+#[test]
+fn commands_start_from_the_invocation() {
+    let found = holders(
+        &[
+            "config/",
+            "exec/",
+            "session/",
+            "store/",
+            "ui/",
+            "vcs/",
+            "workspace/",
+        ],
+        &["Context::open", "check_id("],
+    )
+    .into_iter()
+    .collect();
+    // The invocation, and completion (which must never fail, so it opens what it can).
+    assert_wall(
+        "commands start from the invocation",
+        found,
+        &["cli/complete.rs", "cli/invocation.rs"],
+    );
+}
+
 /// The lines of `vcs/`'s code (outside comments) that take a workspace id as a string: a
 /// parameter or field `id: &str` (`id: &'a str`) or `ids: &[&str]`, as `path:line: text`.
 /// An id is a `WorkspaceId` there as everywhere below the command line, so none is passed

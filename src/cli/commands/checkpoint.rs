@@ -5,12 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata;
-use crate::ui::Ui;
-use crate::workspace::context::Context;
 use crate::workspace::{self, Checkpointed};
 
 /// Record a workspace's current state as a commit of its own and keep working on top of it.
@@ -27,17 +25,13 @@ pub struct CheckpointArgs {
     pub json: bool,
 }
 
-pub(in crate::cli) fn cmd_checkpoint(
-    ui: &Ui,
-    global: &GlobalArgs,
-    args: &CheckpointArgs,
-) -> Result<i32> {
+pub(in crate::cli) fn cmd_checkpoint(inv: &Invocation, args: &CheckpointArgs) -> Result<i32> {
+    let ui = inv.ui;
     if args.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(CliError::usage("the checkpoint message is empty")
             .hint("pass -m a message, or leave -m out for `checkpoint N`"));
     }
-    let ctx = Context::open(global)?;
-    ctx.vcs.check_id(&args.id)?;
+    let Handle { ctx, .. } = inv.workspace(&args.id)?;
     let record = workspace::usable(&ctx, &args.id, "checkpoint")?;
     let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
     // Read again under the lease: a run may have ended in between.

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::{CliError, ErrorJson, Result};
 use crate::store::aside::{self, Aside};
 use crate::store::layout::WorkspaceId;
@@ -73,7 +73,8 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_clean(inv: &Invocation, args: &CleanArgs) -> Result<i32> {
+    let ui = inv.ui;
     let bulk = args.all || !args.status.is_empty() || args.older_than.is_some() || args.landed;
     if args.ids.is_empty() && !bulk {
         return Err(CliError::usage(
@@ -81,7 +82,7 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
         )
         .hint("e.g. `agent-workspace clean w1` or `agent-workspace clean --all --status done`"));
     }
-    let ctx = Context::open(global)?;
+    let ctx = inv.context()?;
     // A clean a kill interrupted is finished first (never in a dry run, which changes
     // nothing): a named one counts as removed by this clean, any other is said on stderr.
     let settled = match args.dry_run {
@@ -101,7 +102,7 @@ pub(in crate::cli) fn cmd_clean(ui: &Ui, global: &GlobalArgs, args: &CleanArgs) 
         return purge_kept(ui, &ctx, args);
     }
     for id in &args.ids {
-        ctx.vcs.check_id(id)?;
+        crate::cli::invocation::checked(&ctx, id)?;
     }
     let finished: Vec<(WorkspaceId, std::path::PathBuf, Outcome)> = named
         .into_iter()

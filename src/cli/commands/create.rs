@@ -5,11 +5,10 @@ use std::path::Path;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Record};
-use crate::ui::Ui;
 
 /// Make a workspace ready (or reattach it) without running a command; print its directory
 ///
@@ -31,8 +30,9 @@ pub struct CreateArgs {
     pub json: bool,
 }
 
-pub(in crate::cli) fn cmd_create(ui: &Ui, global: &GlobalArgs, args: &CreateArgs) -> Result<i32> {
-    let begun = crate::cli::start::begin(ui, global, &args.id, &args.start)?;
+pub(in crate::cli) fn cmd_create(inv: &Invocation, args: &CreateArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let begun = crate::cli::start::begin(inv, &args.id, &args.start)?;
     let Some(entered) = begun.entered else {
         return Err(nested(&args.id));
     };

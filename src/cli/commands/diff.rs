@@ -3,15 +3,13 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::timestamp::Timestamp;
 use crate::ui::output;
-use crate::ui::Ui;
 use crate::vcs::diff::{Changes, FileChange, WorkCommit};
 use crate::workspace::changes;
-use crate::workspace::context::Context;
 
 /// Show what a workspace changed since it was created: its commits and its files, latest
 /// edits included.
@@ -32,14 +30,15 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-pub(in crate::cli) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
-    let target = changes::open(&ctx, &args.id)?;
+pub(in crate::cli) fn cmd_diff(inv: &Invocation, args: &DiffArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let Handle { ctx, id, .. } = inv.workspace(&args.id)?;
+    let target = changes::open(&ctx, &id)?;
     // The patch and the JSON name the latest tree; the summary does not (git: no tree written).
     let tree = args.patch || args.json;
     let found = changes::read(
         &ctx,
-        &args.id,
+        &id,
         &target.record,
         &target.path,
         !target.watching,
@@ -51,12 +50,7 @@ pub(in crate::cli) fn cmd_diff(ui: &Ui, global: &GlobalArgs, args: &DiffArgs) ->
     }
     let text = match args.json {
         true => json(&target.record, &found, target.watching),
-        false => summary(
-            &args.id,
-            target.record.backend.as_str(),
-            &found,
-            target.watching,
-        ),
+        false => summary(&id, target.record.backend.as_str(), &found, target.watching),
     };
     ui.data(&text)?;
     Ok(0)

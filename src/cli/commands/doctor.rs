@@ -4,10 +4,9 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::Result;
 use crate::ui::report;
-use crate::ui::Ui;
 use crate::workspace::checkup::{self, Check, Level};
 
 /// Check the tools, the workspace root, the repository and its workspaces
@@ -31,8 +30,9 @@ pub(in crate::cli) struct DoctorJson {
     checks: Vec<Check>,
 }
 
-pub(in crate::cli) fn cmd_doctor(ui: &Ui, global: &GlobalArgs, args: &DoctorArgs) -> Result<i32> {
-    let findings = checkup::run(global.into());
+pub(in crate::cli) fn cmd_doctor(inv: &Invocation, args: &DoctorArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let findings = checkup::run(inv.global.into());
     let mut checks = findings.checks;
     for entry in &findings.troubled {
         if let Some(problem) = &entry.problem {

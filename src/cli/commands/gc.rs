@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::{CliError, Result};
 use crate::store::aside::Aside;
 use crate::store::layout::WorkspaceId;
@@ -38,8 +38,9 @@ enum Outcome {
     Failed(CliError),
 }
 
-pub(in crate::cli) fn cmd_gc(ui: &Ui, global: &GlobalArgs, args: &GcArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
+pub(in crate::cli) fn cmd_gc(inv: &Invocation, args: &GcArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let ctx = inv.context()?;
     if !args.dry_run {
         super::settle(ui, &ctx)?;
     }

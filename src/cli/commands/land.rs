@@ -6,12 +6,11 @@ use std::fmt::Write as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Resolved, Side};
 use crate::store::timestamp::Timestamp;
-use crate::ui::Ui;
 use crate::vcs::land::{ConflictKind, Landing};
 use crate::vcs::Commit;
 use crate::workspace::context::Context;
@@ -55,9 +54,9 @@ pub enum Prefer {
     Target,
 }
 
-pub(in crate::cli) fn cmd_land(ui: &Ui, global: &GlobalArgs, args: &LandArgs) -> Result<i32> {
-    let mut ctx = Context::open(global)?;
-    ctx.vcs.check_id(&args.id)?;
+pub(in crate::cli) fn cmd_land(inv: &Invocation, args: &LandArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let Handle { mut ctx, .. } = inv.workspace(&args.id)?;
     if args
         .onto
         .as_deref()
@@ -181,7 +180,7 @@ fn text(id: &str, dry_run: bool, landing: &Landing) -> String {
     for c in &landing.conflicts {
         let _ = writeln!(out, "Conflict in {} ({})", c.file, short(&c.commit));
     }
-    if let Some(head) = &landing.reattached_head {
+    if let Some(head) = landing.git().and_then(|g| g.reattached_head.as_ref()) {
         let _ = writeln!(
             out,
             "Put the workspace's detached HEAD ({}) back on its branch",
@@ -214,7 +213,11 @@ fn conflict_error(ctx: &Context, id: &str, prefer: bool, landing: &Landing) -> C
     let markers: Vec<&str> = files
         .iter()
         .copied()
-        .filter(|f| landing.marker_files.iter().any(|m| m == f))
+        .filter(|f| {
+            landing
+                .jj()
+                .is_some_and(|jj| jj.marker_files.iter().any(|m| m == f))
+        })
         .collect();
     let others = n - markers.len();
     let kind = ctx.vcs.conflict_kind(landing.applied);
@@ -343,6 +346,7 @@ pub(in crate::cli) struct LandJson<'a> {
 }
 
 fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
+    let (jj, git) = (landing.jj(), landing.git());
     let doc = LandJson {
         schema_version: 1,
         workspace_id: id,
@@ -355,12 +359,12 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         resolved: &landing.resolved,
         recorded_edits: landing.recorded_edits,
         applied: landing.applied,
-        operation_before: landing.operation_before.as_deref(),
-        merge_commit: landing.merge_commit.as_deref(),
-        target_before: landing.target_before.as_deref(),
+        operation_before: jj.and_then(|j| j.operation_before.as_deref()),
+        merge_commit: git.and_then(|g| g.merge_commit.as_deref()),
+        target_before: git.and_then(|g| g.target_before.as_deref()),
         undo: landing.undo.as_deref(),
-        reattached_head: landing.reattached_head.as_deref(),
-        operations: &landing.operations,
+        reattached_head: git.and_then(|g| g.reattached_head.as_deref()),
+        operations: jj.map_or(&[], |j| &j.operations),
         not_landed: &landing.not_landed,
         run_live: landing.files_as_of.is_some(),
         files_as_of: landing.files_as_of.as_ref().map(|a| a.code()),

@@ -4,10 +4,8 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::Result;
-use crate::ui::Ui;
-use crate::workspace::context::Context;
 
 /// Serve the Model Context Protocol on stdin and stdout, for agents to drive workspaces
 ///
@@ -26,8 +24,9 @@ pub struct McpArgs {
     pub allow_land: bool,
 }
 
-pub(in crate::cli) fn cmd_mcp(ui: &Ui, global: &GlobalArgs, args: &McpArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
+pub(in crate::cli) fn cmd_mcp(inv: &Invocation, args: &McpArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let ctx = inv.context()?;
     if std::io::stdin().is_terminal() {
         ui.note(format!(
             "serving MCP for {} on stdin and stdout: an MCP client starts this (see docs/mcp.md); Ctrl-D ends it",

@@ -2,11 +2,9 @@
 
 use clap::Args;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
-use crate::ui::Ui;
-use crate::workspace::context::Context;
 
 /// Print a workspace's directory (exit 1 when there is none)
 ///
@@ -21,18 +19,18 @@ pub struct PathArgs {
     pub id: WorkspaceId,
 }
 
-pub(in crate::cli) fn cmd_path(ui: &Ui, global: &GlobalArgs, args: &PathArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
-    let path = ctx.layout.workspace(&args.id);
+pub(in crate::cli) fn cmd_path(inv: &Invocation, args: &PathArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let Handle { id, path, .. } = inv.workspace(&args.id)?;
     let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
     let known = !matches!(
         crate::store::state::read(&path),
         crate::store::state::Found::Missing
     );
     if !(is_dir && known) {
-        return Err(crate::workspace::unknown(&args.id, &path).hint(format!(
+        return Err(crate::workspace::unknown(&id, &path).hint(format!(
             "list workspaces with `agent-workspace status`; make this one with `agent-workspace create {}`",
-            args.id
+            id
         )));
     }
     ui.data(&format!("{}\n", path.display()))?;

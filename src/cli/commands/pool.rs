@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::config::MAX_POOL;
 use crate::error::{CliError, Result};
 use crate::store::timestamp::Timestamp;
@@ -56,9 +56,10 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-pub(in crate::cli) fn cmd_pool(ui: &Ui, global: &GlobalArgs, args: &PoolArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_pool(inv: &Invocation, args: &PoolArgs) -> Result<i32> {
+    let ui = inv.ui;
     crate::exec::signals::install();
-    let mut ctx = Context::open(global)?;
+    let mut ctx = inv.context()?;
     ctx.layout.ensure(&ctx.repo)?;
     match &args.action {
         PoolAction::Fill(fill) => {

@@ -4,12 +4,12 @@ use std::ffi::OsString;
 
 use clap::Args;
 
+use crate::cli::invocation::Invocation;
 use crate::error::Result;
 use crate::session;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Status;
 use crate::ui::report;
-use crate::ui::Ui;
 
 /// Run a command in a workspace, creating it if needed.
 #[derive(Debug, Args)]
@@ -34,12 +34,9 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub(in crate::cli) fn cmd_run(
-    ui: &Ui,
-    ctx_args: &crate::cli::global::GlobalArgs,
-    args: &RunArgs,
-) -> Result<i32> {
-    let begun = crate::cli::start::begin(ui, ctx_args, &args.id, &args.start)?;
+pub(in crate::cli) fn cmd_run(inv: &Invocation, args: &RunArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let begun = crate::cli::start::begin(inv, &args.id, &args.start)?;
     let (ctx, sandboxing) = (begun.ctx, begun.sandboxing);
     let Some(mut entered) = begun.entered else {
         return Err(session::run_nested(&args.command, &begun.path));

@@ -2,12 +2,10 @@
 
 use clap::Args;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::Result;
 use crate::exec::signals;
 use crate::store::layout::WorkspaceId;
-use crate::ui::Ui;
-use crate::workspace::context::Context;
 use crate::workspace::direnv;
 use crate::workspace::launch::Launch;
 use crate::workspace::{self, Request};
@@ -32,13 +30,13 @@ pub struct ShellArgs {
     pub sandbox: crate::cli::global::SandboxArgs,
 }
 
-pub(in crate::cli) fn cmd_shell(ui: &Ui, global: &GlobalArgs, args: &ShellArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_shell(inv: &Invocation, args: &ShellArgs) -> Result<i32> {
+    let ui = inv.ui;
     signals::install();
-    let mut ctx = Context::open(global)?;
+    let Handle { mut ctx, .. } = inv.workspace(&args.id)?;
     if args.reload_envrc {
         ctx.config.direnv_reuse = false;
     }
-    ctx.vcs.check_id(&args.id)?;
     let sandboxing = args.sandbox.prepare(&ctx.config)?;
     let req = Request {
         id: &args.id,

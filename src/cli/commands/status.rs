@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
@@ -12,7 +12,6 @@ use crate::ui::output;
 use crate::ui::report;
 use crate::ui::status_table::{self, Columns};
 use crate::ui::Ui;
-use crate::workspace::context::Context;
 use crate::workspace::details::{self, ChangeCounts, Extra};
 use crate::workspace::inventory::{self, Entry, Problem};
 
@@ -56,8 +55,9 @@ fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String
     }
 }
 
-pub(in crate::cli) fn cmd_status(ui: &Ui, global: &GlobalArgs, args: &StatusArgs) -> Result<i32> {
-    let ctx = Context::open(global)?;
+pub(in crate::cli) fn cmd_status(inv: &Invocation, args: &StatusArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let ctx = inv.context()?;
     super::settle(ui, &ctx)?;
     // The table alone (no option) may be the one kept for this namespace.
     let plain = args.id.is_none() && !args.json && !args.size && !args.paths && !args.watch;

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::Invocation;
 use crate::error::{CliError, Result};
 use crate::exec::signals;
 use crate::ui::output;
@@ -14,9 +14,7 @@ use crate::ui::report;
 use crate::ui::screen::Screen;
 use crate::ui::sink::warning_line;
 use crate::ui::status_table::{self, Columns};
-use crate::ui::Ui;
 use crate::vcs::{self, Registered, Vcs};
-use crate::workspace::context::Context;
 use crate::workspace::details::Extra;
 use crate::workspace::inventory::{self, Entry};
 
@@ -24,11 +22,11 @@ use crate::workspace::inventory::{self, Entry};
 const POLL: Duration = Duration::from_millis(50);
 
 pub(in crate::cli) fn cmd_status_watch(
-    ui: &Ui,
-    global: &GlobalArgs,
+    inv: &Invocation,
     interval: Duration,
     paths: bool,
 ) -> Result<i32> {
+    let ui = inv.ui;
     if !Screen::possible() {
         return Err(CliError::usage(
             "status --watch redraws a terminal, and stdout is not one; a program reads `status --json`",
@@ -36,7 +34,7 @@ pub(in crate::cli) fn cmd_status_watch(
         .hint("run `agent-workspace status --json` (as often as needed) from a program or a pipe, or --watch in a terminal"));
     }
     signals::install();
-    let ctx = Context::open(global)?;
+    let ctx = inv.context()?;
     let mut asked = Registrations::default();
     let screen = Screen::enter()?;
     loop {

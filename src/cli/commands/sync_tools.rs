@@ -3,12 +3,10 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::global::GlobalArgs;
+use crate::cli::invocation::{Handle, Invocation};
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata;
-use crate::ui::Ui;
-use crate::workspace::context::Context;
 use crate::workspace::{self, tools::Synced};
 
 /// Copy the repository's tools (tools.paths) into a workspace's tools directory now.
@@ -22,13 +20,9 @@ pub struct SyncToolsArgs {
     pub json: bool,
 }
 
-pub(in crate::cli) fn cmd_sync_tools(
-    ui: &Ui,
-    global: &GlobalArgs,
-    args: &SyncToolsArgs,
-) -> Result<i32> {
-    let ctx = Context::open(global)?;
-    ctx.vcs.check_id(&args.id)?;
+pub(in crate::cli) fn cmd_sync_tools(inv: &Invocation, args: &SyncToolsArgs) -> Result<i32> {
+    let ui = inv.ui;
+    let Handle { ctx, .. } = inv.workspace(&args.id)?;
     let record = workspace::usable(&ctx, &args.id, "copy tools into")?;
     let _hold = workspace::hold(&ctx, &args.id, Some(&record))?;
     // Read again under the lease: a run may have ended in between.

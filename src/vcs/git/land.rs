@@ -1,4 +1,4 @@
-//! Landing a git worktree: its branch merged into a target branch, computed with
+//! Landing<GitLanded> a git worktree: its branch merged into a target branch, computed with
 //! `git merge-tree` before anything moves, so a conflicted merge changes nothing.
 
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use super::land_edits::{no_branch, WorkHead};
 use super::Git;
 use crate::exec::process::ProcessError;
 use crate::store::layout::WorkspaceId;
-use crate::vcs::land::{LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::vcs::land::{GitLanded, LandError, Landing, Plan, Result, Target, TargetKind};
 use crate::vcs::VcsError;
 
 /// How many times a land is planned again on a target that moved while it was planned.
@@ -21,7 +21,7 @@ impl Git {
     /// The target moves only from the commit the plan merged onto (compare and swap): one
     /// that moved meanwhile (a commit made there) plans the land again, up to [`ATTEMPTS`]
     /// times.
-    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
+    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing<GitLanded>> {
         let mut attempt = 1;
         let mut landing = loop {
             match self.land_or_plan(plan) {
@@ -40,7 +40,7 @@ impl Git {
         Ok(landing)
     }
 
-    fn land_or_plan(&self, plan: &Plan) -> Result<Landing> {
+    fn land_or_plan(&self, plan: &Plan) -> Result<Landing<GitLanded>> {
         let target = match self.land_branch(&plan.target) {
             // A rebase detaches HEAD: say that, not only that HEAD is detached.
             Err(LandError::DetachedMain) => {
@@ -90,7 +90,7 @@ impl Git {
             self.refuse_parent_edits(wt, parent, fork, &trial_tip)?;
         }
         let (mut landing, mut tree) = self.merge_plan(plan, &target, &onto, &trial_tip, fork)?;
-        landing.target_before = Some(onto.clone());
+        landing.by.target_before = Some(onto.clone());
         if landing.commits.is_empty() || !landing.conflicts.is_empty() {
             return Ok(landing);
         }
@@ -104,7 +104,7 @@ impl Git {
         let (tip, recorded_edits) = self.save(plan, &head, &branch_tip, unsaved)?;
         if tip != trial_tip {
             (landing, tree) = self.merge_plan(plan, &target, &onto, &tip, fork)?;
-            landing.target_before = Some(onto.clone());
+            landing.by.target_before = Some(onto.clone());
             if !landing.conflicts.is_empty() {
                 return Ok(landing);
             }
@@ -154,10 +154,10 @@ impl Git {
         }
         landing.undo = Some(self.undo(&target, checked_out.as_deref(), &onto, &new, &already));
         if let WorkHead::Detached { commit } = head {
-            landing.reattached_head = Some(commit);
+            landing.by.reattached_head = Some(commit);
         }
         landing.recorded_edits = recorded_edits;
-        landing.merge_commit = Some(new);
+        landing.by.merge_commit = Some(new);
         landing.applied = true;
         Ok(landing)
     }

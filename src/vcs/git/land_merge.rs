@@ -3,7 +3,7 @@
 
 use super::Git;
 use crate::store::metadata::{Conflict, Resolved, Side};
-use crate::vcs::land::{Landing, Plan, Result};
+use crate::vcs::land::{GitLanded, Landing, Plan, Result};
 
 impl Git {
     /// What merging `tip` into `target` (at `onto`) would bring: the commits, the files, the
@@ -17,7 +17,7 @@ impl Git {
         onto: &str,
         tip: &str,
         fork: Option<&str>,
-    ) -> Result<(Landing, String)> {
+    ) -> Result<(Landing<GitLanded>, String)> {
         let mut landing = Landing {
             target: target.to_string(),
             ..Landing::default()

@@ -1,4 +1,4 @@
-//! Landing a jj workspace: its commits rebased between a working-copy commit and its parents
+//! Landing<JjLanded> a jj workspace: its commits rebased between a working-copy commit and its parents
 //! (or onto a commit), conflicts decided on jj's own result before any working copy changes.
 //! One snapshot of the workspace, one query of the target (which snapshots its working copy
 //! and says what it has changed), then the land as a trial that touches no working copy: the
@@ -16,12 +16,36 @@ use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Conflict;
-use crate::vcs::land::{hex_ids, overlap, LandError, Landing, Plan, Result, Target, TargetKind};
+use crate::vcs::land::{
+    hex_ids, overlap, JjLanded, LandError, Landing, Plan, Result, Target, TargetKind,
+};
 use crate::vcs::VcsError;
 
 /// What the workspace's working-copy commit holds: `nothing`, or work with or without a
 /// description.
 const WORK_TEMPLATE: &str = r#"if(empty && description == "", "nothing", if(description == "", "undescribed", "described"))"#;
+
+/// What a workspace's working-copy commit holds, as [`WORK_TEMPLATE`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// Empty and undescribed: nothing to record.
+    Nothing,
+    /// Edits without a description: recorded by the land with one.
+    Undescribed,
+    /// Described (edits or not): the agent's own commit, kept as it is.
+    Described,
+}
+
+impl Work {
+    /// [`WORK_TEMPLATE`]'s answer; anything else is taken as edits to record.
+    fn parse(answer: &str) -> Work {
+        match answer.trim() {
+            "nothing" => Work::Nothing,
+            "described" => Work::Described,
+            _ => Work::Undescribed,
+        }
+    }
+}
 
 impl Jj {
     /// Lands workspace `plan.id`; see [`crate::vcs::Vcs::land`]. What would land (its
@@ -36,7 +60,7 @@ impl Jj {
     /// The trial is integrated only while the target working copy is as the preview saw
     /// it: it is snapshotted again first, and an edit made there meanwhile makes the land
     /// start over from the preview (up to [`ATTEMPTS`] times), so no edit is overwritten.
-    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing> {
+    pub(crate) fn land(&self, plan: &Plan) -> Result<Landing<JjLanded>> {
         let place = self.land_place(&plan.target)?;
         if place.working_copy && place.dir != self.main {
             // A parent workspace another workspace made stale (a repair a killed run left
@@ -58,7 +82,7 @@ impl Jj {
             false => (self.snapshot_for_land(plan)?, None),
         };
         for _ in 0..ATTEMPTS {
-            if let Some(mut landing) = self.land_once(plan, &place, &work)? {
+            if let Some(mut landing) = self.land_once(plan, &place, work)? {
                 landing.files_as_of = as_of;
                 return Ok(landing);
             }
@@ -70,7 +94,12 @@ impl Jj {
 
     /// One attempt of [`Jj::land`]; `None` when the target working copy changed before the
     /// trial could be integrated (nothing was changed).
-    fn land_once(&self, plan: &Plan, place: &Place, work: &str) -> Result<Option<Landing>> {
+    fn land_once(
+        &self,
+        plan: &Plan,
+        place: &Place,
+        work: Work,
+    ) -> Result<Option<Landing<JjLanded>>> {
         let preview = self.preview(plan, place)?;
         let mut landing = Landing {
             target: target_name(place, &preview),
@@ -82,7 +111,7 @@ impl Jj {
         landing.files = files_of(&preview.commits);
         let before = self.operation_now()?;
         let before_op = before.clone();
-        landing.operation_before = Some(before.clone());
+        landing.by.operation_before = Some(before.clone());
         if place.working_copy {
             self.refuse_conflicted_target(place, &preview, &before)?;
             refuse_dirty(&place.dir, &landing.files, &preview.target_files)?;
@@ -125,7 +154,7 @@ impl Jj {
             .args(["op", "integrate", &trial.at])
             .stdout()?;
         landing.applied = true;
-        landing.recorded_edits = work != "nothing";
+        landing.recorded_edits = work != Work::Nothing;
         // A workspace built on the target working-copy commit follows that commit: only
         // the landed commits go back.
         let chain = match preview.target_in_workspace {
@@ -138,7 +167,7 @@ impl Jj {
             }),
         };
         landing.undo = Some(undo_line(chain, &moved(&preview, &landed), &origin));
-        landing.operations = trial.ops;
+        landing.by.operations = trial.ops;
         // Both working copies follow the result: jj snapshots each first (an edit made since
         // the preview is kept), then updates it to its rewritten commit.
         if place.working_copy {
@@ -185,9 +214,9 @@ impl Jj {
         plan: &Plan,
         place: &Place,
         preview: &Preview,
-        work: &str,
+        work: Work,
         trial: &mut Trial,
-        landing: &mut Landing,
+        landing: &mut Landing<JjLanded>,
     ) -> Result<Vec<Landed>> {
         let changes: Vec<&str> = preview.commits.iter().map(|c| c.change.as_str()).collect();
         let origin_at = trial.at.clone();
@@ -195,9 +224,9 @@ impl Jj {
             Some(_) => self.origin(plan, place, &origin_at)?,
             None => vec![],
         };
-        if work != "nothing" {
+        if work != Work::Nothing {
             let call = self.step(plan.ws, &trial.at)?;
-            let call = match work == "described" {
+            let call = match work == Work::Described {
                 true => call.arg("new"),
                 false => call
                     .args(["commit", "-m"])
@@ -340,7 +369,7 @@ impl Jj {
 
     /// Snapshots the workspace (bringing a stale one up to date first, its edits kept) and
     /// says what its working-copy commit holds ([`WORK_TEMPLATE`]).
-    fn snapshot_for_land(&self, plan: &Plan) -> Result<String> {
+    fn snapshot_for_land(&self, plan: &Plan) -> Result<Work> {
         let ws = plan.ws;
         self.resume_recovery(ws, &recovery_dir(ws))?;
         let out = match self.probe(ws, WORK_TEMPLATE)? {
@@ -359,13 +388,13 @@ impl Jj {
                     .stdout()?
             }
         };
-        Ok(out.trim().to_string())
+        Ok(Work::parse(&out))
     }
 
     /// [`Jj::snapshot_for_land`] for a workspace a live run holds: what its working-copy
     /// commit held at its last snapshot, read without snapshotting (no lock, no operation),
     /// with the time that commit was written.
-    fn last_snapshot_for_land(&self, plan: &Plan) -> Result<(String, String)> {
+    fn last_snapshot_for_land(&self, plan: &Plan) -> Result<(Work, String)> {
         let template = format!(
             r#"{WORK_TEMPLATE} ++ " " ++ committer.timestamp().utc().format("%Y-%m-%dT%H:%M:%SZ")"#
         );
@@ -382,7 +411,7 @@ impl Jj {
             .arg(template)
             .stdout()?;
         let (work, at) = out.trim().split_once(' ').unwrap_or((out.trim(), ""));
-        Ok((work.to_string(), at.to_string()))
+        Ok((Work::parse(work), at.to_string()))
     }
 
     /// The current operation: read from the operation heads, asking jj only when there are
@@ -466,7 +495,12 @@ impl Jj {
 
     /// Adds the conflicts the land left in the target working-copy commit itself (its own
     /// edits against the landed commits), beyond those it inherits from them.
-    fn target_conflicts(&self, place: &Place, at: &str, landing: &mut Landing) -> Result<()> {
+    fn target_conflicts(
+        &self,
+        place: &Place,
+        at: &str,
+        landing: &mut Landing<JjLanded>,
+    ) -> Result<()> {
         let out = self
             .call(&place.dir)?
             .arg(format!("--at-op={at}"))
@@ -504,7 +538,7 @@ fn files_of(commits: &[Landed]) -> Vec<String> {
 
 /// After a trial that was put back: the commits as they are (the trial's are gone), and each
 /// conflict named by the commit it would have come from.
-fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing) {
+fn as_previewed(preview: &Preview, trial: &[Landed], landing: &mut Landing<JjLanded>) {
     let original = |commit: &str| {
         trial
             .iter()

@@ -8,7 +8,7 @@ use super::{by_change, workspace_revset, Jj};
 use crate::exec::process::{Call, ProcessError};
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{Conflict, Land, Resolved, Side};
-use crate::vcs::land::{hex_ids, Landing, Result};
+use crate::vcs::land::{hex_ids, JjLanded, Landing, Result};
 use crate::vcs::markers::marked_files;
 
 /// The preview template's commit part, with the files each commit changes.
@@ -140,7 +140,7 @@ impl Jj {
         &self,
         span: &Span,
         commit: &str,
-        landing: &mut Landing,
+        landing: &mut Landing<JjLanded>,
     ) -> Result<()> {
         let out = self
             .call(span.dir)?
@@ -149,7 +149,7 @@ impl Jj {
             .stdout()?;
         for file in marked_files(&out) {
             if !landing.conflicts.iter().any(|c| c.file == file) {
-                landing.marker_files.push(file.clone());
+                landing.by.marker_files.push(file.clone());
             }
             landing.add_conflict(commit, file);
         }
@@ -162,11 +162,11 @@ impl Jj {
         &self,
         at: &str,
         changes: &[&str],
-        landing: &mut Landing,
+        landing: &mut Landing<JjLanded>,
     ) -> Result<Vec<Landed>> {
         landing.commits.clear();
         landing.conflicts.clear();
-        landing.marker_files.clear();
+        landing.by.marker_files.clear();
         let landed = self.landed(at, changes)?;
         let mut files: Vec<String> = landed.iter().flat_map(|l| l.files.clone()).collect();
         files.sort();
