@@ -62,6 +62,42 @@ impl WorkspaceId {
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A name read from a file: an id, or a prepared workspace's `.pool-<token>` name;
+    /// `None` for anything else.
+    pub(crate) fn read(name: &str) -> Option<WorkspaceId> {
+        match name.strip_prefix(POOL_PREFIX) {
+            Some(token) => WorkspaceId::prepared(token),
+            None => WorkspaceId::parse(name).ok(),
+        }
+    }
+
+    /// serde's reader for an optional id a file may hold wrongly: one that is no id reads
+    /// as none (it names nothing this tool would act on).
+    pub(crate) fn read_optional<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<Option<WorkspaceId>, D::Error> {
+        let name: Option<String> = serde::Deserialize::deserialize(d)?;
+        Ok(name.as_deref().and_then(WorkspaceId::read))
+    }
+}
+
+/// Written as its string.
+impl serde::Serialize for WorkspaceId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Read through [`WorkspaceId::read`]: a file holding anything else does not parse.
+impl<'de> serde::Deserialize<'de> for WorkspaceId {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<WorkspaceId, D::Error> {
+        let name = String::deserialize(d)?;
+        WorkspaceId::read(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not a workspace id")))
+    }
 }
 
 impl std::ops::Deref for WorkspaceId {

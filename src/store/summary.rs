@@ -129,7 +129,9 @@ impl Records {
             if row.state == state && row.view == view && known {
                 if let Ok(mut record) = serde_json::from_str::<Box<Record>>(&row.record) {
                     record.workspace_path = workspace.to_path_buf();
-                    record.workspace_id = id.to_string();
+                    if let Some(id) = crate::store::layout::WorkspaceId::read(id) {
+                        record.workspace_id = id;
+                    }
                     record.origin = match (row.tampered, row.legacy) {
                         (true, _) => Origin::Tampered,
                         (_, true) => Origin::Legacy,

@@ -7,7 +7,7 @@ use super::{Commit, VcsError};
 use crate::error::CliError;
 use crate::exec::process::ProcessError;
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::{Conflict, Resolved, Side};
+use crate::store::metadata::{Conflict, LandTarget, Resolved, Side};
 
 /// Where a land brings a workspace's commits.
 #[derive(Debug, Clone)]
@@ -40,10 +40,10 @@ pub(crate) struct Plan<'a> {
 /// What a land did (or, on a dry run, would do): what every backend reports, and in `by`
 /// what only this one does ([`By`] once it leaves the backend, [`JjLanded`] or
 /// [`GitLanded`] inside it).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Landing<B = By> {
-    /// The target as recorded: `<name>@`, a commit id (jj), or a branch (git).
-    pub target: String,
+    /// The target as recorded.
+    pub target: LandTarget,
     /// The commits brought onto the target, oldest first; empty: nothing to land.
     pub commits: Vec<Commit>,
     /// The files those commits change.
@@ -98,6 +98,25 @@ pub(crate) struct GitLanded {
     /// The commit the workspace's detached HEAD was on, when the land landed it and put
     /// that HEAD back on the workspace's branch.
     pub reattached_head: Option<String>,
+}
+
+impl<B: Default> Landing<B> {
+    /// A land onto `target` that has brought nothing yet.
+    pub(crate) fn onto(target: LandTarget) -> Landing<B> {
+        Landing {
+            target,
+            commits: vec![],
+            files: vec![],
+            files_as_of: None,
+            conflicts: vec![],
+            resolved: vec![],
+            applied: false,
+            recorded_edits: false,
+            undo: None,
+            not_landed: vec![],
+            by: B::default(),
+        }
+    }
 }
 
 impl<B> Landing<B> {

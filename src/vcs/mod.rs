@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub(crate) use crate::repo::Backend;
 use crate::repo::Repo;
 use crate::store::layout::WorkspaceId;
+use crate::store::metadata::LandTarget;
 pub(crate) use error::{Result, VcsError};
 
 /// A workspace the backend knows by name.
@@ -651,16 +652,19 @@ impl Vcs {
     /// The target a land to `target` will be recorded under ([`crate::store::metadata::Land::target`]),
     /// and the state it is in before the land (jj: the operation heads; git: the branch's
     /// commit), for the record's land intent.
-    pub(crate) fn land_target(&self, target: &land::Target) -> Result<(String, Option<String>)> {
+    pub(crate) fn land_target(
+        &self,
+        target: &land::Target,
+    ) -> Result<(LandTarget, Option<String>)> {
         match (self, target) {
             (Vcs::Jj(jj), land::Target::Main) => Ok((jj::Jj::main_target(), jj.op_heads_key())),
             (Vcs::Jj(jj), land::Target::Workspace { id, .. }) => {
-                Ok((format!("{id}@"), jj.op_heads_key()))
+                Ok((LandTarget::WorkingCopy(id.to_string()), jj.op_heads_key()))
             }
             (Vcs::Jj(jj), land::Target::Rev(rev)) => {
                 let key = jj.op_heads_key();
                 let commit = jj.resolve_base(Some(rev))?;
-                Ok((commit.join(","), key))
+                Ok((LandTarget::Revision(commit.join(",")), key))
             }
             (Vcs::Git(git), target) => {
                 let branch = match target {
@@ -669,16 +673,16 @@ impl Vcs {
                     land::Target::Rev(rev) => rev.clone(),
                 };
                 let tip = git.tip(&branch)?;
-                Ok((branch, tip))
+                Ok((LandTarget::Revision(branch), tip))
             }
         }
     }
 
     /// The state of a land's target now, comparable with [`Vcs::land_target`]'s.
-    pub(crate) fn land_target_state(&self, target: &str) -> Result<Option<String>> {
+    pub(crate) fn land_target_state(&self, target: &LandTarget) -> Result<Option<String>> {
         match self {
             Vcs::Jj(jj) => Ok(jj.op_heads_key()),
-            Vcs::Git(git) => git.tip(target),
+            Vcs::Git(git) => git.tip(&target.to_string()),
         }
     }
 
@@ -689,7 +693,7 @@ impl Vcs {
     pub(crate) fn landed_since(
         &self,
         id: &WorkspaceId,
-        target: &str,
+        target: &LandTarget,
         base: &[String],
         before: Option<&str>,
     ) -> Result<Option<(Vec<String>, bool)>> {
@@ -718,7 +722,7 @@ impl Vcs {
     ) -> Result<bool> {
         match self {
             Vcs::Jj(jj) => jj.is_landed(id, ws, land),
-            Vcs::Git(git) => git.is_landed(id, ws, &land.target),
+            Vcs::Git(git) => git.is_landed(id, ws, &land.target.to_string()),
         }
     }
 

@@ -383,7 +383,7 @@ pub(super) fn new_record(
     let now = metadata::now();
     Record {
         schema_version: metadata::SCHEMA_VERSION,
-        workspace_id: req.id.to_string(),
+        workspace_id: req.id.clone(),
         workflow: req.workflow.map(str::to_string),
         status: Status::Idle,
         command: vec![],
@@ -409,7 +409,7 @@ pub(super) fn new_record(
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
-        parent: req.parent.map(WorkspaceId::to_string),
+        parent: req.parent.cloned(),
         checkpoints: 0,
         land: None,
         land_intent: None,

@@ -140,7 +140,7 @@ fn journal(ctx: &Context, record: &mut Record, target: &Target) -> Result<()> {
         .vcs
         .land_target(target)
         .ok()
-        .filter(|(name, _)| !name.is_empty())
+        .filter(|(name, _)| !name.to_string().is_empty())
     else {
         return Ok(());
     };
@@ -215,7 +215,7 @@ fn finish(ctx: &Context, id: &WorkspaceId, record: &mut Record) -> Result<()> {
     metadata::save(record)?;
     if moved {
         // The target working copy the killed land moved (jj: `<name>@`) follows it.
-        if let Some(name) = intent.target.strip_suffix('@') {
+        if let Some(name) = intent.target.working_copy() {
             let dir = match name {
                 crate::vcs::jj::MAIN_WORKSPACE => Some(ctx.repo.root.clone()),
                 _ => WorkspaceId::parse(name)

@@ -57,7 +57,7 @@ impl Launch {
     ) -> Result<Launch> {
         let ws = &record.workspace_path;
         let mut env: Vec<(OsString, OsString)> = vec![
-            (vars::ID.into(), record.workspace_id.clone().into()),
+            (vars::ID.into(), record.workspace_id.as_str().into()),
             (vars::PATH.into(), ws.clone().into()),
             (vars::METADATA.into(), metadata::path(ws).into()),
             (vars::REPO_ROOT.into(), ctx.repo.root.clone().into()),

@@ -313,7 +313,7 @@ pub(in crate::cli) struct LandJson<'a> {
     dry_run: bool,
     #[cfg_attr(test, schemars(extend("enum" = ["nothing", "landed", "conflicted", "would_land", "would_conflict"])))]
     outcome: &'static str,
-    target: &'a str,
+    target: String,
     commits: &'a [Commit],
     /// The paths the landed commits change.
     paths: &'a [String],
@@ -352,7 +352,7 @@ fn json(id: &str, dry_run: bool, landing: &Landing) -> String {
         workspace_id: id,
         dry_run,
         outcome: outcome(landing, dry_run),
-        target: &landing.target,
+        target: landing.target.to_string(),
         commits: &landing.commits,
         paths: &landing.files,
         conflicts: &landing.conflicts,

@@ -5,6 +5,58 @@ use serde::{Deserialize, Serialize};
 use super::{Record, Status};
 use crate::store::timestamp::Timestamp;
 
+/// What a land went onto, as records keep it: `<name>@` for a jj workspace's working copy,
+/// else the revision as given (jj: the commit ids `--onto` resolved to, comma-separated;
+/// git: the branch). Read and written as that text, so records keep their form.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub(crate) enum LandTarget {
+    /// jj: the working copy of the workspace of this name.
+    WorkingCopy(String),
+    /// jj: the commits `--onto` named; git: the branch.
+    Revision(String),
+}
+
+impl LandTarget {
+    /// The workspace whose working copy the land went onto (jj).
+    pub(crate) fn working_copy(&self) -> Option<&str> {
+        match self {
+            LandTarget::WorkingCopy(name) => Some(name),
+            LandTarget::Revision(_) => None,
+        }
+    }
+}
+
+impl From<String> for LandTarget {
+    fn from(text: String) -> LandTarget {
+        match text.strip_suffix('@') {
+            Some(name) => LandTarget::WorkingCopy(name.to_string()),
+            None => LandTarget::Revision(text),
+        }
+    }
+}
+
+impl From<&str> for LandTarget {
+    fn from(text: &str) -> LandTarget {
+        LandTarget::from(text.to_string())
+    }
+}
+
+impl From<LandTarget> for String {
+    fn from(target: LandTarget) -> String {
+        target.to_string()
+    }
+}
+
+impl std::fmt::Display for LandTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LandTarget::WorkingCopy(name) => write!(f, "{name}@"),
+            LandTarget::Revision(rev) => f.write_str(rev),
+        }
+    }
+}
+
 /// How a land ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -70,7 +122,8 @@ pub(crate) struct Land {
     pub at: Timestamp,
     /// What the commits landed on: `<name>@` (jj working copy), a commit (jj `--onto`), or a
     /// branch (git).
-    pub target: String,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub target: LandTarget,
     /// The landed commits, oldest first (jj: as rewritten by the land).
     pub commits: Vec<String>,
     /// jj: the change ids of `commits`, in the same order: a landed commit the user reworded
@@ -110,11 +163,11 @@ impl Land {
     /// A land onto `target` with nothing else known: what a backend is asked about when it
     /// checks whether a workspace's work is in that target (`recovered`: the commits it
     /// brought are not known).
-    pub(crate) fn probe(target: &str, recovered: bool) -> Land {
+    pub(crate) fn probe(target: &LandTarget, recovered: bool) -> Land {
         Land {
             // Never kept: only its target and commits are asked about.
             at: Timestamp::now(),
-            target: target.to_string(),
+            target: target.clone(),
             commits: vec![],
             changes: vec![],
             outcome: Outcome::Landed,
@@ -138,7 +191,8 @@ pub(crate) struct Intent {
     #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
     pub at: Timestamp,
     /// The target as [`Land::target`] names it.
-    pub target: String,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub target: LandTarget,
     /// jj: the operation heads before the land (nothing happened while they are the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_before: Option<String>,

@@ -7,8 +7,8 @@ mod setup;
 
 pub(crate) use history::{Checkpoint, Run};
 pub(crate) use land::{
-    Check as LandCheck, Conflict, Intent as LandIntent, Land, Outcome as LandOutcome, Resolved,
-    Side,
+    Check as LandCheck, Conflict, Intent as LandIntent, Land, LandTarget, Outcome as LandOutcome,
+    Resolved, Side,
 };
 pub(crate) use setup::{Setup, SetupStatus};
 
@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::repo::Backend;
 use crate::store::fsutil::FsError;
+use crate::store::layout::WorkspaceId;
 use crate::store::state::{self, Found};
 use crate::store::timestamp::Timestamp;
 
@@ -68,7 +69,8 @@ impl Status {
 pub(crate) struct Record {
     pub schema_version: u64,
     #[cfg_attr(test, schemars(regex(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")))]
-    pub workspace_id: String,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub workspace_id: WorkspaceId,
     pub workflow: Option<String>,
     pub status: Status,
     #[serde(default)]
@@ -133,8 +135,13 @@ pub(crate) struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxOptions>,
     /// The workspace this one was started from (`run --parent`), set at creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "WorkspaceId::read_optional"
+    )]
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    pub parent: Option<WorkspaceId>,
     /// How many checkpoints made a commit in this workspace (numbers the next one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoints: u64,
@@ -325,8 +332,12 @@ pub(crate) fn view_changed(workspace: &Path) -> bool {
 /// Paths and name come from the layout, never from the file.
 fn anchor(mut record: Box<Record>, workspace: &Path) -> Box<Record> {
     record.workspace_path = workspace.to_path_buf();
-    if let Some(name) = workspace.file_name().and_then(|n| n.to_str()) {
-        record.workspace_id = name.to_string();
+    if let Some(id) = workspace
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(WorkspaceId::read)
+    {
+        record.workspace_id = id;
     }
     record
 }

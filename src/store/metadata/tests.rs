@@ -168,3 +168,59 @@ fn records_written_before_the_one_vocabulary_read_as_before_and_write_the_new_na
     assert_eq!(written["land"]["resolved"][0]["path"], "b.txt");
     assert_eq!(written["runs"][0]["checkpoint"]["commit_id"], "c0ffee");
 }
+
+#[test]
+fn a_land_target_is_read_and_written_as_the_text_records_keep() {
+    for (text, target) in [
+        ("default@", LandTarget::WorkingCopy("default".into())),
+        ("parent-1@", LandTarget::WorkingCopy("parent-1".into())),
+        ("c0ffee,d00d", LandTarget::Revision("c0ffee,d00d".into())),
+        ("main", LandTarget::Revision("main".into())),
+    ] {
+        let read: LandTarget = serde_json::from_value(serde_json::json!(text)).unwrap();
+        assert_eq!(read, target);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::json!(text)
+        );
+        assert_eq!(read.to_string(), text);
+    }
+    assert_eq!(LandTarget::from("x@").working_copy(), Some("x"));
+    assert_eq!(LandTarget::from("main").working_copy(), None);
+}
+
+#[test]
+fn a_record_names_workspaces_by_checked_ids_only() {
+    let record = |id: &str, parent: &str| {
+        format!(
+            r#"{{"schema_version":1,"workspace_id":{id},"workflow":null,"status":"done",
+            "command":["true"],"repo_root":"/r","workspace_path":"/w","backend":"jj",
+            "base_change":null,"created_at":"2026-01-01T00:00:00Z",
+            "updated_at":"2026-01-01T00:00:00Z","parent":{parent}}}"#
+        )
+    };
+    let Loaded::Ok(ok) = parse(record(r#""w1""#, r#""p-1""#).as_bytes()) else {
+        panic!("a record of valid ids did not parse");
+    };
+    assert_eq!(ok.workspace_id, "w1".to_string());
+    assert_eq!(ok.parent.as_ref().map(|p| p.as_str()), Some("p-1"));
+    // A prepared workspace's name is read as such.
+    let Loaded::Ok(prepared) = parse(record(r#"".pool-abc1""#, "null").as_bytes()) else {
+        panic!("a prepared workspace's record did not parse");
+    };
+    assert_eq!(prepared.workspace_id.as_str(), ".pool-abc1");
+    // A parent that is no id names nothing: read as none, the rest of the record kept.
+    for bad in [r#""../x""#, r#""a/b""#, r#""-x""#, r#"".pool-UP""#] {
+        let Loaded::Ok(kept) = parse(record(r#""w1""#, bad).as_bytes()) else {
+            panic!("a bad parent {bad} made the record unreadable");
+        };
+        assert_eq!(kept.parent, None, "{bad}");
+    }
+    // A record whose own id is no id is not taken for one.
+    for bad in [r#""../x""#, r#""""#, r#""a b""#] {
+        assert!(
+            matches!(parse(record(bad, "null").as_bytes()), Loaded::Corrupt(_)),
+            "{bad}"
+        );
+    }
+}

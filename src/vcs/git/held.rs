@@ -13,12 +13,17 @@ impl Git {
     /// contained in the land's target branch now: a target reset to before the land leaves
     /// them outside it.
     pub(crate) fn lands_held(&self, lands: &[(&WorkspaceId, &Land)]) -> Result<Vec<WorkspaceId>> {
-        let mut by_target: BTreeMap<&str, Vec<&WorkspaceId>> = BTreeMap::new();
+        // git's targets are branches, kept as their names.
+        let mut by_target: BTreeMap<String, Vec<&WorkspaceId>> = BTreeMap::new();
         for (id, land) in lands {
-            by_target.entry(&land.target).or_default().push(id);
+            by_target
+                .entry(land.target.to_string())
+                .or_default()
+                .push(id);
         }
         let mut held = vec![];
         for (target, ids) in by_target {
+            let target = target.as_str();
             if self.branch_tip(target)?.is_none() {
                 continue;
             }

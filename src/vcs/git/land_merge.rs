@@ -2,7 +2,7 @@
 //! index or worktree: what it brings, the files it conflicts in, and `--prefer`'s side.
 
 use super::Git;
-use crate::store::metadata::{Conflict, Resolved, Side};
+use crate::store::metadata::{Conflict, LandTarget, Resolved, Side};
 use crate::vcs::land::{GitLanded, Landing, Plan, Result};
 
 impl Git {
@@ -18,10 +18,7 @@ impl Git {
         tip: &str,
         fork: Option<&str>,
     ) -> Result<(Landing<GitLanded>, String)> {
-        let mut landing = Landing {
-            target: target.to_string(),
-            ..Landing::default()
-        };
+        let mut landing = Landing::onto(LandTarget::Revision(target.to_string()));
         let mut not: Vec<String> = vec![onto.to_string()];
         not.extend(fork.map(str::to_string));
         landing.commits = self.work_commits(&[tip], &not)?;

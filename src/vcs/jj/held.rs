@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::Land;
+use crate::store::metadata::{Land, LandTarget};
 use crate::vcs::error::Result;
 use crate::vcs::land::hex_ids;
 
@@ -20,7 +20,7 @@ impl Jj {
     /// the target.
     pub(crate) fn lands_held(&self, lands: &[(&WorkspaceId, &Land)]) -> Result<Vec<WorkspaceId>> {
         let (by_changes, by_shape): (Vec<_>, Vec<_>) = lands.iter().partition(|(_, land)| {
-            land.target.ends_with('@') && !hex_ids(&land.commits).is_empty()
+            land.target.working_copy().is_some() && !hex_ids(&land.commits).is_empty()
         });
         let mut held = self.held_by_changes(&by_changes)?;
         let mut by_stop: BTreeMap<String, Vec<&WorkspaceId>> = BTreeMap::new();
@@ -55,7 +55,7 @@ impl Jj {
             .stdout()?;
         let change_of: BTreeMap<&str, &str> =
             out.lines().filter_map(|l| l.split_once(' ')).collect();
-        let mut by_target: BTreeMap<&str, Vec<(&WorkspaceId, Vec<&str>)>> = BTreeMap::new();
+        let mut by_target: BTreeMap<&LandTarget, Vec<(&WorkspaceId, Vec<&str>)>> = BTreeMap::new();
         for (id, land) in lands {
             // A landed commit jj cannot name is taken as not held: never removed as landed.
             let changes: Option<Vec<&str>> = hex_ids(&land.commits)
@@ -64,14 +64,17 @@ impl Jj {
                 .collect();
             if let Some(changes) = changes {
                 by_target
-                    .entry(land.target.as_str())
+                    .entry(&land.target)
                     .or_default()
                     .push((id, changes));
             }
         }
         let mut held = vec![];
         for (target, lands) in by_target {
-            let name = target.trim_end_matches('@');
+            // Only lands onto a working copy are judged by their changes.
+            let Some(name) = target.working_copy() else {
+                continue;
+            };
             let changes: Vec<String> = lands
                 .iter()
                 .flat_map(|(_, c)| c.iter())
@@ -131,14 +134,14 @@ impl Jj {
     pub(crate) fn landed_since(
         &self,
         id: &WorkspaceId,
-        target: &str,
+        target: &LandTarget,
         base: &[String],
         before: Option<&str>,
     ) -> Result<Option<(Vec<String>, bool)>> {
         let ws = workspace_revset(id);
-        let (commits, landed) = match target.strip_suffix('@') {
-            Some(name) => {
-                let probe = Land::probe(&format!("{name}@"), false);
+        let (commits, landed) = match target {
+            LandTarget::WorkingCopy(name) => {
+                let probe = Land::probe(target, false);
                 let landed = !self.lands_held(&[(id, &probe)])?.is_empty();
                 let commits = match (landed, before) {
                     (true, Some(op)) => self.landed_changes(&ws, name, op).unwrap_or_default(),
@@ -151,8 +154,8 @@ impl Jj {
                 let landed = landed && !commits.is_empty();
                 (commits, landed)
             }
-            None => {
-                let asked = [target.to_string()];
+            LandTarget::Revision(rev) => {
+                let asked = [rev.clone()];
                 let Some(&onto) = hex_ids(&asked).first() else {
                     return Ok(None);
                 };
@@ -220,17 +223,17 @@ impl Jj {
     }
 
     /// The target a land to the main working copy is recorded under before it is made.
-    pub(crate) fn main_target() -> String {
-        format!("{MAIN_WORKSPACE}@")
+    pub(crate) fn main_target() -> LandTarget {
+        LandTarget::WorkingCopy(MAIN_WORKSPACE.to_string())
     }
 }
 
 /// The revset a land's work must be below: the target working copy, else the last landed
 /// commit (a land onto a commit).
 fn stop(land: &Land) -> Option<String> {
-    match land.target.strip_suffix('@') {
-        Some(name) => Some(workspace_revset(name)),
-        None => {
+    match &land.target {
+        LandTarget::WorkingCopy(name) => Some(workspace_revset(name)),
+        LandTarget::Revision(_) => {
             let last = land.commits.last()?;
             let ids = hex_ids(std::slice::from_ref(last));
             ids.first().map(|id| format!("present({id})"))

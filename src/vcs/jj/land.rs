@@ -15,7 +15,7 @@ use super::stale::Probe;
 use super::{recovery_dir, workspace_revset, Jj, MAIN_WORKSPACE};
 use crate::exec::process::{Call, ProcessError};
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::Conflict;
+use crate::store::metadata::{Conflict, LandTarget};
 use crate::vcs::land::{
     hex_ids, overlap, JjLanded, LandError, Landing, Plan, Result, Target, TargetKind,
 };
@@ -101,10 +101,7 @@ impl Jj {
         work: Work,
     ) -> Result<Option<Landing<JjLanded>>> {
         let preview = self.preview(plan, place)?;
-        let mut landing = Landing {
-            target: target_name(place, &preview),
-            ..Landing::default()
-        };
+        let mut landing = Landing::onto(target_name(place, &preview));
         if preview.commits.is_empty() {
             return Ok(Some(landing));
         }
@@ -161,9 +158,7 @@ impl Jj {
             true => None,
             false => Some(Chain {
                 id: plan.id,
-                target: place
-                    .working_copy
-                    .then(|| landing.target.trim_end_matches('@')),
+                target: landing.target.working_copy(),
             }),
         };
         landing.undo = Some(undo_line(chain, &moved(&preview, &landed), &origin));
@@ -319,14 +314,14 @@ impl Jj {
                 let commit = self.one_commit(rev)?;
                 Ok(Place {
                     revset: commit.clone(),
-                    recorded: Some(commit),
+                    recorded: Some(LandTarget::Revision(commit)),
                     dir: self.main.clone(),
                     working_copy: false,
                 })
             }
             Target::Workspace { id, path } => Ok(Place {
                 revset: "@".into(),
-                recorded: Some(format!("{id}@")),
+                recorded: Some(LandTarget::WorkingCopy(id.to_string())),
                 dir: path.clone(),
                 working_copy: true,
             }),
@@ -658,14 +653,13 @@ fn undo_line(chain: Option<Chain>, moved: &[Moved], origin: &[String]) -> String
 
 /// The recorded target: as asked, else the main working copy's workspace name (`default`
 /// when several workspaces share that commit, or none is named).
-fn target_name(place: &Place, preview: &Preview) -> String {
+fn target_name(place: &Place, preview: &Preview) -> LandTarget {
     if let Some(recorded) = &place.recorded {
         return recorded.clone();
     }
-    let default = format!("{MAIN_WORKSPACE}@");
     match preview.target_names.as_slice() {
-        [one] => one.clone(),
-        _ => default,
+        [one] => LandTarget::from(one.clone()),
+        _ => LandTarget::WorkingCopy(MAIN_WORKSPACE.to_string()),
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::{workspace_revset, Jj};
 use crate::store::layout::WorkspaceId;
+use crate::store::metadata::LandTarget;
 use crate::vcs::land::{hex_ids, Divergent, LandError, Plan, Result};
 use crate::vcs::Commit;
 
@@ -54,7 +55,7 @@ pub(super) struct Preview {
 /// copy (then `revset` is `@` of `dir`).
 pub(super) struct Place {
     pub(super) revset: String,
-    pub(super) recorded: Option<String>,
+    pub(super) recorded: Option<LandTarget>,
     pub(super) dir: PathBuf,
     pub(super) working_copy: bool,
 }

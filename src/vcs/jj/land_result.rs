@@ -194,7 +194,7 @@ impl Jj {
         ws: &Path,
         land: &Land,
     ) -> crate::vcs::Result<bool> {
-        let stop = match land.target.strip_suffix('@') {
+        let stop = match land.target.working_copy() {
             Some(name) => workspace_revset(name),
             None => match land
                 .commits
