@@ -108,9 +108,7 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
     let mut args = vec![];
     let mounts = [
         Mount::read_only(Path::new("/")),
-        Mount::Dev {
-            dst: "/dev".into(),
-        },
+        Mount::Dev { dst: "/dev".into() },
         Mount::Proc {
             dst: "/proc".into(),
         },
@@ -300,9 +298,7 @@ pub(crate) fn args(
 fn plan(options: &Options, scope: &Scope) -> Plan {
     let mut mounts = vec![
         Mount::read_only(Path::new("/")),
-        Mount::Dev {
-            dst: "/dev".into(),
-        },
+        Mount::Dev { dst: "/dev".into() },
         Mount::Proc {
             dst: "/proc".into(),
         },
@@ -346,7 +342,12 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
     if hide_store {
         mounts.push(Mount::tmpfs(&scope.repo.store));
     }
-    for path in scope.backend.writable.iter().chain([&scope.workspace.to_path_buf()]) {
+    for path in scope
+        .backend
+        .writable
+        .iter()
+        .chain([&scope.workspace.to_path_buf()])
+    {
         mounts.push(Mount::writable(path));
     }
     if let Some(private) = &scope.private {
@@ -530,9 +531,7 @@ impl Confinement {
     /// `call` run inside the sandbox (its environment, input and directory as they are).
     pub(crate) fn wrap(&self, call: Call) -> Result<Call, SandboxError> {
         let seccomp = std::os::fd::OwnedFd::from(seccomp()?);
-        let args = self
-            .plan
-            .args(std::os::fd::AsRawFd::as_raw_fd(&seccomp));
+        let args = self.plan.args(std::os::fd::AsRawFd::as_raw_fd(&seccomp));
         Ok(call.inside(&self.bwrap, args).pass(seccomp))
     }
 }
@@ -780,9 +779,7 @@ mod tests {
         let plan = Plan {
             mounts: vec![
                 Mount::read_only(Path::new("/")),
-                Mount::Dev {
-                    dst: "/dev".into(),
-                },
+                Mount::Dev { dst: "/dev".into() },
                 Mount::tmpfs(Path::new("/tmp")),
                 Mount::Writable {
                     src: "/s/wc/.jj".into(),
@@ -800,7 +797,8 @@ mod tests {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let mounts = "--ro-bind / / --dev /dev --tmpfs /tmp --bind /s/wc/.jj /ws/.jj --remount-ro /repo";
+        let mounts =
+            "--ro-bind / / --dev /dev --tmpfs /tmp --bind /s/wc/.jj /ws/.jj --remount-ro /repo";
         let tail = "--unshare-net --seccomp 7 --chdir /ws --";
         assert_eq!(
             args.join(" "),

@@ -3,9 +3,8 @@
 //! jj and git run only through the backends' builders in `vcs/` and `exec/`, and `vcs/` takes
 //! a workspace id as the checked `WorkspaceId`, never as a `&str`.
 //!
-//! The first two list the files still to move behind them (the own store, which moves into
-//! the backends as a whole): a file on a list that no longer needs it fails too, so the lists
-//! only shrink.
+//! The first two list the files still to move behind them (none now): a file on a list that
+//! no longer needs it fails too, so the lists only shrink.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -73,11 +72,7 @@ fn backend_knowledge_stays_inside_vcs() {
             "Backend::Git",
         ],
     );
-    assert_wall(
-        "backend knowledge inside vcs/",
-        found,
-        &["workspace/private.rs"],
-    );
+    assert_wall("backend knowledge inside vcs/", found, &[]);
 }
 
 /// jj and git run only through the backends' builders (`vcs/`) and `exec/`: elsewhere a
@@ -90,12 +85,7 @@ fn jj_and_git_run_only_through_the_backends() {
         .into_iter()
         .filter(|f| !other_programs.contains(&f.as_str()))
         .collect();
-    // bubblewrap running the own store's export (jj and git inside): moves with it.
-    assert_wall(
-        "jj and git through the backends' builders",
-        found,
-        &["workspace/private.rs"],
-    );
+    assert_wall("jj and git through the backends' builders", found, &[]);
 }
 
 /// Every command starts from the invocation (`cli/invocation.rs`): no command opens the
