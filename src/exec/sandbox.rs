@@ -105,21 +105,19 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
     if remembered == Some(true) {
         return Ok(bin);
     }
-    let probe = Call::new(&bin)
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-        .args([
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--cap-drop",
-            "ALL",
-            "--die-with-parent",
-            "--",
-            "true",
-        ])
-        .stdout();
+    let mut args = vec![];
+    let mounts = [
+        Mount::read_only(Path::new("/")),
+        Mount::Dev { dst: "/dev".into() },
+        Mount::Proc {
+            dst: "/proc".into(),
+        },
+    ];
+    for mount in &mounts {
+        mount.render(&mut args);
+    }
+    args.extend(CONFINED.map(OsString::from));
+    let probe = Call::new(&bin).args(args).args(["--", "true"]).stdout();
     match probe {
         Ok(_) => {
             if let (Some(file), Some(key)) = (probe_file(), key) {
@@ -251,12 +249,12 @@ pub(crate) struct BackendPaths {
 /// A workspace's own store as a sandbox mounts it: its mounts, the writable ones first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PrivateStore {
-    pub mounts: Vec<Mount>,
+    pub mounts: Vec<StoreMount>,
 }
 
 /// One path of a workspace's own store in its sandbox.
 #[derive(Debug, Clone)]
-pub(crate) struct Mount {
+pub(crate) struct StoreMount {
     pub source: PathBuf,
     /// Where it is mounted: over the workspace's entry of that name (its `.jj`, its `.git`),
     /// or (none) at its own path.
@@ -267,7 +265,7 @@ pub(crate) struct Mount {
 impl PrivateStore {
     /// Adds `source`, mounted at its own path, writable or not.
     pub(crate) fn at(mut self, source: PathBuf, writable: bool) -> PrivateStore {
-        self.mounts.push(Mount {
+        self.mounts.push(StoreMount {
             source,
             over: None,
             writable,
@@ -277,7 +275,7 @@ impl PrivateStore {
 
     /// Adds `source`, mounted over the workspace's entry `name`.
     pub(crate) fn over(mut self, source: PathBuf, name: &'static str, writable: bool) -> Self {
-        self.mounts.push(Mount {
+        self.mounts.push(StoreMount {
             source,
             over: Some(name),
             writable,
@@ -293,40 +291,56 @@ pub(crate) fn args(
     scope: &Scope,
     seccomp: RawFd,
 ) -> Result<Vec<OsString>, SandboxError> {
-    let mut args = Args::default();
-    args.add(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    Ok(plan(options, scope).args(seccomp))
+}
+
+/// The sandbox `options` and `scope` make: its mounts in order, its network, its directory.
+fn plan(options: &Options, scope: &Scope) -> Plan {
+    let mut mounts = vec![
+        Mount::read_only(Path::new("/")),
+        Mount::Dev { dst: "/dev".into() },
+        Mount::Proc {
+            dst: "/proc".into(),
+        },
+    ];
     // The sandbox's own /proc would let real root write the kernel's settings
     // (`kernel.core_pattern` runs a program as root outside every namespace).
-    args.bind("--ro-bind", Path::new("/proc/sys"));
+    mounts.push(Mount::read_only(Path::new("/proc/sys")));
     for path in KERNEL_READ_ONLY {
-        args.bind("--ro-bind-try", Path::new(path));
+        let path = PathBuf::from(path);
+        mounts.push(Mount::ReadOnlyIfThere {
+            src: path.clone(),
+            dst: path,
+        });
     }
     let hidden = hidden_dirs();
     for dir in &hidden {
-        args.bind("--tmpfs-at", dir);
+        mounts.push(Mount::tmpfs(dir));
     }
     let put_back = scope.readable.iter().cloned().chain(resolver());
     for path in put_back {
         if hidden.iter().any(|dir| path.starts_with(dir)) && path.exists() {
-            args.bind("--ro-bind", &path);
+            mounts.push(Mount::read_only(&path));
         }
     }
     for socket in hidden_sockets(&hidden, &options.sockets) {
-        args.0
-            .extend(["--ro-bind".into(), "/dev/null".into(), socket.into()]);
+        mounts.push(Mount::ReadOnly {
+            src: "/dev/null".into(),
+            dst: socket,
+        });
     }
     for socket in &options.sockets {
-        args.bind("--bind", socket);
+        mounts.push(Mount::writable(socket));
     }
-    args.bind("--tmpfs-at", &scope.repo.root);
-    args.bind("--tmpfs-at", scope.namespace_dir);
+    mounts.push(Mount::tmpfs(&scope.repo.root));
+    mounts.push(Mount::tmpfs(scope.namespace_dir));
     // A store of its own: the repository's store is not mounted, also where it does not
     // live under the main working copy (a separate git directory).
     let hide_store = scope.private.is_some()
         && !scope.repo.store.starts_with(&scope.repo.root)
         && scope.repo.store.is_dir();
     if hide_store {
-        args.bind("--tmpfs-at", &scope.repo.store);
+        mounts.push(Mount::tmpfs(&scope.repo.store));
     }
     for path in scope
         .backend
@@ -334,73 +348,192 @@ pub(crate) fn args(
         .iter()
         .chain([&scope.workspace.to_path_buf()])
     {
-        args.bind("--bind", path);
+        mounts.push(Mount::writable(path));
     }
     if let Some(private) = &scope.private {
-        let (writable, read_only): (Vec<&Mount>, Vec<&Mount>) =
+        let (writable, read_only): (Vec<&StoreMount>, Vec<&StoreMount>) =
             private.mounts.iter().partition(|m| m.writable);
         for mount in writable.into_iter().chain(read_only) {
-            let how = match mount.writable {
-                true => "--bind",
-                false => "--ro-bind",
-            };
-            let target = match mount.over {
+            let src = mount.source.clone();
+            let dst = match mount.over {
                 Some(name) => scope.workspace.join(name),
                 None => mount.source.clone(),
             };
-            args.0
-                .extend([how.into(), mount.source.clone().into(), target.into()]);
+            mounts.push(match mount.writable {
+                true => Mount::Writable { src, dst },
+                false => Mount::ReadOnly { src, dst },
+            });
         }
     }
     for path in &options.writable {
-        args.bind("--bind", path);
+        mounts.push(Mount::writable(path));
     }
     for path in scope.backend.read_only.iter().filter(|p| p.exists()) {
-        args.bind("--ro-bind", path);
+        mounts.push(Mount::read_only(path));
     }
     // A nested run reads the state of its own workspace; the lock files stay hidden (flock
     // works on a read-only file: an agent could block every other run).
     let state = scope.namespace_dir.join(".state");
     if state.is_dir() {
-        args.bind("--ro-bind", &state);
+        mounts.push(Mount::read_only(&state));
         // Other workspaces' records (their command lines) and setup logs are theirs: each is
         // covered, as it is when the sandbox starts.
         for other in others_state(&state, scope.workspace) {
-            match other.is_dir() {
-                true => args.bind("--tmpfs-at", &other),
-                false => args
-                    .0
-                    .extend(["--ro-bind".into(), "/dev/null".into(), other.into()]),
-            }
+            mounts.push(match other.is_dir() {
+                true => Mount::Tmpfs { dst: other },
+                false => Mount::ReadOnly {
+                    src: "/dev/null".into(),
+                    dst: other,
+                },
+            });
         }
     }
     // The empty tmpfs hiding the main working copy and the namespace is read-only too.
-    args.bind("--remount-ro", &scope.repo.root);
-    args.bind("--remount-ro", scope.namespace_dir);
+    mounts.push(Mount::RemountReadOnly {
+        dst: scope.repo.root.clone(),
+    });
+    mounts.push(Mount::RemountReadOnly {
+        dst: scope.namespace_dir.to_path_buf(),
+    });
     if hide_store {
-        args.bind("--remount-ro", &scope.repo.store);
+        mounts.push(Mount::RemountReadOnly {
+            dst: scope.repo.store.clone(),
+        });
     }
-    // A user namespace even for real root: its capabilities (dropped anyway) then count only
-    // inside, and the kernel's root-only files above are read-only mounts.
-    args.add([
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-    ]);
-    if !options.network {
-        args.add(["--unshare-net"]);
+    Plan {
+        mounts,
+        network: options.network,
+        chdir: scope.workspace.to_path_buf(),
     }
-    args.add(["--seccomp"]);
-    args.0.push(seccomp.to_string().into());
-    args.add(["--chdir"]);
-    args.0.push(scope.workspace.into());
-    args.add(["--"]);
-    Ok(args.0)
+}
+
+/// One step of a sandbox's file system, applied in order (a later one covers an earlier).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mount {
+    /// `src` at `dst`, read-only.
+    ReadOnly { src: PathBuf, dst: PathBuf },
+    /// `src` at `dst`, read-only, where `src` exists (nothing otherwise).
+    ReadOnlyIfThere { src: PathBuf, dst: PathBuf },
+    /// `src` at `dst`, writable.
+    Writable { src: PathBuf, dst: PathBuf },
+    /// An empty tmpfs hiding whatever is at `dst`.
+    Tmpfs { dst: PathBuf },
+    /// The mount at `dst` made read-only.
+    RemountReadOnly { dst: PathBuf },
+    /// A minimal `/dev` at `dst`.
+    Dev { dst: PathBuf },
+    /// The sandbox's own `/proc` at `dst`.
+    Proc { dst: PathBuf },
+}
+
+impl Mount {
+    /// `path` onto itself, read-only.
+    fn read_only(path: &Path) -> Mount {
+        Mount::ReadOnly {
+            src: path.to_path_buf(),
+            dst: path.to_path_buf(),
+        }
+    }
+
+    /// `path` onto itself, writable.
+    fn writable(path: &Path) -> Mount {
+        Mount::Writable {
+            src: path.to_path_buf(),
+            dst: path.to_path_buf(),
+        }
+    }
+
+    fn tmpfs(path: &Path) -> Mount {
+        Mount::Tmpfs {
+            dst: path.to_path_buf(),
+        }
+    }
+
+    /// bubblewrap's words for this mount: the one place they are written.
+    fn render(&self, args: &mut Vec<OsString>) {
+        let (flag, src, dst) = match self {
+            Mount::ReadOnly { src, dst } => ("--ro-bind", Some(src), dst),
+            Mount::ReadOnlyIfThere { src, dst } => ("--ro-bind-try", Some(src), dst),
+            Mount::Writable { src, dst } => ("--bind", Some(src), dst),
+            Mount::Tmpfs { dst } => ("--tmpfs", None, dst),
+            Mount::RemountReadOnly { dst } => ("--remount-ro", None, dst),
+            Mount::Dev { dst } => ("--dev", None, dst),
+            Mount::Proc { dst } => ("--proc", None, dst),
+        };
+        args.push(flag.into());
+        args.extend(src.map(|s| s.clone().into_os_string()));
+        args.push(dst.clone().into_os_string());
+    }
+}
+
+/// The namespaces every sandbox gets (the probe in [`find`] too): a user namespace even for
+/// real root, so its capabilities (dropped anyway) count only inside, and the kernel's
+/// root-only files are read-only mounts.
+const CONFINED: [&str; 8] = [
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+];
+
+/// A sandbox as data: its mounts in order, whether it has the network, where it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    mounts: Vec<Mount>,
+    network: bool,
+    chdir: PathBuf,
+}
+
+impl Plan {
+    /// The bwrap arguments (after the binary, up to and including `--`), the filter read
+    /// from the descriptor `seccomp`.
+    fn args(&self, seccomp: RawFd) -> Vec<OsString> {
+        let mut args = vec![];
+        for mount in &self.mounts {
+            mount.render(&mut args);
+        }
+        args.extend(CONFINED.map(OsString::from));
+        if !self.network {
+            args.push("--unshare-net".into());
+        }
+        args.extend(["--seccomp".into(), seccomp.to_string().into()]);
+        args.extend(["--chdir".into(), self.chdir.clone().into_os_string()]);
+        args.push("--".into());
+        args
+    }
+}
+
+/// A sandbox other programs are run in one at a time: bubblewrap and the plan, each call
+/// handed a filter of its own (bubblewrap reads it whole).
+pub(crate) struct Confinement {
+    bwrap: PathBuf,
+    plan: Plan,
+}
+
+impl Confinement {
+    /// The sandbox of `options` and `scope`, made by `bwrap`.
+    pub(crate) fn new(bwrap: &Path, options: &Options, scope: &Scope) -> Confinement {
+        Confinement {
+            bwrap: bwrap.to_path_buf(),
+            plan: plan(options, scope),
+        }
+    }
+
+    /// Where the sandbox starts: its workspace, as the programs inside see it.
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.plan.chdir
+    }
+
+    /// `call` run inside the sandbox (its environment, input and directory as they are).
+    pub(crate) fn wrap(&self, call: Call) -> Result<Call, SandboxError> {
+        let seccomp = std::os::fd::OwnedFd::from(seccomp()?);
+        let args = self.plan.args(std::os::fd::AsRawFd::as_raw_fd(&seccomp));
+        Ok(call.inside(&self.bwrap, args).pass(seccomp))
+    }
 }
 
 /// The entries of the namespace's `.state` other than the record of the workspace at
@@ -609,25 +742,6 @@ fn seccomp_program() -> Result<Vec<u8>, SandboxError> {
     )))
 }
 
-#[derive(Default)]
-struct Args(Vec<OsString>);
-
-impl Args {
-    fn add<const N: usize>(&mut self, words: [&str; N]) {
-        self.0.extend(words.iter().map(OsString::from));
-    }
-
-    /// `--tmpfs-at` hides `path` under an empty tmpfs, `--remount-ro` makes the mount at
-    /// `path` read-only; the others bind `path` onto itself.
-    fn bind(&mut self, how: &str, path: &Path) {
-        match how {
-            "--tmpfs-at" => self.0.extend(["--tmpfs".into(), path.into()]),
-            "--remount-ro" => self.0.extend([how.into(), path.into()]),
-            _ => self.0.extend([how.into(), path.into(), path.into()]),
-        }
-    }
-}
-
 /// Whether this process runs inside the sandbox of a run of workspace `id` at `path`: the
 /// environment names that workspace and a sandbox, and this pid namespace's init is
 /// bubblewrap (the supervisor outside is not visible from here).
@@ -658,6 +772,38 @@ mod tests {
             );
         }
         assert!(ks.contains(&(libc::TIOCSTI as u32)));
+    }
+
+    #[test]
+    fn a_plan_is_rendered_in_order_in_bubblewraps_words() {
+        let plan = Plan {
+            mounts: vec![
+                Mount::read_only(Path::new("/")),
+                Mount::Dev { dst: "/dev".into() },
+                Mount::tmpfs(Path::new("/tmp")),
+                Mount::Writable {
+                    src: "/s/wc/.jj".into(),
+                    dst: "/ws/.jj".into(),
+                },
+                Mount::RemountReadOnly {
+                    dst: "/repo".into(),
+                },
+            ],
+            network: false,
+            chdir: "/ws".into(),
+        };
+        let args: Vec<String> = plan
+            .args(7)
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let mounts =
+            "--ro-bind / / --dev /dev --tmpfs /tmp --bind /s/wc/.jj /ws/.jj --remount-ro /repo";
+        let tail = "--unshare-net --seccomp 7 --chdir /ws --";
+        assert_eq!(
+            args.join(" "),
+            format!("{mounts} {} {tail}", CONFINED.join(" "))
+        );
     }
 
     #[test]

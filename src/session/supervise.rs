@@ -54,7 +54,7 @@ pub(crate) enum Warning {
     /// The workspace's own store was made again from the user's side, and the old one,
     /// holding work that had not come back, kept aside.
     OwnStoreKept {
-        store: workspace::private::KeptStore,
+        store: workspace::own_store::KeptStore,
     },
 }
 
@@ -102,7 +102,7 @@ pub(crate) fn supervise(
     if let Some(sandboxing) = &sandboxing {
         // Every process of the run has ended: its own store is the export's alone.
         let ws = &record.workspace_path;
-        match workspace::private::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
+        match workspace::own_store::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
             Ok(paths) if paths.is_empty() => {}
             Ok(paths) => warnings.push(Warning::MovedAside { paths }),
             Err(err) => warnings.push(Warning::NotBroughtBack { code, err }),

@@ -15,6 +15,16 @@ pub enum VcsError {
     /// A jj or git call failed (or could not start).
     #[error(transparent)]
     Process(#[from] ProcessError),
+    /// A call could not be confined (its sandbox's filter could not be made).
+    #[error(transparent)]
+    Sandbox(#[from] crate::exec::sandbox::SandboxError),
+    /// A worktree in the middle of something its own git directory would not carry.
+    #[error("worktree {} holds {what}, which a sandboxed run cannot carry into its own git directory", ws.display())]
+    Busy {
+        ws: PathBuf,
+        what: String,
+        how: String,
+    },
     /// jj answered, but is older than the oldest version this tool supports.
     #[error("{path} is {version}; agent-workspace needs jj {}.{} or newer", min.0, min.1)]
     TooOld {
@@ -278,6 +288,10 @@ impl From<VcsError> for CliError {
         let message = err.to_string();
         match err {
             VcsError::Process(e) => process_error(e),
+            VcsError::Sandbox(e) => CliError::from(e),
+            VcsError::Busy { how, .. } => CliError::failure(message).hint(format!(
+                "{how}, then run again; nothing was changed (or run without --sandbox)"
+            )),
             VcsError::TooOld { .. } => {
                 CliError::failure(message).hint(crate::error::install_hint("jj"))
             }

@@ -9,6 +9,7 @@ pub(crate) mod git;
 pub(crate) mod jj;
 pub(crate) mod land;
 mod markers;
+pub(crate) mod own_store;
 mod packs;
 mod pool;
 mod sandbox;
@@ -152,22 +153,6 @@ pub(crate) fn program(backend: Option<Backend>) -> &'static str {
 }
 
 impl Vcs {
-    /// The jj backend, when this is one.
-    pub(crate) fn as_jj(&self) -> Option<&jj::Jj> {
-        match self {
-            Vcs::Jj(jj) => Some(jj),
-            Vcs::Git(_) => None,
-        }
-    }
-
-    /// The git backend, when this is one.
-    pub(crate) fn as_git(&self) -> Option<&git::Git> {
-        match self {
-            Vcs::Git(git) => Some(git),
-            Vcs::Jj(_) => None,
-        }
-    }
-
     /// `cache_dir` (the namespace's `.locks`) is where a backend may keep answers that are
     /// expensive to recompute; its parent is the namespace directory.
     /// `branch_prefix` is git's (default [`git::DEFAULT_PREFIX`]), `colocate` jj's.

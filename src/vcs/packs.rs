@@ -1,6 +1,6 @@
 //! What both backends' private stores share: git run on a git directory named outright, a
 //! pack of the objects some commits need, and the base's pack made once and shared read-only
-//! by every private store of that base (`git/private.rs`, `jj/private.rs`).
+//! by every private store of that base (`git/own_store.rs`, `jj/own_store.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -22,7 +22,7 @@ pub(crate) struct Launch {
     through_direnv: bool,
     sandboxed: bool,
     workspace: String,
-    kept_store: Option<crate::workspace::private::KeptStore>,
+    kept_store: Option<crate::workspace::own_store::KeptStore>,
     /// direnv evaluates for this launch, and what it loads is kept for the next ones.
     evaluation: Option<Evaluation>,
 }
@@ -96,8 +96,8 @@ impl Launch {
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
             let id = crate::store::layout::WorkspaceId::parse(&record.workspace_id)?;
-            let prepared = crate::workspace::private::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
-            let private = prepared.store;
+            let prepared = crate::workspace::own_store::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
+            let private = Some(prepared.store);
             kept_store = prepared.kept;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
@@ -169,7 +169,7 @@ impl Launch {
 
     /// The workspace's own store this launch replaced, kept aside because it held work
     /// that did not come back (to be said).
-    pub(crate) fn kept_store(&self) -> Option<&crate::workspace::private::KeptStore> {
+    pub(crate) fn kept_store(&self) -> Option<&crate::workspace::own_store::KeptStore> {
         self.kept_store.as_ref()
     }
 

@@ -20,8 +20,8 @@ pub(crate) mod hold;
 pub(crate) mod inventory;
 pub(crate) mod land;
 pub(crate) mod launch;
+pub(crate) mod own_store;
 pub(crate) mod pool;
-pub(crate) mod private;
 mod reattach;
 pub(crate) use reattach::{finish_interrupted_repairs, Repaired};
 pub(crate) mod remove;
@@ -88,7 +88,7 @@ pub(crate) enum Note {
     ToolsLinksSkipped { paths: Vec<PathBuf> },
     /// A sandboxed setup made the workspace's own store again; the old one, holding work
     /// that had not come back, was kept aside.
-    OwnStoreKept { store: private::KeptStore },
+    OwnStoreKept { store: own_store::KeptStore },
     /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
     Copied {
         id: String,

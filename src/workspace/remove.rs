@@ -49,7 +49,7 @@ pub(crate) struct Removal {
     pub earlier_aside: Option<PathBuf>,
     /// The workspace's own store (sandboxed runs), kept aside because it holds work that
     /// did not come back.
-    pub own_store_kept: Option<super::private::KeptStore>,
+    pub own_store_kept: Option<super::own_store::KeptStore>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }
@@ -161,7 +161,7 @@ fn remove_workspace(
     }
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
-    let own_store = super::private::settle(ctx, &entry.id, &entry.path);
+    let own_store = super::own_store::settle(ctx, &entry.id, &entry.path);
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
     let (kept, listed) = match entry.problem {
         Some(Problem::Unregistered) => (Kept::Unregistered, None),
@@ -203,7 +203,7 @@ fn remove_workspace(
             gitlinks: vec![],
             branch_deleted: None,
             earlier_aside: None,
-            own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+            own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
             run_logs: None,
         });
     }
@@ -276,7 +276,7 @@ fn remove_workspace(
         gitlinks,
         branch_deleted,
         earlier_aside,
-        own_store_kept: super::private::remove(ctx, &entry.id, Some(own_store)),
+        own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
         run_logs: None,
     })
 }
@@ -328,7 +328,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                     earlier_aside: journal
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
-                    own_store_kept: super::private::remove(ctx, &id, None),
+                    own_store_kept: super::own_store::remove(ctx, &id, None),
                     run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
@@ -511,7 +511,7 @@ impl Journal {
             gitlinks: vec![],
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
-            own_store_kept: super::private::remove(ctx, &entry.id, None),
+            own_store_kept: super::own_store::remove(ctx, &entry.id, None),
             run_logs: None,
         })
     }

@@ -3,9 +3,9 @@
 //! jj and git run only through the backends' builders in `vcs/` and `exec/`, and `vcs/` takes
 //! a workspace id as the checked `WorkspaceId`, never as a `&str`.
 //!
-//! The first two list the files still to move behind them (the own store, which moves into
-//! the backends as a whole): a file on a list that no longer needs it fails too, so the lists
-//! only shrink.
+//! The first two list the files still to move behind them (none now): a file on a list that
+//! no longer needs it fails too, so the lists only shrink. The own store's files run no shell
+//! (its jj and git are each a process of their own inside its sandbox).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -73,11 +73,7 @@ fn backend_knowledge_stays_inside_vcs() {
             "Backend::Git",
         ],
     );
-    assert_wall(
-        "backend knowledge inside vcs/",
-        found,
-        &["workspace/private.rs"],
-    );
+    assert_wall("backend knowledge inside vcs/", found, &[]);
 }
 
 /// jj and git run only through the backends' builders (`vcs/`) and `exec/`: elsewhere a
@@ -90,12 +86,7 @@ fn jj_and_git_run_only_through_the_backends() {
         .into_iter()
         .filter(|f| !other_programs.contains(&f.as_str()))
         .collect();
-    // bubblewrap running the own store's export (jj and git inside): moves with it.
-    assert_wall(
-        "jj and git through the backends' builders",
-        found,
-        &["workspace/private.rs"],
-    );
+    assert_wall("jj and git through the backends' builders", found, &[]);
 }
 
 /// Every command starts from the invocation (`cli/invocation.rs`): no command opens the
@@ -123,6 +114,95 @@ fn commands_start_from_the_invocation() {
         found,
         &["cli/complete.rs", "cli/invocation.rs"],
     );
+}
+
+/// What starts a shell, or builds bubblewrap's arguments by hand, in a line of code.
+const SHELL_NEEDLES: [&str; 6] = [
+    "\"sh\"",
+    "\"/bin/sh\"",
+    "\"bash\"",
+    "sh -c",
+    "set -e",
+    "sandbox::args(",
+];
+
+/// Whether `line` (code, comments taken off) starts a shell or lays out a bubblewrap sandbox
+/// by hand.
+fn runs_a_shell(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or_default();
+    SHELL_NEEDLES.iter().any(|needle| code.contains(needle))
+}
+
+/// The own store's files (`workspace/own_store/`, `vcs/own_store.rs`, the backends'
+/// `own_store*.rs`), relative to `src/`.
+fn own_store_files() -> Vec<(String, std::path::PathBuf)> {
+    let root = src();
+    rust_files(&root)
+        .into_iter()
+        .filter_map(|file| {
+            let rel = file
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            rel.contains("own_store").then_some((rel, file))
+        })
+        .collect()
+}
+
+/// The own store's export, take-back and look at what it holds are jj and git run one
+/// process at a time, each through the backend's builder and wrapped by the sandbox's
+/// `Confinement`: no file of the own store runs a shell script (inside bubblewrap or
+/// anywhere) or builds bubblewrap's arguments itself.
+#[test]
+fn the_own_store_runs_no_shell() {
+    let files = own_store_files();
+    let names: BTreeSet<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
+    for expected in [
+        "workspace/own_store/mod.rs",
+        "vcs/own_store.rs",
+        "vcs/jj/own_store.rs",
+        "vcs/git/own_store.rs",
+    ] {
+        assert!(names.contains(expected), "{expected} not found: {names:?}");
+    }
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|(rel, file)| {
+            code(file)
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| runs_a_shell(line))
+                .map(|(n, line)| format!("src/{rel}:{}: {}", n + 1, line.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the own store runs a shell (run each jj or git through the backend's builder, wrapped by `Confinement`):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_shell_is_told_from_other_calls() {
+    // The shapes the own store's export had as a script run inside bubblewrap.
+    for line in [
+        r#"        .args(["sh", "-c", script, "sh"])"#,
+        r#"    let script = format!("set -e\n\"#,
+        r#"    Call::new("/bin/sh").arg("-c")"#,
+        r#"    let args = sandbox::args(&options, &scope, fd)?;"#,
+    ] {
+        assert!(runs_a_shell(line), "{line}");
+    }
+    for line in [
+        r#"            .args(["-c", "fetch.fsckObjects=true"])"#,
+        r#"        in_ws(&["bookmark", "set", bookmark, "-r", "@"])?;"#,
+        r#"    // no shell: not "sh -c""#,
+        r#"        let jail = confine::confinement(ctx, ws, mounts, bwrap)?;"#,
+    ] {
+        assert!(!runs_a_shell(line), "{line}");
+    }
 }
 
 /// The lines of `vcs/`'s code (outside comments) that take a workspace id as a string: a

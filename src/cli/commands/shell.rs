@@ -75,7 +75,7 @@ pub(in crate::cli) fn cmd_shell(inv: &Invocation, args: &ShellArgs) -> Result<i3
     let ending = launch.run()?;
     if let Some(sandboxing) = &sandboxing {
         let ws = &record.workspace_path;
-        match workspace::private::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
+        match workspace::own_store::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
             Ok(paths) => {
                 for path in paths {
                     ui.warning_with_hint(

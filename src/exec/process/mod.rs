@@ -104,6 +104,19 @@ impl Call {
         self
     }
 
+    /// This call run by `wrapper` (bubblewrap) after `prefix`: the program and its arguments
+    /// follow `prefix`; the directory, environment and input stay the call's.
+    pub(crate) fn inside(self, wrapper: &Path, prefix: Vec<OsString>) -> Call {
+        let mut args = prefix;
+        args.push(self.program.into_os_string());
+        args.extend(self.args);
+        Call {
+            program: wrapper.to_path_buf(),
+            args,
+            ..self
+        }
+    }
+
     /// The command line as a shell would read it back (program name, quoted arguments).
     fn cmdline(&self) -> String {
         let name = self.program.file_name().unwrap_or(self.program.as_os_str());

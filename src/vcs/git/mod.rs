@@ -13,13 +13,13 @@ mod land_edits;
 mod land_merge;
 mod land_target;
 mod markers;
+mod own_store;
+mod own_store_refs;
 mod pool;
-mod private;
 mod untracked;
+pub(crate) use own_store::{Checkout, BUNDLE_LIMIT, EXPORT_REFS};
+pub(crate) use own_store_refs::{private_key, private_refs, stat_key};
 pub(crate) use pool::BranchPlan;
-pub(crate) use private::{
-    private_key, private_refs, stat_key, Checkout, BUNDLE_LIMIT, EXPORT_REFS,
-};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -10,14 +10,14 @@ mod land;
 mod land_disk;
 mod land_preview;
 mod land_result;
+mod own_store;
 mod pool;
-mod private;
 mod recorded;
 mod stale;
 mod untracked;
 mod worktree;
 
-pub(crate) use private::{WorkingCommit, EXPORT_REF};
+pub(crate) use own_store::WorkingCommit;
 pub(crate) use stale::recovery_dir;
 
 use std::fs;

@@ -6,16 +6,20 @@
 //! the worktree's own commits and staged files (a pack of its own), with the worktree's
 //! `HEAD` (its branch, or a detached commit) and its index copied, so no file is hashed
 //! again. A sandbox mounts it through a `.git` file over the worktree's own. After that git
-//! runs on it only inside a sandbox. Its work comes back as a bundle made there, fetched
-//! into the user's repository with the user's git and configuration, checked (`fsck`).
+//! runs on it only inside a sandbox. Its work comes back as a bundle made there
+//! (`export_own`: each git a process of its own in the sandbox), fetched into the user's
+//! repository with the user's git and configuration, checked (`fsck`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::stat_key;
 use super::Git;
 use crate::exec::process::Call;
+use crate::exec::sandbox::Confinement;
 use crate::store::layout::WorkspaceId;
-use crate::vcs::error::Result;
+use crate::vcs::error::{Result, VcsError};
+use crate::vcs::own_store::{object_id, Source, UserSide};
 
 /// The refs an export inside the sandbox bundles: `head` (the agent's `HEAD`) and `index`
 /// (a commit of what it staged, its parent `head`), when there is one.
@@ -47,7 +51,7 @@ pub(crate) struct InProgress {
 }
 
 impl Git {
-    fn git_at(&self, git_dir: &Path) -> Result<Call> {
+    pub(super) fn git_at(&self, git_dir: &Path) -> Result<Call> {
         crate::vcs::packs::git_at(git_dir)
     }
 
@@ -377,6 +381,196 @@ impl Git {
         result
     }
 
+    /// Refuses a worktree at `ws` in the middle of a merge, cherry-pick, revert or rebase,
+    /// or with unresolved conflicts: neither the agent's git directory nor a bring-back
+    /// into the worktree's index would keep its state. The index a store was made or brought
+    /// back to (`user_op` ends with its key) had no conflicts: while it is the same file, it
+    /// has none.
+    pub(crate) fn own_store_ready(&self, ws: &Path, user_op: Option<&str>) -> Result<()> {
+        let git_dir = self.worktree_git_dir(ws)?;
+        let index = stat_key(&git_dir.join("index"));
+        let checked = index != "-" && user_op.is_some_and(|u| u.ends_with(&format!(" {index}")));
+        match self.in_progress(ws, &git_dir, checked)? {
+            Some(busy) => Err(VcsError::Busy {
+                ws: ws.to_path_buf(),
+                what: busy.what,
+                how: busy.how,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the worktree at `ws` is still as of `user_op` (its `HEAD` and index).
+    pub(crate) fn own_store_user_side(&self, ws: &Path, user_op: &str) -> Result<UserSide> {
+        let git_dir = self.worktree_git_dir(ws)?;
+        Ok(
+            match self.checkout_key(&git_dir).as_deref() == Some(user_op) {
+                true => UserSide::Same,
+                false => UserSide::Moved,
+            },
+        )
+    }
+
+    /// What a new store of the worktree at `ws` is made from: its `HEAD`, and the key of it
+    /// and its index.
+    pub(crate) fn own_store_source(&self, ws: &Path) -> Result<Source<'_>> {
+        let at = self.checkout(ws)?;
+        let user_op = self.checkout_key(&at.git_dir).unwrap_or_default();
+        Ok(Source::Git {
+            git: self,
+            at,
+            user_op,
+        })
+    }
+
+    /// Exports the agent's work inside `jail`, each git a process of its own there (no
+    /// network): its `HEAD`, when it is not `from`, as the export's `head`, and what it
+    /// staged, when that differs from `HEAD`'s tree, as a commit `index` on it; both bundled
+    /// into `out` above `from`. `None` when there is neither.
+    pub(crate) fn export_own(
+        &self,
+        jail: &Confinement,
+        out: &Path,
+        from: &str,
+    ) -> Result<Option<PathBuf>> {
+        let ws = jail.workspace();
+        let git = |args: &[&str]| -> Result<Call> {
+            Ok(self.call(ws)?.dir(ws).args(args.iter().copied()))
+        };
+        let run = |call: Call| -> Result<String> { Ok(jail.wrap(call)?.stdout()?) };
+        // What git printed inside the sandbox is handed on only as a whole object id.
+        let id = |said: String| {
+            object_id(&said).ok_or_else(|| VcsError::Io {
+                action: "read",
+                path: ws.to_path_buf(),
+                source: std::io::Error::other(format!("git printed {said:?}, not an object id")),
+            })
+        };
+        let head = id(run(git(&["rev-parse", "--verify", "HEAD^{commit}"])?)?)?;
+        // An earlier export's refs (or the agent's under that name) go first.
+        let listed = run(git(&[
+            "for-each-ref",
+            "--format=delete %(refname)",
+            EXPORT_REFS,
+        ])?)?;
+        if !listed.trim().is_empty() {
+            let list = out.join("delete-refs");
+            fs::write(&list, &listed).map_err(|e| io("write", &list, e))?;
+            let input = fs::File::open(&list).map_err(|e| io("read", &list, e))?;
+            run(git(&["update-ref", "--stdin"])?.input(input))?;
+            let _ = fs::remove_file(&list);
+        }
+        if head != from {
+            run(git(&["update-ref", &format!("{EXPORT_REFS}head"), &head])?)?;
+        }
+        // An index with conflicts writes no tree: then nothing was staged.
+        let tree = jail
+            .wrap(git(&["write-tree"])?)?
+            .stdout()
+            .ok()
+            .and_then(|t| object_id(&t));
+        if let Some(tree) = tree {
+            let head_tree = run(git(&["rev-parse", &format!("{head}^{{tree}}")])?)?;
+            if tree != head_tree.trim() {
+                let index = id(run(git(&[
+                    "commit-tree",
+                    &tree,
+                    "-p",
+                    &head,
+                    "-m",
+                    "staged",
+                ])?)?)?;
+                run(git(&[
+                    "update-ref",
+                    &format!("{EXPORT_REFS}index"),
+                    &index,
+                ])?)?;
+            }
+        }
+        if run(git(&["for-each-ref", EXPORT_REFS])?)?.trim().is_empty() {
+            return Ok(None);
+        }
+        let bundle = out.join("export.bundle");
+        let branches = format!(
+            "--branches={}",
+            EXPORT_REFS
+                .trim_start_matches("refs/heads/")
+                .trim_end_matches('/')
+        );
+        run(git(&["bundle", "create", "-q"])?
+            .arg(&bundle)
+            .arg(branches)
+            .arg(format!("^{from}")))?;
+        Ok(Some(bundle))
+    }
+
+    /// Every submodule of the worktree at `ws` (a gitlink in its index, `git_dir`) whose
+    /// `.git` does not lead into the repository's own git directory: the agent made it, and
+    /// the user's `git status` would run the configuration it names. Each is renamed
+    /// `.git.from-sandbox` (numbered when taken); returns the new paths. The worktree's files
+    /// are only looked at, never read by git.
+    ///
+    /// The worktree's gitlinks are listed again only when its index changed since `cache`
+    /// (the index's size and time, then the paths; agent-workspace's own file, never
+    /// mounted).
+    pub(crate) fn move_aside_gitlink_dirs(
+        &self,
+        git_dir: &Path,
+        ws: &Path,
+        cache: &Path,
+    ) -> Vec<PathBuf> {
+        let key = stat_key(&git_dir.join("index"));
+        let cached = crate::store::fsutil::read_untrusted_string(cache, 16 << 20)
+            .ok()
+            .and_then(|text| {
+                let (first, rest) = text.split_once('\n')?;
+                (first == key).then(|| rest.lines().map(str::to_string).collect::<Vec<_>>())
+            });
+        let links = match cached {
+            Some(links) => links,
+            None => {
+                let Ok(links) = self.gitlinks(git_dir) else {
+                    return vec![];
+                };
+                // A path with a newline is not cached (listed again next time).
+                if !links.iter().any(|l| l.contains('\n')) {
+                    let text = format!("{key}\n{}", links.join("\n"));
+                    let _ = crate::store::fsutil::write_atomic(cache, text.as_bytes());
+                }
+                links
+            }
+        };
+        let mut moved = vec![];
+        for link in links {
+            // Each step a real directory: a link could lead the rename out of the worktree.
+            let mut path = ws.to_path_buf();
+            let real = Path::new(&link).components().all(|part| {
+                path.push(part);
+                matches!(part, std::path::Component::Normal(_))
+                    && fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir())
+            });
+            let dot_git = path.join(".git");
+            if !real || fs::symlink_metadata(&dot_git).is_err() || self.leads_home(&path, &dot_git)
+            {
+                continue;
+            }
+            moved.extend(crate::vcs::own_store::rename_aside(&path));
+        }
+        moved
+    }
+
+    /// Whether the submodule `.git` at `dot_git` is a `.git` file naming a directory inside
+    /// the repository's own git directory (as `git submodule` makes them).
+    fn leads_home(&self, submodule: &Path, dot_git: &Path) -> bool {
+        let Ok(text) = crate::store::fsutil::read_untrusted_string(dot_git, 4096) else {
+            return false;
+        };
+        let Some(named) = text.strip_prefix("gitdir: ") else {
+            return false;
+        };
+        self.owns(&submodule.join(named.trim_end_matches(['\n', '\r'])))
+    }
+
     /// The paths of the worktree's submodules (gitlinks in its index).
     pub(crate) fn gitlinks(&self, git_dir: &Path) -> Result<Vec<String>> {
         let out = self
@@ -397,265 +591,5 @@ impl Git {
     pub(crate) fn owns(&self, dir: &Path) -> bool {
         let common = fs::canonicalize(&self.common).unwrap_or_else(|_| self.common.clone());
         fs::canonicalize(dir).is_ok_and(|d| d.starts_with(common))
-    }
-}
-
-/// A file's size, time and inode, as a key that changes when it is written (empty when it
-/// is missing).
-pub(crate) fn stat_key(path: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    match fs::symlink_metadata(path) {
-        Ok(m) => format!("{}:{}.{}:{}", m.size(), m.mtime(), m.mtime_nsec(), m.ino()),
-        Err(_) => "-".into(),
-    }
-}
-
-/// What says a private git directory changed since: its `HEAD`, the loose ref it names,
-/// its packed refs, its index and `HEAD`'s reflog, read as data (never by git).
-pub(crate) fn private_key(git_dir: &Path) -> Option<String> {
-    let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 4096).ok();
-    let head = read(&git_dir.join("HEAD"))?;
-    let named = head
-        .strip_prefix("ref: ")
-        .map(|r| r.trim())
-        .filter(|r| r.starts_with("refs/") && !r.split('/').any(|part| part == ".."))
-        .and_then(|r| read(&git_dir.join(r)))
-        .unwrap_or_default();
-    let key = format!(
-        "{} {} {} {} {}",
-        head.trim(),
-        named.trim(),
-        stat_key(&git_dir.join("packed-refs")),
-        stat_key(&git_dir.join("index")),
-        stat_key(&git_dir.join("logs/HEAD")),
-    );
-    Some(key.replace(['\n', '\r'], " "))
-}
-
-/// The most refs and reflog entries of a private git directory looked at: beyond, it is
-/// kept whole rather than read further.
-const REFS_LIMIT: usize = 2000;
-
-/// What a private git directory's refs name, read as data (never by git): every ref (loose,
-/// packed, a detached `HEAD`) but the export's, and each commit `HEAD`'s reflog names that no
-/// other reflog does (made on a detached `HEAD`, then left). `None` when there are more than
-/// [`REFS_LIMIT`] or they cannot be read.
-pub(crate) fn private_refs(git_dir: &Path) -> Option<Vec<(String, String)>> {
-    let read = |path: &Path| crate::store::fsutil::read_untrusted_string(path, 64 << 10).ok();
-    // A reflog or the packed refs grow with every update: bounded higher. A file that is
-    // missing is empty; one that cannot be read makes the whole answer unknown.
-    let read_log = |path: &Path| match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
-        _ => crate::store::fsutil::read_untrusted_string(path, 16 << 20).ok(),
-    };
-    let mut refs = vec![];
-    let mut logged = std::collections::HashSet::new();
-    // Loose refs and their reflogs, every directory a real one (never a link followed).
-    let mut dirs = vec![
-        (git_dir.join("refs"), "refs".to_string(), false),
-        (git_dir.join("logs/refs"), "refs".to_string(), true),
-    ];
-    let mut seen = 0;
-    while let Some((dir, name, log)) = dirs.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let entry = entry.ok()?;
-            seen += 1;
-            if seen > REFS_LIMIT {
-                return None;
-            }
-            let file = entry.file_name().into_string().ok()?;
-            let full = format!("{name}/{file}");
-            let kind = entry.file_type().ok()?;
-            if kind.is_dir() {
-                dirs.push((entry.path(), full, log));
-            } else if !kind.is_file() || full.starts_with(EXPORT_REFS) {
-                continue;
-            } else if log {
-                for line in read_log(&entry.path())?.lines() {
-                    logged.extend(line.split(' ').take(2).map(str::to_string));
-                }
-            } else {
-                let text = read(&entry.path())?;
-                if !text.starts_with("ref: ") {
-                    refs.push((full, text.trim().to_string()));
-                }
-            }
-        }
-    }
-    let packed = read_log(&git_dir.join("packed-refs"))?;
-    for line in packed.lines().filter(|l| !l.starts_with(['#', '^'])) {
-        if let Some((id, name)) = line.split_once(' ') {
-            if !name.starts_with(EXPORT_REFS) {
-                refs.push((name.to_string(), id.to_string()));
-            }
-        }
-    }
-    let head = read(&git_dir.join("HEAD"))?;
-    if !head.starts_with("ref: ") {
-        refs.push(("HEAD".into(), head.trim().to_string()));
-    }
-    let mut detached = std::collections::BTreeSet::new();
-    for line in read_log(&git_dir.join("logs/HEAD"))?.lines() {
-        // A rebase's picks are copies of commits it started from (which their own reflogs
-        // name): only what was committed on a detached HEAD is the agent's own.
-        let rebase = line
-            .split_once('\t')
-            .is_some_and(|(_, message)| message.starts_with("rebase"));
-        if let Some(id) = line.split(' ').nth(1) {
-            if !rebase && !logged.contains(id) && !id.bytes().all(|b| b == b'0') {
-                detached.insert(id.to_string());
-            }
-        }
-    }
-    refs.extend(detached.into_iter().map(|id| {
-        (
-            "a commit made on a detached HEAD (in HEAD's reflog)".to_string(),
-            id,
-        )
-    }));
-    (refs.len() <= REFS_LIMIT).then_some(refs)
-}
-
-impl Git {
-    /// Which of `refs` (name, object id: read from an agent's git directory) name anything
-    /// the user's repository does not hold in the history of `tips` (what came back, and its
-    /// base): an object it does not have at all, or a commit outside that history.
-    /// `scratch` is a file of agent-workspace's own it may write (the ids handed to git).
-    pub(crate) fn outside(
-        &self,
-        refs: &[(String, String)],
-        tips: &[String],
-        scratch: &Path,
-    ) -> Result<Vec<String>> {
-        let hex =
-            |oid: &str| matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit());
-        let mut outside: Vec<String> = vec![];
-        let ids: String = refs
-            .iter()
-            .filter(|(_, id)| hex(id))
-            .map(|(_, id)| format!("{id}\n"))
-            .collect();
-        fs::write(scratch, ids).map_err(|e| io("write", scratch, e))?;
-        let input = fs::File::open(scratch).map_err(|e| io("read", scratch, e))?;
-        let kinds = self
-            .git_at(&self.common)?
-            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
-            .input(input)
-            .stdout();
-        let _ = fs::remove_file(scratch);
-        let kinds: std::collections::HashMap<String, String> = kinds?
-            .lines()
-            .filter_map(|l| l.split_once(' '))
-            .map(|(id, kind)| (id.to_string(), kind.to_string()))
-            .collect();
-        let mut commits: Vec<(&str, &str)> = vec![];
-        for (name, id) in refs {
-            match kinds.get(id).map(String::as_str) {
-                Some("commit") if hex(id) => commits.push((name, id)),
-                _ => outside.push(name.clone()),
-            }
-        }
-        if !commits.is_empty() {
-            let not: Vec<String> = tips
-                .iter()
-                .filter(|t| hex(t))
-                .map(|t| format!("^{t}"))
-                .collect();
-            let listed = self
-                .git_at(&self.common)?
-                .args(["rev-list"])
-                .args(commits.iter().map(|(_, id)| id.to_string()))
-                .args(not)
-                .stdout()?;
-            let listed: std::collections::HashSet<&str> = listed.lines().collect();
-            outside.extend(
-                commits
-                    .iter()
-                    .filter(|(_, id)| listed.contains(id))
-                    .map(|(name, _)| name.to_string()),
-            );
-        }
-        outside.sort();
-        outside.dedup();
-        Ok(outside)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn id(n: char) -> String {
-        n.to_string().repeat(40)
-    }
-
-    /// A git directory as an agent leaves it: a branch (with its reflog), a stash, a packed
-    /// tag, the export's refs, and HEAD's reflog with a commit made detached, a rebase's
-    /// pick and a move to the branch.
-    #[test]
-    fn private_refs_are_read_as_data() {
-        let tmp = tempfile::tempdir().unwrap();
-        let git = tmp.path();
-        let write = |rel: &str, text: &str| {
-            let path = git.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, text).unwrap();
-        };
-        let zero = "0".repeat(40);
-        write("HEAD", "ref: refs/heads/w\n");
-        write("refs/heads/w", &format!("{}\n", id('a')));
-        write("refs/stash", &format!("{}\n", id('b')));
-        write(&format!("{EXPORT_REFS}head"), &format!("{}\n", id('c')));
-        write(
-            "packed-refs",
-            &format!(
-                "# pack-refs with: peeled\n{} refs/tags/v1\n^{}\n",
-                id('d'),
-                id('a')
-            ),
-        );
-        let entry = |old: &str, new: &str, message: &str| {
-            format!("{old} {new} A <a@x> 1 +0000\t{message}\n")
-        };
-        write(
-            "logs/refs/heads/w",
-            &(entry(&zero, &id('9'), "branch: Created") + &entry(&id('9'), &id('a'), "commit: x")),
-        );
-        write(
-            "logs/HEAD",
-            &(entry(&zero, &id('9'), "x")
-                + &entry(&id('9'), &id('e'), "commit: made detached")
-                + &entry(&id('e'), &id('f'), "rebase (pick): copy")
-                + &entry(&id('f'), &id('a'), "checkout: moving to w")),
-        );
-        let mut refs = private_refs(git).unwrap();
-        refs.sort();
-        let detached = "a commit made on a detached HEAD (in HEAD's reflog)".to_string();
-        assert_eq!(
-            refs,
-            vec![
-                (detached, id('e')),
-                ("refs/heads/w".into(), id('a')),
-                ("refs/stash".into(), id('b')),
-                ("refs/tags/v1".into(), id('d')),
-            ]
-        );
-        // A FIFO in place of a ref is no ref (skipped); in place of the packed refs, the
-        // answer is unknown. Neither is waited on.
-        let mkfifo = |path: &Path| {
-            let _ = fs::remove_file(path);
-            assert!(std::process::Command::new("mkfifo")
-                .arg(path)
-                .status()
-                .unwrap()
-                .success());
-        };
-        mkfifo(&git.join("refs/heads/fifo"));
-        assert_eq!(private_refs(git).map(|r| r.len()), Some(4));
-        mkfifo(&git.join("packed-refs"));
-        assert_eq!(private_refs(git), None);
     }
 }

@@ -6,15 +6,18 @@
 //! that base, its own commits in a pack of its own), with that commit checked out as `@`
 //! and the workspace's file states copied in, so no file is written or hashed again. After
 //! that, jj and git run on it only inside the sandbox. Its work comes back as a git bundle
-//! made there, fetched into the user's store with the user's configuration.
+//! made there (`export_own`: jj and git each a process of their own in the sandbox),
+//! fetched into the user's store with the user's configuration.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Jj;
 use crate::exec::process::Call;
+use crate::exec::sandbox::Confinement;
 use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
+use crate::vcs::own_store::{Beyond, Source, UserSide};
 
 /// The git ref an export inside the sandbox bundles (the agent's `@`).
 pub(crate) const EXPORT_REF: &str = "refs/heads/agent-workspace-export";
@@ -212,6 +215,141 @@ impl Jj {
         })();
         cleanup();
         result
+    }
+
+    /// Whether the user's side of workspace `id` at `ws` is still `at`, as of the
+    /// operation heads `user_op`: nothing happened since (no jj asked), or the working-copy
+    /// commit is the same (the new heads).
+    pub(crate) fn own_store_user_side(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        at: &WorkingCommit,
+        user_op: &str,
+    ) -> Result<UserSide> {
+        if self.op_heads_key().as_deref() == Some(user_op) {
+            return Ok(UserSide::Same);
+        }
+        let user_op = self.op_heads_key().unwrap_or_default();
+        let now = self.working_commit(id, ws, false)?;
+        Ok(match now.commit == at.commit {
+            true => UserSide::SameCommit(user_op),
+            false => UserSide::Moved,
+        })
+    }
+
+    /// What a new store of workspace `id` at `ws` is made from: its working-copy commit,
+    /// snapshotted first, with the operation heads read before it (an operation in between
+    /// is then only asked about next time) and its base's shared objects under `bases`.
+    pub(crate) fn own_store_source(
+        &self,
+        id: &WorkspaceId,
+        ws: &Path,
+        bases: &Path,
+    ) -> Result<Source<'_>> {
+        let user_op = self.op_heads_key().unwrap_or_default();
+        let at = self.working_commit(id, ws, true)?;
+        let base_objects = match at.parents.first() {
+            Some(parent) => Some(self.base_objects(parent, bases)?),
+            None => None,
+        };
+        Ok(Source::Jj {
+            jj: self,
+            at,
+            user_op,
+            base_objects,
+        })
+    }
+
+    /// Exports the agent's work inside `jail`, each step a process of its own there (no
+    /// network): its `@` given the export's bookmark, exported to its git store and bundled
+    /// from there into `out`, everything above the parents of `at` (which the user's store
+    /// has). The bundle's path.
+    pub(crate) fn export_own(
+        &self,
+        jail: &Confinement,
+        out: &Path,
+        at: &WorkingCommit,
+    ) -> Result<PathBuf> {
+        let ws = jail.workspace();
+        let bookmark = EXPORT_REF.trim_start_matches("refs/heads/");
+        let in_ws = |args: &[&str]| -> Result<String> {
+            let call = self.call(ws)?.dir(ws).args(args.iter().copied());
+            Ok(jail.wrap(call)?.stdout()?)
+        };
+        in_ws(&["bookmark", "set", bookmark, "-r", "@", "--allow-backwards"])?;
+        in_ws(&["--ignore-working-copy", "git", "export"])?;
+        let bundle = out.join("export.bundle");
+        let call = self
+            .git_at(&ws.join(".jj/repo/store/git"))?
+            .dir(ws)
+            .args(["bundle", "create", "-q"])
+            .arg(&bundle)
+            .arg(EXPORT_REF)
+            .args(at.parents.iter().map(|p| format!("^{p}")));
+        jail.wrap(call)?.stdout()?;
+        Ok(bundle)
+    }
+
+    /// The visible heads of the store in `dir` outside `@` and its ancestors, asked of jj
+    /// inside the sandbox `confine` makes around an empty directory (the workspace may be
+    /// gone).
+    pub(crate) fn heads_beyond(
+        &self,
+        dir: &Path,
+        confine: &dyn Fn(&Path) -> std::result::Result<Confinement, String>,
+    ) -> Beyond {
+        let scratch = dir.join("check");
+        let _ = fs::remove_dir_all(&scratch);
+        if let Err(err) = fs::create_dir(&scratch) {
+            return Beyond::HeadsUnread(err.to_string());
+        }
+        let said = confine(&scratch).and_then(|jail| {
+            let ws = jail.workspace();
+            let call = self
+                .call(ws)
+                .map_err(|e| crate::error::CliError::from(e).message)?
+                .dir(ws)
+                .args(["--ignore-working-copy", "log", "--no-graph"])
+                .args(["-r", "visible_heads() ~ ::@"])
+                .args([
+                    "-T",
+                    r#"commit_id ++ " " ++ bookmarks.map(|b| b.name()).join(" ") ++ "\n""#,
+                ]);
+            let wrapped = jail.wrap(call).map_err(|e| e.to_string())?;
+            wrapped.stdout().map_err(|e| e.to_string())
+        });
+        let _ = fs::remove_dir_all(&scratch);
+        let said = match said {
+            Ok(said) => said,
+            Err(why) => return Beyond::HeadsUnread(why),
+        };
+        let mut commits = vec![];
+        let mut bookmarks = vec![];
+        for line in said.lines().take(10_000) {
+            let mut words = line.split(' ');
+            let commit = words.next().unwrap_or_default();
+            if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Beyond::Printed(line.to_string());
+            }
+            commits.push(commit.get(..12).unwrap_or(commit).to_string());
+            bookmarks.extend(words.filter(|w| !w.is_empty()).map(str::to_string));
+        }
+        match commits.is_empty() {
+            true => Beyond::Nothing,
+            false => Beyond::Heads { commits, bookmarks },
+        }
+    }
+
+    /// A `.git` at the root of the workspace at `ws` that is not the one jj made there (jj
+    /// 0.46's link to the repository's worktree entry, or none): the agent made it, and the
+    /// user's `git status` there would run the configuration it names. Renamed aside; its
+    /// new path.
+    pub(crate) fn move_aside_foreign_git(&self, ws: &Path) -> Option<PathBuf> {
+        match self.git_link_is_ours(ws) {
+            true => None,
+            false => crate::vcs::own_store::rename_aside(ws),
+        }
     }
 
     /// The ids of the operation heads of the store at `wc` (its files' names, never

@@ -1,0 +1,301 @@
+//! A sandboxed workspace's own store, one flow for both backends: made ready before a
+//! sandboxed run (reused while nothing changed on either side), its work brought back after
+//! it, removed with the workspace (kept aside when it holds work that did not come back).
+//! What differs per backend is asked of `vcs` (`vcs/own_store.rs`).
+//!
+//! The store lives in `<namespace>/.private/<id>/`. jj: `wc/.jj` is what the sandbox mounts
+//! as the workspace's `.jj`. git: `git/` is the worktree's own git directory, named by the
+//! `.git` file `gitfile` the sandbox mounts over the worktree's own. `synced` (never
+//! mounted) says which commit of the user's store it was made from or last brought back to,
+//! and what its own state was then; `out/` receives an export's bundle. Nothing in `wc/` or
+//! `git/` is ever read by jj or git outside a sandbox once an agent could have written it:
+//! work comes back as a bundle made inside one, by jj and git run there one process at a
+//! time.
+
+mod confine;
+mod kept;
+mod synced;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub(crate) use kept::KeptStore;
+
+use crate::error::{CliError, Result};
+use crate::exec::sandbox::{self, PrivateStore};
+use crate::store::layout::WorkspaceId;
+use crate::vcs::own_store::UserSide;
+use crate::workspace::context::Context;
+use synced::Synced;
+
+/// The store in `dir` and its record, when both are there.
+fn synced_store(ctx: &Context, dir: &Path) -> Option<Synced> {
+    synced::read(dir).filter(|_| ctx.vcs.own_store(dir).is_dir())
+}
+
+/// How a sandbox mounts the store at `dir` (with `out`, an export's directory, writable).
+fn mounts(ctx: &Context, dir: &Path, synced: &Synced, out: Option<&Path>) -> PrivateStore {
+    ctx.vcs
+        .own_store_mounts(dir, synced.base_objects.as_deref(), out)
+}
+
+fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
+    CliError::io(action, path, err)
+}
+
+/// A store made ready for a sandboxed run: how to mount it, and the store it replaced when
+/// that one held work the new one does not (kept aside, see [`remove`]).
+pub(crate) struct Prepared {
+    pub store: PrivateStore,
+    pub kept: Option<KeptStore>,
+}
+
+/// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
+/// Work the store holds that was not brought back yet (a run killed before) is brought back
+/// first; a store the user's side moved away from (a checkpoint, a land) is made again,
+/// the old one kept aside when it held work outside what came back. A workspace whose
+/// state a store would not carry (git: a merge in progress) is refused first.
+pub(crate) fn prepare(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+) -> Result<Prepared> {
+    let dir = ctx.layout.private_store(id);
+    let recorded = synced::read(&dir);
+    ctx.vcs
+        .own_store_ready(ws, recorded.as_ref().map(|s| s.user_op.as_str()))?;
+    if let Some(mut synced) = recorded.filter(|_| ctx.vcs.own_store(&dir).is_dir()) {
+        if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
+            let words = ctx.vcs.own_store_words();
+            bring_back(ctx, id, ws, bwrap).map_err(|err| {
+                err.hint(format!(
+                    "the command was not run; the agent's commits stay in its {} {} (its files are in the {files_in}): to start afresh from the {files_in}'s files, delete {} (those commits are then lost)",
+                    words.store,
+                    ctx.vcs.own_store(&dir).display(),
+                    dir.display(),
+                    files_in = words.files_in,
+                ))
+            })?;
+            synced = synced::read(&dir).unwrap_or(synced);
+        }
+        match ctx
+            .vcs
+            .own_store_user_side(id, ws, &synced.at, &synced.user_op)?
+        {
+            UserSide::Same => {}
+            UserSide::SameCommit(user_op) => {
+                synced.user_op = user_op;
+                synced::write(&dir, &synced)?;
+            }
+            UserSide::Moved => return make(ctx, id, ws, &dir),
+        }
+        return Ok(Prepared {
+            store: mounts(ctx, &dir, &synced, None),
+            kept: None,
+        });
+    }
+    make(ctx, id, ws, &dir)
+}
+
+/// Makes the store afresh from the workspace's working-copy commit (jj snapshots it first;
+/// git: its `HEAD` and index), the one there before kept aside when it holds work.
+fn make(ctx: &Context, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<Prepared> {
+    let kept = clear(ctx, id, dir)?;
+    fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    let bases = ctx.layout.private_stores().join(".bases");
+    let source = ctx.vcs.own_store_source(id, ws, &bases)?;
+    let made = match source.make(ws, dir, &bases) {
+        Ok(made) => made,
+        Err(err) => {
+            let _ = fs::remove_dir_all(dir);
+            let words = ctx.vcs.own_store_words();
+            return Err(CliError::from(err).hint(format!(
+                "the {}'s {} for sandboxed runs could not be made; the command was not run",
+                words.files_in, words.store
+            )));
+        }
+    };
+    let synced = Synced {
+        at: made.at,
+        op: ctx.vcs.own_store_state(dir).unwrap_or_default(),
+        user_op: made.user_op,
+        base_objects: made.base_objects,
+    };
+    synced::write_made(dir, &synced.op)?;
+    synced::write(dir, &synced)?;
+    Ok(Prepared {
+        store: mounts(ctx, dir, &synced, None),
+        kept,
+    })
+}
+
+/// Makes room for a new store at `dir`: an old one there goes, unless it holds work outside
+/// what came back (its work was brought back before this is called), which is then kept
+/// aside and returned.
+fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path) -> Result<Option<KeptStore>> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(None);
+    }
+    if ctx.vcs.own_store(dir).is_dir() {
+        if let Some(holds) = kept::beyond(ctx, dir) {
+            let store = kept::keep_aside(ctx, id, dir, holds);
+            if !store.path.starts_with(dir) {
+                return Ok(Some(store));
+            }
+            return Err(CliError::failure(format!(
+                "could not move aside the own store of workspace {id:?}, which holds work that did not come back"
+            ))
+            .hint(format!(
+                "the command was not run; the store is {} (move it elsewhere, then run again)",
+                dir.display()
+            )));
+        }
+    }
+    fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
+    Ok(None)
+}
+
+/// Brings back what the agent did in workspace `id`'s own store, when it did anything:
+/// inside the same confinement its `@` (git: its `HEAD` and index) is exported as a git
+/// bundle, which is then fetched into the user's store with the user's configuration and
+/// becomes the workspace's working-copy commit (see `Jj::take_back`, `Git::take_back`).
+/// Nothing to do for an untouched store. Returns what was moved aside: what the agent left
+/// in the workspace that the user's jj or git would follow (jj: a `.git` it made; git: a
+/// submodule's `.git` leading to a directory the agent made).
+pub(crate) fn bring_back(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+) -> Result<Vec<PathBuf>> {
+    // Before jj or git runs in the workspace again.
+    let mut moved = ctx.vcs.own_store_before_bring_back(ws);
+    let dir = ctx.layout.private_store(id);
+    let Some(synced) = synced_store(ctx, &dir) else {
+        return Ok(moved);
+    };
+    if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
+        take_back(ctx, id, ws, &dir, &synced, bwrap)?;
+    }
+    moved.extend(ctx.vcs.own_store_after_bring_back(ws, &dir)?);
+    Ok(moved)
+}
+
+/// Exports the store's work in the workspace's sandbox and takes it back into the user's
+/// store, then records what the store is synced to.
+fn take_back(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    synced: &Synced,
+    bwrap: &Path,
+) -> Result<()> {
+    let words = ctx.vcs.own_store_words();
+    let kept = || {
+        format!(
+            "the agent's commits stay in its {} {} (its files are in the {}); the next sandboxed run tries again",
+            words.store,
+            ctx.vcs.own_store(dir).display(),
+            words.files_in
+        )
+    };
+    let out = dir.join("out");
+    if fs::symlink_metadata(&out).is_ok() {
+        fs::remove_dir_all(&out).map_err(|e| io("remove", &out, &e))?;
+    }
+    fs::create_dir(&out).map_err(|e| io("create", &out, &e))?;
+    let exported = confine::confinement(ctx, ws, mounts(ctx, dir, synced, Some(&out)), bwrap)
+        .and_then(|jail| Ok(ctx.vcs.own_store_export(&jail, &out, &synced.at)?))
+        .map_err(|err| {
+            CliError::failure(format!(
+                "could not export the work of workspace {id:?} from its sandbox"
+            ))
+            .cause(err.message)
+            .hint(kept())
+        })?;
+    // Read after the export (which writes the store too): every process of the sandbox has
+    // ended, nothing else changes it.
+    let op = ctx.vcs.own_store_state(dir).unwrap_or_default();
+    if let Some(bundle) = &exported {
+        // Written inside the sandbox, whose processes have all ended: only a regular file
+        // (of a bounded size, where the backend bounds it) is handed to jj or git.
+        let limit = ctx.vcs.own_store_bundle_limit();
+        match fs::symlink_metadata(bundle) {
+            Ok(meta) if meta.file_type().is_file() && limit.is_none_or(|l| meta.len() <= l) => {}
+            _ => {
+                let what = match limit {
+                    Some(limit) => format!("not a regular file of at most {} GiB", limit >> 30),
+                    None => "not a regular file".to_string(),
+                };
+                return Err(CliError::failure(format!(
+                    "the export of workspace {id:?} left no bundle (or {what}) at {}",
+                    bundle.display()
+                ))
+                .hint(kept()));
+            }
+        }
+    }
+    let (at, user_op) = ctx
+        .vcs
+        .own_store_take_back(id, ws, &synced.at, exported.as_deref())
+        .map_err(|err| {
+            CliError::from(err)
+                .cause(format!("bringing back the work of workspace {id:?}"))
+                .hint(kept())
+        })?;
+    let _ = fs::remove_dir_all(&out);
+    synced::write(
+        dir,
+        &Synced {
+            at,
+            op,
+            user_op,
+            base_objects: synced.base_objects.clone(),
+        },
+    )
+}
+
+/// Before workspace `id` at `ws` is removed: brings back what its own store holds that was
+/// not brought back yet (a sandboxed run killed before it could), in a sandbox as always.
+/// Whether the store may then go.
+pub(crate) fn settle(ctx: &Context, id: &WorkspaceId, ws: &Path) -> bool {
+    let dir = ctx.layout.private_store(id);
+    if fs::symlink_metadata(&dir).is_err() || untouched(ctx, &dir) {
+        return true;
+    }
+    let Ok(bwrap) = sandbox::find() else {
+        return false;
+    };
+    bring_back(ctx, id, ws, &bwrap).is_ok()
+}
+
+/// Whether the store at `dir` did nothing since it was made or last brought back.
+fn untouched(ctx: &Context, dir: &Path) -> bool {
+    synced::read(dir)
+        .is_some_and(|synced| ctx.vcs.own_store_state(dir).as_deref() == Some(synced.op.as_str()))
+}
+
+/// Removes workspace `id`'s own store with the workspace, unless it holds work that did not
+/// come back: commits that could not be brought back (`settled`: what [`settle`] said, when
+/// it was asked), or anything outside what comes back (jj: `@` and its ancestors; git:
+/// `HEAD` and the index), such as another branch, a stash, a tag or a head left behind. Then
+/// it is moved aside, whole, under the namespace's kept-aside directory, and said where.
+pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> Option<KeptStore> {
+    let dir = ctx.layout.private_store(id);
+    fs::symlink_metadata(&dir).ok()?;
+    let holds = match ctx.vcs.own_store(&dir).is_dir() {
+        false => None,
+        true if !settled.unwrap_or_else(|| untouched(ctx, &dir)) => {
+            Some("commits that could not be brought back".to_string())
+        }
+        true => kept::beyond(ctx, &dir),
+    };
+    let Some(holds) = holds else {
+        let _ = fs::remove_dir_all(&dir);
+        kept::prune_bases(&ctx.layout.private_stores());
+        return None;
+    };
+    Some(kept::keep_aside(ctx, id, &dir, holds))
+}
