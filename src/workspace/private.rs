@@ -35,43 +35,17 @@ struct Synced {
     base_objects: Option<PathBuf>,
 }
 
-impl Synced {
-    fn text(&self) -> String {
-        let base = self
-            .base_objects
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        format!(
-            "commit {}\nparents {}\nop {}\nuser-op {}\nbase {}\n",
-            self.at.commit,
-            self.at.parents.join(" "),
-            self.op,
-            self.user_op,
-            base
-        )
-    }
-
-    fn parse(text: &str) -> Option<Synced> {
-        let mut fields = std::collections::HashMap::new();
-        for line in text.lines() {
-            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
-            fields.insert(key, value);
-        }
-        let base = fields.get("base")?;
-        Some(Synced {
+impl From<crate::store::private_state::Synced> for Synced {
+    fn from(kept: crate::store::private_state::Synced) -> Synced {
+        Synced {
             at: WorkingCommit {
-                commit: fields.get("commit")?.to_string(),
-                parents: fields
-                    .get("parents")?
-                    .split_whitespace()
-                    .map(str::to_string)
-                    .collect(),
+                commit: kept.commit,
+                parents: kept.parents,
             },
-            op: fields.get("op")?.to_string(),
-            user_op: fields.get("user-op")?.to_string(),
-            base_objects: (!base.is_empty()).then(|| PathBuf::from(base)),
-        })
+            op: kept.op,
+            user_op: kept.user_op,
+            base_objects: kept.base_objects,
+        }
     }
 }
 
@@ -98,15 +72,18 @@ fn own_state(dir: &Path) -> Option<String> {
 }
 
 fn read_synced(dir: &Path) -> Option<Synced> {
-    let text = crate::store::fsutil::read_untrusted_string(&dir.join("synced"), 64 << 10).ok()?;
-    Synced::parse(&text)
+    crate::store::private_state::read_synced(dir).map(Synced::from)
 }
 
 fn write_synced(dir: &Path, synced: &Synced) -> Result<()> {
-    Ok(crate::store::fsutil::write_atomic(
-        &dir.join("synced"),
-        synced.text().as_bytes(),
-    )?)
+    let kept = crate::store::private_state::Synced {
+        commit: synced.at.commit.clone(),
+        parents: synced.at.parents.clone(),
+        op: synced.op.clone(),
+        user_op: synced.user_op.clone(),
+        base_objects: synced.base_objects.clone(),
+    };
+    Ok(crate::store::private_state::write_synced(dir, &kept)?)
 }
 
 /// Makes room for a new store at `dir`: an old one there goes, unless it holds work outside
@@ -139,10 +116,7 @@ fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path, kept: &mut Option<KeptStor
 /// Records the store's own state as it was made (`made`, never mounted): while it is the
 /// same, the agent did nothing there at all.
 fn write_made(dir: &Path, state: &str) -> Result<()> {
-    Ok(crate::store::fsutil::write_atomic(
-        &dir.join("made"),
-        state.as_bytes(),
-    )?)
+    Ok(crate::store::private_state::write_made(dir, state)?)
 }
 
 fn mounts(dir: &Path, synced: &Synced, out: Option<PathBuf>) -> PrivateStore {
@@ -668,23 +642,13 @@ fn take_back_git(
 /// index's size and time, then the paths; agent-workspace's own file, never mounted).
 fn move_aside_gitlink_dirs(git: &Git, git_dir: &Path, ws: &Path, cache: &Path) -> Vec<PathBuf> {
     let key = crate::vcs::git::stat_key(&git_dir.join("index"));
-    let cached = crate::store::fsutil::read_untrusted_string(cache, 16 << 20)
-        .ok()
-        .and_then(|text| {
-            let (first, rest) = text.split_once('\n')?;
-            (first == key).then(|| rest.lines().map(str::to_string).collect::<Vec<_>>())
-        });
-    let links = match cached {
+    let links = match crate::store::private_state::gitlinks(cache, &key) {
         Some(links) => links,
         None => {
             let Ok(links) = git.gitlinks(git_dir) else {
                 return vec![];
             };
-            // A path with a newline is not cached (listed again next time).
-            if !links.iter().any(|l| l.contains('\n')) {
-                let text = format!("{key}\n{}", links.join("\n"));
-                let _ = crate::store::fsutil::write_atomic(cache, text.as_bytes());
-            }
+            crate::store::private_state::keep_gitlinks(cache, &key, &links);
             links
         }
     };
@@ -796,7 +760,7 @@ pub(crate) fn remove(ctx: &Context, id: &WorkspaceId, settled: Option<bool>) -> 
 /// git's refs are read as data and looked up in the user's repository; jj's heads are asked
 /// of jj inside the workspace's confinement (never outside it).
 fn beyond(ctx: &Context, dir: &Path) -> Option<String> {
-    let made = crate::store::fsutil::read_untrusted_string(&dir.join("made"), 64 << 10).ok();
+    let made = crate::store::private_state::read_made(dir);
     if made.is_some() && made == own_state(dir) {
         return None;
     }
@@ -1032,6 +996,11 @@ mod tests {
 
     #[test]
     fn synced_reads_back_what_it_wrote() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parse = |synced: &Synced| {
+            write_synced(tmp.path(), synced).unwrap();
+            read_synced(tmp.path())
+        };
         let synced = Synced {
             at: WorkingCommit {
                 commit: "abc".into(),
@@ -1041,7 +1010,7 @@ mod tests {
             user_op: "u1".into(),
             base_objects: Some("/x/objects".into()),
         };
-        assert_eq!(Synced::parse(&synced.text()), Some(synced.clone()));
+        assert_eq!(parse(&synced), Some(synced.clone()));
         let rootless = Synced {
             at: WorkingCommit {
                 commit: "abc".into(),
@@ -1050,6 +1019,6 @@ mod tests {
             base_objects: None,
             ..synced
         };
-        assert_eq!(Synced::parse(&rootless.text()), Some(rootless));
+        assert_eq!(parse(&rootless), Some(rootless));
     }
 }
