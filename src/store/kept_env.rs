@@ -7,80 +7,101 @@
 //! the evaluation read is exactly as it was: there or not, and the same device, inode, size,
 //! modification and change times (the change time nobody but the kernel sets). A file that
 //! changed less than the status cache's settling time before the evaluation began is never
-//! kept ([`crate::store::summary::settled`]). Anything unreadable or damaged is no
+//! kept ([`Stamp::settled`]). Anything unreadable or damaged is no
 //! environment: direnv evaluates again.
 //!
-//! The file is NUL-separated fields: a magic line, the key, the number of files, each file's
-//! stamp (seven numbers joined by commas, or `-` for a missing file) and path, then the
-//! environment's `NAME=value` entries; it ends with the sha256 of everything before it. It
-//! lives in a directory only its owner can enter: an `.envrc` may export secrets.
+//! The file is a [`Cache`] (name `direnv-env`) under the key, its body as JSON: each file
+//! read with its stamp (`null` for a missing file), then the environment's names and values
+//! (text, or an array of bytes where they are not UTF-8). Anything else there is a miss:
+//! direnv evaluates again. It lives in a directory only its owner can enter: an `.envrc` may
+//! export secrets.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
 
+use crate::store::cache::Cache;
 use crate::store::fsutil;
-use crate::store::summary::{settled, Stamp};
+use crate::store::stamp::Stamp;
 
-/// The first field of every kept environment; the version is in it.
-const MAGIC: &[u8] = b"agent-workspace direnv environment v1";
+/// The version of the file's body.
+const VERSION: u32 = 2;
 
 /// A file as it is now: its stamp, or `None` when it is not there. `Err` when it cannot be
 /// told (a permission error): such a file is never trusted to be unchanged.
 pub(crate) fn stamp(path: &Path) -> Result<Option<Stamp>, ()> {
-    match fs::metadata(path) {
-        Ok(m) => Ok(Some([
-            m.dev() as i64,
-            m.ino() as i64,
-            m.size() as i64,
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        ])),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(_) => Err(()),
+    Stamp::of_path(path)
+}
+
+/// What the file keeps.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    /// Each file the evaluation read: its stamp then, and its path.
+    files: Vec<(Option<Stamp>, Bytes)>,
+    /// The environment: each name and its value.
+    env: Vec<(Bytes, Bytes)>,
+}
+
+/// Bytes of a path or a variable, kept as text when they are UTF-8.
+struct Bytes(Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(&self.0) {
+            Ok(text) => s.serialize_str(text),
+            Err(_) => s.collect_seq(&self.0),
+        }
     }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("text or an array of bytes")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Bytes, E> {
+                Ok(Bytes(text.as_bytes().to_vec()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Bytes, A::Error> {
+                let mut bytes = vec![];
+                while let Some(b) = seq.next_element::<u8>()? {
+                    bytes.push(b);
+                }
+                Ok(Bytes(bytes))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+fn kept_file(file: &Path) -> Cache {
+    Cache::new(file.to_path_buf(), "direnv-env", VERSION)
 }
 
 /// The environment kept at `file` when its key is `key` and every file it was read from is
 /// as it was; `None` otherwise (missing, damaged, stale).
 pub(crate) fn load(file: &Path, key: &str) -> Option<Vec<(OsString, OsString)>> {
-    let bytes = fsutil::read_untrusted(file, fsutil::UNTRUSTED_LIMIT).ok()?;
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(64)?)?;
-    if format!("{:x}", Sha256::digest(body)).as_bytes() != sum {
-        return None;
-    }
-    let mut fields = body.split(|b| *b == 0);
-    if fields.next()? != MAGIC || fields.next()? != key.as_bytes() {
-        return None;
-    }
-    let count: usize = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
-    for _ in 0..count {
-        let kept = parse_stamp(fields.next()?)?;
-        let path = Path::new(OsStr::from_bytes(fields.next()?));
-        if stamp(path).ok()? != kept {
+    let kept: Kept = kept_file(file).get_json(key.as_bytes())?;
+    for (then, path) in &kept.files {
+        if stamp(Path::new(OsStr::from_bytes(&path.0))).ok()? != *then {
             return None;
         }
     }
-    let mut env = vec![];
-    for entry in fields {
-        if entry.is_empty() {
-            continue;
-        }
-        let at = entry.iter().position(|b| *b == b'=')?;
-        let (name, value) = (&entry[..at], &entry[at + 1..]);
-        env.push((
-            OsString::from_vec(name.to_vec()),
-            OsString::from_vec(value.to_vec()),
-        ));
-    }
-    Some(env)
+    let env = kept
+        .env
+        .into_iter()
+        .map(|(name, value)| (OsString::from_vec(name.0), OsString::from_vec(value.0)));
+    Some(env.collect())
 }
 
 /// A file an evaluation read, and what is known of it from then: a file not like that now
@@ -120,50 +141,42 @@ pub(crate) fn keep(
     files: &[Read],
     env: &[(OsString, OsString)],
 ) -> bool {
-    let mut body = vec![];
-    let mut field = |bytes: &[u8]| {
-        body.extend_from_slice(bytes);
-        body.push(0);
+    let mut kept = Kept {
+        files: Vec::with_capacity(files.len()),
+        env: Vec::with_capacity(env.len()),
     };
-    field(MAGIC);
-    field(key.as_bytes());
-    field(files.len().to_string().as_bytes());
     for read in files {
         let Ok(now) = stamp(&read.path) else {
             return false;
         };
         let gone_or_came = read.existed.is_some_and(|e| e != now.is_some());
         let touched = match (read.modtime, now) {
-            (Some(then), Some(now)) => then != now[3],
+            (Some(then), Some(now)) => then != now.modified_secs(),
             _ => false,
         };
         if gone_or_came || touched || read.before.is_some_and(|b| b != now) {
             return false;
         }
-        let path = &read.path;
-        match now {
-            Some(s) if !settled(&s, began) => return false,
-            Some(s) => field(s.map(|n| n.to_string()).join(",").as_bytes()),
-            None => field(b"-"),
+        if now.is_some_and(|s| !s.settled(began)) {
+            return false;
         }
-        field(path.as_os_str().as_bytes());
+        let path = read.path.as_os_str().as_bytes().to_vec();
+        kept.files.push((now, Bytes(path)));
     }
     for (name, value) in env {
         let (name, value) = (name.as_bytes(), value.as_bytes());
         if name.is_empty() || name.contains(&b'=') || name.contains(&0) || value.contains(&0) {
             return false;
         }
-        field(&[name, b"=", value].concat());
+        kept.env.push((Bytes(name.to_vec()), Bytes(value.to_vec())));
     }
-    let sum = format!("{:x}", Sha256::digest(&body));
-    body.extend_from_slice(sum.as_bytes());
     let Some(dir) = file.parent() else {
         return false;
     };
     let cache = dir.parent().unwrap_or(dir);
     fsutil::create_dir_nofollow(cache).is_ok()
         && private_dir(dir)
-        && fsutil::write_atomic(file, &body).is_ok()
+        && kept_file(file).put_json(key.as_bytes(), &kept).is_ok()
 }
 
 /// Makes `dir` a directory only its owner can enter (an `.envrc` may export secrets, and the
@@ -189,18 +202,6 @@ fn private_dir(dir: &Path) -> bool {
 /// Forgets what is kept at `file` (a run that evaluated but could not keep its result).
 pub(crate) fn forget(file: &Path) {
     let _ = fs::remove_file(file);
-}
-
-fn parse_stamp(field: &[u8]) -> Option<Option<Stamp>> {
-    if field == b"-" {
-        return Some(None);
-    }
-    let text = std::str::from_utf8(field).ok()?;
-    let numbers: Vec<i64> = text
-        .split(',')
-        .map(|n| n.parse().ok())
-        .collect::<Option<_>>()?;
-    Some(Some(numbers.try_into().ok()?))
 }
 
 #[cfg(test)]
@@ -289,14 +290,14 @@ mod tests {
         let touched = Read {
             path: there.clone(),
             existed: Some(true),
-            modtime: Some(now[3] - 10),
+            modtime: Some(now.modified_secs() - 10),
             before: None,
         };
         assert!(!keep(&file, "k", later, &[touched], &env()));
         let same = Read {
             path: there.clone(),
             existed: Some(true),
-            modtime: Some(now[3]),
+            modtime: Some(now.modified_secs()),
             before: Some(Some(now)),
         };
         assert!(keep(&file, "k", later, &[same], &env()));
@@ -317,5 +318,31 @@ mod tests {
         assert_eq!(load(&file, "k"), None);
         fs::write(&file, b"").expect("write");
         assert_eq!(load(&file, "k"), None);
+        // The earlier version's file (NUL-separated fields, a checksum last): a miss.
+        let earlier = b"agent-workspace direnv environment v1\0k\x000\0A=1\0";
+        fs::write(&file, earlier).expect("write");
+        assert_eq!(load(&file, "k"), None);
+    }
+
+    #[test]
+    fn names_and_values_that_are_not_utf8_read_back_as_they_were() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("env").join("kept");
+        let later = SystemTime::now() + Duration::from_secs(5);
+        let odd = vec![
+            (
+                OsString::from_vec(b"A\xff".to_vec()),
+                OsString::from_vec(b"\xfe\x01".to_vec()),
+            ),
+            ("B".into(), "plain".into()),
+        ];
+        let watched = dir.path().join("w\u{e9}");
+        fs::write(&watched, "x").expect("write");
+        let files = [
+            Read::path(watched),
+            Read::path(PathBuf::from(OsString::from_vec(b"/no\xff".to_vec()))),
+        ];
+        assert!(keep(&file, "k", later, &files, &odd));
+        assert_eq!(load(&file, "k"), Some(odd));
     }
 }

@@ -4,63 +4,57 @@
 //! A kept record stands only while both files it was read from are exactly as they were:
 //! the same device, inode, size, modification and change times. Every save replaces a file
 //! (a new inode), and any write in place moves its change time, which nobody but the kernel
-//! can set. A file whose change time is within [`SETTLED`] of the moment this command began
+//! can set. A file whose change time is within [`crate::store::stamp::SETTLED`] of the moment this command began
 //! is never kept: a second change in the same clock tick could leave its times alike.
 //! The table's records leave out what it never shows (the run history, trust digests).
 //!
-//! The file has one line per workspace, fields separated by tabs: its id, the two stamps
-//! (seven numbers joined by commas, or `-` for no file), `t` when tampered and `l` when
-//! legacy (else `-`), then the record's JSON on one line (JSON escapes every tab and
-//! newline inside a string). Finding a line's fields is a byte search, not a JSON parse: a
-//! thousand rows are read at the cost of copying them.
+//! The file is a [`Cache`] (name `records`), its body a JSON object from each workspace's id
+//! to its row: the two stamps (`null` for no file), whether the record was tampered with or
+//! legacy, and the record itself, which is parsed only when its row is used.
+//!
+//! A real cache: anything else there (an earlier version's file, a torn or damaged one) is
+//! a miss, and every record is then read from its files.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::store::cache::Cache;
 use crate::store::metadata::{self, Loaded, Origin, Record};
+use crate::store::stamp::{open_dir, Stamp};
 
-/// The file's name in the namespace's cache directory; the version is in the name.
+/// The file's name in the namespace's cache directory (the version is its header's).
 const FILE_NAME: &str = "records.v2";
+/// The version of the file's body.
+const VERSION: u32 = 3;
 /// The file an earlier version kept the records in, removed when this one is written.
 const SUPERSEDED: &str = "records.v1";
 
-/// How long after its last change a file's times are trusted to tell every later change.
-const SETTLED: Duration = Duration::from_secs(2);
-
-/// A file as `stat` sees it: device, inode, size, modification and change times (seconds
-/// and nanoseconds).
-pub(crate) type Stamp = [i64; 7];
-
-/// Whether a file stamped `stamp` last changed (by its change time, which nobody but the
-/// kernel sets) at least [`SETTLED`] before `began`: only then do its times tell every later
-/// change, since a second change in the same clock tick could leave them alike.
-pub(crate) fn settled(stamp: &Stamp, began: SystemTime) -> bool {
-    let changed = SystemTime::UNIX_EPOCH
-        + Duration::new(
-            u64::try_from(stamp[5]).unwrap_or(u64::MAX / 2),
-            u32::try_from(stamp[6]).unwrap_or(0),
-        );
-    changed + SETTLED < began
-}
-
 /// One kept record and the stamps of the files it was read from (`None`: no such file).
 /// The record is kept as its JSON text, parsed only when it is used.
+#[derive(Serialize, Deserialize)]
 struct Row {
     state: Option<Stamp>,
     view: Option<Stamp>,
+    #[serde(default)]
     tampered: bool,
+    #[serde(default)]
     legacy: bool,
-    record: String,
+    record: Box<RawValue>,
     /// Whether this command read its workspace (rows of removed workspaces are dropped).
+    #[serde(skip)]
     used: bool,
 }
 
 /// The namespace's kept records, read once; [`Records::keep`] writes them back when any was
 /// read anew.
 pub(crate) struct Records {
-    file: PathBuf,
+    file: Cache,
+    dir: PathBuf,
     began: SystemTime,
     namespace: Option<OwnedFd>,
     state: Option<OwnedFd>,
@@ -74,12 +68,8 @@ impl Records {
     /// (none when they cannot be read: every record is then read from its files).
     pub(crate) fn open(namespace: &Path, cache: &Path) -> Records {
         let began = SystemTime::now();
-        let file = cache.join(FILE_NAME);
-        let rows =
-            crate::store::fsutil::read_untrusted(&file, crate::store::fsutil::UNTRUSTED_LIMIT)
-                .ok()
-                .map(|text| parse_rows(&text))
-                .unwrap_or_default();
+        let file = Cache::new(cache.join(FILE_NAME), "records", VERSION);
+        let rows: HashMap<String, Row> = file.get_json(b"").unwrap_or_default();
         // A state directory that is not there means no workspace has a state; one that is
         // there but cannot be opened (or a namespace that cannot) turns the kept records off.
         let state = match open_dir(&namespace.join(crate::store::state::DIR_NAME)) {
@@ -92,6 +82,7 @@ impl Records {
         };
         Records {
             file,
+            dir: cache.to_path_buf(),
             began,
             namespace,
             state,
@@ -116,18 +107,21 @@ impl Records {
         name.clear();
         name.push_str(id);
         name.push_str(".json");
-        let state = self.state.as_ref().and_then(|dir| stamp(dir, &name));
+        let state = self.state.as_ref().and_then(|dir| Stamp::at(dir, &name));
         name.clear();
         name.push_str(id);
         name.push('/');
         name.push_str(metadata::FILE_NAME);
-        let view = self.namespace.as_ref().and_then(|dir| stamp(dir, &name));
+        let view = self
+            .namespace
+            .as_ref()
+            .and_then(|dir| Stamp::at(dir, &name));
         self.name = name;
         let known = state.is_some() || view.is_some();
         if let Some(row) = self.rows.get_mut(id) {
             row.used = true;
             if row.state == state && row.view == view && known {
-                if let Ok(mut record) = serde_json::from_str::<Box<Record>>(&row.record) {
+                if let Ok(mut record) = serde_json::from_str::<Box<Record>>(row.record.get()) {
                     record.workspace_path = workspace.to_path_buf();
                     if let Some(id) = crate::store::layout::WorkspaceId::read(id) {
                         record.workspace_id = id;
@@ -166,7 +160,7 @@ impl Records {
 
     /// Whether a file stamped `stamp` last changed long enough before this command began.
     fn settled(&self, stamp: &Stamp) -> bool {
-        settled(stamp, self.began)
+        stamp.settled(self.began)
     }
 
     /// Writes the kept records back when any changed, leaving out workspaces not read this
@@ -177,91 +171,20 @@ impl Records {
         if !self.changed && self.rows.len() == before {
             return;
         }
-        let text = rows_text(&self.rows);
-        if let Some(dir) = self.file.parent() {
-            if crate::store::fsutil::create_dir_nofollow(dir).is_ok()
-                && crate::store::fsutil::write_atomic(&self.file, text.as_bytes()).is_ok()
-            {
-                // The earlier version's file, superseded by this one (no link is followed:
-                // unlink removes the name).
-                let _ = std::fs::remove_file(dir.join(SUPERSEDED));
-            }
+        let dir = &self.dir;
+        if crate::store::fsutil::create_dir_nofollow(dir).is_ok()
+            && self.file.put_json(b"", &self.rows).is_ok()
+        {
+            // The earlier version's file, superseded by this one (no link is followed:
+            // unlink removes the name).
+            let _ = std::fs::remove_file(dir.join(SUPERSEDED));
         }
     }
-}
-
-/// The rows in the file's format (see the module's comment).
-fn rows_text(rows: &HashMap<String, Row>) -> String {
-    use std::fmt::Write as _;
-    let mut text = String::new();
-    let stamp = |text: &mut String, stamp: &Option<Stamp>| match stamp {
-        Some(s) => {
-            // Writing to a String cannot fail.
-            let _ = write!(
-                text,
-                "{},{},{},{},{},{},{}",
-                s[0], s[1], s[2], s[3], s[4], s[5], s[6]
-            );
-        }
-        None => text.push('-'),
-    };
-    for (id, row) in rows {
-        text.push_str(id);
-        text.push('\t');
-        stamp(&mut text, &row.state);
-        text.push('\t');
-        stamp(&mut text, &row.view);
-        text.push_str(if row.tampered { "\tt" } else { "\t-" });
-        text.push_str(if row.legacy { "\tl\t" } else { "\t-\t" });
-        text.push_str(&row.record);
-        text.push('\n');
-    }
-    text
-}
-
-/// The rows of the file's `text`; a line that is not one is left out (its workspace's
-/// record is then read from its files).
-fn parse_rows(text: &[u8]) -> HashMap<String, Row> {
-    let Ok(text) = std::str::from_utf8(text) else {
-        return HashMap::new();
-    };
-    let stamp = |field: &str| -> Option<Option<Stamp>> {
-        if field == "-" {
-            return Some(None);
-        }
-        let mut stamp: Stamp = [0; 7];
-        let mut parts = field.split(',');
-        for n in &mut stamp {
-            *n = parts.next()?.parse().ok()?;
-        }
-        parts.next().is_none().then_some(Some(stamp))
-    };
-    let row = |line: &str| -> Option<(String, Row)> {
-        let mut fields = line.splitn(6, '\t');
-        let id = fields.next()?;
-        let state = stamp(fields.next()?)?;
-        let view = stamp(fields.next()?)?;
-        let tampered = fields.next()? == "t";
-        let legacy = fields.next()? == "l";
-        let record = fields.next()?;
-        (!id.is_empty() && record.starts_with('{')).then(|| {
-            let row = Row {
-                state,
-                view,
-                tampered,
-                legacy,
-                record: record.to_string(),
-                used: false,
-            };
-            (id.to_string(), row)
-        })
-    };
-    text.lines().filter_map(row).collect()
 }
 
 /// The record's JSON without what the table never shows, nor what a load sets itself or
 /// reads as absent (nulls, empty lists), so the kept file stays small.
-fn trimmed(record: &Record) -> Option<String> {
+fn trimmed(record: &Record) -> Option<Box<RawValue>> {
     let mut kept = record.clone();
     kept.runs.clear();
     kept.command.clear();
@@ -287,30 +210,7 @@ fn trimmed(record: &Record) -> Option<String> {
         serde_json::Value::Object(o) => !(o.is_empty() && name == "envrc_loads_allowed"),
         _ => true,
     });
-    serde_json::to_string(&fields).ok()
-}
-
-pub(crate) fn open_dir(path: &Path) -> rustix::io::Result<OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-/// The stamp of `name` under the directory `dir`, never following a symlink at its end.
-pub(crate) fn stamp(dir: &OwnedFd, name: &str) -> Option<Stamp> {
-    let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    Some([
-        st.st_dev as i64,
-        st.st_ino as i64,
-        st.st_size,
-        st.st_mtime,
-        st.st_mtime_nsec as i64,
-        st.st_ctime,
-        st.st_ctime_nsec as i64,
-    ])
+    RawValue::from_string(serde_json::to_string(&fields).ok()?).ok()
 }
 
 #[cfg(test)]
@@ -318,23 +218,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kept_rows_read_back_as_written_and_a_bad_line_is_left_out() {
+    fn kept_rows_read_back_as_written_and_anything_else_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().join(FILE_NAME), "records", VERSION);
         let row = |state, tampered, record: &str| Row {
             state,
-            view: Some([1, -2, 3, 4, 5, 6, 7]),
+            view: Some(Stamp::new([1, -2, 3, 4, 5, 6, 7])),
             tampered,
             legacy: !tampered,
-            record: record.to_string(),
+            record: RawValue::from_string(record.to_string()).unwrap(),
             used: true,
         };
         let mut rows = HashMap::new();
         rows.insert("w1".to_string(), row(None, true, r#"{"a":"x\ty\nz"}"#));
-        rows.insert("w.2".to_string(), row(Some([9; 7]), false, "{}"));
-        let text = rows_text(&rows);
-        let mut text = text.into_bytes();
-        text.extend_from_slice(b"w3\t1,2\t-\t-\t-\t{}\nw4\t-\t-\t-\t-\tnot json\n\n");
-        let read = parse_rows(&text);
-        assert_eq!(read.len(), 2, "{}", String::from_utf8_lossy(&text));
+        rows.insert(
+            "w.2".to_string(),
+            row(Some(Stamp::new([9; 7])), false, "{}"),
+        );
+        cache.put_json(b"", &rows).unwrap();
+        let read: HashMap<String, Row> = cache.get_json(b"").unwrap();
+        assert_eq!(read.len(), 2);
         for (id, row) in &rows {
             let back = &read[id];
             assert_eq!(
@@ -343,12 +246,21 @@ mod tests {
                     back.view,
                     back.tampered,
                     back.legacy,
-                    &back.record
+                    back.record.get()
                 ),
-                (row.state, row.view, row.tampered, row.legacy, &row.record)
+                (
+                    row.state,
+                    row.view,
+                    row.tampered,
+                    row.legacy,
+                    row.record.get()
+                )
             );
         }
-        assert!(parse_rows(b"\xff\xfe").is_empty());
+        // The earlier version's lines: a miss, every record read from its files.
+        let earlier = "w1\t-\t1,2,3,4,5,6,7\t-\t-\t{}\n";
+        std::fs::write(dir.path().join(FILE_NAME), earlier).unwrap();
+        assert!(cache.get_json::<HashMap<String, Row>>(b"").is_none());
     }
 
     #[test]

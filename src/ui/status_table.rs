@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::store::disk;
+use crate::store::kept_table::{Changes, Row, Shown};
 use crate::store::metadata::Status;
 use crate::ui::output;
 use crate::workspace::details::Extra;
@@ -112,119 +113,101 @@ pub(crate) fn has_parents(entries: &[Entry]) -> bool {
         .any(|e| e.record.as_ref().is_some_and(|r| r.parent.is_some()))
 }
 
-/// The cells of `e`'s row in `status`'s own table (as [`table`] makes them with only the
-/// CHANGES columns) but UPDATED, and the time that cell counts from: what
-/// [`plain_table`] lays out again as of another moment.
-pub(crate) fn plain_row(e: &Entry, x: &Extra, parents: bool) -> (Vec<String>, Option<SystemTime>) {
-    let now = SystemTime::UNIX_EPOCH;
-    let cells = plain_columns(parents).map(|i| cell(e, x, i, now)).collect();
-    (cells, e.shown_updated_at().and_then(|t| t.time()))
-}
-
-/// `status`'s own table laid out but for its last column, UPDATED, whose cells move with the
-/// clock: each line's text up to that column, padded as [`table`] pads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Layout {
-    /// The header line up to UPDATED.
-    pub header: String,
-    /// Each row's line up to UPDATED.
-    pub rows: Vec<String>,
-    /// The widest UPDATED column these lines stand for (a wider one leaves the id column too
-    /// little room: [`table`] then puts long ids on lines of their own); `None`: any.
-    pub room: Option<usize>,
+/// What `e`'s row in `status`'s own table shows, as data the table keeps
+/// ([`crate::store::kept_table`]) and [`kept`] lays out again.
+pub(crate) fn shown<'e>(e: &'e Entry, x: &Extra) -> Shown<'e> {
+    Shown {
+        status: e.status().into(),
+        parent: parent(e).map(|(p, gone)| (p.to_string(), gone)),
+        workflow: e.known_record().and_then(|r| r.workflow.clone()),
+        changes: match changes_of(x) {
+            Some(Ok(c)) => Some(c),
+            _ => None,
+        },
+    }
 }
 
 /// The header of `status`'s own table's last column.
 const UPDATED: &str = "UPDATED";
 
-/// Lays out rows of [`plain_row`] cells as [`table`] does, but for UPDATED; `None` when even
-/// the narrowest UPDATED column leaves too little room for the ids.
-pub(crate) fn plain_layout(parents: bool, rows: &[Vec<String>]) -> Option<Layout> {
-    let header: Vec<&str> = plain_columns(parents).map(|i| HEADER[i]).collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+/// Appends `status`'s own table laid out from kept `rows` as of `now`, as [`table`] lays it
+/// out from the files (with only the CHANGES columns); `false`, with `out` as it was, when
+/// an id is too long for its row (the table then puts it on a line of its own).
+pub(crate) fn kept(rows: &[Row<'_>], now: SystemTime, out: &mut String) -> bool {
+    let parents = rows.iter().any(|r| r.shown.parent.is_some());
+    let columns: Vec<usize> = plain_columns(parents).collect();
+    let count = columns.len() + 1;
+    let mut widths: Vec<usize> = columns.iter().map(|&i| HEADER[i].len()).collect();
+    widths.push(UPDATED.len());
+    // Every cell made once, into one buffer: where each ends and its width.
+    let mut cells_text = String::with_capacity(rows.len() * 64);
+    let mut cells: Vec<(usize, usize)> = Vec::with_capacity(rows.len() * count);
     for row in rows {
-        (row.len() == widths.len()).then_some(())?;
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+        for (k, &column) in columns.iter().enumerate() {
+            let start = cells_text.len();
+            kept_cell(row, column, &mut cells_text);
+            let width = cells_text[start..].chars().count();
+            widths[k] = widths[k].max(width);
+            cells.push((cells_text.len(), width));
         }
-    }
-    // As in [`fit`]: the ids fit while they are no wider than what the other columns leave.
-    let middle: usize = widths[1..].iter().map(|w| w + 2).sum();
-    let room = match widths[0] <= "WORKSPACE".len() {
-        true => None,
-        false => Some(WIDTH.checked_sub(widths[0] + middle + 2)?),
-    };
-    room.is_none_or(|r| r >= UPDATED.len()).then_some(())?;
-    let line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut line = String::new();
-        for (cell, w) in cells.zip(&widths) {
-            line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
+        let start = cells_text.len();
+        match row.updated {
+            Some(t) => ago_into(t, now, &mut cells_text),
+            None => cells_text.push('-'),
         }
-        line
-    };
-    Some(Layout {
-        header: line(&mut header.iter().copied()),
-        rows: rows
-            .iter()
-            .map(|r| line(&mut r.iter().map(String::as_str)))
-            .collect(),
-        room,
-    })
-}
-
-/// Appends `status`'s own table from its [`Layout`] (`header` and each row's line up to
-/// UPDATED, with the moment its UPDATED cell counts from) as of `now`; `false`, with `out`
-/// as it was, when an UPDATED cell is wider than the layout stands for.
-pub(crate) fn plain_table<'a>(
-    header: &str,
-    room: Option<usize>,
-    rows: impl Iterator<Item = (&'a str, Option<SystemTime>)>,
-    now: SystemTime,
-    out: &mut String,
-) -> bool {
-    let start = out.len();
-    let mut widest = plain_header(header, out);
-    for (line, updated) in rows {
-        widest = widest.max(plain_line(line, updated, now, out));
+        // ASCII.
+        let width = cells_text.len() - start;
+        widths[count - 1] = widths[count - 1].max(width);
+        cells.push((cells_text.len(), width));
     }
-    if !plain_fits(room, widest) {
-        out.truncate(start);
+    // As [`fit`]: the ids fit while they are no wider than what the other columns leave.
+    let rest: usize = widths[1..].iter().map(|w| w + 2).sum();
+    if widths[0] > WIDTH.saturating_sub(rest).max("WORKSPACE".len()) {
         return false;
+    }
+    // As [`output::columns`]: each cell padded to its column's width, then two spaces; the
+    // last (UPDATED, never blank) as it is.
+    let pad = |out: &mut String, k: usize, width: usize| {
+        if k + 1 < count {
+            out.extend(std::iter::repeat_n(' ', widths[k] - width + 2));
+        }
+    };
+    for (k, header) in columns
+        .iter()
+        .map(|&i| HEADER[i])
+        .chain([UPDATED])
+        .enumerate()
+    {
+        out.push_str(header);
+        pad(out, k, header.len());
+    }
+    out.push('\n');
+    let mut start = 0;
+    for row in cells.chunks(count) {
+        for (k, &(end, width)) in row.iter().enumerate() {
+            out.push_str(&cells_text[start..end]);
+            pad(out, k, width);
+            start = end;
+        }
+        out.push('\n');
     }
     true
 }
 
-/// [`plain_table`]'s header line, appended to `out`; gives the width of its UPDATED cell.
-pub(crate) fn plain_header(header: &str, out: &mut String) -> usize {
-    out.push_str(header);
-    out.push_str(UPDATED);
-    out.push('\n');
-    UPDATED.len()
-}
-
-/// One of [`plain_table`]'s lines, appended to `out`; gives the width of its UPDATED cell.
-pub(crate) fn plain_line(
-    line: &str,
-    updated: Option<SystemTime>,
-    now: SystemTime,
-    out: &mut String,
-) -> usize {
-    out.push_str(line);
-    let cell = out.len();
-    match updated {
-        Some(t) => ago_into(t, now, out),
-        None => out.push('-'),
+/// Appends column `column` (as numbered in [`table`]) of the kept `row`, as [`cell`] makes it.
+fn kept_cell(row: &Row<'_>, column: usize, out: &mut String) {
+    let shown = &row.shown;
+    match column {
+        0 => out.push_str(&row.id),
+        1 => out.push_str(&shown.status),
+        2 => push_parent(
+            shown.parent.as_ref().map(|(p, gone)| (p.as_str(), *gone)),
+            out,
+        ),
+        3 => out.push_str(shown.workflow.as_deref().unwrap_or("-")),
+        6 => push_changes(shown.changes.map(Ok), out),
+        _ => push_unlanded(shown.changes.map(Ok), out),
     }
-    let width = out[cell..].chars().count();
-    out.push('\n');
-    width
-}
-
-/// Whether lines laid out for an UPDATED column of `room` (`None`: any) still fit when its
-/// widest cell is `widest`.
-pub(crate) fn plain_fits(room: Option<usize>, widest: usize) -> bool {
-    room.is_none_or(|r| widest <= r)
 }
 
 /// Lays `rows` out as columns within [`WIDTH`] (the last column, a path, excepted when
@@ -263,27 +246,46 @@ fn fit(rows: Vec<Vec<String>>, paths: bool, out: &mut String) {
     }
 }
 
+/// A row's changes as data: `Err` when they could not be read, `None` when not asked.
+fn changes_of(extra: &Extra) -> Option<Result<Changes, ()>> {
+    match &extra.changes {
+        Some(Ok(c)) => Some(Ok(Changes {
+            files: c.files_count,
+            added: c.added,
+            removed: c.removed,
+            behind: c.may_be_behind,
+            unlanded: c.unlanded_commits_count,
+        })),
+        Some(Err(_)) => Some(Err(())),
+        None => None,
+    }
+}
+
 /// `clean`, or the files changed since the base and their lines: `3 files +120 -4`; with a
 /// `*` when jj's last snapshot predates the last run's end (see [`BEHIND_NOTE`]).
 fn changes_text(extra: &Extra) -> String {
-    let mark = |c: &crate::workspace::details::ChangeCounts| match c.may_be_behind {
-        true => "*",
-        false => "",
-    };
-    match &extra.changes {
-        Some(Ok(c)) if c.files_count == 0 => format!("clean{}", mark(c)),
-        Some(Ok(c)) => format!(
-            "{} +{} -{}{}",
-            match c.files_count {
-                1 => "1 file".to_string(),
-                n => format!("{n} files"),
-            },
-            c.added,
-            c.removed,
-            mark(c)
-        ),
-        Some(Err(_)) => "?".into(),
-        None => "-".into(),
+    let mut text = String::new();
+    push_changes(changes_of(extra), &mut text);
+    text
+}
+
+/// [`changes_text`] of `changes`, appended to `out`.
+fn push_changes(changes: Option<Result<Changes, ()>>, out: &mut String) {
+    use std::fmt::Write as _;
+    match changes {
+        Some(Ok(c)) => {
+            // Writing to a String cannot fail.
+            let _ = match c.files {
+                0 => write!(out, "clean"),
+                1 => write!(out, "1 file +{} -{}", c.added, c.removed),
+                n => write!(out, "{n} files +{} -{}", c.added, c.removed),
+            };
+            if c.behind {
+                out.push('*');
+            }
+        }
+        Some(Err(())) => out.push('?'),
+        None => out.push('-'),
     }
 }
 
@@ -299,10 +301,19 @@ pub(crate) fn any_behind(extra: &[Extra]) -> bool {
 
 /// The commits not yet landed, or `-` when they could not be read.
 fn unlanded_text(extra: &Extra) -> String {
-    match &extra.changes {
-        Some(Ok(c)) => c.unlanded_commits_count.to_string(),
-        Some(Err(_)) => "?".into(),
-        None => "-".into(),
+    let mut text = String::new();
+    push_unlanded(changes_of(extra), &mut text);
+    text
+}
+
+/// [`unlanded_text`] of `changes`, appended to `out`.
+fn push_unlanded(changes: Option<Result<Changes, ()>>, out: &mut String) {
+    use std::fmt::Write as _;
+    match changes {
+        // Writing to a String cannot fail.
+        Some(Ok(c)) => drop(write!(out, "{}", c.unlanded)),
+        Some(Err(())) => out.push('?'),
+        None => out.push('-'),
     }
 }
 
@@ -372,10 +383,21 @@ pub(crate) fn parent(entry: &Entry) -> Option<(&str, bool)> {
 
 /// The parent as the table and the detail view show it.
 pub(crate) fn parent_text(entry: &Entry) -> String {
-    match parent(entry) {
-        Some((p, true)) => format!("{p} (orphaned)"),
-        Some((p, false)) => p.to_string(),
-        None => "-".into(),
+    let mut text = String::new();
+    push_parent(parent(entry), &mut text);
+    text
+}
+
+/// [`parent_text`] of a parent and whether it is gone, appended to `out`.
+fn push_parent(parent: Option<(&str, bool)>, out: &mut String) {
+    match parent {
+        Some((p, gone)) => {
+            out.push_str(p);
+            if gone {
+                out.push_str(" (orphaned)");
+            }
+        }
+        None => out.push('-'),
     }
 }
 
@@ -466,7 +488,7 @@ mod tests {
             (&*"x".repeat(40), 7, false),
         ];
         for (id, secs, kept) in cases {
-            let rows = vec![cells("a", "review"), cells(id, "-")];
+            let rows = [cells("a", "review"), cells(id, "-")];
             let updated = [ago_secs(3), ago_secs(secs)];
             let mut all = vec![header.map(String::from).to_vec()];
             for (row, at) in rows.iter().zip(updated) {
@@ -476,16 +498,41 @@ mod tests {
             }
             let mut expected = String::new();
             fit(all, false, &mut expected);
-            let mut got = String::new();
-            let laid = plain_layout(false, &rows).is_some_and(|layout| {
-                let lines = layout.rows.iter().map(String::as_str).zip(updated);
-                plain_table(&layout.header, layout.room, lines, now, &mut got)
-            });
+            let kept_rows: Vec<Row<'_>> = rows
+                .iter()
+                .zip(updated)
+                .map(|(cells, updated)| Row {
+                    id: cells[0].as_str().into(),
+                    state: None,
+                    view: None,
+                    shown: Shown {
+                        status: cells[1].as_str().into(),
+                        parent: None,
+                        workflow: (cells[2] != "-").then(|| cells[2].clone()),
+                        changes: Some(Changes {
+                            files: 0,
+                            added: 0,
+                            removed: 0,
+                            behind: false,
+                            unlanded: 0,
+                        }),
+                    },
+                    updated,
+                    hint: None,
+                    run: None,
+                })
+                .collect();
+            let mut got = String::from("before\n");
+            let laid = super::kept(&kept_rows, now, &mut got);
+            let got = got.strip_prefix("before\n").unwrap_or("?").to_string();
             assert_eq!(laid, kept, "{id} {secs}: {expected}");
             match laid {
                 true => assert_eq!(got, expected),
-                // The table puts the id on a line of its own.
-                false => assert!(expected.lines().any(|l| l == id), "{expected}"),
+                // The table puts the id on a line of its own; nothing was appended.
+                false => {
+                    assert!(expected.lines().any(|l| l == id), "{expected}");
+                    assert_eq!(got, "");
+                }
             }
         }
     }

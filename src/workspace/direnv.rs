@@ -296,7 +296,7 @@ pub(crate) fn evaluation_key(
 ) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     let bin_stamp = crate::store::kept_env::stamp(bin).ok()??;
-    if !crate::store::summary::settled(&bin_stamp, began) {
+    if !bin_stamp.settled(began) {
         return None;
     }
     let mut sorted: Vec<&(OsString, OsString)> = env.iter().collect();
@@ -312,7 +312,12 @@ pub(crate) fn evaluation_key(
     hasher.update(workspace.as_os_str().as_bytes());
     hasher.update(b"\0direnv\0");
     hasher.update(bin.as_os_str().as_bytes());
-    hasher.update(format!("\0{bin_stamp:?}").as_bytes());
+    hasher.update(b"\0");
+    hasher.update(
+        serde_json::to_string(&bin_stamp)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     Some(format!("{:x}", hasher.finalize()))
 }
 

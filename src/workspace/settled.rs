@@ -8,42 +8,43 @@
 //! namespace, `.state`, `.pool`), which changes that directory's stamp. While all three
 //! stamps are those noted when nothing of the kind was there, nothing is: the three listings
 //! (thousands of names in a namespace of a thousand workspaces) are left out. A stamp is
-//! noted only once it had settled ([`summary::settled`]: a second change in the same clock
+//! noted only once it had settled ([`Stamp::settled`]: a second change in the same clock
 //! tick could leave it alike), and the stamps are taken before the listings, so an entry
 //! made in between changes them.
 
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::store::cache::Cache;
 use crate::store::fsutil;
 use crate::store::layout::POOL_DIR;
+use crate::store::stamp::{open_dir, Stamp};
 use crate::store::state::DIR_NAME as STATE_DIR;
-use crate::store::summary::{self, Stamp};
 use crate::workspace::context::Context;
 
-/// The note's name in the namespace's cache directory.
+/// The note's name in the namespace's cache directory (the version is its header's).
 const FILE_NAME: &str = "settled.v1";
 
 /// Whether nothing is left to settle in the namespace of `ctx` (true), or something may be
 /// (false: the caller settles as before). Notes the answer when it can.
 pub(crate) fn nothing_left(ctx: &Context) -> bool {
     let began = SystemTime::now();
-    let Ok(dir) = summary::open_dir(&ctx.layout.dir) else {
+    let Ok(dir) = open_dir(&ctx.layout.dir) else {
         // No namespace yet: nothing was left in it.
         return !ctx.layout.dir.exists();
     };
-    let stamps = [".", STATE_DIR, POOL_DIR].map(|name| summary::stamp(&dir, name));
-    let note = text(&stamps);
-    let file = ctx.layout.cache().join(FILE_NAME);
-    if fsutil::read_untrusted(&file, 4096).is_ok_and(|kept| kept == note.as_bytes()) {
+    let stamps = [".", STATE_DIR, POOL_DIR].map(|name| Stamp::at(&dir, name));
+    let note = key(&stamps);
+    let file = Cache::new(ctx.layout.cache().join(FILE_NAME), "settled", 2);
+    if file.get(note.as_bytes()).is_some() {
         return true;
     }
     if anything_left(&ctx.layout.dir) {
         return false;
     }
-    let settled = stamps.iter().flatten().all(|s| summary::settled(s, began));
+    let settled = stamps.iter().flatten().all(|s| s.settled(began));
     if settled && fsutil::create_dir_nofollow(&ctx.layout.cache()).is_ok() {
-        let _ = fsutil::write_atomic(&file, note.as_bytes());
+        let _ = file.put(note.as_bytes(), b"");
     }
     true
 }
@@ -62,14 +63,9 @@ fn anything_left(dir: &Path) -> bool {
         .is_empty()
 }
 
-/// The note for `stamps`: this build's version, then each stamp (`-` for no directory).
-fn text(stamps: &[Option<Stamp>; 3]) -> String {
-    let mut out = format!("agent-workspace settled\t{}\n", env!("CARGO_PKG_VERSION"));
-    for stamp in stamps {
-        match stamp {
-            Some(s) => out += &format!("{s:?}\n"),
-            None => out += "-\n",
-        }
-    }
-    out
+/// The note's key for `stamps`: this build's version, then the stamps (`null` for no
+/// directory).
+fn key(stamps: &[Option<Stamp>; 3]) -> String {
+    let stamps = serde_json::to_string(stamps).unwrap_or_default();
+    format!("{}\n{stamps}", env!("CARGO_PKG_VERSION"))
 }

@@ -5,9 +5,8 @@
 
 use std::time::SystemTime;
 
-use crate::store::kept_table::{self, Dirs, Head, Row, StampText, Table};
+use crate::store::kept_table::{self, Dirs, Head, Row, Table};
 use crate::store::metadata::Status;
-use crate::store::summary;
 use crate::ui::report;
 use crate::ui::status_table;
 use crate::workspace::context::Context;
@@ -39,56 +38,54 @@ pub(super) struct Answer {
 }
 
 /// The table kept for this namespace, laid out as of now, when all it stands on is unchanged.
-/// Its rows are read, checked and laid out one at a time.
 pub(super) fn answer(ctx: &Context) -> Option<Answer> {
     let cache = ctx.layout.cache();
-    let mut kept = kept_table::open(&cache)?;
-    let head = kept.head()?;
+    let body = kept_table::read(&cache)?;
+    let kept = kept_table::parse(&body)?;
+    let head = &kept.head;
     let dirs = Dirs::open(&ctx.layout.dir)?;
     (dirs.stamps() == head.dirs).then_some(())?;
     let heads = ctx.vcs.table_heads()?;
-    let moved = heads != head.heads;
-    // Read (kept) only to be compared, when the heads moved.
-    let working_copies = kept.working_copies(moved)?;
-    if moved {
+    if heads != head.heads {
         // Another operation: the table stands if jj's working copies are those it was made
         // with, and no row shows a land (which the whole repository decides).
         (!head.lands).then_some(())?;
         if !kept_table::same_view(&cache, &head.heads, &heads) {
             let view = ctx.vcs.table_view(&heads)?;
-            let view = kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c)));
-            (view == working_copies).then_some(())?;
+            head.same_working_copies(&view).then_some(())?;
             // Known for these heads now: the next table needs no look at jj's view.
             kept_table::note_same_view(&cache, &head.heads, &heads);
         }
     }
     // No state added, removed or replaced (states are written by rename): none is looked at.
     let states_as_kept = head.state_dir.is_some() && dirs.state_stamp() == head.state_dir;
-    let now = SystemTime::now();
-    let mut table = String::with_capacity(64 << 10);
-    let mut widest = status_table::plain_header(&head.header, &mut table);
     let mut hints = String::new();
     let mut name = String::new();
-    while let Some(row) = kept.row()? {
+    for row in &kept.rows {
         let (state, view) = dirs.row(&row.id, states_as_kept, &mut name);
-        (StampText::of(view.as_ref()).as_bytes() == row.view).then_some(())?;
-        (states_as_kept || StampText::of(state.as_ref()).as_bytes() == row.state).then_some(())?;
+        (view == row.view && (states_as_kept || state == row.state)).then_some(())?;
         // A run shown live (or ended) must still be so: its process may have died since.
         if let Some(run) = row.run {
             let path = ctx.layout.dir.join(&*row.id);
             (inventory::run_ended(&path, run.pid, run.start) == run.ended).then_some(())?;
         }
-        let width = status_table::plain_line(&row.line, row.updated, now, &mut table);
-        widest = widest.max(width);
         if let Some(hint) = &row.hint {
             push_hint(&mut hints, &row.id, hint);
         }
     }
-    status_table::plain_fits(head.room, widest).then_some(())?;
+    let mut table = String::with_capacity(64 << 10);
+    status_table::kept(&kept.rows, SystemTime::now(), &mut table).then_some(())?;
+    let plain = table
+        .bytes()
+        .all(|b| b == b'\n' || (b' '..=b'~').contains(&b));
+    let behind = kept
+        .rows
+        .iter()
+        .any(|r| r.shown.changes.is_some_and(|c| c.behind));
     Some(Answer {
         table,
-        behind: head.behind,
-        plain: head.plain,
+        behind,
+        plain,
         hints,
     })
 }
@@ -162,32 +159,21 @@ fn made<'a>(
     (heads == at_start).then_some(())?;
     let view = ctx.vcs.table_view(&heads)?;
     let dirs = Dirs::open(&ctx.layout.dir)?;
-    let parents = status_table::has_parents(entries);
-    let (cells, updated): (Vec<_>, Vec<_>) = entries
-        .iter()
-        .zip(extra)
-        .map(|(e, x)| status_table::plain_row(e, x, parents))
-        .unzip();
-    let layout = status_table::plain_layout(parents, &cells)?;
     let mut name = String::new();
     let mut stamps = vec![];
     let rows: Vec<Row<'_>> = entries
         .iter()
-        .zip(layout.rows)
-        .zip(updated)
-        .map(|((e, line), updated)| {
+        .zip(extra)
+        .map(|(e, x)| {
             let (state, view) = dirs.row(&e.id, false, &mut name);
             stamps.extend([state, view]);
             Row {
                 id: e.id.as_str().into(),
                 state,
                 view,
-                line: line.into(),
-                updated,
-                hint: e
-                    .problem
-                    .as_ref()
-                    .map(|p| report::problem_hint(p, e).into()),
+                shown: status_table::shown(e, x),
+                updated: e.shown_updated_at().and_then(|t| t.time()),
+                hint: e.problem.as_ref().map(|p| report::problem_hint(p, e)),
                 run: e
                     .record
                     .as_ref()
@@ -203,32 +189,20 @@ fn made<'a>(
             }
         })
         .collect();
-    let plain_ascii = |text: &str| text.bytes().all(|b| (b' '..=b'~').contains(&b));
-    let plain = plain_ascii(&layout.header) && rows.iter().all(|r| plain_ascii(&r.line));
     let head = Head {
-        plain,
         heads,
         dirs: dirs.stamps(),
         // Taken after the rows' stamps: a state added since is in it (and then unsettled).
-        state_dir: dirs.state_stamp().filter(|s| summary::settled(s, began.at)),
+        state_dir: dirs.state_stamp().filter(|s| s.settled(began.at)),
         lands: entries
             .iter()
             .any(|e| e.record.as_ref().is_some_and(|r| r.shown_land().is_some())),
-        behind: status_table::any_behind(extra),
-        room: layout.room,
-        header: layout.header,
-        working_copies: kept_table::working_copies_text(view.iter().map(|(n, c)| (&**n, &**c))),
+        working_copies: Head::working_copies_of(&view),
     };
     // Laid out from what is kept, as of now, it must be what was shown (a cell that
     // turned in between, such as `4s ago` to `5s ago`, only means it is not kept this time).
     let mut again = String::new();
-    let fits = status_table::plain_table(
-        &head.header,
-        head.room,
-        rows.iter().map(|r| (r.line.as_ref(), r.updated)),
-        SystemTime::now(),
-        &mut again,
-    );
+    let fits = status_table::kept(&rows, SystemTime::now(), &mut again);
     let table = Table { head, rows };
     let settled = kept_table::settled(table.head.dirs.iter().chain(&stamps), began.at);
     (fits && again == shown && settled).then_some(table)

@@ -520,23 +520,13 @@ impl Git {
         cache: &Path,
     ) -> Vec<PathBuf> {
         let key = stat_key(&git_dir.join("index"));
-        let cached = crate::store::fsutil::read_untrusted_string(cache, 16 << 20)
-            .ok()
-            .and_then(|text| {
-                let (first, rest) = text.split_once('\n')?;
-                (first == key).then(|| rest.lines().map(str::to_string).collect::<Vec<_>>())
-            });
-        let links = match cached {
+        let links = match crate::store::private_state::gitlinks(cache, &key) {
             Some(links) => links,
             None => {
                 let Ok(links) = self.gitlinks(git_dir) else {
                     return vec![];
                 };
-                // A path with a newline is not cached (listed again next time).
-                if !links.iter().any(|l| l.contains('\n')) {
-                    let text = format!("{key}\n{}", links.join("\n"));
-                    let _ = crate::store::fsutil::write_atomic(cache, text.as_bytes());
-                }
+                crate::store::private_state::keep_gitlinks(cache, &key, &links);
                 links
             }
         };

@@ -20,71 +20,45 @@ pub(super) struct Synced {
     pub base_objects: Option<PathBuf>,
 }
 
-impl Synced {
-    fn text(&self) -> String {
-        let base = self
-            .base_objects
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        format!(
-            "commit {}\nparents {}\nop {}\nuser-op {}\nbase {}\n",
-            self.at.commit,
-            self.at.parents.join(" "),
-            self.op,
-            self.user_op,
-            base
-        )
-    }
-
-    fn parse(text: &str) -> Option<Synced> {
-        let mut fields = std::collections::HashMap::new();
-        for line in text.lines() {
-            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
-            fields.insert(key, value);
-        }
-        let base = fields.get("base")?;
-        Some(Synced {
+impl From<crate::store::private_state::Synced> for Synced {
+    fn from(kept: crate::store::private_state::Synced) -> Synced {
+        Synced {
             at: WorkingCommit {
-                commit: fields.get("commit")?.to_string(),
-                parents: fields
-                    .get("parents")?
-                    .split_whitespace()
-                    .map(str::to_string)
-                    .collect(),
+                commit: kept.commit,
+                parents: kept.parents,
             },
-            op: fields.get("op")?.to_string(),
-            user_op: fields.get("user-op")?.to_string(),
-            base_objects: (!base.is_empty()).then(|| PathBuf::from(base)),
-        })
+            op: kept.op,
+            user_op: kept.user_op,
+            base_objects: kept.base_objects,
+        }
     }
 }
 
 /// The record of the store at `dir`, if it can be read.
 pub(super) fn read(dir: &Path) -> Option<Synced> {
-    let text = crate::store::fsutil::read_untrusted_string(&dir.join("synced"), 64 << 10).ok()?;
-    Synced::parse(&text)
+    crate::store::private_state::read_synced(dir).map(Synced::from)
 }
 
 pub(super) fn write(dir: &Path, synced: &Synced) -> Result<()> {
-    Ok(crate::store::fsutil::write_atomic(
-        &dir.join("synced"),
-        synced.text().as_bytes(),
-    )?)
+    let kept = crate::store::private_state::Synced {
+        commit: synced.at.commit.clone(),
+        parents: synced.at.parents.clone(),
+        op: synced.op.clone(),
+        user_op: synced.user_op.clone(),
+        base_objects: synced.base_objects.clone(),
+    };
+    Ok(crate::store::private_state::write_synced(dir, &kept)?)
 }
 
 /// Records the store's own state as it was made (`made`, never mounted): while it is the
 /// same, the agent did nothing there at all.
 pub(super) fn write_made(dir: &Path, state: &str) -> Result<()> {
-    Ok(crate::store::fsutil::write_atomic(
-        &dir.join("made"),
-        state.as_bytes(),
-    )?)
+    Ok(crate::store::private_state::write_made(dir, state)?)
 }
 
 /// The store's state as it was made, if recorded.
 pub(super) fn read_made(dir: &Path) -> Option<String> {
-    crate::store::fsutil::read_untrusted_string(&dir.join("made"), 64 << 10).ok()
+    crate::store::private_state::read_made(dir)
 }
 
 #[cfg(test)]
@@ -93,6 +67,11 @@ mod tests {
 
     #[test]
     fn synced_reads_back_what_it_wrote() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parse = |synced: &Synced| {
+            write(tmp.path(), synced).unwrap();
+            read(tmp.path())
+        };
         let synced = Synced {
             at: WorkingCommit {
                 commit: "abc".into(),
@@ -102,7 +81,7 @@ mod tests {
             user_op: "u1".into(),
             base_objects: Some("/x/objects".into()),
         };
-        assert_eq!(Synced::parse(&synced.text()), Some(synced.clone()));
+        assert_eq!(parse(&synced), Some(synced.clone()));
         let rootless = Synced {
             at: WorkingCommit {
                 commit: "abc".into(),
@@ -111,6 +90,6 @@ mod tests {
             base_objects: None,
             ..synced
         };
-        assert_eq!(Synced::parse(&rootless.text()), Some(rootless));
+        assert_eq!(parse(&rootless), Some(rootless));
     }
 }
