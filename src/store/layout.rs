@@ -71,15 +71,6 @@ impl WorkspaceId {
             None => WorkspaceId::parse(name).ok(),
         }
     }
-
-    /// serde's reader for an optional id a file may hold wrongly: one that is no id reads
-    /// as none (it names nothing this tool would act on).
-    pub(crate) fn read_optional<'de, D: serde::Deserializer<'de>>(
-        d: D,
-    ) -> std::result::Result<Option<WorkspaceId>, D::Error> {
-        let name: Option<String> = serde::Deserialize::deserialize(d)?;
-        Ok(name.as_deref().and_then(WorkspaceId::read))
-    }
 }
 
 /// Written as its string.

@@ -409,7 +409,7 @@ pub(super) fn new_record(
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
-        parent: req.parent.cloned(),
+        parent: req.parent.map(WorkspaceId::to_string),
         checkpoints: 0,
         land: None,
         land_intent: None,

@@ -135,13 +135,11 @@ pub(crate) struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxOptions>,
     /// The workspace this one was started from (`run --parent`), set at creation.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "WorkspaceId::read_optional"
-    )]
-    #[cfg_attr(test, schemars(with = "Option<String>"))]
-    pub parent: Option<WorkspaceId>,
+    /// Kept as written: a record is a file an agent may edit, so the name is checked where
+    /// it is used ([`WorkspaceId::parse`]), and one that is no id is refused there, never
+    /// taken for no parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// How many checkpoints made a commit in this workspace (numbers the next one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoints: u64,

@@ -203,19 +203,17 @@ fn a_record_names_workspaces_by_checked_ids_only() {
         panic!("a record of valid ids did not parse");
     };
     assert_eq!(ok.workspace_id, "w1".to_string());
-    assert_eq!(ok.parent.as_ref().map(|p| p.as_str()), Some("p-1"));
+    assert_eq!(ok.parent.as_deref(), Some("p-1"));
     // A prepared workspace's name is read as such.
     let Loaded::Ok(prepared) = parse(record(r#"".pool-abc1""#, "null").as_bytes()) else {
         panic!("a prepared workspace's record did not parse");
     };
     assert_eq!(prepared.workspace_id.as_str(), ".pool-abc1");
-    // A parent that is no id names nothing: read as none, the rest of the record kept.
-    for bad in [r#""../x""#, r#""a/b""#, r#""-x""#, r#"".pool-UP""#] {
-        let Loaded::Ok(kept) = parse(record(r#""w1""#, bad).as_bytes()) else {
-            panic!("a bad parent {bad} made the record unreadable");
-        };
-        assert_eq!(kept.parent, None, "{bad}");
-    }
+    // A parent that is no id is kept as written, for the command that uses it to refuse.
+    let Loaded::Ok(kept) = parse(record(r#""w1""#, r#""../x""#).as_bytes()) else {
+        panic!("a bad parent made the record unreadable");
+    };
+    assert_eq!(kept.parent.as_deref(), Some("../x"));
     // A record whose own id is no id is not taken for one.
     for bad in [r#""../x""#, r#""""#, r#""a b""#] {
         assert!(
