@@ -51,11 +51,14 @@ pub struct SandboxArgs {
 impl SandboxArgs {
     /// bubblewrap, found and probed, with the options asked for (flags first, then the
     /// configuration's `sandbox.*`); `None` when the run is not sandboxed.
+    /// `confined`: a run of the workspace was sandboxed before, so this one is too unless
+    /// `--no-sandbox` says otherwise.
     pub fn prepare(
         &self,
         config: &crate::config::Config,
+        confined: bool,
     ) -> Result<Option<crate::workspace::launch::Sandboxing>, CliError> {
-        let sandboxed = self.sandbox || (config.sandbox && !self.no_sandbox);
+        let sandboxed = self.sandbox || ((config.sandbox || confined) && !self.no_sandbox);
         if !sandboxed {
             if self.no_network || !self.allow_write.is_empty() {
                 return Err(CliError::usage(
@@ -70,15 +73,39 @@ impl SandboxArgs {
         flags.extend(config.sandbox_writable.iter().cloned());
         let writable = crate::exec::sandbox::writable(&flags)?;
         let sockets = crate::exec::sandbox::sockets(&config.sandbox_sockets)?;
+        let readable = crate::exec::sandbox::extra_readable(&config.sandbox_readable)?;
         Ok(Some(crate::workspace::launch::Sandboxing {
             bwrap,
             options: crate::exec::sandbox::Options {
                 network: !self.no_network && config.sandbox_network,
                 writable,
                 sockets,
+                readable,
+                pass_env: config.sandbox_pass_env.clone(),
             },
         }))
     }
+}
+
+/// Whether a run of workspace `id` at `path` was sandboxed before (its record says so):
+/// then this one is too, unless `--no-sandbox`, which is said.
+pub(in crate::cli) fn ran_sandboxed(
+    ui: &crate::ui::Ui,
+    args: &SandboxArgs,
+    id: &crate::store::layout::WorkspaceId,
+    path: &std::path::Path,
+) -> bool {
+    let confined = matches!(
+        crate::store::metadata::load(path),
+        crate::store::metadata::Loaded::Ok(record) if record.confined
+    );
+    if confined && args.no_sandbox {
+        ui.warning_with_hint(
+            format!("workspace {id:?} ran sandboxed before, and this run is not confined (--no-sandbox): what an agent wrote there (its .envrc, git hooks, nested repositories) runs as you"),
+            "leave out --no-sandbox to keep it confined",
+        );
+    }
+    confined
 }
 
 impl<'a> From<&'a GlobalArgs> for crate::workspace::context::Options<'a> {

@@ -84,7 +84,8 @@ pub(in crate::cli) fn begin(inv: &Invocation, id: &WorkspaceId, args: &StartArgs
             ui.note(line);
         }
     }
-    let sandboxing = args.sandbox.prepare(&ctx.config)?;
+    let confined = super::global::ran_sandboxed(ui, &args.sandbox, id, &path);
+    let sandboxing = args.sandbox.prepare(&ctx.config, confined)?;
     if args.reload_envrc {
         ctx.config.direnv_reuse = false;
     }

@@ -136,4 +136,6 @@ pub(super) struct SandboxSection {
     pub(super) network: Option<bool>,
     pub(super) writable: Option<Vec<PathBuf>>,
     pub(super) sockets: Option<Vec<PathBuf>>,
+    pub(super) readable: Option<Vec<PathBuf>>,
+    pub(super) pass_env: Option<Vec<String>>,
 }

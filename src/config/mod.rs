@@ -41,6 +41,12 @@ pub struct Config {
     pub sandbox_writable: Vec<PathBuf>,
     /// Host unix sockets sandboxed runs may reach (`sandbox.sockets`, user file only).
     pub sandbox_sockets: Vec<PathBuf>,
+    /// Paths sandboxed runs may read beyond the default view (`sandbox.readable`, user file
+    /// only).
+    pub sandbox_readable: Vec<PathBuf>,
+    /// Credential-like environment variables passed into sandboxed runs
+    /// (`sandbox.pass_env`, user file only).
+    pub sandbox_pass_env: Vec<String>,
     /// At most this many workspaces per repository (`limits.max_workspaces`).
     pub max_workspaces: Option<usize>,
     /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
@@ -188,7 +194,7 @@ impl From<ConfigError> for CliError {
             }
             ConfigError::Both { second, .. } => format!("merge them and remove {}", second.display()),
             ConfigError::UserOnly { key, .. } => format!(
-                "move {key} to {}: a repository's file must not widen what a sandboxed agent may write",
+                "move {key} to {}: a repository's file must not widen what a sandboxed agent may reach",
                 user_file().map_or("your own configuration file".into(), |p| p.display().to_string())
             ),
         };
@@ -234,6 +240,8 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
             for (key, set) in [
                 ("sandbox.writable", content.sandbox.writable.is_some()),
                 ("sandbox.sockets", content.sandbox.sockets.is_some()),
+                ("sandbox.readable", content.sandbox.readable.is_some()),
+                ("sandbox.pass_env", content.sandbox.pass_env.is_some()),
             ] {
                 if set {
                     return Err(ConfigError::UserOnly {
@@ -386,6 +394,12 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(paths) = content.sandbox.sockets {
         config.sandbox_sockets = paths;
+    }
+    if let Some(paths) = content.sandbox.readable {
+        config.sandbox_readable = paths;
+    }
+    if let Some(names) = content.sandbox.pass_env {
+        config.sandbox_pass_env = names;
     }
     apply_tools(config, content.tools, &invalid)?;
     if let Some(spec) = content.setup.command {

@@ -4,6 +4,30 @@ use std::io::Write;
 
 use crate::error::{CliError, Result};
 
+/// `text` with every control character but newline and tab written as an escape (`\x1b`,
+/// `\u{9b}`), and the characters that reorder what follows them (bidirectional overrides
+/// and isolates) too: what an agent wrote (a commit description, a file or branch name)
+/// can neither move the cursor, erase lines, retitle the terminal nor hide text from the
+/// person reading it. Text of printable characters only is returned as it is.
+pub(crate) fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    fn hidden(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !hidden(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `--color`: whether output may hold colour escapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -113,6 +137,22 @@ pub(crate) fn terminal_rows() -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_shown_never_obeyed() {
+        assert!(matches!(
+            escape_controls("plain text\tand\nlines"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(escape_controls("a\x1b[2Kb"), "a\\x1b[2Kb");
+        assert_eq!(escape_controls("x\ry"), "x\\x0dy");
+        assert_eq!(escape_controls("\x07\x7f"), "\\x07\\x7f");
+        assert_eq!(escape_controls("c1 \u{9b}31m"), "c1 \\u{9b}31m");
+        assert_eq!(escape_controls("abc\u{202e}fdp.exe"), "abc\\u{202e}fdp.exe");
+        assert_eq!(escape_controls("naïve café"), "naïve café");
+    }
+
     use super::*;
 
     #[test]

@@ -32,9 +32,11 @@ impl Ui {
         self.colour
     }
 
-    /// Prints data on stdout; a reader that went away (broken pipe) is not an error.
+    /// Prints data on stdout, its control characters escaped ([`output::escape_controls`]:
+    /// what an agent wrote is shown, never obeyed by the terminal); a reader that went away
+    /// (broken pipe) is not an error.
     pub fn data(&self, text: &str) -> Result<()> {
-        output::print(text)
+        output::print(&output::escape_controls(text))
     }
 
     /// Prints bytes on stdout as they are (a patch); a reader that went away is not an error.
@@ -43,7 +45,8 @@ impl Ui {
     }
 
     /// Prints data holding `anstyle` escapes on stdout, through `anstream`: kept when colour is
-    /// on, stripped when it is off.
+    /// on, stripped when it is off. The caller escapes what it styles first
+    /// ([`output::escape_controls`]).
     pub(crate) fn styled_data(&self, text: &str) -> Result<()> {
         output::print(&self.paint(text))
     }
@@ -187,8 +190,10 @@ pub(crate) fn warning_line(message: impl Display) -> String {
     format!("Warning: {message}")
 }
 
-/// Writes to stderr; a stderr that cannot be written to is not worth failing the command for.
+/// Writes to stderr, control characters escaped ([`output::escape_controls`]); a stderr
+/// that cannot be written to is not worth failing the command for.
 fn stderr(text: &str) {
+    let text = output::escape_controls(text);
     let mut stderr = std::io::stderr().lock();
     let _ = stderr
         .write_all(text.as_bytes())

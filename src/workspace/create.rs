@@ -416,6 +416,7 @@ pub(super) fn new_record(
         land_check: Default::default(),
         extra: Default::default(),
         sandbox: None,
+        confined: false,
         ports: vec![],
         tools: None,
         setup: None,

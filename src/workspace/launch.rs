@@ -383,7 +383,8 @@ fn sandbox_args(
 ) -> Result<Vec<OsString>> {
     let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
-    let mut readable = sandbox::readable(me);
+    let root = fs::canonicalize(&ctx.layout.root).unwrap_or_else(|_| ctx.layout.root.clone());
+    let mut readable = sandbox::readable(me, &options.readable);
     if let Loader::Direnv(bin) = loader {
         readable.push(bin.clone());
     }
@@ -393,6 +394,7 @@ fn sandbox_args(
     let scope = sandbox::Scope {
         repo: &ctx.repo,
         workspace: &canonical,
+        root: &root,
         namespace_dir: &namespace_dir,
         readable,
         private,

@@ -42,6 +42,7 @@ pub(in crate::cli) fn cmd_run(inv: &Invocation, args: &RunArgs) -> Result<i32> {
         return Err(session::run_nested(&args.command, &begun.path));
     };
     entered.record.sandbox = sandboxing.as_ref().map(|s| s.options.clone());
+    entered.record.confined |= sandboxing.is_some();
     let ended = session::supervise(
         &ctx,
         &mut entered,

@@ -33,11 +33,12 @@ pub struct ShellArgs {
 pub(in crate::cli) fn cmd_shell(inv: &Invocation, args: &ShellArgs) -> Result<i32> {
     let ui = inv.ui;
     signals::install();
-    let Handle { mut ctx, .. } = inv.workspace(&args.id)?;
+    let Handle { mut ctx, path, .. } = inv.workspace(&args.id)?;
     if args.reload_envrc {
         ctx.config.direnv_reuse = false;
     }
-    let sandboxing = args.sandbox.prepare(&ctx.config)?;
+    let confined = crate::cli::global::ran_sandboxed(ui, &args.sandbox, &args.id, &path);
+    let sandboxing = args.sandbox.prepare(&ctx.config, confined)?;
     let req = Request {
         id: &args.id,
         base_change: None,

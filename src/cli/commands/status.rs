@@ -105,7 +105,7 @@ pub(in crate::cli) fn cmd_status(inv: &Invocation, args: &StatusArgs) -> Result<
     if args.id.is_none() && !args.json {
         print_table(ui, text, status_table::any_behind(&extra), false)?;
     } else {
-        ui.styled_data(&text)?;
+        ui.data(&text)?;
     }
     if !args.json {
         print_hints(ui, &entries);
@@ -116,6 +116,8 @@ pub(in crate::cli) fn cmd_status(inv: &Invocation, args: &StatusArgs) -> Result<
 /// Prints the table `text` (its status column coloured), then with `behind` what the `*`
 /// means; `plain`: the text is known to be printable ASCII lines.
 fn print_table(ui: &Ui, text: String, behind: bool, plain: bool) -> Result<()> {
+    // What agents wrote (workflow names, say) is escaped before anything is styled.
+    let text = output::escape_controls(&text).into_owned();
     // Without colour the escapes would only be stripped again: none are added, and the
     // text stays as it is (line by line, it would be the same unless a line ends in `\r`).
     let colour = ui.colour();

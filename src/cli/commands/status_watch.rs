@@ -97,20 +97,22 @@ fn frame(entries: &[Entry], warning: Option<&CliError>, interval: Duration, path
     };
     let mut table = String::new();
     status_table::table(entries, &extra, columns, &mut table);
-    table = output::style_second_column(&table, status_table::status_style);
+    table =
+        output::style_second_column(&output::escape_controls(&table), status_table::status_style);
     text += &table;
     if let Some(warning) = warning {
         text += &format!(
             "\n{}\n",
             warning_line(format!(
                 "could not ask the backend which workspaces it knows: {}",
-                warning.message
+                output::escape_controls(&warning.message)
             ))
         );
     }
     for entry in entries {
         if let Some(problem) = &entry.problem {
-            text += &format!("{}: {}\n", entry.id, report::problem_hint(problem, entry));
+            let hint = report::problem_hint(problem, entry);
+            text += &format!("{}: {}\n", entry.id, output::escape_controls(&hint));
         }
     }
     text

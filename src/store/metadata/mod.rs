@@ -134,6 +134,11 @@ pub(crate) struct Record {
     /// How the current (or last) run was sandboxed; none when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxOptions>,
+    /// Whether a run was ever sandboxed in this workspace: what an agent wrote there (its
+    /// `.envrc`, hooks, nested repositories) is then never run unconfined unless the user
+    /// says so (`--no-sandbox`). Never cleared by a later run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confined: bool,
     /// The workspace this one was started from (`run --parent`), set at creation.
     /// Kept as written: a record is a file an agent may edit, so the name is checked where
     /// it is used ([`WorkspaceId::parse`]), and one that is no id is refused there, never
@@ -416,6 +421,14 @@ pub struct SandboxOptions {
     /// `/run`, `$XDG_RUNTIME_DIR`, `$SSH_AUTH_SOCK` and `$DOCKER_HOST` is hidden.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sockets: Vec<PathBuf>,
+    /// Paths the command may read beyond what a sandbox reads by default
+    /// (`sandbox.readable`, the user's file only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readable: Vec<PathBuf>,
+    /// Environment variables passed in although their names say they carry credentials
+    /// (`sandbox.pass_env`, the user's file only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 #[cfg(test)]

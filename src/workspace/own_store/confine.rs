@@ -32,18 +32,19 @@ pub(super) fn confinement(
         CliError::failure("cannot locate the agent-workspace binary").cause(e.to_string())
     })?;
     let backend = ctx.vcs.sandbox_paths(&ctx.repo, &canonical, true)?;
+    let root = fs::canonicalize(&ctx.layout.root).unwrap_or_else(|_| ctx.layout.root.clone());
     let scope = sandbox::Scope {
         repo: &ctx.repo,
         workspace: &canonical,
+        root: &root,
         namespace_dir: &namespace_dir,
-        readable: sandbox::readable(&me),
+        readable: sandbox::readable(&me, &[]),
         private: Some(private),
         backend,
     };
     let options = sandbox::Options {
         network: false,
-        writable: vec![],
-        sockets: vec![],
+        ..sandbox::Options::default()
     };
     Ok(Confinement::new(bwrap, &options, &scope))
 }

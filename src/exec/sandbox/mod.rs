@@ -22,6 +22,8 @@ use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 
+mod secrets;
+
 /// How a run is confined: the record owns the type it keeps.
 pub(crate) use crate::store::metadata::SandboxOptions as Options;
 
@@ -43,6 +45,8 @@ pub enum SandboxError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("sandbox.readable lists {}, which is not an absolute path", path.display())]
+    RelativeReadable { path: PathBuf },
     #[error("jj's store/git_target names {} ({reason}): a sandbox mounts only git directories the repository owns", named.display())]
     GitTarget { named: PathBuf, reason: String },
     #[error("cannot build the sandbox's seccomp filter: {0}")]
@@ -63,6 +67,8 @@ impl From<SandboxError> for CliError {
                 .hint("pass --allow-write an existing directory or file"),
             SandboxError::BadSocket { .. } => CliError::failure(message)
                 .hint("list only existing unix sockets in sandbox.sockets, or remove the entry"),
+            SandboxError::RelativeReadable { .. } => CliError::usage(message)
+                .hint("list absolute paths in sandbox.readable (in your own configuration file)"),
             SandboxError::GitTarget { .. } => CliError::failure(message).hint(
                 "something rewrote .jj/repo/store/git_target (a sandboxed agent can write it): put back the repository's own git directory (`../../../.git` for a colocated repository, `git` otherwise) and check what else changed; the command was not run",
             ),
@@ -188,6 +194,18 @@ pub(crate) fn writable(flags: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> 
         .collect()
 }
 
+/// The extra readable paths the user listed (`sandbox.readable`), each absolute; one that
+/// does not exist (yet) is kept: nothing is mounted for it.
+pub(crate) fn extra_readable(listed: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
+    listed
+        .iter()
+        .map(|path| match path.is_absolute() {
+            true => Ok(path.clone()),
+            false => Err(SandboxError::RelativeReadable { path: path.clone() }),
+        })
+        .collect()
+}
+
 /// The host unix sockets the user allowed (`sandbox.sockets`), each resolved and checked to
 /// be a socket.
 pub(crate) fn sockets(listed: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
@@ -208,23 +226,47 @@ pub(crate) fn sockets(listed: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> 
         .collect()
 }
 
-/// What a sandboxed program must still read although it may live under `/tmp`: this binary
-/// (`me`), the user's configuration and home, the directories on PATH.
-pub(crate) fn readable(me: &Path) -> Vec<PathBuf> {
+/// What a sandboxed program must still read although it lives in a directory the sandbox
+/// hides (`/tmp`, HOME): this binary (`me`), what toolchains read under HOME
+/// ([`secrets::HOME_READABLE`]), the configuration jj, git, direnv and agent-workspace read,
+/// the directories on PATH, and `extra` (the user's `sandbox.readable`). Never HOME itself,
+/// nor a configuration or data directory whole.
+pub(crate) fn readable(me: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut readable: Vec<PathBuf> = vec![me.to_path_buf()];
-    for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "JJ_CONFIG"] {
-        readable.extend(crate::vars::raw(key).map(PathBuf::from));
+    let home = crate::vars::non_empty("HOME").map(PathBuf::from);
+    if let Some(home) = &home {
+        readable.extend(secrets::home_readable(home));
+        readable.push(home.join(".config/agent-workspace"));
     }
-    readable.extend(std::env::split_paths(
-        &crate::vars::raw("PATH").unwrap_or_default(),
-    ));
+    if let Some(config) = crate::vars::non_empty("XDG_CONFIG_HOME").map(PathBuf::from) {
+        readable.extend(secrets::XDG_CONFIG_READABLE.iter().map(|p| config.join(p)));
+        readable.push(config.join("agent-workspace"));
+    }
+    if let Some(data) = crate::vars::non_empty("XDG_DATA_HOME").map(PathBuf::from) {
+        readable.extend(secrets::XDG_DATA_READABLE.iter().map(|p| data.join(p)));
+    }
+    readable.extend(crate::vars::raw("JJ_CONFIG").map(PathBuf::from));
+    readable.extend(
+        std::env::split_paths(&crate::vars::raw("PATH").unwrap_or_default())
+            .filter(|dir| Some(dir) != home.as_ref()),
+    );
+    readable.extend(extra.iter().cloned());
     readable
+}
+
+/// `path` with its directory resolved (its last component as it is): where a mount at it
+/// lands, compared with the hidden directories, which are resolved too.
+fn located(path: &Path) -> Option<PathBuf> {
+    let parent = fs::canonicalize(path.parent()?).ok()?;
+    Some(parent.join(path.file_name()?))
 }
 
 /// What a sandbox is built around.
 pub(crate) struct Scope<'a> {
     pub repo: &'a Repo,
     pub workspace: &'a Path,
+    /// The workspace root, resolved: every namespace in it is hidden.
+    pub root: &'a Path,
     pub namespace_dir: &'a Path,
     /// Paths the command must still read although they live under `/tmp` (its program,
     /// its configuration).
@@ -319,8 +361,27 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
     }
     let put_back = scope.readable.iter().cloned().chain(resolver());
     for path in put_back {
-        if hidden.iter().any(|dir| path.starts_with(dir)) && path.exists() {
-            mounts.push(Mount::read_only(&path));
+        let Some(dst) = located(&path).filter(|_| path.exists()) else {
+            continue;
+        };
+        if hidden.iter().any(|dir| dst.starts_with(dir) && dst != *dir) {
+            mounts.push(Mount::ReadOnly { src: path, dst });
+        }
+    }
+    // The credentials kept inside what was put back.
+    let home = crate::vars::non_empty("HOME").map(PathBuf::from);
+    let config = crate::vars::non_empty("XDG_CONFIG_HOME").map(PathBuf::from);
+    if let Some(home) = &home {
+        for file in secrets::covered(home, config.as_deref()) {
+            if let Some(dst) = located(&file).filter(|_| fs::symlink_metadata(&file).is_ok()) {
+                mounts.push(match file.is_dir() {
+                    true => Mount::Tmpfs { dst },
+                    false => Mount::ReadOnly {
+                        src: "/dev/null".into(),
+                        dst,
+                    },
+                });
+            }
         }
     }
     for socket in hidden_sockets(&hidden, &options.sockets) {
@@ -333,6 +394,17 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
         mounts.push(Mount::writable(socket));
     }
     mounts.push(Mount::tmpfs(&scope.repo.root));
+    // Every namespace of the root (other repositories' workspaces, their own stores and
+    // kept files), unless the root holds HOME (then only this namespace is hidden).
+    let hide_root = scope.root != scope.namespace_dir
+        && scope.root.is_dir()
+        && !home
+            .as_ref()
+            .and_then(|h| fs::canonicalize(h).ok())
+            .is_some_and(|h| h.starts_with(scope.root));
+    if hide_root {
+        mounts.push(Mount::tmpfs(scope.root));
+    }
     mounts.push(Mount::tmpfs(scope.namespace_dir));
     // A store of its own: the repository's store is not mounted, also where it does not
     // live under the main working copy (a separate git directory).
@@ -388,22 +460,33 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
             });
         }
     }
-    // The empty tmpfs hiding the main working copy and the namespace is read-only too.
+    // The empty tmpfs hiding the main working copy, the root, the namespace and HOME is
+    // read-only too.
     mounts.push(Mount::RemountReadOnly {
         dst: scope.repo.root.clone(),
     });
+    if hide_root {
+        mounts.push(Mount::RemountReadOnly {
+            dst: scope.root.to_path_buf(),
+        });
+    }
     mounts.push(Mount::RemountReadOnly {
         dst: scope.namespace_dir.to_path_buf(),
     });
+    if let Some(home) = hidden.iter().find(|d| home_dir().as_ref() == Some(*d)) {
+        mounts.push(Mount::RemountReadOnly { dst: home.clone() });
+    }
     if hide_store {
         mounts.push(Mount::RemountReadOnly {
             dst: scope.repo.store.clone(),
         });
     }
+    let vars: Vec<OsString> = std::env::vars_os().map(|(name, _)| name).collect();
     Plan {
         mounts,
         network: options.network,
         chdir: scope.workspace.to_path_buf(),
+        unset: secrets::withheld(vars.iter().map(OsString::as_os_str), &options.pass_env),
     }
 }
 
@@ -486,6 +569,8 @@ pub(crate) struct Plan {
     mounts: Vec<Mount>,
     network: bool,
     chdir: PathBuf,
+    /// The environment variables the sandbox does not get (they carry credentials).
+    unset: Vec<OsString>,
 }
 
 impl Plan {
@@ -502,6 +587,9 @@ impl Plan {
         }
         args.extend(["--seccomp".into(), seccomp.to_string().into()]);
         args.extend(["--chdir".into(), self.chdir.clone().into_os_string()]);
+        for name in &self.unset {
+            args.extend(["--unsetenv".into(), name.clone()]);
+        }
         args.push("--".into());
         args
     }
@@ -576,7 +664,18 @@ fn hidden_dirs() -> Vec<PathBuf> {
             dirs.push(dir);
         }
     }
+    // HOME is a tmpfs of its own wherever it is (under `/tmp` too), made read-only once what
+    // toolchains read is put back.
+    if let Some(home) = home_dir().filter(|h| !dirs.contains(h)) {
+        dirs.push(home);
+    }
     dirs
+}
+
+/// HOME, resolved, when it is a directory of its own (never `/`).
+fn home_dir() -> Option<PathBuf> {
+    let home = fs::canonicalize(crate::vars::non_empty("HOME")?).ok()?;
+    (home.parent().is_some() && home.is_dir()).then_some(home)
 }
 
 /// The host's DNS configuration, which often lives under `/run` (`/etc/resolv.conf` a link to
@@ -791,6 +890,7 @@ mod tests {
             ],
             network: false,
             chdir: "/ws".into(),
+            unset: vec!["GITHUB_TOKEN".into()],
         };
         let args: Vec<String> = plan
             .args(7)
@@ -799,7 +899,7 @@ mod tests {
             .collect();
         let mounts =
             "--ro-bind / / --dev /dev --tmpfs /tmp --bind /s/wc/.jj /ws/.jj --remount-ro /repo";
-        let tail = "--unshare-net --seccomp 7 --chdir /ws --";
+        let tail = "--unshare-net --seccomp 7 --chdir /ws --unsetenv GITHUB_TOKEN --";
         assert_eq!(
             args.join(" "),
             format!("{mounts} {} {tail}", CONFINED.join(" "))
