@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     // A shell asking for completions (`AGENT_WORKSPACE_COMPLETE` set by its script).
     if let Some(answer) = agent_workspace::complete_from_env(&args) {
         let ui = Ui::new(ColorChoice::Never);
-        return match answer.and_then(|text| ui.data(&text)) {
+        return match answer.and_then(|text| ui.generated(&text)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => fail(&ui, &err, false),
         };
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Ok(Parsed::Command(cli)) => cli,
         Ok(Parsed::Print(text)) => {
             let ui = Ui::new(ColorChoice::Auto);
-            return match ui.data(&text) {
+            return match ui.generated(&text) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => fail(&ui, &err, false),
             };

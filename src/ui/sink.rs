@@ -39,6 +39,13 @@ impl Ui {
         output::print(&output::escape_controls(text))
     }
 
+    /// Prints text made whole by this tool and read by a program or a person as it is (help,
+    /// shell completions and their scripts: completions are separated by control
+    /// characters), not escaped; a reader that went away is not an error.
+    pub fn generated(&self, text: &str) -> Result<()> {
+        output::print(text)
+    }
+
     /// Prints bytes on stdout as they are (a patch); a reader that went away is not an error.
     pub(crate) fn data_bytes(&self, bytes: &[u8]) -> Result<()> {
         output::print_bytes(bytes)

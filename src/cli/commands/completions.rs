@@ -33,7 +33,7 @@ pub(in crate::cli) fn cmd_completions(ui: &Ui, args: &CompletionsArgs) -> Result
         Shell::Elvish => "elvish",
         Shell::Powershell => "powershell",
     };
-    ui.data(&registration(name)?)?;
+    ui.generated(&registration(name)?)?;
     Ok(0)
 }
 

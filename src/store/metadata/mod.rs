@@ -140,9 +140,9 @@ pub(crate) struct Record {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confined: bool,
     /// The workspace this one was started from (`run --parent`), set at creation.
-    /// Kept as written: a record is a file an agent may edit, so the name is checked where
-    /// it is used ([`WorkspaceId::parse`]), and one that is no id is refused there, never
-    /// taken for no parent.
+    // Kept as written: a record is a file an agent may edit, so the name is checked where
+    // it is used (`WorkspaceId::parse`), and one that is no id is refused there, never
+    // taken for no parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// How many checkpoints made a commit in this workspace (numbers the next one).
