@@ -5,6 +5,7 @@
 
 pub(in crate::cli) mod commands;
 pub(in crate::cli) mod complete;
+mod errors;
 pub(in crate::cli) mod global;
 pub(in crate::cli) mod help;
 pub(in crate::cli) mod invocation;

@@ -17,7 +17,6 @@ use file::{CommandSpec, FileContent, ToolsSection};
 use values::is_plain_relative;
 pub(crate) use values::{parse_retention, parse_size};
 
-use crate::error::CliError;
 use crate::repo::Backend;
 use crate::vars;
 
@@ -182,24 +181,6 @@ pub enum ConfigError {
     Both { first: PathBuf, second: PathBuf },
     #[error("{} sets {key}, which only the user's own file may set", file.display())]
     UserOnly { file: PathBuf, key: &'static str },
-}
-
-impl From<ConfigError> for CliError {
-    fn from(err: ConfigError) -> CliError {
-        let message = err.to_string();
-        let hint = match &err {
-            ConfigError::Read { .. } => "make it readable, or remove it".to_string(),
-            ConfigError::Invalid { .. } => {
-                "fix the key or value named above; docs/configuration.md lists every key".into()
-            }
-            ConfigError::Both { second, .. } => format!("merge them and remove {}", second.display()),
-            ConfigError::UserOnly { key, .. } => format!(
-                "move {key} to {}: a repository's file must not widen what a sandboxed agent may reach",
-                user_file().map_or("your own configuration file".into(), |p| p.display().to_string())
-            ),
-        };
-        CliError::usage(message).hint(hint)
-    }
 }
 
 /// The user's configuration file (whether or not it exists).

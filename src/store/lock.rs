@@ -11,7 +11,6 @@ use std::fs::{self, File, TryLockError};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::CliError;
 use crate::store::fsutil;
 use crate::store::fsutil::FsError;
 
@@ -49,23 +48,6 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
-}
-
-impl From<LockError> for CliError {
-    fn from(err: LockError) -> Self {
-        match err {
-            LockError::Open(FsError::Io { source, path, .. }) => {
-                CliError::io("open the lock file", &path, &source).hint(format!(
-                    "agent-workspace keeps its locks in {}; make it writable by this user",
-                    path.parent().unwrap_or(&path).display()
-                ))
-            }
-            LockError::Open(other) => other.into(),
-            LockError::Lock { path, source } => CliError::io("lock", &path, &source).hint(
-                "the file system must support flock(2); pass --root DIR on a local file system",
-            ),
-        }
-    }
 }
 
 type Result<T> = std::result::Result<T, LockError>;

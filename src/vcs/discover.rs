@@ -5,9 +5,61 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::{CliError, Result};
 use crate::repo::{Backend, Repo};
 use crate::vars;
+
+/// Why no repository was found where a command started.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    /// A path on the way could not be read or resolved.
+    #[error("could not {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--backend git` in a jj repository that has no git.
+    #[error("{} is a jj repository without git: --backend git needs a git repository", dir.display())]
+    JjWithoutGit { dir: PathBuf },
+    /// `--backend jj` in a git repository that has no jj.
+    #[error("{} is a git repository without jj", dir.display())]
+    GitWithoutJj { dir: PathBuf },
+    /// No directory from `start` up holds a repository.
+    #[error("{} is not inside a jj or git repository", start.display())]
+    NotInRepo { start: PathBuf },
+    /// A pointer file (`.jj/repo`, `.git`, `commondir`) could not be read.
+    #[error("could not read {}", path.display())]
+    Pointer {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The jj store a secondary workspace names does not resolve.
+    #[error("could not resolve the jj store {}", store.display())]
+    JjStore {
+        dir: PathBuf,
+        store: PathBuf,
+        source: std::io::Error,
+    },
+    /// The jj store is not where a repository's store sits (`<root>/.jj/repo`).
+    #[error("unexpected jj store {}", store.display())]
+    UnexpectedJjStore { store: PathBuf },
+    /// A `.git` file that does not read `gitdir: PATH`.
+    #[error("{} is not a gitdir file", dot_git.display())]
+    NotGitdir { dot_git: PathBuf },
+    /// A worktree of a bare repository.
+    #[error("{} belongs to a bare repository ({}), which has no main worktree", dir.display(), store.display())]
+    Bare { dir: PathBuf, store: PathBuf },
+}
+
+type Result<T> = std::result::Result<T, DiscoverError>;
+
+fn resolve(path: &Path) -> Result<PathBuf> {
+    fs::canonicalize(path).map_err(|source| DiscoverError::Io {
+        action: "resolve",
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 /// The repository of the sandboxed run this process is in, when it runs inside one from its
 /// workspace: there the workspace's `.jj` (git: the git directory its `.git` names) is the
@@ -39,36 +91,28 @@ pub(crate) fn own_store_sandbox(start: &Path) -> Option<Repo> {
 /// Finds the repository containing `start`, from any subdirectory, symlinked path or agent
 /// workspace. `backend` forces a backend; otherwise jj wins when `.jj` is present.
 pub(crate) fn discover(start: &Path, backend: Option<Backend>) -> Result<Repo> {
-    let start = fs::canonicalize(start).map_err(|e| CliError::io("resolve", start, &e))?;
+    let start = resolve(start)?;
     for dir in start.ancestors() {
         let has_jj = dir.join(".jj").is_dir();
         let has_git = dir.join(".git").exists();
         match backend {
             Some(Backend::Git) if has_git => return discover_git(dir),
             Some(Backend::Git) if has_jj => {
-                return Err(CliError::failure(format!(
-                    "{} is a jj repository without git: --backend git needs a git repository",
-                    dir.display()
-                ))
-                .hint("drop --backend git (and unset AGENT_WORKSPACE_BACKEND) to use jj"))
+                return Err(DiscoverError::JjWithoutGit {
+                    dir: dir.to_path_buf(),
+                })
             }
             Some(Backend::Jj) if has_git && !has_jj => {
-                return Err(CliError::failure(format!(
-                    "{} is a git repository without jj",
-                    dir.display()
-                ))
-                .hint("use --backend git, or run `jj git init --colocate` there"))
+                return Err(DiscoverError::GitWithoutJj {
+                    dir: dir.to_path_buf(),
+                })
             }
             _ if has_jj => return discover_jj(dir),
             _ if has_git => return discover_git(dir),
             _ => {}
         }
     }
-    Err(CliError::failure(format!(
-        "{} is not inside a jj or git repository",
-        start.display()
-    ))
-    .hint("run from inside the repository or pass --repo PATH"))
+    Err(DiscoverError::NotInRepo { start })
 }
 
 /// A small file naming another place (`.jj/repo`, `.git`, `commondir`), which whatever runs
@@ -92,14 +136,10 @@ fn read_pointer(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-fn pointer_error(path: &Path, err: &std::io::Error) -> CliError {
-    let error = CliError::io("read", path, err);
-    match err.kind() {
-        std::io::ErrorKind::InvalidInput => error.hint(format!(
-            "{} must be the small file jj or git wrote there; something replaced it: run from the main workspace (or pass --repo PATH) and repair or remove that workspace",
-            path.display()
-        )),
-        _ => error,
+fn pointer_error(path: &Path, source: std::io::Error) -> DiscoverError {
+    DiscoverError::Pointer {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
@@ -109,19 +149,17 @@ fn discover_jj(dir: &Path) -> Result<Repo> {
         marker.clone()
     } else {
         // A secondary workspace: `.jj/repo` holds the store's path relative to `.jj/`.
-        let text = read_pointer(&marker).map_err(|e| pointer_error(&marker, &e))?;
+        let text = read_pointer(&marker).map_err(|e| pointer_error(&marker, e))?;
         dir.join(".jj").join(text.trim_end_matches(['\n', '\r']))
     };
-    let store = fs::canonicalize(&store).map_err(|e| {
-        CliError::io("resolve the jj store", &store, &e).hint(format!(
-            "{} may belong to a deleted repository",
-            dir.display()
-        ))
+    let store = fs::canonicalize(&store).map_err(|source| DiscoverError::JjStore {
+        dir: dir.to_path_buf(),
+        store: store.clone(),
+        source,
     })?;
     let root = store.parent().and_then(Path::parent).map(Path::to_path_buf);
-    let root = root.ok_or_else(|| {
-        CliError::failure(format!("unexpected jj store {}", store.display()))
-            .hint("run from the repository's main workspace, or pass --repo PATH")
+    let root = root.ok_or_else(|| DiscoverError::UnexpectedJjStore {
+        store: store.clone(),
     })?;
     Ok(Repo {
         root,
@@ -133,28 +171,26 @@ fn discover_jj(dir: &Path) -> Result<Repo> {
 fn discover_git(dir: &Path) -> Result<Repo> {
     let dot_git = dir.join(".git");
     if dot_git.is_dir() {
-        let store =
-            fs::canonicalize(&dot_git).map_err(|e| CliError::io("resolve", &dot_git, &e))?;
+        let store = resolve(&dot_git)?;
         return Ok(Repo {
             root: dir.to_path_buf(),
             backend: Backend::Git,
             store,
         });
     }
-    let text = read_pointer(&dot_git).map_err(|e| pointer_error(&dot_git, &e))?;
+    let text = read_pointer(&dot_git).map_err(|e| pointer_error(&dot_git, e))?;
     let gitdir = text
         .trim()
         .strip_prefix("gitdir:")
         .map(str::trim)
-        .ok_or_else(|| {
-            CliError::failure(format!("{} is not a gitdir file", dot_git.display()))
-                .hint("a .git file must read `gitdir: PATH`; repair it, or pass --repo PATH")
+        .ok_or_else(|| DiscoverError::NotGitdir {
+            dot_git: dot_git.clone(),
         })?;
     let gitdir = dir.join(gitdir);
     let commondir = gitdir.join("commondir");
     let Ok(common) = read_pointer(&commondir) else {
         // Not a linked worktree (a submodule, say): this directory is the main worktree.
-        let store = fs::canonicalize(&gitdir).map_err(|e| CliError::io("resolve", &gitdir, &e))?;
+        let store = resolve(&gitdir)?;
         return Ok(Repo {
             root: dir.to_path_buf(),
             backend: Backend::Git,
@@ -162,18 +198,16 @@ fn discover_git(dir: &Path) -> Result<Repo> {
         });
     };
     let common = gitdir.join(common.trim());
-    let store = fs::canonicalize(&common).map_err(|e| CliError::io("resolve", &common, &e))?;
+    let store = resolve(&common)?;
     match (store.file_name(), store.parent()) {
         (Some(name), Some(root)) if name == ".git" => Ok(Repo {
             root: root.to_path_buf(),
             backend: Backend::Git,
             store,
         }),
-        _ => Err(CliError::failure(format!(
-            "{} belongs to a bare repository ({}), which has no main worktree",
-            dir.display(),
-            store.display()
-        ))
-        .hint("use a repository with a main worktree (not bare), or pass --repo PATH")),
+        _ => Err(DiscoverError::Bare {
+            dir: dir.to_path_buf(),
+            store,
+        }),
     }
 }

@@ -18,7 +18,6 @@ use std::os::fd::RawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 
@@ -51,44 +50,6 @@ pub enum SandboxError {
     GitTarget { named: PathBuf, reason: String },
     #[error("cannot build the sandbox's seccomp filter: {0}")]
     Seccomp(String),
-}
-
-impl From<SandboxError> for CliError {
-    fn from(err: SandboxError) -> CliError {
-        let message = err.to_string();
-        match err {
-            SandboxError::Missing => CliError::failure(message).hint(
-                "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox",
-            ),
-            SandboxError::Unusable { stderr } => CliError::failure(message).hint(unusable_hint(&stderr)),
-            SandboxError::Unsupported => CliError::failure(message)
-                .hint("run without --sandbox on this platform"),
-            SandboxError::BadPath { .. } => CliError::failure(message)
-                .hint("pass --allow-write an existing directory or file"),
-            SandboxError::BadSocket { .. } => CliError::failure(message)
-                .hint("list only existing unix sockets in sandbox.sockets, or remove the entry"),
-            SandboxError::RelativeReadable { .. } => CliError::usage(message)
-                .hint("list absolute paths in sandbox.readable (in your own configuration file)"),
-            SandboxError::GitTarget { .. } => CliError::failure(message).hint(
-                "something rewrote .jj/repo/store/git_target (a sandboxed agent can write it): put back the repository's own git directory (`../../../.git` for a colocated repository, `git` otherwise) and check what else changed; the command was not run",
-            ),
-            SandboxError::Seccomp(_) => CliError::failure(message).hint(
-                "this platform has no seccomp support agent-workspace knows; agent-workspace never runs a --sandbox command unconfined",
-            ),
-        }
-    }
-}
-
-/// The fix for bubblewrap's known failures to start.
-fn unusable_hint(stderr: &str) -> String {
-    use crate::exec::classify::{bwrap_start, BwrapStart};
-    let root = rustix::process::geteuid().is_root();
-    let known = match bwrap_start(stderr, root) {
-        BwrapStart::UserNamespacesBlocked => "unprivileged user namespaces are blocked: on Ubuntu 24.04 allow them for bwrap with an AppArmor profile (or sysctl kernel.apparmor_restrict_unprivileged_userns=0); in a container, run it with a seccomp profile that allows user namespaces",
-        BwrapStart::CapabilitiesDropped => "the container drops the capabilities bwrap needs: run it with user namespaces allowed (e.g. Docker's --security-opt seccomp=unconfined, or a privileged container)",
-        BwrapStart::Other => "see bubblewrap's message; the command was not run",
-    };
-    format!("{known}; agent-workspace never runs a --sandbox command unconfined")
 }
 
 /// bubblewrap on PATH, checked to start a sandbox with the namespaces every run gets here
@@ -904,14 +865,5 @@ mod tests {
             args.join(" "),
             format!("{mounts} {} {tail}", CONFINED.join(" "))
         );
-    }
-
-    #[test]
-    fn an_unusable_bubblewrap_as_root_is_blamed_on_capabilities() {
-        let hint = unusable_hint("bwrap: setting up uid map: Operation not permitted");
-        match rustix::process::geteuid().is_root() {
-            true => assert!(hint.starts_with("the container drops"), "{hint}"),
-            false => assert!(hint.starts_with("unprivileged user namespaces"), "{hint}"),
-        }
     }
 }

@@ -17,7 +17,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::error::{long_component, name_too_long_message, CliError};
+use crate::error::{long_component, name_too_long_message};
 
 /// A file operation that failed or was refused.
 #[derive(Debug, thiserror::Error)]
@@ -432,34 +432,6 @@ pub(crate) fn names_where<T>(dir: &Path, mut pick: impl FnMut(&str) -> Option<T>
         }
     }
     found
-}
-
-impl From<FsError> for CliError {
-    fn from(err: FsError) -> Self {
-        let message = err.to_string();
-        match err {
-            FsError::Symlink { path } => CliError::failure(message).hint(format!(
-                "agent-workspace never follows symlinks in its own directories; remove {} (after checking where it points) and try again",
-                path.display()
-            )),
-            FsError::NotADirectory { path } => CliError::failure(message).hint(format!(
-                "agent-workspace expects a directory it made there; move {} away and try again",
-                path.display()
-            )),
-            FsError::NameTooLong { path, component } => CliError::name_too_long(&path, &component),
-            FsError::NotRegular { path, .. } | FsError::TooLarge { path, .. } => {
-                CliError::failure(message).hint(format!(
-                    "agent-workspace reads only regular files of a sane size where an agent can write; move {} away (an agent may have put it there) and try again",
-                    path.display()
-                ))
-            }
-            FsError::Io {
-                action,
-                path,
-                source,
-            } => CliError::io(action, &path, &source),
-        }
-    }
 }
 
 #[cfg(test)]

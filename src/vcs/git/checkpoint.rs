@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use super::Git;
 use crate::exec::process::ProcessError;
-use crate::repo::Backend;
 use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
@@ -109,7 +108,7 @@ impl Git {
         VcsError::CheckpointFailed {
             id: id.clone(),
             ws: ws.to_path_buf(),
-            backend: Backend::Git,
+            jj: false,
             source: Box::new(source),
             unstage_failed: unstaged.err().map(Box::new),
         }

@@ -127,7 +127,7 @@ impl Git {
             .stdout()
             .map_err(|source| VcsError::UnknownRevision {
                 rev: rev.to_string(),
-                backend: crate::repo::Backend::Git,
+                jj: false,
                 source: Box::new(source),
             })?;
         Ok(vec![out.trim().to_string()])

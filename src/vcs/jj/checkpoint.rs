@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use super::classify::{self, Failure};
 use super::stale::recovery_dir;
 use super::Jj;
-use crate::repo::Backend;
 use crate::store::layout::WorkspaceId;
 use crate::vcs::error::{Result, VcsError};
 use crate::vcs::{Recorded, Unrecorded};
@@ -42,7 +41,7 @@ impl Jj {
             .map_err(|e| VcsError::CheckpointFailed {
                 id: id.clone(),
                 ws: ws.to_path_buf(),
-                backend: Backend::Jj,
+                jj: true,
                 source: Box::new(e),
                 unstage_failed: None,
             })?;

@@ -313,7 +313,7 @@ impl Jj {
             .map_err(|source| match self.explain(source) {
                 VcsError::Process(source) => VcsError::UnknownRevision {
                     rev: revset.to_string(),
-                    backend: crate::repo::Backend::Jj,
+                    jj: true,
                     source: Box::new(source),
                 },
                 too_old => too_old,

@@ -308,7 +308,7 @@ impl Jj {
             let ws = jail.workspace();
             let call = self
                 .call(ws)
-                .map_err(|e| crate::error::CliError::from(e).message)?
+                .map_err(|e| e.to_string())?
                 .dir(ws)
                 .args(["--ignore-working-copy", "log", "--no-graph"])
                 .args(["-r", "visible_heads() ~ ::@"])
