@@ -167,18 +167,6 @@ fn io_hint(err: &std::io::Error, path: &Path) -> String {
     }
 }
 
-/// The backend no longer knows workspace `id`, whose directory `path` still exists: the one
-/// wording of that condition.
-pub(crate) fn unregistered(id: &str, path: &Path) -> CliError {
-    CliError::failure(format!(
-        "the backend no longer knows workspace {id:?}, so its files may hold edits no commit has"
-    ))
-    .hint(format!(
-        "inspect {}, then `agent-workspace clean --force {id}` removes it, keeping its files aside",
-        path.display()
-    ))
-}
-
 /// How to install a helper program agent-workspace needs.
 pub(crate) fn install_hint(program: &str) -> String {
     match program {

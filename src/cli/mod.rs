@@ -1,5 +1,6 @@
 //! The command line: its clap definition (`parse`), the flags every command reads (`global`),
-//! one thin command per subcommand (`commands`), what `run` and `create` share (`start`), and
+//! the words of every lower layer's error (`errors`), one thin command per subcommand
+//! (`commands`), what `run` and `create` share (`start`), and
 //! the one table of commands (`table`) the dispatch reads, and what every command starts from
 //! (`invocation`).
 

@@ -117,7 +117,7 @@ fn usage_error(err: &clap::Error) -> CliError {
     if let Some(invalid) = std::error::Error::source(err)
         .and_then(|e| e.downcast_ref::<crate::store::layout::InvalidId>())
     {
-        return invalid.0.clone();
+        return CliError::from(invalid.clone());
     }
     let text = err.to_string();
     let mut paragraphs = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
@@ -226,11 +226,13 @@ mod tests {
         assert!(footer.starts_with("Exit codes:"), "{footer}");
     }
 
-    /// An id refused by clap's value parser is the usage error `WorkspaceId::parse` words, not
-    /// clap's "invalid value" form, for every argument that takes one.
+    /// An id refused by clap's value parser is the usage error of `WorkspaceId::parse`'s
+    /// refusal, not clap's "invalid value" form, for every argument that takes one.
     #[test]
     fn a_refused_id_keeps_its_own_words() {
-        let expected = crate::store::layout::WorkspaceId::parse("a b").unwrap_err();
+        let expected = crate::error::CliError::from(
+            crate::store::layout::WorkspaceId::parse("a b").unwrap_err(),
+        );
         for args in [
             &["run", "a b", "--", "true"][..],
             &["run", "w", "--parent", "a b", "--", "true"],

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{CliError, Result};
 use crate::exec::liveness;
+use crate::session::error::SessionError;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{self, Loaded, Record, Status};
@@ -69,6 +70,9 @@ fn busy(id: &WorkspaceId, record: Option<&Record>) -> CliError {
         }
         _ => "another agent-workspace process is creating or cleaning it".into(),
     };
-    CliError::failure(format!("workspace {id:?} is busy: {holder}"))
-        .hint("pass --wait to queue behind it, or use another id")
+    SessionError::Busy {
+        id: id.clone(),
+        holder,
+    }
+    .into()
 }

@@ -4,6 +4,7 @@
 //! checkpoint or land recorded meanwhile, makes `--checkpoint`'s checkpoint and judges the
 //! outcome. Returns what happened and what is worth telling; never prints.
 
+pub(crate) mod error;
 mod lease;
 mod supervise;
 
@@ -65,7 +66,7 @@ pub(crate) fn enter(
     // trust its record inherited.
     let trust = start.trust_envrc || (opened.created && start.parent.is_none());
     let loader = direnv::prepare(&mut record, &ctx.vcs, start.no_direnv, trust)
-        .map_err(crate::error::CliError::from)
+        .map_err(Into::into)
         .inspect_err(|err| refused(&mut record, err))?;
     let setup = workspace::setup::Env {
         loader: &loader,
@@ -152,16 +153,13 @@ fn open(
 /// A nested run shares the working copy and environment of the run it is nested in: the
 /// command replaces this process. Returns only when it could not be started.
 pub(crate) fn run_nested(command: &[OsString], path: &std::path::Path) -> crate::error::CliError {
-    let (code, err) = process::exec(command, Some(path));
-    crate::error::CliError::not_started(
+    let (code, source) = process::exec(command, Some(path));
+    error::SessionError::NestedNotStarted {
         code,
-        format!(
-            "could not run {} in the nested run",
-            process::quote(&command[0].to_string_lossy())
-        ),
-    )
-    .cause(err.to_string())
-    .hint("check the command's name and that it is executable")
+        program: process::quote(&command[0].to_string_lossy()),
+        source,
+    }
+    .into()
 }
 
 /// `--cleanup`: removes the workspace, whose lease the session holds, after its success.

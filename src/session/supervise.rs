@@ -131,7 +131,7 @@ pub(crate) fn supervise(
     if let (Ok(_), Err(err)) = (outcome, metadata::save(record)) {
         warnings.push(Warning::NotRecorded {
             code,
-            err: CliError::from(err),
+            err: err.into(),
         });
     }
     let status = record.status;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::repo::Repo;
 use crate::store::fsutil;
 use crate::vars;
@@ -35,7 +35,7 @@ pub struct WorkspaceId(String);
 impl WorkspaceId {
     /// `id` when it is acceptable (1-64 characters of `[A-Za-z0-9._-]`, starting with a
     /// letter or digit), else the usage error saying why.
-    pub(crate) fn parse(id: &str) -> Result<WorkspaceId> {
+    pub(crate) fn parse(id: &str) -> std::result::Result<WorkspaceId, InvalidId> {
         validate_id(id)?;
         Ok(WorkspaceId(id.to_string()))
     }
@@ -54,7 +54,7 @@ impl WorkspaceId {
     /// clap's value parser for an id argument: its error carries the one wording, which
     /// the command line's error form takes over as it is (`cli::parse`).
     pub(crate) fn from_arg(id: &str) -> std::result::Result<WorkspaceId, InvalidId> {
-        WorkspaceId::parse(id).map_err(InvalidId)
+        WorkspaceId::parse(id)
     }
 }
 
@@ -130,23 +130,44 @@ impl PartialEq<String> for WorkspaceId {
     }
 }
 
-/// An id clap's value parser refused: the usage error to show for it.
-#[derive(Debug)]
-pub(crate) struct InvalidId(pub CliError);
-
-impl std::fmt::Display for InvalidId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.message)
-    }
+/// A workspace id refused (by clap's value parser, or where one is read): what it was, and
+/// why it is none.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid workspace id {id:?}: {why}")]
+pub(crate) struct InvalidId {
+    pub id: String,
+    pub why: String,
 }
 
-impl std::error::Error for InvalidId {}
+/// Where the workspaces go, refused or not made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LayoutError {
+    #[error("cannot find a workspace root: HOME is not set")]
+    NoHome,
+    #[error("could not read {}", path.display())]
+    NoCurrentDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("workspace root {} is inside the repository {}", root.display(), repo.display())]
+    RootInRepo { root: PathBuf, repo: PathBuf },
+    #[error("workspace root {} is not a directory", root.display())]
+    RootNotDir { root: PathBuf },
+    /// A directory of the root or namespace could not be created.
+    #[error("could not create the workspace directory {}", path.display())]
+    Unwritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Fs(#[from] fsutil::FsError),
+}
 
 /// Checks an id: 1-64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit.
-fn validate_id(id: &str) -> Result<()> {
-    let bad = |why: &str| {
-        CliError::usage(format!("invalid workspace id {id:?}: {why}"))
-            .hint("use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit")
+fn validate_id(id: &str) -> std::result::Result<(), InvalidId> {
+    let bad = |why: &str| InvalidId {
+        id: id.to_string(),
+        why: why.to_string(),
     };
     if id.is_empty() {
         return Err(bad("it is empty"));
@@ -192,14 +213,14 @@ pub(crate) fn workspace_root(flag: Option<&Path>) -> Result<PathBuf> {
                 .map(|p| p.join("ai-workspaces"))
         })
         .or_else(|| std::env::home_dir().map(|h| h.join(".cache").join("ai-workspaces")));
-    let root = chosen.ok_or_else(|| {
-        CliError::failure("cannot find a workspace root: HOME is not set")
-            .hint("pass --root DIR or set AI_WORKSPACES_ROOT")
-    })?;
+    let root = chosen.ok_or(LayoutError::NoHome)?;
     let root = match root.is_absolute() {
         true => root,
         false => std::env::current_dir()
-            .map_err(|e| CliError::io("read", Path::new("."), &e))?
+            .map_err(|source| LayoutError::NoCurrentDir {
+                path: PathBuf::from("."),
+                source,
+            })?
             .join(root),
     };
     Ok(resolve(&root))
@@ -344,30 +365,28 @@ impl Layout {
     /// are files, unwritable, or inside the repository itself, and symlinks below the root.
     pub(crate) fn ensure(&self, repo: &Repo) -> Result<()> {
         if self.dir.starts_with(&repo.root) {
-            return Err(CliError::failure(format!(
-                "workspace root {} is inside the repository {}",
-                self.root.display(),
-                repo.root.display()
-            ))
-            .hint("choose a root outside the repository"));
+            return Err(LayoutError::RootInRepo {
+                root: self.root.clone(),
+                repo: repo.root.clone(),
+            }
+            .into());
         }
         if self.root.exists() && !self.root.is_dir() {
-            return Err(CliError::failure(format!(
-                "workspace root {} is not a directory",
-                self.root.display()
-            ))
-            .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a directory"));
+            return Err(LayoutError::RootNotDir {
+                root: self.root.clone(),
+            }
+            .into());
         }
-        let unwritable = |e: std::io::Error, path: &Path| {
-            CliError::io("create the workspace directory", path, &e)
-                .hint("pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory")
+        let unwritable = |source: std::io::Error, path: &Path| LayoutError::Unwritable {
+            path: path.to_path_buf(),
+            source,
         };
         fs::create_dir_all(&self.root).map_err(|e| unwritable(e, &self.root))?;
         let mut made_cache = false;
         for dir in [self.dir.clone(), self.locks(), self.cache()] {
             made_cache = fsutil::create_dir_nofollow(&dir).map_err(|e| match e {
                 fsutil::FsError::Io { source, path, .. } => unwritable(source, &path),
-                other => CliError::from(other),
+                other => LayoutError::Fs(other),
             })?;
         }
         if made_cache {

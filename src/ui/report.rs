@@ -103,8 +103,13 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             store.path.display()
         );
     }
-    if let (Some(Err(why)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
+    if let (Some(Err(err)), Kept::Branch { branch, .. }) = (&removal.branch_deleted, &removal.kept)
     {
+        let err = CliError::from(err);
+        let why = match err.hint {
+            Some(hint) => format!("{}; {hint}", err.message),
+            None => err.message,
+        };
         text += &format!("; kept branch {branch}: {why}")
     }
     text += &describe_run_logs(removal.run_logs.as_ref(), false);
@@ -600,7 +605,10 @@ pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
         Problem::Crashed => format!("its run died; `agent-workspace run {id} -- ...` resumes it, `agent-workspace clean {id}` removes it"),
         Problem::MissingDirectory => format!("its directory was deleted; `agent-workspace run {id} -- ...` re-creates it with its edits, `agent-workspace clean {id}` forgets it"),
         Problem::Unregistered => {
-            let err = crate::error::unregistered(id, &entry.path);
+            let err = CliError::from(crate::workspace::error::WorkspaceError::Unregistered {
+                id: id.to_string(),
+                path: entry.path.clone(),
+            });
             format!("{}; {}", err.message, err.hint.unwrap_or_default())
         }
         Problem::CorruptMetadata(why) => format!("its record is unreadable ({why}); the next run keeps it aside and starts a new one"),

@@ -7,7 +7,6 @@ use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-use crate::error::CliError;
 use crate::store::disk::{free_bytes, human};
 
 /// Where port ranges are looked for: above the usual services, below the ephemeral range.
@@ -26,21 +25,6 @@ pub enum CapacityError {
     },
     #[error("no {count} free TCP port{} in a row found for the workspace", if *count == 1 { "" } else { "s" })]
     NoPorts { count: u16 },
-}
-
-impl From<CapacityError> for CliError {
-    fn from(err: CapacityError) -> CliError {
-        let message = err.to_string();
-        CliError::failure(message).hint(match err {
-            CapacityError::TooMany { .. } => {
-                "clean workspaces you no longer need (`agent-workspace status` lists them; `agent-workspace clean --status done` removes finished ones), or raise limits.max_workspaces"
-            }
-            CapacityError::LowDisk { .. } => {
-                "free space there (`agent-workspace status --size` shows what each workspace takes; `clean` removes them), or lower limits.min_free_disk"
-            }
-            CapacityError::NoPorts { .. } => "lower ports.count, or free some ports",
-        })
-    }
 }
 
 /// Refuses a new workspace beyond `max` workspaces in `namespace_dir`, or when the file system

@@ -10,6 +10,7 @@ use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record};
 use crate::vcs::diff::Changes;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// A workspace opened to read its changes: holding its lease, or the caller runs inside the
 /// workspace's own live run, or (`watching`) another process's live run holds it and it is
@@ -90,18 +91,18 @@ fn existing_record(id: &WorkspaceId, path: &Path) -> Result<Record> {
         Loaded::Ok(record) => Ok(*record),
         Loaded::Missing => Err(no_record(id, "it has no record")),
         Loaded::Corrupt(why) => Err(no_record(id, &format!("its record is unreadable ({why})"))),
-        Loaded::Newer(v, _) => Err(CliError::failure(format!(
-            "workspace {id:?} has a record of schema {v}, from a newer agent-workspace"
-        ))
-        .hint("upgrade agent-workspace to read it")),
+        Loaded::Newer(version, _) => Err(WorkspaceError::NewerRecord {
+            id: id.clone(),
+            version,
+        }
+        .into()),
     }
 }
 
 fn no_record(id: &WorkspaceId, why: &str) -> CliError {
-    CliError::failure(format!(
-        "workspace {id:?} cannot be compared with its base: {why}"
-    ))
-    .hint(format!(
-        "`agent-workspace run {id} -- true` adopts or repairs it; `agent-workspace status {id}` shows its problem"
-    ))
+    WorkspaceError::NotComparable {
+        id: id.clone(),
+        why: why.to_string(),
+    }
+    .into()
 }

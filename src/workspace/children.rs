@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use super::hold::{hold, Hold};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Record};
 use crate::vars;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 use crate::workspace::inventory::Problem;
 
 /// How deep workspaces nest when `AGENT_WORKSPACE_MAX_DEPTH` is not set.
@@ -41,11 +42,11 @@ pub(crate) fn check_parent(
     if had.as_deref() == Some(parent) {
         return Ok(());
     }
-    Err(CliError::usage(format!(
-        "workspace {id:?} already exists{}; --parent only applies when it is created",
-        had.map_or(String::new(), |p| format!(" as a child of {p:?}"))
-    ))
-    .hint("drop --parent to run in it, or pick a new id for the child"))
+    Err(WorkspaceError::ParentOfExisting {
+        id: id.clone(),
+        had,
+    }
+    .into())
 }
 
 /// When `child` is to be created from workspace `parent` (`--parent` given, no directory
@@ -66,28 +67,26 @@ pub(crate) fn fork(
 
 fn fork_from(ctx: &Context, child: &WorkspaceId, parent: &WorkspaceId) -> Result<Fork> {
     if child == parent {
-        return Err(
-            CliError::usage(format!("workspace {child:?} cannot be its own parent"))
-                .hint("pass --parent the id of another, existing workspace"),
-        );
+        return Err(WorkspaceError::OwnParent {
+            child: child.clone(),
+        }
+        .into());
     }
     let path = ctx.layout.workspace(parent);
-    let unknown = || {
-        CliError::failure(format!(
-            "no workspace {parent:?} to start {child:?} from (looked for {})",
-            path.display()
-        ))
-        .hint("list workspaces with `agent-workspace status`; --parent takes the id of one")
+    let unknown = || WorkspaceError::NoParent {
+        parent: parent.clone(),
+        child: child.clone(),
+        path: path.clone(),
     };
     let entry = crate::workspace::inventory::local(ctx, parent).ok_or_else(unknown)?;
     match &entry.problem {
         None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
         Some(problem) => {
-            return Err(CliError::failure(format!(
-                "workspace {parent:?} cannot be a parent: {}",
-                problem.code()
-            ))
-            .hint(format!("see `agent-workspace status {parent}`")))
+            return Err(WorkspaceError::BadParent {
+                parent: parent.clone(),
+                problem: problem.code(),
+            }
+            .into())
         }
     }
     let record = entry.record.ok_or_else(unknown)?;
@@ -118,27 +117,23 @@ fn check_depth(ctx: &Context, child: &WorkspaceId, parent: &Record) -> Result<()
             _ => None,
         };
     }
-    Err(CliError::failure(format!(
-        "workspace {child:?} would be nested {depth} deep under {:?}, more than the limit of {max}",
-        parent.workspace_id
-    ))
-    .hint(format!(
-        "start it from a workspace higher up, or raise the limit with {}",
-        vars::MAX_DEPTH
-    )))
+    Err(WorkspaceError::TooDeep {
+        child: child.clone(),
+        depth,
+        parent: parent.workspace_id.clone(),
+        max,
+    }
+    .into())
 }
 
 /// The depth limit: `AGENT_WORKSPACE_MAX_DEPTH`, else [`DEFAULT_MAX_DEPTH`].
 fn max_depth() -> Result<u32> {
     match vars::non_empty(vars::MAX_DEPTH) {
         None => Ok(DEFAULT_MAX_DEPTH),
-        Some(text) => text.trim().parse().map_err(|_| {
-            CliError::usage(format!(
-                "{} is {text:?}, not a whole number",
-                vars::MAX_DEPTH
-            ))
-            .hint("set it to how deep children may nest (e.g. 10), or unset it")
-        }),
+        Some(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| WorkspaceError::BadMaxDepth { text }.into()),
     }
 }
 

@@ -3,12 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::progress::Progress;
 use crate::repo::{Backend, Repo};
 use crate::store::layout::{self, Layout};
 use crate::vars;
 use crate::vcs::Vcs;
+use crate::workspace::error::WorkspaceError;
 
 /// The repository a command acts on and where its workspaces live.
 pub(crate) struct Context {
@@ -34,16 +35,16 @@ impl Context {
         let global: Options = options.into();
         let backend = match (global.backend, vars::non_empty(vars::BACKEND)) {
             (Some(backend), _) => Some(backend),
-            (None, Some(name)) => Some(Backend::parse(&name).ok_or_else(|| {
-                CliError::usage(format!("AGENT_WORKSPACE_BACKEND={name:?} is not a backend"))
-                    .hint("use jj or git")
-            })?),
+            (None, Some(name)) => match Backend::parse(&name) {
+                Some(backend) => Some(backend),
+                None => return Err(WorkspaceError::BadBackendVar { name }.into()),
+            },
             (None, None) => None,
         };
         let start = match &global.repo {
             Some(path) => path.to_path_buf(),
             None => std::env::current_dir()
-                .map_err(|e| CliError::io("read", &PathBuf::from("."), &e))?,
+                .map_err(|e| WorkspaceError::io("read", &PathBuf::from("."), e))?,
         };
         let mut repo = match crate::vcs::discover::own_store_sandbox(&start) {
             Some(repo) => repo,
@@ -61,12 +62,10 @@ impl Context {
         layout.verify()?;
         let prefix = vars::non_empty(vars::BRANCH_PREFIX).or(config.branch_prefix.clone());
         let colocate = match vars::non_empty(vars::JJ_COLOCATE) {
-            Some(text) => config::Colocate::parse(&text).ok_or_else(|| {
-                CliError::usage(format!(
-                    "AGENT_WORKSPACE_JJ_COLOCATE={text:?} is not a jj.colocate value"
-                ))
-                .hint("use auto, true or false")
-            })?,
+            Some(text) => match config::Colocate::parse(&text) {
+                Some(colocate) => colocate,
+                None => return Err(WorkspaceError::BadColocateVar { text }.into()),
+            },
             None => config.jj_colocate,
         };
         let vcs = Vcs::new(&repo, &layout.cache(), prefix, colocate);

@@ -8,6 +8,7 @@ use crate::error::{CliError, Result};
 use crate::store::include;
 use crate::store::reflink::{self, Copied};
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// Copies what `copy.include` matches in the main workspace into the new workspace at `path`.
 /// `None` when nothing is configured. On an error the caller removes the workspace.
@@ -19,12 +20,12 @@ pub(super) fn copy_included(ctx: &Context, path: &Path) -> Result<Option<(Copied
     ctx.progress.report(crate::progress::Phase::Copying);
     let started = Instant::now();
     let main = &ctx.repo.root;
-    let failed = |message: String| {
-        CliError::failure(format!(
-            "could not copy copy.include's files into {}: {message}; removed the new workspace again",
-            path.display()
-        ))
-        .hint("free the problem (permissions, disk space) or change copy.include, then run again")
+    let failed = |why: String| -> CliError {
+        WorkspaceError::CopyFailed {
+            path: path.to_path_buf(),
+            why,
+        }
+        .into()
     };
     let found = include::matches(main, patterns)
         .map_err(|e| failed(format!("could not list {}: {e}", main.display())))?;

@@ -4,13 +4,14 @@ use std::fs;
 use std::path::Path;
 
 use super::{foreign, remove_workspace_dir, same_dir, Note, Opened, Request};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::signals;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::store::metadata::{self, Record, Status};
 use crate::vcs::{Created, Kept, Registered};
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 pub(super) fn create(
     ctx: &Context,
@@ -83,7 +84,7 @@ fn create_locked(
             match journal::begin(ctx, req.id, &ctx.vcs.plan_create(req.id, &base)?).and_then(|()| {
                 ctx.vcs
                     .create(req.id, path, &base, req.base_change.is_some())
-                    .map_err(CliError::from)
+                    .map_err(Into::into)
             }) {
                 Ok(created) => {
                     journal::created(ctx, req.id, &created)?;
@@ -127,15 +128,12 @@ fn create_locked(
         super::children::inherit_trust(ctx, parent, &mut record);
     }
     let finished = match signals::received() {
-        Some(sig) => Err(CliError::interrupted(
-            sig,
-            format!(
-                "interrupted by signal {sig} while creating {}; removed it again",
-                path.display()
-            ),
-        )
-        .hint("run the same command again to create the workspace")),
-        None => metadata::save(&record).map_err(CliError::from),
+        Some(signal) => Err(WorkspaceError::CreateInterrupted {
+            signal,
+            path: path.to_path_buf(),
+        }
+        .into()),
+        None => metadata::save(&record).map_err(Into::into),
     };
     if let Err(err) = finished {
         roll_back(ctx, req.id, path, &created);
@@ -462,7 +460,7 @@ pub(super) fn ensure_excluded(ctx: &Context) -> Result<()> {
         text.push('\n');
     }
     if let Some(dir) = file.parent() {
-        fs::create_dir_all(dir).map_err(|e| CliError::io("create", dir, &e))?;
+        fs::create_dir_all(dir).map_err(|e| WorkspaceError::io("create", dir, e))?;
     }
-    fs::write(&file, text).map_err(|e| CliError::io("write", &file, &e))
+    fs::write(&file, text).map_err(|e| WorkspaceError::io("write", &file, e).into())
 }

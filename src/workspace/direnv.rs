@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::CliError;
 use crate::exec::process::{Call, ProcessError};
 use crate::store::fsutil;
 use crate::store::kept_env::Read;
@@ -50,28 +49,6 @@ pub enum DirenvError {
 impl From<VcsError> for DirenvError {
     fn from(err: VcsError) -> DirenvError {
         DirenvError::Vcs(Box::new(err))
-    }
-}
-
-impl From<DirenvError> for CliError {
-    fn from(err: DirenvError) -> CliError {
-        let review = "review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)";
-        match err {
-            DirenvError::NotInstalled { .. } => {
-                CliError::failure(err.to_string()).hint(crate::error::install_hint("direnv"))
-            }
-            DirenvError::EnvrcChanged { .. } | DirenvError::LoadChanged { .. } => {
-                CliError::failure(err.to_string()).hint(review)
-            }
-            DirenvError::Io {
-                action,
-                path,
-                source,
-            } => CliError::io(action, &path, &source),
-            DirenvError::Unreadable(e) => e.into(),
-            DirenvError::Vcs(e) => (*e).into(),
-            DirenvError::Allow(e) => e.into(),
-        }
     }
 }
 

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::liveness;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock::{self, Lock};
 use crate::store::metadata::{Record, Status};
 use crate::vars;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// How a command holds a workspace it acts on.
 pub(crate) enum Hold {
@@ -21,12 +22,13 @@ pub(crate) enum Hold {
 
 /// Takes the lease of workspace `id` (whose record is `record`), or finds the caller nested
 /// in the run holding it; otherwise a busy error (exit 1).
-pub(crate) fn hold(ctx: &Context, id: &WorkspaceId, record: Option<&Record>) -> Result<Hold> {
+pub(crate) fn hold(
+    ctx: &Context,
+    id: &WorkspaceId,
+    record: Option<&Record>,
+) -> std::result::Result<Hold, WorkspaceError> {
     if crate::exec::sandbox::inside(id, &ctx.layout.workspace(id)) {
-        return Err(CliError::failure(format!(
-            "cannot act on workspace {id:?} from inside its sandboxed run: agent-workspace's own state is read-only there"
-        ))
-        .hint("do it from outside the sandbox once the run ends (`run --checkpoint` checkpoints after every run)"));
+        return Err(WorkspaceError::InsideSandbox { id: id.clone() });
     }
     if let Some(lease) = lock::try_exclusive(&ctx.layout.lease(id))? {
         return Ok(Hold::Lease { _lease: lease });
@@ -42,9 +44,10 @@ pub(crate) fn hold(ctx: &Context, id: &WorkspaceId, record: Option<&Record>) -> 
         ),
         _ => "another agent-workspace process holds it".into(),
     };
-    Err(CliError::failure(format!("workspace {id:?} is busy: {holder}")).hint(
-        "wait for the run to end, or do this from inside that run (`run --checkpoint` checkpoints after every run)",
-    ))
+    Err(WorkspaceError::Busy {
+        id: id.clone(),
+        holder,
+    })
 }
 
 /// [`hold`] for a command that only looks (`diff`, `land --dry-run`): when a live run of
@@ -62,7 +65,7 @@ pub(crate) fn hold_or_watch(
         {
             Ok((None, true))
         }
-        Err(err) => Err(err),
+        Err(err) => Err(err.into()),
     }
 }
 

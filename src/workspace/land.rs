@@ -15,6 +15,7 @@ use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
 use crate::vcs::land::{Landing, Plan, Target};
 use crate::workspace::context::Context;
+use crate::workspace::error::{LandRefusal, WorkspaceError};
 use crate::workspace::inventory::{self, Entry, Problem};
 
 /// What `land` was asked.
@@ -114,21 +115,18 @@ fn take_turn(ctx: &Context, no_wait: bool) -> Result<crate::store::lock::Lock> {
     if let Some(lock) = crate::store::lock::try_exclusive(&path)? {
         return Ok(lock);
     }
-    let busy = || CliError::failure("another land of this repository is under way");
     if no_wait {
-        return Err(busy().hint("land again once it is done, or drop --no-wait to wait for it"));
+        return Err(LandRefusal::Underway.into());
     }
     ctx.progress.report(crate::progress::Phase::WaitingToLand);
     let lock = crate::store::lock::wait_exclusive(&path, LAND_WAIT);
     ctx.progress.idle();
     lock?.ok_or_else(|| {
-        busy()
-            .cause(format!(
-                "waited {} minutes for {}",
-                LAND_WAIT.as_secs() / 60,
-                path.display()
-            ))
-            .hint("a land seems stuck: `agent-workspace status` shows the workspace it is landing; land again once it ends")
+        LandRefusal::Stuck {
+            minutes: LAND_WAIT.as_secs() / 60,
+            lock: path.clone(),
+        }
+        .into()
     })
 }
 
@@ -347,32 +345,31 @@ fn usable(ctx: &Context, id: &WorkspaceId) -> Result<Entry> {
     match &entry.problem {
         Some(Problem::NotADirectory) => Err(super::not_a_workspace(&entry.path)),
         Some(Problem::Unregistered) => Err(super::unregistered(id, &entry.path)),
-        Some(Problem::Mismatch(m)) => Err(m.error(id)),
-        Some(Problem::MissingDirectory) => Err(CliError::failure(format!(
-            "workspace {id:?} has no directory ({} is gone)",
-            entry.path.display()
-        ))
-        .hint(format!(
-            "`agent-workspace run {id} -- true` re-creates it with its edits; land it then"
-        ))),
-        Some(Problem::Renamed(name)) => Err(CliError::failure(format!(
-            "the backend knows workspace {id:?} as {name:?}"
-        ))
-        .hint(format!(
-            "`agent-workspace clean {id}` forgets that name, keeping its edits"
-        ))),
+        Some(Problem::Mismatch(m)) => Err(WorkspaceError::Mismatch {
+            id: id.clone(),
+            mismatch: m.clone(),
+        }
+        .into()),
+        Some(Problem::MissingDirectory) => Err(LandRefusal::NoDirectory {
+            id: id.clone(),
+            path: entry.path.clone(),
+        }
+        .into()),
+        Some(Problem::Renamed(name)) => Err(LandRefusal::Renamed {
+            id: id.clone(),
+            name: name.clone(),
+        }
+        .into()),
         _ => Ok(entry),
     }
 }
 
 fn no_record(id: &WorkspaceId, path: &Path) -> CliError {
-    CliError::failure(format!(
-        "workspace {id:?} has no readable record at {}",
-        path.display()
-    ))
-    .hint(format!(
-        "`agent-workspace status {id}` says why; the next `agent-workspace run {id}` repairs it"
-    ))
+    LandRefusal::NoRecord {
+        id: id.clone(),
+        path: path.to_path_buf(),
+    }
+    .into()
 }
 
 /// The lease of the workspace whose files or branch the land changes: the parent's, or
@@ -401,9 +398,12 @@ fn hold_parent(
     };
     super::hold(ctx, &other, record.as_ref())
         .map(Some)
-        .map_err(|mut err| {
-            err.message = format!("cannot land on {what}: {}", err.message);
-            err
+        .map_err(|err| {
+            LandRefusal::TargetHeld {
+                what,
+                source: Box::new(err),
+            }
+            .into()
         })
 }
 
@@ -414,11 +414,11 @@ fn target(ctx: &Context, onto: Option<&str>, parent: Option<&WorkspaceId>) -> Re
         (None, Some(parent)) => {
             let path = ctx.layout.workspace(parent);
             if !path.is_dir() {
-                return Err(CliError::failure(format!(
-                    "the parent workspace {parent:?} is gone ({} does not exist)",
-                    path.display()
-                ))
-                .hint("pass --onto REV to name where to land"));
+                return Err(LandRefusal::ParentGone {
+                    parent: parent.clone(),
+                    path,
+                }
+                .into());
             }
             Ok(Target::Workspace {
                 id: parent.clone(),

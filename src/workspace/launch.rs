@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::process::{self, Child, Ending, TRAMPOLINE};
 use crate::exec::sandbox;
 use crate::store::kept_env;
@@ -15,6 +15,7 @@ use crate::store::metadata::{self, Record};
 use crate::vars;
 use crate::workspace::context::Context;
 use crate::workspace::direnv::{self, Loader};
+use crate::workspace::error::{Stage, WorkspaceError};
 
 /// A command ready to start in a workspace.
 pub(crate) struct Launch {
@@ -80,11 +81,7 @@ impl Launch {
             env.push((vars::TOOLS_VERSION.into(), tools.version.clone().into()));
             env.push((vars::TOOLS_SOURCE.into(), tools.source.clone().into()));
         }
-        let me = std::env::current_exe().map_err(|e| {
-            CliError::failure("cannot locate the agent-workspace binary")
-                .cause(e.to_string())
-                .hint("run agent-workspace by a path that still exists")
-        })?;
+        let me = std::env::current_exe().map_err(|source| WorkspaceError::NoBinary { source })?;
         let mut argv: Vec<OsString> = vec![];
         let mut passed = None;
         let mut kept_store = None;
@@ -122,7 +119,7 @@ impl Launch {
                     env.push((vars::DIRENV_LOG_FORMAT.into(), "".into()));
                 }
                 let canonical =
-                    fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+                    fs::canonicalize(ws).map_err(|e| WorkspaceError::io("resolve", ws, e))?;
                 // A sandboxed run's direnv runs inside its sandbox: nothing is kept for it.
                 let kept = match sandboxing {
                     None => kept_or_evaluation(ctx, record, &env, &canonical, &bin),
@@ -340,11 +337,7 @@ fn finish(
     sandboxed: bool,
     workspace: &str,
 ) -> Result<Ending> {
-    let (ending, started) = waited.map_err(|e| {
-        CliError::failure("could not start the command")
-            .cause(e.to_string())
-            .hint("check that the command exists and is executable; the workspace is kept")
-    })?;
+    let (ending, started) = waited.map_err(|source| WorkspaceError::NotStarted { source })?;
     if started || matches!(ending, Ending::Signaled(_)) {
         return Ok(ending);
     }
@@ -352,22 +345,14 @@ fn finish(
         Ending::Exited(code) | Ending::NotStarted(code) => format!("exit status: {code}"),
         Ending::Signaled(sig) => format!("signal {sig}"),
     };
-    Err(match through_direnv {
-        _ if sandboxed => CliError::failure(format!(
-            "the sandbox (bubblewrap) or what runs in it failed before the command started ({how})"
-        ))
-        .hint(
-            "see bubblewrap's or direnv's message above; the command was not run, confined or not",
-        ),
-        true => CliError::failure(format!(
-            "`direnv exec {workspace}` failed before the command started ({how})"
-        ))
-        .hint("see direnv's message above; --no-direnv runs without the workspace's .envrc"),
-        false => CliError::failure(format!(
-            "agent-workspace's guard process failed before the command started ({how})"
-        ))
-        .hint("run agent-workspace by a path that still exists and is executable"),
-    })
+    let stage = match through_direnv {
+        _ if sandboxed => Stage::Sandbox,
+        true => Stage::Direnv {
+            workspace: workspace.to_string(),
+        },
+        false => Stage::Guard,
+    };
+    Err(WorkspaceError::ChainFailed { stage, how }.into())
 }
 
 /// bubblewrap's arguments for a run in `ws`: what must stay readable although it lives under
@@ -381,7 +366,7 @@ fn sandbox_args(
     seccomp: std::os::fd::RawFd,
     private: Option<sandbox::PrivateStore>,
 ) -> Result<Vec<OsString>> {
-    let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+    let canonical = fs::canonicalize(ws).map_err(|e| WorkspaceError::io("resolve", ws, e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
     let root = fs::canonicalize(&ctx.layout.root).unwrap_or_else(|_| ctx.layout.root.clone());
     let mut readable = sandbox::readable(me, &options.readable);

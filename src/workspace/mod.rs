@@ -15,6 +15,7 @@ pub(crate) use create::EXCLUDES;
 pub(crate) mod details;
 pub(crate) mod direnv;
 pub(crate) mod envrc_loads;
+pub(crate) mod error;
 pub(crate) mod gc;
 pub(crate) mod hold;
 pub(crate) mod inventory;
@@ -37,11 +38,12 @@ pub(crate) use hold::{hold, is_nested};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub(crate) use crate::error::unregistered;
 use crate::error::{CliError, Result};
+use crate::store::fsutil::FsError;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// An opened workspace and whether this call created it.
 pub(crate) struct Opened {
@@ -110,19 +112,27 @@ pub(crate) fn open(ctx: &Context, req: &Request, notes: &mut Vec<Note>) -> Resul
 }
 
 pub(crate) fn unknown(id: &WorkspaceId, path: &Path) -> CliError {
-    CliError::failure(format!(
-        "no workspace {id:?} (looked for {})",
-        path.display()
-    ))
-    .hint("list workspaces with `agent-workspace status`; create one with `agent-workspace run`")
+    WorkspaceError::Unknown {
+        id: id.clone(),
+        path: path.to_path_buf(),
+    }
+    .into()
 }
 
 pub(crate) fn not_a_workspace(path: &Path) -> CliError {
-    CliError::failure(format!(
-        "{} is a symlink or file, not a workspace directory; refusing to touch it",
-        path.display()
-    ))
-    .hint("remove it by hand once you know where it points")
+    WorkspaceError::NotAWorkspace {
+        path: path.to_path_buf(),
+    }
+    .into()
+}
+
+/// The backend no longer knows workspace `id`, whose directory `path` still exists.
+pub(crate) fn unregistered(id: &str, path: &Path) -> CliError {
+    WorkspaceError::Unregistered {
+        id: id.to_string(),
+        path: path.to_path_buf(),
+    }
+    .into()
 }
 
 /// Deletes a workspace directory, but only a real directory directly inside the real
@@ -131,19 +141,17 @@ pub(crate) fn remove_workspace_dir(namespace_dir: &Path, path: &Path) -> Result<
     let name = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
         (Some(parent), Some(name)) if parent == namespace_dir => name,
         _ => {
-            return Err(CliError::failure(format!(
-                "{} is outside {}; refusing to delete it",
-                path.display(),
-                namespace_dir.display()
-            ))
-            .hint("agent-workspace only deletes workspaces inside its own namespace directory"))
+            return Err(WorkspaceError::OutsideNamespace {
+                path: path.to_path_buf(),
+                namespace_dir: namespace_dir.to_path_buf(),
+            }
+            .into())
         }
     };
     match crate::store::fsutil::remove_dir_checked(namespace_dir, name) {
-        Err(
-            crate::store::fsutil::FsError::Symlink { path: p }
-            | crate::store::fsutil::FsError::NotADirectory { path: p },
-        ) if p == path => Err(not_a_workspace(path)),
+        Err(FsError::Symlink { path: p } | FsError::NotADirectory { path: p }) if p == path => {
+            Err(not_a_workspace(path))
+        }
         other => Ok(other?),
     }
 }
@@ -159,11 +167,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 
 /// A workspace named `id` that is not ours.
 fn foreign(id: &WorkspaceId, at: &Path) -> CliError {
-    CliError::failure(format!(
-        "a workspace named {id:?} already exists at {}, not created by agent-workspace",
-        at.display()
-    ))
-    .hint("pick another id, or forget that workspace first")
+    WorkspaceError::Foreign {
+        id: id.clone(),
+        at: at.to_path_buf(),
+    }
+    .into()
 }
 
 /// The record of existing workspace `id`, for a command that acts on it (`doing`: what it
@@ -176,11 +184,12 @@ pub(crate) fn usable(ctx: &Context, id: &WorkspaceId, doing: &str) -> Result<Rec
     match &entry.problem {
         None | Some(Problem::Crashed | Problem::TamperedRecord) => {}
         Some(problem) => {
-            return Err(CliError::failure(format!(
-                "cannot {doing} workspace {id:?}: {}",
-                problem.code()
-            ))
-            .hint(format!("see `agent-workspace status {id}`")))
+            return Err(WorkspaceError::Unusable {
+                id: id.clone(),
+                doing: doing.to_string(),
+                problem: problem.code(),
+            }
+            .into())
         }
     }
     match crate::store::metadata::load(&path) {

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use super::create::new_record;
 use super::{foreign, same_dir, Note, Opened, Request};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::{self, Loaded, Origin, Record};
 use crate::vcs::Registered;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 pub(super) fn reattach(
     ctx: &Context,
@@ -34,11 +35,11 @@ pub(super) fn reattach(
     let record = match loaded {
         Loaded::Ok(record) => *record,
         Loaded::Newer(version, _) => {
-            return Err(CliError::failure(format!(
-                "{} was written by a newer agent-workspace (schema {version}); not overwriting it",
-                metadata::path(path).display()
-            ))
-            .hint("upgrade agent-workspace"))
+            return Err(WorkspaceError::NewerRecordKept {
+                file: metadata::path(path),
+                version,
+            }
+            .into())
         }
         Loaded::Corrupt(why) => {
             let kept = metadata::keep_aside(path)?;
@@ -53,19 +54,23 @@ pub(super) fn reattach(
     };
     if let (Some(asked), recorded) = (req.base_change, record.base_change.as_deref()) {
         if recorded != Some(asked) {
-            return Err(CliError::failure(format!(
-                "workspace {:?} already exists on base {}; --base-change {asked} differs",
-                req.id,
-                recorded.unwrap_or("(the default)")
-            ))
-            .hint("drop --base-change to reattach, or use a new id"));
+            return Err(WorkspaceError::BaseDiffers {
+                id: req.id.clone(),
+                recorded: recorded.map(str::to_string),
+                asked: asked.to_string(),
+            }
+            .into());
         }
     }
     let mut record = record;
     if let Some(m) =
         crate::workspace::verdict::mismatch(ctx.repo.backend, &ctx.vcs, req.id, &record)
     {
-        return Err(m.error(req.id));
+        return Err(WorkspaceError::Mismatch {
+            id: req.id.clone(),
+            mismatch: m,
+        }
+        .into());
     }
     restore_view(&mut record, notes)?;
     // A repair a killed run left half done is finished before anything runs here.

@@ -14,6 +14,7 @@ use crate::store::lock::{self, Lock};
 use crate::store::metadata::Record;
 use crate::vcs::{Commit, Kept, KeptLink};
 use crate::workspace::context::Context;
+use crate::workspace::error::{CleanError, WorkspaceError};
 use crate::workspace::inventory::{Entry, Problem};
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +45,7 @@ pub(crate) struct Removal {
     /// found in none) before its git area went.
     pub gitlinks: Vec<KeptLink>,
     /// `Some(Ok)` deleted, `Some(Err(why))` kept, `None` not asked.
-    pub branch_deleted: Option<std::result::Result<(), String>>,
+    pub branch_deleted: Option<std::result::Result<(), crate::vcs::VcsError>>,
     /// Where an earlier, interrupted removal of the workspace kept files aside.
     pub earlier_aside: Option<PathBuf>,
     /// The workspace's own store (sandboxed runs), kept aside because it holds work that
@@ -157,7 +158,7 @@ fn remove_workspace(
     // The backend asks for room before it records anything (below); a workspace it no
     // longer knows, whose files are kept aside, is asked here.
     if has_dir && matches!(entry.problem, Some(Problem::Unregistered)) {
-        room_for(ctx, ctx.vcs.bytes_to_record(&entry.path)).map_err(|e| no_room(entry, &e))?;
+        room_for(ctx, ctx.vcs.bytes_to_record(&entry.path)).map_err(|e| no_room(entry, e))?;
     }
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
@@ -174,8 +175,8 @@ fn remove_workspace(
                 &|bytes| room_for(ctx, bytes),
             )
             .map_err(|e| match e {
-                crate::vcs::VcsError::NoRoom(e) => no_room(entry, &e),
-                e => CliError::from(e),
+                crate::vcs::VcsError::NoRoom(e) => no_room(entry, e),
+                e => CleanError::Vcs(e).into(),
             })?,
     };
     let journal = Journal::read(ctx, &entry.id);
@@ -255,18 +256,7 @@ fn remove_workspace(
     crate::store::state::remove(&entry.path)?;
     Journal::remove(ctx, &entry.id);
     let branch_deleted = match (&kept, args.delete_branch) {
-        (Kept::Branch { branch, .. }, true) => Some(
-            ctx.vcs
-                .delete_branch(branch, args.force)
-                .map_err(|e| match CliError::from(e) {
-                    CliError {
-                        message,
-                        hint: Some(hint),
-                        ..
-                    } => format!("{message}; {hint}"),
-                    e => e.message,
-                }),
-        ),
+        (Kept::Branch { branch, .. }, true) => Some(ctx.vcs.delete_branch(branch, args.force)),
         _ => None,
     };
     Ok(Removal {
@@ -441,10 +431,9 @@ impl Journal {
     }
 
     fn write(&self, ctx: &Context, id: &WorkspaceId) -> Result<()> {
-        let text = serde_json::to_vec(self).map_err(|e| {
-            CliError::failure(format!(
-                "could not write the journal of removing {id:?}: {e}"
-            ))
+        let text = serde_json::to_vec(self).map_err(|source| CleanError::Journal {
+            id: id.clone(),
+            source,
         })?;
         crate::store::fsutil::create_dir_nofollow(
             &ctx.layout.dir.join(crate::store::state::DIR_NAME),
@@ -474,7 +463,7 @@ impl Journal {
         let ctime = |m: &std::fs::Metadata| (m.ctime(), m.ctime_nsec());
         let since = std::fs::symlink_metadata(Journal::path(ctx, &entry.id))
             .map(|m| ctime(&m))
-            .map_err(|e| CliError::io("read", &Journal::path(ctx, &entry.id), &e))?;
+            .map_err(|e| WorkspaceError::io("read", &Journal::path(ctx, &entry.id), e))?;
         let aside = match has_dir {
             true => {
                 let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
@@ -482,15 +471,10 @@ impl Journal {
                     std::fs::symlink_metadata(entry.path.join(rel)).is_ok_and(|m| ctime(&m) < since)
                 };
                 aside::set_aside_unheld(&entry.path, &held, &dest, &Policy::keep_all()).map_err(
-                    |err| {
-                        CliError::failure(format!(
-                            "did not finish removing workspace {:?}: {err}",
-                            entry.id
-                        ))
-                        .hint(format!(
-                            "files already kept aside are in {}; free the problem, then clean again",
-                            dest.display()
-                        ))
+                    |source| CleanError::NotFinished {
+                        id: entry.id.clone(),
+                        dest: dest.clone(),
+                        source,
                     },
                 )?
             }
@@ -522,15 +506,12 @@ impl Journal {
 /// is one an id could be.
 fn backend_name(entry: &Entry, name: &str) -> Result<WorkspaceId> {
     WorkspaceId::parse(name).map_err(|_| {
-        CliError::failure(format!(
-            "the backend knows workspace {:?} as {name:?}, which is no workspace id",
-            entry.id
-        ))
-        .hint(format!(
-            "rename it back (`jj workspace rename {}` in {}), then clean again",
-            entry.id,
-            entry.path.display()
-        ))
+        CleanError::BackendName {
+            id: entry.id.clone(),
+            name: name.to_string(),
+            path: entry.path.clone(),
+        }
+        .into()
     })
 }
 
@@ -543,10 +524,12 @@ fn room_for(ctx: &Context, bytes: u64) -> std::result::Result<(), crate::store::
     Ok(())
 }
 
-fn no_room(entry: &Entry, e: &crate::store::disk::NoRoom) -> CliError {
-    CliError::failure(format!("did not remove workspace {:?}: {e}", entry.id)).hint(
-        "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
-    )
+fn no_room(entry: &Entry, source: crate::store::disk::NoRoom) -> CliError {
+    CleanError::NoRoom {
+        id: entry.id.clone(),
+        source,
+    }
+    .into()
 }
 
 /// Keeps aside (or discards, as the policy says) the files of `entry` that no commit keeps.
@@ -563,11 +546,13 @@ fn set_aside(
     // The tools bundle as the tool copied it is the repository's files, not the agent's.
     let mut tracked = tracked.clone();
     tracked.extend(bundle(entry));
-    aside::set_aside(&entry.path, &tracked, dest, &policy).map_err(|err| {
-        CliError::failure(format!("did not remove workspace {:?}: {err}", entry.id)).hint(format!(
-            "files already kept aside are in {}; free the problem, then clean again",
-            dest.display()
-        ))
+    aside::set_aside(&entry.path, &tracked, dest, &policy).map_err(|source| {
+        CleanError::NotKeptAside {
+            id: entry.id.clone(),
+            dest: dest.to_path_buf(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -597,14 +582,15 @@ pub(crate) fn preview(ctx: &Context, entry: &Entry, args: &Options) -> Result<As
         return Ok(Aside::default());
     }
     let ignored = ctx.vcs.ignored_files(&entry.path, false);
-    let ignored: HashSet<PathBuf> = ignored.map_err(CliError::from)?.into_iter().collect();
+    let ignored: HashSet<PathBuf> = ignored.map_err(CleanError::Vcs)?.into_iter().collect();
     let bundle: HashSet<PathBuf> = bundle(entry).into_iter().collect();
     let held = |rel: &std::path::Path| !ignored.contains(rel) || bundle.contains(rel);
-    aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|err| {
-        CliError::failure(format!(
-            "could not look into workspace {:?}: {err}",
-            entry.id
-        ))
+    aside::survey(&entry.path, &held, &policy(ctx, args)).map_err(|source| {
+        CleanError::NotSurveyed {
+            id: entry.id.clone(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -613,14 +599,15 @@ fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
     if let Some(lease) = lock::try_exclusive(&path)? {
         return Ok(lease);
     }
-    let busy = || {
-        CliError::failure(format!(
-            "workspace {:?} is in use by another agent-workspace process",
-            entry.id
-        ))
+    let busy = |forced| -> CliError {
+        CleanError::InUse {
+            id: entry.id.clone(),
+            forced,
+        }
+        .into()
     };
     if !force {
-        return Err(busy().hint("pass --force to stop its run first"));
+        return Err(busy(false));
     }
     let holder = entry.record.as_deref().and_then(live_holder);
     use rustix::process::Signal;
@@ -638,7 +625,7 @@ fn take_lease(ctx: &Context, entry: &Entry, force: bool) -> Result<Lock> {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    Err(busy().hint("its run did not stop; stop it by hand and try again"))
+    Err(busy(true))
 }
 
 fn live_holder(record: &Record) -> Option<u32> {

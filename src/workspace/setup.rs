@@ -8,11 +8,12 @@ use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::process::Ending;
 use crate::store::metadata::{self, Record, Setup, SetupStatus};
 use crate::workspace::context::Context;
 use crate::workspace::direnv::Loader;
+use crate::workspace::error::WorkspaceError;
 use crate::workspace::launch::{Launch, Sandboxing};
 
 /// How a setup runs: the run's environment loader, sandbox and lease.
@@ -71,12 +72,11 @@ pub(crate) fn run(
     if !env.trust && !trusted {
         record.setup = Some(outcome);
         metadata::save(record)?;
-        return Err(CliError::failure(format!(
-            "setup.command comes from {}, which differs from that file at workspace {:?}'s base revision; not running it",
-            setup.file.display(),
-            record.workspace_id
-        ))
-        .hint("review the file, then pass --trust-config to run its setup (a setup.command in your own configuration file is always trusted); the workspace is kept"));
+        return Err(WorkspaceError::SetupUntrusted {
+            file: setup.file.clone(),
+            id: record.workspace_id.clone(),
+        }
+        .into());
     }
     ctx.progress.report(crate::progress::Phase::SettingUp);
     let log = log_path(&record.workspace_path);
@@ -111,27 +111,18 @@ pub(crate) fn run(
     outcome.signal = signal;
     record.setup = Some(outcome);
     metadata::save(record)?;
-    if let Some(sig) = crate::exec::signals::received() {
-        return Err(CliError::interrupted(
-            sig,
-            format!("interrupted by signal {sig} during the setup; the command was not run"),
-        )
-        .hint(format!(
-            "its output is in {}; the next run retries the setup",
-            log.display()
-        )));
+    if let Some(signal) = crate::exec::signals::received() {
+        return Err(WorkspaceError::SetupInterrupted { signal, log }.into());
     }
     match (status, ending) {
         (SetupStatus::Done, _) => Ok(()),
         (_, Err(err)) => Err(err),
-        _ => Err(CliError::failure(format!(
-            "the setup command failed (exit code {code}); the command was not run. Its output is in {}",
-            log.display()
-        ))
-        .hint(format!(
-            "workspace {:?} is kept for inspection; the next run retries the setup",
-            record.workspace_id
-        ))),
+        _ => Err(WorkspaceError::SetupFailed {
+            code,
+            log,
+            id: record.workspace_id.clone(),
+        }
+        .into()),
     }
 }
 
@@ -164,6 +155,6 @@ fn open_log(log: &Path) -> Result<std::fs::File> {
     }
     let file = crate::store::fsutil::open_nofollow(log)?;
     file.set_len(0)
-        .map_err(|e| CliError::io("truncate", log, &e))?;
+        .map_err(|e| WorkspaceError::io("truncate", log, e))?;
     Ok(file)
 }

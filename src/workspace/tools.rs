@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use super::Note;
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::metadata::{self, Record};
 use crate::store::tools::{self, Recorded};
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// What a sync copied.
 #[derive(Debug)]
@@ -47,20 +48,19 @@ pub(crate) fn sync(
     }
     if let Some((file, relative)) = &config.tools_paths_from_repo {
         if !trust && !super::setup::repo_file_trusted(ctx, record, file, relative)? {
-            return Err(CliError::failure(format!(
-                "tools.paths comes from {}, which differs from that file at workspace {:?}'s base revision; not copying the tools bundle",
-                file.display(),
-                record.workspace_id
-            ))
-            .hint("review the file, then pass --trust-config to copy what it names (tools.paths in your own configuration file is always trusted); the workspace is kept"));
+            return Err(WorkspaceError::ToolsUntrusted {
+                file: file.clone(),
+                id: record.workspace_id.clone(),
+            }
+            .into());
         }
     }
-    let content = tools::read(root, &paths).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidInput => CliError::failure(e.to_string()).hint(
-            "remove that symlink or the entry from tools.paths: the tools bundle never copies the checkout, its .git or its .jj",
-        ),
-        _ => CliError::io("read the tools bundle's sources in", root, &e)
-            .hint("check tools.paths in the configuration"),
+    let content = tools::read(root, &paths).map_err(|source| match source.kind() {
+        std::io::ErrorKind::InvalidInput => WorkspaceError::ToolsLink { source },
+        _ => WorkspaceError::ToolsRead {
+            root: root.to_path_buf(),
+            source,
+        },
     })?;
     if !content.skipped.is_empty() {
         notes.push(Note::ToolsLinksSkipped {

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use crate::error::CliError;
 use crate::repo::Backend;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
@@ -40,10 +39,6 @@ impl Mismatch {
                 "run it with the branch prefix it was made with (AGENT_WORKSPACE_BRANCH_PREFIX)"
             }
         }
-    }
-
-    pub(crate) fn error(&self, id: &WorkspaceId) -> CliError {
-        CliError::failure(self.message(id)).hint(self.hint())
     }
 }
 

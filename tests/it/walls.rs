@@ -5,7 +5,8 @@
 //!
 //! The first two list the files still to move behind them (none now): a file on a list that
 //! no longer needs it fails too, so the lists only shrink. The own store's files run no shell
-//! (its jj and git are each a process of their own inside its sandbox).
+//! (its jj and git are each a process of their own inside its sandbox), and the layers below
+//! the command layer build no user-facing error: they return typed ones the CLI words.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -114,6 +115,21 @@ fn commands_start_from_the_invocation() {
         found,
         &["cli/complete.rs", "cli/invocation.rs"],
     );
+}
+
+/// The layers below the command layer return typed errors, which the command layer words
+/// (`cli/errors/`, one file per family of errors): no file of `vcs/`, `workspace/`,
+/// `session/`, `store/` or `exec/` builds the user-facing `CliError` itself (its
+/// constructors and `From` conversions, or a struct literal of its kinds), so every message,
+/// hint and exit code has one home.
+#[test]
+fn lower_layers_return_typed_errors() {
+    let lower = ["vcs/", "workspace/", "session/", "store/", "exec/"];
+    let found = holders(&[], &["CliError::", "Kind::Failure", "Kind::Usage"])
+        .into_iter()
+        .filter(|f| lower.iter().any(|dir| f.starts_with(dir)))
+        .collect();
+    assert_wall("errors worded in the command layer", found, &[]);
 }
 
 /// What starts a shell, or builds bubblewrap's arguments by hand, in a line of code.

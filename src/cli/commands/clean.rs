@@ -14,6 +14,7 @@ use crate::store::lock;
 use crate::ui::Ui;
 use crate::workspace;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 use crate::workspace::inventory::{self, Entry, Problem};
 use crate::workspace::land::Landed;
 
@@ -214,7 +215,15 @@ fn clean_one(
         return Outcome::Failed(workspace::unknown(id, &ctx.layout.workspace(id)));
     };
     match &entry.problem {
-        Some(Problem::Mismatch(m)) => return Outcome::Failed(m.error(id)),
+        Some(Problem::Mismatch(m)) => {
+            return Outcome::Failed(
+                WorkspaceError::Mismatch {
+                    id: id.clone(),
+                    mismatch: m.clone(),
+                }
+                .into(),
+            )
+        }
         // Named: the same error the removal itself gives for an unregistered directory.
         // Forgotten by an interrupted clean: its journal lets the removal finish it.
         Some(Problem::Unregistered) if !bulk && !args.force && !remove::interrupted(ctx, id) => {

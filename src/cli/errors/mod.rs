@@ -8,5 +8,7 @@ mod discover;
 mod land;
 pub(in crate::cli) mod process;
 mod sandbox;
+mod session;
 mod store;
 mod vcs;
+pub(in crate::cli) mod workspace;

@@ -6,7 +6,13 @@ use crate::exec::process::ProcessError;
 
 impl From<ProcessError> for CliError {
     fn from(err: ProcessError) -> Self {
-        let hint = process_hint(&err);
+        CliError::from(&err)
+    }
+}
+
+impl From<&ProcessError> for CliError {
+    fn from(err: &ProcessError) -> Self {
+        let hint = process_hint(err);
         let stderr = err.stderr().to_string();
         CliError::failure(err.to_string()).cause(stderr).hint(hint)
     }

@@ -6,12 +6,18 @@ use crate::exec::sandbox::SandboxError;
 
 impl From<SandboxError> for CliError {
     fn from(err: SandboxError) -> CliError {
+        CliError::from(&err)
+    }
+}
+
+impl From<&SandboxError> for CliError {
+    fn from(err: &SandboxError) -> CliError {
         let message = err.to_string();
         match err {
             SandboxError::Missing => CliError::failure(message).hint(
                 "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox",
             ),
-            SandboxError::Unusable { stderr } => CliError::failure(message).hint(unusable_hint(&stderr)),
+            SandboxError::Unusable { stderr } => CliError::failure(message).hint(unusable_hint(stderr)),
             SandboxError::Unsupported => CliError::failure(message)
                 .hint("run without --sandbox on this platform"),
             SandboxError::BadPath { .. } => CliError::failure(message)

@@ -24,8 +24,8 @@ fn backend_hint(err: &ProcessError) -> Option<&'static str> {
 }
 
 /// A failed jj or git call in the one error form, with its backend's hint when it has one.
-pub(in crate::cli) fn process_error(err: ProcessError) -> CliError {
-    let hint = backend_hint(&err);
+pub(in crate::cli) fn process_error(err: &ProcessError) -> CliError {
+    let hint = backend_hint(err);
     let cli = CliError::from(err);
     match hint {
         Some(hint) => cli.hint(hint),
@@ -35,6 +35,12 @@ pub(in crate::cli) fn process_error(err: ProcessError) -> CliError {
 
 impl From<VcsError> for CliError {
     fn from(err: VcsError) -> CliError {
+        CliError::from(&err)
+    }
+}
+
+impl From<&VcsError> for CliError {
+    fn from(err: &VcsError) -> CliError {
         let message = err.to_string();
         match err {
             VcsError::Process(e) => process_error(e),
@@ -59,13 +65,13 @@ impl From<VcsError> for CliError {
                     true => "pass --base-change a change id, commit id or bookmark that exists",
                     false => "pass --base-change a commit, branch or tag that exists",
                 }),
-            VcsError::NotOneCommit { many, .. } => CliError::failure(message).hint(if many {
+            VcsError::NotOneCommit { many, .. } => CliError::failure(message).hint(if *many {
                 "pass --base-change a single revision"
             } else {
                 "pass --base-change a revision that names one commit"
             }),
             VcsError::PartialCopy { path, source } => {
-                CliError::io("remove the partial copy", &path, &source)
+                CliError::io("remove the partial copy", path, source)
                     .hint("remove it by hand; the workspace itself was not touched")
             }
             VcsError::BranchElsewhere { branch, .. } => CliError::failure(message).hint(format!(
@@ -74,14 +80,14 @@ impl From<VcsError> for CliError {
             VcsError::CreateFailed { source, .. } => CliError::failure(message)
                 .cause(source.to_string())
                 .cause(source.stderr().to_string())
-                .hint(match backend_hint(&source) {
+                .hint(match backend_hint(source) {
                     Some(hint) => hint.to_string(),
-                    None => super::process::creation_hint(&source),
+                    None => super::process::creation_hint(source),
                 }),
             VcsError::NotMerged { .. } => {
                 CliError::failure(message).hint("pass --force to delete it anyway")
             }
-            VcsError::BranchDelete { branch, source } => CliError::from(*source)
+            VcsError::BranchDelete { branch, source } => CliError::from(&**source)
                 .hint(format!("delete it by hand: git branch -D {branch}")),
             VcsError::GitlinkNotKept { source, .. } => CliError::failure(message)
                 .cause(source.to_string())
@@ -170,10 +176,10 @@ impl From<VcsError> for CliError {
             }
             VcsError::NoCommit { .. } => CliError::failure(message)
                 .hint("commit something in it first, or start the child with --base-change"),
-            VcsError::Unregistered { id, path } => crate::error::unregistered(&id, &path),
+            VcsError::Unregistered { id, path } => super::workspace::unregistered(id, path),
             VcsError::StaleConflict { id, ws, files } | VcsError::StaleUndone { id, ws, files } => {
                 let mut err = CliError::failure(message);
-                for file in &files {
+                for file in files {
                     err = err.cause(match &file.kept {
                         Some(kept) => format!(
                             "{}: the workspace's version is kept in {}",
@@ -235,8 +241,8 @@ impl From<VcsError> for CliError {
                 action,
                 path,
                 source,
-            } => CliError::io(action, &path, &source),
-            VcsError::Fs(e) => e.into(),
+            } => CliError::io(action, path, source),
+            VcsError::Fs(e) => CliError::from(e),
             err @ VcsError::NotCarried { .. } => CliError::failure(err.to_string()).hint(
                 "its files are untouched and nothing was copied: free space on that file system, then run the command again",
             ),
@@ -247,11 +253,11 @@ impl From<VcsError> for CliError {
                 kept,
                 resumes,
             } => {
-                let err = match *source {
-                    CarryFailure::Io(e) => CliError::io(action, &path, &e),
+                let err = match &**source {
+                    CarryFailure::Io(e) => CliError::io(action, path, e),
                     CarryFailure::Process(e) => process_error(e),
                 };
-                err.hint(if resumes {
+                err.hint(if *resumes {
                     format!(
                         "the workspace's files are kept in {}; the next run or clean of it resumes",
                         kept.display()

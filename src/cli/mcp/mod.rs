@@ -527,7 +527,7 @@ impl Server {
 /// The id when it is a valid workspace id (so no id is ever taken for a flag), else the
 /// usage error the CLI gives.
 fn checked(id: &str) -> std::result::Result<WorkspaceId, CallToolResult> {
-    WorkspaceId::parse(id).map_err(|err| failure(&err, 2))
+    WorkspaceId::parse(id).map_err(|err| failure(&err.into(), 2))
 }
 
 /// `--flag=value` (one argument: a value starting with `-` is never read as a flag).

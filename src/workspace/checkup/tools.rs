@@ -104,14 +104,16 @@ fn bubblewrap(needed: bool) -> Check {
                 format!("{} starts a sandbox here", path.display()),
             )
         }
-        Err(err @ SandboxError::Missing) => (
-            "bubblewrap (bwrap) is not on PATH: --sandbox runs are refused".to_string(),
-            crate::error::CliError::from(err).hint.unwrap_or_default(),
-        ),
         Err(err) => {
-            let message = err.to_string();
-            let hint = crate::error::CliError::from(err).hint.unwrap_or_default();
-            (message, hint)
+            let message = match err {
+                SandboxError::Missing => {
+                    "bubblewrap (bwrap) is not on PATH: --sandbox runs are refused".to_string()
+                }
+                _ => err.to_string(),
+            };
+            // The fix is the hint the command layer gives the same error.
+            let worded: crate::error::CliError = err.into();
+            (message, worded.hint.unwrap_or_default())
         }
     };
     if needed {

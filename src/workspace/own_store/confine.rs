@@ -4,9 +4,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::sandbox::{self, Confinement, PrivateStore};
 use crate::workspace::context::Context;
+use crate::workspace::error::{OwnStoreError, WorkspaceError};
 
 /// The sandbox of the workspace at `ws` with its own store `private`, made by `bwrap`.
 /// What the agent could write is looked at first: jj and git never make anything but files
@@ -20,17 +21,12 @@ pub(super) fn confinement(
 ) -> Result<Confinement> {
     for mount in private.mounts.iter().filter(|m| m.writable) {
         if let Some(odd) = odd_entry(&mount.source) {
-            return Err(CliError::failure(format!(
-                "its own store holds {}, which is no regular file or directory (jj and git never make one there), so it is not read",
-                odd.display()
-            )));
+            return Err(OwnStoreError::OddEntry { odd }.into());
         }
     }
-    let canonical = fs::canonicalize(ws).map_err(|e| CliError::io("resolve", ws, &e))?;
+    let canonical = fs::canonicalize(ws).map_err(|e| WorkspaceError::io("resolve", ws, e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
-    let me = std::env::current_exe().map_err(|e| {
-        CliError::failure("cannot locate the agent-workspace binary").cause(e.to_string())
-    })?;
+    let me = std::env::current_exe().map_err(|source| OwnStoreError::NoBinary { source })?;
     let backend = ctx.vcs.sandbox_paths(&ctx.repo, &canonical, true)?;
     let root = fs::canonicalize(&ctx.layout.root).unwrap_or_else(|_| ctx.layout.root.clone());
     let scope = sandbox::Scope {

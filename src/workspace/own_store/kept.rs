@@ -6,7 +6,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::synced;
-use crate::error::CliError;
 use crate::exec::sandbox;
 use crate::store::layout::WorkspaceId;
 use crate::vcs::own_store::Beyond;
@@ -34,7 +33,8 @@ pub(super) fn beyond(ctx: &Context, dir: &Path) -> Option<String> {
         return Some("a state agent-workspace could not read".into());
     };
     let confine = |scratch: &Path| {
-        let bwrap = sandbox::find().map_err(|err| CliError::from(err).message)?;
+        // A sandbox error's message is its own words.
+        let bwrap = sandbox::find().map_err(|err| err.to_string())?;
         let mounts = ctx
             .vcs
             .own_store_mounts(dir, synced.base_objects.as_deref(), None);
@@ -53,10 +53,7 @@ pub(super) fn beyond(ctx: &Context, dir: &Path) -> Option<String> {
         Beyond::RefsUnread => {
             Some("refs agent-workspace could not read (or too many of them)".into())
         }
-        Beyond::RefsUnchecked(err) => Some(format!(
-            "refs that could not be checked ({})",
-            CliError::from(err).message
-        )),
+        Beyond::RefsUnchecked(err) => Some(format!("refs that could not be checked ({err})")),
     }
 }
 

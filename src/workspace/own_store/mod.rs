@@ -26,6 +26,7 @@ use crate::exec::sandbox::{self, PrivateStore};
 use crate::store::layout::WorkspaceId;
 use crate::vcs::own_store::UserSide;
 use crate::workspace::context::Context;
+use crate::workspace::error::{OwnStoreError, StoreWords, WorkspaceError};
 use synced::Synced;
 
 /// The store in `dir` and its record, when both are there.
@@ -39,8 +40,18 @@ fn mounts(ctx: &Context, dir: &Path, synced: &Synced, out: Option<&Path>) -> Pri
         .own_store_mounts(dir, synced.base_objects.as_deref(), out)
 }
 
-fn io(action: &'static str, path: &Path, err: &std::io::Error) -> CliError {
-    CliError::io(action, path, err)
+fn io(action: &'static str, path: &Path, err: std::io::Error) -> WorkspaceError {
+    WorkspaceError::io(action, path, err)
+}
+
+/// How the store at `dir` is named in what its errors say.
+fn words(ctx: &Context, dir: &Path) -> StoreWords {
+    let words = ctx.vcs.own_store_words();
+    StoreWords {
+        store: words.store,
+        files_in: words.files_in,
+        path: ctx.vcs.own_store(dir),
+    }
 }
 
 /// A store made ready for a sandboxed run: how to mount it, and the store it replaced when
@@ -67,15 +78,10 @@ pub(crate) fn prepare(
         .own_store_ready(ws, recorded.as_ref().map(|s| s.user_op.as_str()))?;
     if let Some(mut synced) = recorded.filter(|_| ctx.vcs.own_store(&dir).is_dir()) {
         if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
-            let words = ctx.vcs.own_store_words();
-            bring_back(ctx, id, ws, bwrap).map_err(|err| {
-                err.hint(format!(
-                    "the command was not run; the agent's commits stay in its {} {} (its files are in the {files_in}): to start afresh from the {files_in}'s files, delete {} (those commits are then lost)",
-                    words.store,
-                    ctx.vcs.own_store(&dir).display(),
-                    dir.display(),
-                    files_in = words.files_in,
-                ))
+            bring_back(ctx, id, ws, bwrap).map_err(|err| OwnStoreError::NotBroughtBack {
+                err: Box::new(err),
+                words: words(ctx, &dir),
+                dir: dir.clone(),
             })?;
             synced = synced::read(&dir).unwrap_or(synced);
         }
@@ -102,18 +108,18 @@ pub(crate) fn prepare(
 /// git: its `HEAD` and index), the one there before kept aside when it holds work.
 fn make(ctx: &Context, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<Prepared> {
     let kept = clear(ctx, id, dir)?;
-    fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let bases = ctx.layout.private_stores().join(".bases");
     let source = ctx.vcs.own_store_source(id, ws, &bases)?;
     let made = match source.make(ws, dir, &bases) {
         Ok(made) => made,
-        Err(err) => {
+        Err(source) => {
             let _ = fs::remove_dir_all(dir);
-            let words = ctx.vcs.own_store_words();
-            return Err(CliError::from(err).hint(format!(
-                "the {}'s {} for sandboxed runs could not be made; the command was not run",
-                words.files_in, words.store
-            )));
+            return Err(OwnStoreError::NotMade {
+                source,
+                words: words(ctx, dir),
+            }
+            .into());
         }
     };
     let synced = Synced {
@@ -143,16 +149,14 @@ fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path) -> Result<Option<KeptStore
             if !store.path.starts_with(dir) {
                 return Ok(Some(store));
             }
-            return Err(CliError::failure(format!(
-                "could not move aside the own store of workspace {id:?}, which holds work that did not come back"
-            ))
-            .hint(format!(
-                "the command was not run; the store is {} (move it elsewhere, then run again)",
-                dir.display()
-            )));
+            return Err(OwnStoreError::NotMovedAside {
+                id: id.clone(),
+                dir: dir.to_path_buf(),
+            }
+            .into());
         }
     }
-    fs::remove_dir_all(dir).map_err(|e| io("remove", dir, &e))?;
+    fs::remove_dir_all(dir).map_err(|e| io("remove", dir, e))?;
     Ok(None)
 }
 
@@ -192,28 +196,17 @@ fn take_back(
     synced: &Synced,
     bwrap: &Path,
 ) -> Result<()> {
-    let words = ctx.vcs.own_store_words();
-    let kept = || {
-        format!(
-            "the agent's commits stay in its {} {} (its files are in the {}); the next sandboxed run tries again",
-            words.store,
-            ctx.vcs.own_store(dir).display(),
-            words.files_in
-        )
-    };
     let out = dir.join("out");
     if fs::symlink_metadata(&out).is_ok() {
-        fs::remove_dir_all(&out).map_err(|e| io("remove", &out, &e))?;
+        fs::remove_dir_all(&out).map_err(|e| io("remove", &out, e))?;
     }
-    fs::create_dir(&out).map_err(|e| io("create", &out, &e))?;
+    fs::create_dir(&out).map_err(|e| io("create", &out, e))?;
     let exported = confine::confinement(ctx, ws, mounts(ctx, dir, synced, Some(&out)), bwrap)
         .and_then(|jail| Ok(ctx.vcs.own_store_export(&jail, &out, &synced.at)?))
-        .map_err(|err| {
-            CliError::failure(format!(
-                "could not export the work of workspace {id:?} from its sandbox"
-            ))
-            .cause(err.message)
-            .hint(kept())
+        .map_err(|err: CliError| OwnStoreError::NotExported {
+            id: id.clone(),
+            err: Box::new(err),
+            words: words(ctx, dir),
         })?;
     // Read after the export (which writes the store too): every process of the sandbox has
     // ended, nothing else changes it.
@@ -225,25 +218,23 @@ fn take_back(
         match fs::symlink_metadata(bundle) {
             Ok(meta) if meta.file_type().is_file() && limit.is_none_or(|l| meta.len() <= l) => {}
             _ => {
-                let what = match limit {
-                    Some(limit) => format!("not a regular file of at most {} GiB", limit >> 30),
-                    None => "not a regular file".to_string(),
-                };
-                return Err(CliError::failure(format!(
-                    "the export of workspace {id:?} left no bundle (or {what}) at {}",
-                    bundle.display()
-                ))
-                .hint(kept()));
+                return Err(OwnStoreError::NoBundle {
+                    id: id.clone(),
+                    limit,
+                    bundle: bundle.clone(),
+                    words: words(ctx, dir),
+                }
+                .into());
             }
         }
     }
     let (at, user_op) = ctx
         .vcs
         .own_store_take_back(id, ws, &synced.at, exported.as_deref())
-        .map_err(|err| {
-            CliError::from(err)
-                .cause(format!("bringing back the work of workspace {id:?}"))
-                .hint(kept())
+        .map_err(|source| OwnStoreError::NotTakenBack {
+            id: id.clone(),
+            source,
+            words: words(ctx, dir),
         })?;
     let _ = fs::remove_dir_all(&out);
     synced::write(

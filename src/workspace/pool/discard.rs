@@ -5,10 +5,11 @@ use std::fs;
 use std::path::PathBuf;
 
 use super::{journal, ready_file, Entry, State};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
 use crate::workspace::context::Context;
+use crate::workspace::error::PoolError;
 
 /// Discards what a take of entry `token` as workspace `id` left, wherever it got to: the
 /// directory (under either name), the registration (under either name), a branch the take
@@ -24,11 +25,11 @@ pub(super) fn discard_taken(ctx: &Context, token: &str, id: &WorkspaceId) -> Res
     // background) may still be running: undone before it ends, it would register the id
     // again afterwards. Wait for it; one that hangs is left to the next command.
     if !crate::exec::liveness::wait_unnamed(&[&entry, &ws], std::time::Duration::from_secs(15)) {
-        return Err(CliError::failure(format!(
-            "a helper process a killed take of workspace {id:?} started on {} is still running",
-            entry.display()
-        ))
-        .hint("wait for it to end (or end it), then run the command again"));
+        return Err(PoolError::HelperRunning {
+            id: id.clone(),
+            entry,
+        }
+        .into());
     }
     for dir in [&ws, &entry] {
         if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
@@ -128,8 +129,7 @@ pub(super) fn unready(ctx: &Context, entry: &Entry) -> Result<bool> {
     if fs::symlink_metadata(&entry.path).is_err() {
         return Ok(false);
     }
-    crate::store::fsutil::remove_file(&ready_file(&ctx.layout, &entry.token))
-        .map_err(CliError::from)?;
+    crate::store::fsutil::remove_file(&ready_file(&ctx.layout, &entry.token))?;
     Ok(true)
 }
 

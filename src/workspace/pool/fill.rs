@@ -6,10 +6,11 @@ use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use super::{ready_file, Ready, State};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::store::lock;
 use crate::store::metadata::{self, SetupStatus};
 use crate::workspace::context::Context;
+use crate::workspace::error::PoolError;
 
 /// What a fill did.
 #[derive(Debug, Default)]
@@ -76,11 +77,7 @@ pub(crate) fn fill(
     };
     while ready(ctx) < opts.target {
         if let Some(sig) = crate::exec::signals::received() {
-            return Err(CliError::interrupted(
-                sig,
-                format!("interrupted by signal {sig} while filling the pool"),
-            )
-            .hint("`agent-workspace pool fill` goes on where it stopped"));
+            return Err(PoolError::Interrupted { signal: sig }.into());
         }
         super::super::capacity::check(
             &ctx.layout.dir,
@@ -98,14 +95,13 @@ pub(crate) fn fill(
                     state: State::Incomplete,
                     ready: None,
                 };
-                let err = match keep_setup_log(ctx, &entry) {
-                    Some(log) => {
-                        err.cause(format!("the setup's output is kept in {}", log.display()))
-                    }
-                    None => err,
-                };
+                let log = keep_setup_log(ctx, &entry);
                 let _ = super::discard::discard_entry(ctx, &entry);
-                return Err(err);
+                return Err(PoolError::NotPrepared {
+                    err: Box::new(err),
+                    log,
+                }
+                .into());
             }
         }
     }
@@ -123,10 +119,10 @@ fn prepare(
 ) -> Result<PathBuf> {
     let path = ctx.layout.pool_entry(token);
     // Tokens are made by `new_token`, so this refusal is only a guard.
-    let name = crate::store::layout::WorkspaceId::prepared(token).ok_or_else(|| {
-        crate::error::CliError::failure(format!("invalid prepared workspace token {token:?}"))
-            .hint("run `agent-workspace pool drain`, then fill the pool again")
-    })?;
+    let name =
+        crate::store::layout::WorkspaceId::prepared(token).ok_or_else(|| PoolError::BadToken {
+            token: token.to_string(),
+        })?;
     super::super::create::ensure_excluded(ctx)?;
     let base = ctx.vcs.resolve_base(None)?;
     ctx.progress.report(crate::progress::Phase::CheckingOut);
@@ -153,15 +149,16 @@ fn prepare(
             trust,
         };
         super::super::setup::run(ctx, &mut record, &env, notes).map_err(|err| {
-            match record.setup.as_ref().map(|s| s.status) {
-                Some(SetupStatus::Refused) => err.hint(
-                    "review the file, then pass --trust-config to `agent-workspace pool fill` (a setup.command in your own configuration file is always trusted)",
-                ),
-                Some(SetupStatus::Failed) => err.hint(
-                    "fix the setup command; `agent-workspace pool fill` prepares the pool again",
-                ),
-                _ => err,
+            let refused = match record.setup.as_ref().map(|s| s.status) {
+                Some(SetupStatus::Refused) => true,
+                Some(SetupStatus::Failed) => false,
+                _ => return err,
+            };
+            PoolError::Setup {
+                err: Box::new(err),
+                refused,
             }
+            .into()
         })?;
         // Its record lives in the ready file: neither a view in the directory (which moves
         // with it) nor a state under its name.
@@ -175,8 +172,8 @@ fn prepare(
         base_commits: base,
         record,
     };
-    let text = serde_json::to_vec_pretty(&ready)
-        .map_err(|e| CliError::failure(format!("cannot write the pool's ready file: {e}")))?;
+    let text =
+        serde_json::to_vec_pretty(&ready).map_err(|source| PoolError::ReadyFile { source })?;
     crate::store::fsutil::write_atomic(&ready_file(&ctx.layout, token), &text)?;
     Ok(path)
 }

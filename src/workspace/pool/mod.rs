@@ -231,7 +231,11 @@ fn read_ready(layout: &Layout, token: &str) -> Option<Ready> {
 /// `<namespace>/.pool/refill.log`.
 pub(crate) fn refill_in_background(ctx: &Context) -> crate::error::Result<()> {
     let exe = std::env::current_exe().map_err(|e| {
-        crate::error::CliError::io("find", std::path::Path::new("agent-workspace"), &e)
+        crate::workspace::error::WorkspaceError::io(
+            "find",
+            std::path::Path::new("agent-workspace"),
+            e,
+        )
     })?;
     crate::store::fsutil::create_dir_nofollow(&ctx.layout.pool_dir())?;
     let log_path = ctx.layout.pool_dir().join("refill.log");

@@ -9,13 +9,14 @@ use std::fs;
 use std::path::Path;
 
 use super::{journal, ready_file, Entry, Ready, State};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::exec::process::Started;
 use crate::store::layout::WorkspaceId;
 use crate::store::metadata::Record;
 use crate::vcs::git::BranchPlan;
 use crate::vcs::Created;
 use crate::workspace::context::Context;
+use crate::workspace::error::WorkspaceError;
 
 /// A prepared workspace now at the new workspace's path.
 pub(crate) struct Taken {
@@ -179,12 +180,12 @@ fn write_journal(ctx: &Context, entry: &Entry, id: &WorkspaceId, new_branch: boo
 /// The entry's directory renamed to the workspace's path (jj finds its repository through a
 /// relative path, the same from both: they are at the same depth).
 fn move_dir(entry: &Entry, path: &Path) -> Result<()> {
-    let meta =
-        fs::symlink_metadata(&entry.path).map_err(|e| CliError::io("read", &entry.path, &e))?;
+    let meta = fs::symlink_metadata(&entry.path)
+        .map_err(|e| WorkspaceError::io("read", &entry.path, e))?;
     if meta.file_type().is_symlink() || !meta.is_dir() {
         return Err(super::super::not_a_workspace(&entry.path));
     }
-    fs::rename(&entry.path, path).map_err(|e| CliError::io("rename", &entry.path, &e))
+    fs::rename(&entry.path, path).map_err(|e| WorkspaceError::io("rename", &entry.path, e).into())
 }
 
 /// The setup's log goes with the workspace: `<id>.setup.log` beside its state.
