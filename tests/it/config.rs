@@ -18,7 +18,10 @@ fn the_repository_file_chooses_the_backend_unless_a_variable_or_flag_does() {
     fs::write(repo.join("agent-workspace.toml"), "backend = \"git\"\n").unwrap();
     env.aw(&repo, ["run", "from-file", "--", "true"])
         .assert_ok();
-    assert!(branches(&env, &repo).contains("agent-workspace/from-file"));
+    insta::assert_snapshot!(branches(&env, &repo), @r"
+    (no branch)
+    agent-workspace/from-file
+    ");
     env.aw_cmd(&repo)
         .env("AGENT_WORKSPACE_BACKEND", "jj")
         .args(["run", "from-env", "--", "true"])
@@ -26,10 +29,11 @@ fn the_repository_file_chooses_the_backend_unless_a_variable_or_flag_does() {
         .assert_ok();
     env.aw(&repo, ["--backend", "jj", "run", "from-flag", "--", "true"])
         .assert_ok();
-    let names = env.workspace_names(&repo);
-    assert!(names.contains(&"from-env".to_string()), "{names:?}");
-    assert!(names.contains(&"from-flag".to_string()), "{names:?}");
-    assert!(!names.contains(&"from-file".to_string()), "{names:?}");
+    insta::assert_snapshot!(env.workspace_names(&repo).join("\n"), @r"
+    default
+    from-env
+    from-flag
+    ");
 }
 
 #[test]
@@ -50,10 +54,12 @@ fn the_user_file_wins_over_the_repository_file_and_the_variable_over_both() {
         .args(["run", "c", "--", "true"])
         .run()
         .assert_ok();
-    let list = branches(&env, &repo);
-    for branch in ["team/a", "mine/b", "env/c"] {
-        assert!(list.lines().any(|l| l == branch), "no {branch} in {list}");
-    }
+    insta::assert_snapshot!(branches(&env, &repo), @r"
+    env/c
+    main
+    mine/b
+    team/a
+    ");
 }
 
 #[test]
@@ -105,11 +111,15 @@ fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
     env.user_config("[sandbox]\nenabled = true\nnetwork = false\n");
     let show = "echo \"sandbox=$AGENT_WORKSPACE_SANDBOX\"";
     let out = env.aw(&repo, ["run", "w", "--", "sh", "-c", show]);
-    out.assert_ok();
-    assert_eq!(out.stdout.trim(), "sandbox=bwrap,no-network");
+    insta::assert_snapshot!(out, @r"
+    sandbox=bwrap,no-network
+    [exit 0]
+    ");
     let out = env.aw(&repo, ["run", "--no-sandbox", "w", "--", "sh", "-c", show]);
-    out.assert_ok();
-    assert_eq!(out.stdout.trim(), "sandbox=");
+    insta::assert_snapshot!(out, @r"
+    sandbox=
+    [exit 0]
+    ");
 }
 
 /// Each bad file is an error naming the file and what is wrong in it (exit 2 before anything
@@ -119,38 +129,35 @@ fn bad_configuration_files_are_clear_errors() {
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
     let file = repo.join("agent-workspace.toml");
-    let cases: [(&str, &str); 3] = [
-        (
-            "[git]\nbranch_prefx = \"x/\"\n",
-            "unknown field `branch_prefx`",
-        ),
-        (
-            "[sandbox]\nenabled = \"yes\"\n",
-            "at line 2: enabled = \"yes\"",
-        ),
-        (
-            "[sandbox]\nwritable = [\"/var\"]\n",
-            "sets sandbox.writable, which only the user's own file may set",
-        ),
+    let cases = [
+        "[git]\nbranch_prefx = \"x/\"\n",
+        "[sandbox]\nenabled = \"yes\"\n",
+        "[sandbox]\nwritable = [\"/var\"]\n",
     ];
-    for (text, expected) in cases {
+    let refused = cases.map(|text| {
         fs::write(&file, text).unwrap();
         let out = env.aw(&repo, ["run", "w", "--", "true"]);
-        out.assert_code(2);
-        let first = out.stderr.lines().next().unwrap_or_default();
-        assert!(
-            first.starts_with("Error: ") && first.contains(&file.display().to_string()),
-            "{}",
-            out.stderr
-        );
-        assert!(
-            first.contains(expected),
-            "{expected:?} not in {}",
-            out.stderr
-        );
-        assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
         assert!(!env.ws_path(&repo, "w").exists());
-    }
+        out
+    });
+    insta::assert_snapshot!(refused[0], @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: unknown field `branch_prefx`, expected `branch_prefix`, at line 2: branch_prefx = "x/"
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
+    insta::assert_snapshot!(refused[1], @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: invalid type: string "yes", expected a boolean, at line 2: enabled = "yes"
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
+    insta::assert_snapshot!(refused[2], @r"
+    --- stderr ---
+    Error: [TMP]/repo/agent-workspace.toml sets sandbox.writable, which only the user's own file may set
+    Hint: move sandbox.writable to [TMP]/xdg/config/agent-workspace/config.toml: a repository's file must not widen what a sandboxed agent may write
+    [exit 2]
+    ");
     fs::write(&file, "backend = \"jj\"\n").unwrap();
     fs::create_dir_all(repo.join(".config")).unwrap();
     fs::write(
@@ -158,19 +165,20 @@ fn bad_configuration_files_are_clear_errors() {
         "backend = \"jj\"\n",
     )
     .unwrap();
-    let out = env.aw(&repo, ["status"]);
-    out.assert_code(2);
-    assert!(out.stderr.contains("both exist"), "{}", out.stderr);
+    insta::assert_snapshot!(env.aw(&repo, ["status"]), @r"
+    --- stderr ---
+    Error: [TMP]/repo/agent-workspace.toml and [TMP]/repo/.config/agent-workspace.toml both exist; the repository has one configuration file
+    Hint: merge them and remove [TMP]/repo/.config/agent-workspace.toml
+    [exit 2]
+    ");
     fs::remove_file(&file).unwrap();
     env.user_config("colour = true\n");
-    let out = env.aw(&repo, ["status"]);
-    out.assert_code(2);
-    assert!(
-        out.stderr.contains("agent-workspace/config.toml")
-            && out.stderr.contains("unknown field `colour`"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(env.aw(&repo, ["status"]), @r"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/xdg/config/agent-workspace/config.toml: unknown field `colour`, expected one of `backend`, `git`, `jj`, `clean`, `sandbox`, `limits`, `ports`, `tools`, `setup`, `copy`, `retention`, `pool`, `direnv`, at line 1: colour = true
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    ");
 }
 
 /// The complete configuration example of docs/configuration.md parses as the user file and

@@ -22,6 +22,19 @@ fn named(doc: &Value, name: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The checks of `doctor --json` named `name`, one `<level>: <message>` line each, then its
+/// `fix: ` line if it has one, through the test environment's filters: what a snapshot holds.
+fn shown(env: &TestEnv, doc: &Value, name: &str) -> String {
+    let text: String = named(doc, name)
+        .iter()
+        .map(|(level, message, fix)| match fix.as_str() {
+            "" => format!("{level}: {message}\n"),
+            fix => format!("{level}: {message}\nfix: {fix}\n"),
+        })
+        .collect();
+    env.normalize(&text)
+}
+
 fn parse(out: &Outcome) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", out.report()))
 }
@@ -52,15 +65,14 @@ fn a_healthy_setup_is_all_ok(backend: Backend) {
         assert_eq!(found.len(), 1, "{name}: {doc:#}");
         assert_eq!(found[0].0, "ok", "{name}: {doc:#}");
     }
-    let repository = &named(&doc, "repository")[0].1;
-    assert!(
-        repository.starts_with(&format!("{} repository at ", backend.name())),
-        "{repository}"
-    );
-    assert!(
-        repository.ends_with("lists the workspace files"),
-        "{repository}"
-    );
+    match backend {
+        Backend::Jj => {
+            insta::assert_snapshot!(shown(&env, &doc, "repository"), @"ok: jj repository at [TMP]/repo, namespace repo-[HASH]; [TMP]/repo/.git/info/exclude lists the workspace files")
+        }
+        Backend::Git => {
+            insta::assert_snapshot!(shown(&env, &doc, "repository"), @"ok: git repository at [TMP]/repo, namespace repo-[HASH]; [TMP]/repo/.git/info/exclude lists the workspace files")
+        }
+    }
     let text = env.aw(&repo, ["doctor"]);
     text.assert_ok();
     assert!(
@@ -100,33 +112,29 @@ fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
     out.assert_code(1);
     let doc = parse(&out);
     assert_eq!(doc["ok"], false);
-    let jj = &named(&doc, "jj")[0];
-    assert_eq!(
-        (jj.0.as_str(), jj.1.as_str()),
-        ("error", "jj is not on PATH"),
-        "{doc:#}"
-    );
-    assert_eq!(
-        jj.2,
-        "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1` (0.38 or newer is supported)"
-    );
-    let bwrap = &named(&doc, "bubblewrap")[0];
-    assert_eq!(bwrap.0, "warning", "{doc:#}");
-    assert!(bwrap.2.contains("install bubblewrap"), "{doc:#}");
+    insta::assert_snapshot!(shown(&env, &doc, "jj"), @r"
+    error: jj is not on PATH
+    fix: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1` (0.38 or newer is supported)
+    ");
+    insta::assert_snapshot!(shown(&env, &doc, "bubblewrap"), @r"
+    warning: bubblewrap (bwrap) is not on PATH: --sandbox runs are refused
+    fix: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox
+    ");
     // Without jj the backend cannot say which workspaces it knows: said, not hidden.
-    let workspaces = &named(&doc, "workspaces")[0];
-    assert_eq!(workspaces.0, "warning", "{doc:#}");
-    assert!(
-        workspaces.1.starts_with("could not ask the backend"),
-        "{doc:#}"
-    );
+    insta::assert_snapshot!(shown(&env, &doc, "workspaces"), @r"
+    warning: could not ask the backend which workspaces it knows: jj was not found on PATH
+    fix: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    ");
     let out = env
         .aw_cmd(&git_repo)
         .env("PATH", &path)
         .args(["doctor", "--json"])
         .run();
     out.assert_ok();
-    assert_eq!(named(&parse(&out), "jj")[0].0, "warning");
+    insta::assert_snapshot!(shown(&env, &parse(&out), "jj"), @r"
+    warning: jj is not on PATH (needed for jj repositories)
+    fix: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1` (0.38 or newer is supported)
+    ");
     let text = env
         .aw_cmd(&jj_repo)
         .env("PATH", &path)
@@ -160,13 +168,10 @@ fn an_old_jj_is_an_error_naming_the_minimum() {
         .args(["doctor", "--json"])
         .run();
     out.assert_code(1);
-    let jj = &named(&parse(&out), "jj")[0];
-    assert_eq!(jj.0, "error");
-    assert!(
-        jj.1.starts_with("jj 0.30.0 at ")
-            && jj.1.ends_with("is older than 0.38, the oldest supported"),
-        "{jj:?}"
-    );
+    insta::assert_snapshot!(shown(&env, &parse(&out), "jj"), @r"
+    error: jj 0.30.0 at [TMP]/old-jj/jj is older than 0.38, the oldest supported
+    fix: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1` (0.38 or newer is supported)
+    ");
 }
 
 #[test]
@@ -182,10 +187,10 @@ fn an_unwritable_root_is_an_error() {
         .run_unprivileged();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
     out.assert_code(1);
-    let found = &named(&parse(&out), "root")[0];
-    assert_eq!(found.0, "error", "{}", out.report());
-    assert!(found.1.ends_with("read-only is not writable"), "{found:?}");
-    assert!(found.2.starts_with("pass --root DIR"), "{found:?}");
+    insta::assert_snapshot!(shown(&env, &parse(&out), "root"), @r"
+    error: [TMP]/read-only is not writable
+    fix: pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory
+    ");
     assert!(
         !root.join(env.namespace(&repo)).exists(),
         "{}",
@@ -207,36 +212,18 @@ fn stale_locks_scratch_files_and_troubled_workspaces_are_warnings() {
     out.assert_ok();
     let doc = parse(&out);
     assert_eq!(doc["ok"], true);
-    let leftovers = named(&doc, "leftovers");
-    let messages: Vec<&str> = leftovers.iter().map(|l| l.1.as_str()).collect();
-    assert_eq!(leftovers.len(), 3, "{doc:#}");
-    assert!(leftovers.iter().all(|l| l.0 == "warning"), "{doc:#}");
-    assert!(
-        messages[0].ends_with(
-            "/.recovering-w1 is a partial copy an interrupted repair of workspace w1 left (the workspace itself was not changed)"
-        ),
-        "{messages:?}"
-    );
-    assert!(
-        messages[1]
-            .ends_with("/.state/.w1.json.tmp.999999999 is a temporary file of a command that died"),
-        "{messages:?}"
-    );
-    assert!(
-        messages[2].ends_with("/.locks/ghost.lock is the lease of workspace ghost, which is gone"),
-        "{messages:?}"
-    );
-    assert!(leftovers[2].2.starts_with("remove it: rm "), "{doc:#}");
-    let workspaces = named(&doc, "workspaces");
-    assert_eq!(workspaces.len(), 1, "{doc:#}");
-    assert_eq!(workspaces[0].0, "warning");
-    assert!(
-        workspaces[0]
-            .1
-            .starts_with("workspace stray has a problem: "),
-        "{doc:#}"
-    );
-    assert!(!workspaces[0].2.is_empty(), "{doc:#}");
+    insta::assert_snapshot!(shown(&env, &doc, "leftovers"), @r"
+    warning: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.recovering-w1 is a partial copy an interrupted repair of workspace w1 left (the workspace itself was not changed)
+    fix: `agent-workspace run w1 -- true` removes it and repairs the workspace
+    warning: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.state/.w1.json.tmp.999999999 is a temporary file of a command that died
+    fix: remove it: rm [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.state/.w1.json.tmp.999999999
+    warning: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/ghost.lock is the lease of workspace ghost, which is gone
+    fix: remove it: rm [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.locks/ghost.lock
+    ");
+    insta::assert_snapshot!(shown(&env, &doc, "workspaces"), @r#"
+    warning: workspace stray has a problem: unregistered
+    fix: the backend no longer knows workspace "stray", so its files may hold edits no commit has; inspect [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/stray, then `agent-workspace clean --force stray` removes it, keeping its files aside
+    "#);
     // doctor changed nothing.
     assert!(ns.join(".locks/ghost.lock").exists() && ns.join(".recovering-w1").exists());
 }
@@ -247,14 +234,10 @@ fn outside_a_repository_the_repository_check_is_an_error() {
     let out = env.aw(env.path(), ["doctor", "--json"]);
     out.assert_code(1);
     let doc = parse(&out);
-    let repository = &named(&doc, "repository")[0];
-    assert_eq!(repository.0, "error");
-    assert!(
-        repository
-            .1
-            .ends_with("is not inside a jj or git repository"),
-        "{repository:?}"
-    );
+    insta::assert_snapshot!(shown(&env, &doc, "repository"), @r"
+    error: [TMP] is not inside a jj or git repository
+    fix: run from inside the repository or pass --repo PATH
+    ");
     assert_eq!(named(&doc, "jj")[0].0, "ok", "{doc:#}");
     assert_eq!(named(&doc, "root")[0].0, "ok", "{doc:#}");
 }
@@ -274,6 +257,8 @@ fn free_space_below_the_configured_minimum_is_an_error() {
     let space = &named(&parse(&out), "free space")[0];
     assert_eq!(space.0, "error", "{}", out.report());
     assert!(space.1.contains("below limits.min_free_disk"), "{space:?}");
+    // The figures are the machine's: only the fix is the same everywhere.
+    insta::assert_snapshot!(space.2, @"free space on that file system (`agent-workspace clean` removes finished workspaces)");
 }
 
 #[test]

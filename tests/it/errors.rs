@@ -12,63 +12,76 @@ use crate::harness::{Outcome, TestEnv};
 /// Tools a PATH without jj (or without direnv) still offers.
 const BASICS: &[&str] = &["sh", "env", "true", "cat", "git"];
 
-/// A backend whose tool is missing from PATH: `run` exits 125 naming it (and creates nothing),
-/// `status` still lists the directories with a warning, `clean` exits 1 naming it.
-fn backend_tool_missing_from_path(backend: Backend, tool: &str, hint: &str) {
+/// A backend whose tool is missing from PATH: `run` (exit 125) and `clean` (exit 1) name it
+/// and create nothing, `status` still lists the directories with a warning. Returns the
+/// outcomes of `run`, `status` and `clean`.
+fn backend_tool_missing_from_path(backend: Backend, tool: &str) -> [Outcome; 3] {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let mut tools: Vec<&str> = BASICS.iter().copied().filter(|t| *t != tool).collect();
     tools.push("direnv");
     let path = env.path_with_only(&tools);
-    let out = env
+    let run = env
         .aw_cmd(&repo)
         .env("PATH", &path)
         .args(["run", "w1", "--", "touch", "ran"])
         .run();
-    out.assert_code(125);
-    assert_eq!(
-        env.normalize(&out.stderr),
-        format!("Error: {tool} was not found on PATH\nHint: {hint}\n"),
-        "{}",
-        out.report()
-    );
     assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
     let status = env.aw_cmd(&repo).env("PATH", &path).arg("status").run();
-    insta::assert_snapshot!(
-        format!("status_without_{tool}"),
-        format!(
-            "exit {:?}\n{}",
-            status.code(),
-            env.normalize(&status.stderr)
-        )
-    );
     let clean = env
         .aw_cmd(&repo)
         .env("PATH", &path)
         .args(["clean", "w1"])
         .run();
-    clean.assert_code(1);
-    assert!(
-        clean
-            .stderr
-            .contains(&format!("{tool} was not found on PATH")),
-        "{}",
-        clean.report()
-    );
+    [run, status, clean]
 }
 
 #[test]
 fn jj_missing_from_path() {
-    backend_tool_missing_from_path(
-        Backend::Jj,
-        "jj",
-        "install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`",
-    );
+    let [run, status, clean] = backend_tool_missing_from_path(Backend::Jj, "jj");
+    insta::assert_snapshot!(run, @r"
+    --- stderr ---
+    Error: jj was not found on PATH
+    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    [exit 125]
+    ");
+    insta::assert_snapshot!(status, @r"
+    WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED
+    --- stderr ---
+    Warning: could not ask the backend which workspaces it knows: jj was not found on PATH
+    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    [exit 0]
+    ");
+    insta::assert_snapshot!(clean, @r"
+    --- stderr ---
+    Error: jj was not found on PATH
+    Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    [exit 1]
+    ");
 }
 
 #[test]
 fn git_missing_from_path() {
-    backend_tool_missing_from_path(Backend::Git, "git", "install git with your package manager");
+    let [run, status, clean] = backend_tool_missing_from_path(Backend::Git, "git");
+    insta::assert_snapshot!(run, @r"
+    --- stderr ---
+    Error: git was not found on PATH
+    Hint: install git with your package manager
+    [exit 125]
+    ");
+    insta::assert_snapshot!(status, @r"
+    WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED
+    --- stderr ---
+    Warning: could not ask the backend which workspaces it knows: git was not found on PATH
+    Hint: install git with your package manager
+    [exit 0]
+    ");
+    insta::assert_snapshot!(clean, @r"
+    --- stderr ---
+    Error: git was not found on PATH
+    Hint: install git with your package manager
+    [exit 1]
+    ");
 }
 
 /// jj only: agent-workspace checks jj's version; it asks nothing of git's.
@@ -91,10 +104,11 @@ fn jj_older_than_0_38_is_refused() {
         .env("PATH", env.path_with_first(&bin))
         .args(["run", "w1", "--", "touch", "ran"])
         .run();
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
     Error: [TMP]/old-jj/jj is jj 0.30.0; agent-workspace needs jj 0.38 or newer
     Hint: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`
+    [exit 125]
     ");
     assert!(!env.ws_path(&repo, "w1").exists(), "{}", env.listing());
 }
@@ -105,27 +119,39 @@ fn outside_any_repository() {
     let outside = env.path().join("outside");
     fs::create_dir_all(&outside).unwrap();
     let run = env.aw(&outside, ["run", "w1", "--", "touch", "ran"]);
-    run.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&run.stderr), @r"
+    insta::assert_snapshot!(run, @r"
+    --- stderr ---
     Error: [TMP]/outside is not inside a jj or git repository
     Hint: run from inside the repository or pass --repo PATH
+    [exit 125]
     ");
     assert!(!outside.join("ran").exists());
-    let status = env.aw(&outside, ["status"]);
-    status.assert_code(1);
-    assert_eq!(status.stderr, run.stderr);
-    let shell = env.aw(&outside, ["shell", "w1"]);
-    shell.assert_code(125);
-    let clean = env.aw(&outside, ["clean", "w1"]);
-    clean.assert_code(1);
+    insta::assert_snapshot!(env.aw(&outside, ["status"]), @r"
+    --- stderr ---
+    Error: [TMP]/outside is not inside a jj or git repository
+    Hint: run from inside the repository or pass --repo PATH
+    [exit 1]
+    ");
+    insta::assert_snapshot!(env.aw(&outside, ["shell", "w1"]), @r"
+    --- stderr ---
+    Error: [TMP]/outside is not inside a jj or git repository
+    Hint: run from inside the repository or pass --repo PATH
+    [exit 125]
+    ");
+    insta::assert_snapshot!(env.aw(&outside, ["clean", "w1"]), @r"
+    --- stderr ---
+    Error: [TMP]/outside is not inside a jj or git repository
+    Hint: run from inside the repository or pass --repo PATH
+    [exit 1]
+    ");
     // --repo pointing outside any repository fails the same way.
     let repo_flag = env.aw(env.path(), ["--repo", outside.to_str().unwrap(), "status"]);
-    repo_flag.assert_code(1);
-    assert_eq!(repo_flag.stderr, run.stderr);
-    insta::assert_snapshot!(
-        "outside_any_repository_shell_and_clean",
-        env.transcript(&[&shell, &clean])
-    );
+    insta::assert_snapshot!(repo_flag, @r"
+    --- stderr ---
+    Error: [TMP]/outside is not inside a jj or git repository
+    Hint: run from inside the repository or pass --repo PATH
+    [exit 1]
+    ");
     assert!(!env.ws_root().exists(), "{}", env.listing());
 }
 
@@ -142,10 +168,11 @@ fn an_envrc_without_direnv_on_path_needs_no_direnv(backend: Backend) {
         .env("PATH", &path)
         .args(["run", "w1", "--", "touch", "ran"])
         .run();
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
     Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.envrc exists but direnv is not installed
     Hint: install direnv, or pass --no-direnv to run without the workspace's environment
+    [exit 125]
     ");
     assert!(!env.ws_path(&repo, "w1").join("ran").exists());
     let out = env
@@ -161,7 +188,10 @@ fn an_envrc_without_direnv_on_path_needs_no_direnv(backend: Backend) {
             "echo \"${AW_TEST_VAR-unset}\"",
         ])
         .run();
-    assert_eq!(out.assert_ok().stdout, "unset\n");
+    insta::assert_snapshot!(out, @r"
+    unset
+    [exit 0]
+    ");
 }
 
 fn a_root_that_is_a_regular_file_is_unusable(backend: Backend) {
@@ -170,10 +200,11 @@ fn a_root_that_is_a_regular_file_is_unusable(backend: Backend) {
     let file = env.path().join("root-file");
     fs::write(&file, "not a directory\n").unwrap();
     let out = run_in_root(&env, &repo, &file);
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
     Error: workspace root [TMP]/root-file is not a directory
     Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a directory
+    [exit 125]
     ");
     assert_eq!(fs::read_to_string(&file).unwrap(), "not a directory\n");
     assert_eq!(backend.registered(&env, &repo), ["default"]);
@@ -183,12 +214,12 @@ fn a_root_that_is_a_regular_file_is_unusable(backend: Backend) {
         .env("AI_WORKSPACES_ROOT", &file)
         .args(["run", "w1", "--", "touch", "ran"])
         .run();
-    out.assert_code(125);
-    assert!(
-        out.stderr.contains("is not a directory"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: workspace root [TMP]/root-file is not a directory
+    Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a directory
+    [exit 125]
+    ");
 }
 
 fn a_root_below_a_regular_file_is_unusable(backend: Backend) {
@@ -198,9 +229,14 @@ fn a_root_below_a_regular_file_is_unusable(backend: Backend) {
     fs::write(&file, "").unwrap();
     let root = file.join("below");
     let out = run_in_root(&env, &repo, &root);
-    out.assert_code(125);
     // Nothing reached the backend yet: one snapshot serves both.
-    insta::assert_snapshot!(env.normalize(&out.stderr));
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: could not create the workspace directory [TMP]/root-file/below
+    Caused by: Not a directory (os error 20)
+    Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory
+    [exit 125]
+    ");
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
@@ -213,18 +249,14 @@ fn a_read_only_root_is_unusable(backend: Backend) {
     fs::set_permissions(&root, fs::Permissions::from_mode(0o555)).unwrap();
     let out = env.aw_cmd(&repo).args(in_root(&root)).run_unprivileged();
     fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-    out.assert_code(125);
-    let stderr = env.normalize(&out.stderr);
-    assert!(
-        stderr.starts_with(
-            "Error: could not create the workspace directory [TMP]/read-only/repo-[HASH]\n"
-        ),
-        "{}",
-        out.report()
-    );
-    assert!(stderr.contains("Hint: pass --root DIR"), "{}", out.report());
     // Nothing reached the backend yet: one snapshot serves both.
-    insta::assert_snapshot!(stderr);
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: could not create the workspace directory [TMP]/read-only/repo-[HASH]
+    Caused by: Permission denied (os error 13)
+    Hint: pass --root DIR or set AI_WORKSPACES_ROOT to a writable directory
+    [exit 125]
+    ");
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }
 
@@ -233,10 +265,11 @@ fn a_root_inside_the_repository_is_refused_and_leaves_nothing_there(backend: Bac
     let repo = backend.repo(&env);
     let root = repo.join("roots");
     let out = run_in_root(&env, &repo, &root);
-    out.assert_code(125);
-    insta::assert_snapshot!(env.normalize(&out.stderr), @r"
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
     Error: workspace root [TMP]/repo/roots is inside the repository [TMP]/repo
     Hint: choose a root outside the repository
+    [exit 125]
     ");
     assert_eq!(backend.registered(&env, &repo), ["default"]);
     assert!(!root.exists(), "left behind: {}", root.display());

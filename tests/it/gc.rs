@@ -56,36 +56,84 @@ fn gc_removes_only_what_retention_lets_go(backend: Backend) {
     fs::create_dir_all(&logs).unwrap();
     fs::write(logs.join("2000-01-01T000000Z.000000000.log"), "output\n").unwrap();
     let dry = env.aw(&repo, ["gc", "--dry-run"]);
-    dry.assert_ok();
-    insta::assert_snapshot!(env.normalize(&dry.stdout), @"Would remove old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old): done for 2h, retention.done = 1h; would remove its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)");
+    insta::assert_snapshot!(dry, @r"
+    Would remove old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old): done for 2h, retention.done = 1h; would remove its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)
+    [exit 0]
+    ");
     assert!(logs.is_dir());
     for id in ["old", "new", "failed"] {
         assert!(env.ws_path(&repo, id).exists(), "--dry-run removed {id}");
     }
     let json = env.aw(&repo, ["gc", "--dry-run", "--json"]);
-    let doc = json.assert_ok().json();
-    assert_eq!(doc["schema_version"], 1);
-    assert_eq!(doc["dry_run"], true);
-    assert_eq!(doc["removed"][0]["workspace_id"], "old");
-    assert_eq!(doc["removed"][0]["status"], "done");
-    assert_eq!(doc["removed"][0]["retention_seconds"], 3600);
+    let doc = json.json();
     assert!(doc["removed"][0]["age_seconds"].as_u64().unwrap() >= 7200);
-    assert_eq!(doc["removed"].as_array().unwrap().len(), 1, "{doc}");
+    insta::with_settings!({filters => vec![(r#"("age_seconds": )[0-9]+"#, "${1}[AGE]")]}, {
+        insta::assert_snapshot!(json, @r#"
+        {
+          "schema_version": 1,
+          "dry_run": true,
+          "removed": [
+            {
+              "workspace_id": "old",
+              "path": "[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old",
+              "status": "done",
+              "age_seconds": [AGE],
+              "retention_seconds": 3600,
+              "removal": {
+                "branch_deleted": null,
+                "commits": null,
+                "committed_uncommitted_changes": false,
+                "gitlinks": null,
+                "head": null,
+                "kept_branch": null,
+                "kept_change_id": null,
+                "kept_commit_id": null,
+                "own_store_kept": null,
+                "path": "[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old",
+                "run_logs": {
+                  "files_count": 1,
+                  "left": null,
+                  "path": "[TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old"
+                },
+                "untracked": {
+                  "discarded_bytes": 0,
+                  "discarded_files_count": 0,
+                  "disposable_bytes": 0,
+                  "disposable_files_count": 0,
+                  "disposable_patterns": [],
+                  "kept_bytes": 0,
+                  "kept_dir": null,
+                  "kept_files_count": 0
+                },
+                "workspace_id": "old"
+              }
+            }
+          ],
+          "skipped": [],
+          "failed": [],
+          "purged_kept": []
+        }
+        [exit 0]
+        "#);
+    });
     let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
-    assert!(
-        out.stderr
-            .contains("Expired old: done for 2h, retention.done = 1h"),
-        "{}",
-        out.report()
-    );
+    let said = out.to_string();
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(said, @r"
+        Removed old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old); its edits are kept in change [CHANGE]; removed its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)
+        --- stderr ---
+        Expired old: done for 2h, retention.done = 1h
+        [exit 0]
+        "),
+        Backend::Git => insta::assert_snapshot!(said, @r"
+        Removed old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old); its uncommitted changes were committed to branch agent-workspace/old (7440596060a0); removed its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)
+        --- stderr ---
+        Expired old: done for 2h, retention.done = 1h
+        [exit 0]
+        "),
+    }
     assert!(!env.ws_path(&repo, "old").exists());
     assert!(!logs.exists(), "{}", env.listing());
-    assert!(
-        out.stdout.contains("; removed its 1 run log ("),
-        "{}",
-        out.report()
-    );
     assert!(env.ws_path(&repo, "new").exists() && env.ws_path(&repo, "failed").exists());
     // Its edits are kept as `clean` keeps them.
     let (keeper, _) = backend.kept(&env, &repo, "old", &out.stdout);
@@ -93,13 +141,11 @@ fn gc_removes_only_what_retention_lets_go(backend: Backend) {
         backend.kept_file(&env, &repo, &keeper, "notes.txt"),
         "unrecorded\n"
     );
-    let again = env.aw(&repo, ["gc"]);
-    again.assert_ok();
-    assert!(
-        again.stderr.contains("No workspace is past its retention"),
-        "{}",
-        again.report()
-    );
+    insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
+    --- stderr ---
+    No workspace is past its retention
+    [exit 0]
+    ");
 }
 
 fn a_live_workspace_is_never_removed(backend: Backend) {
@@ -118,12 +164,16 @@ fn a_live_workspace_is_never_removed(backend: Backend) {
         .spawn();
     wait_for_file(&ready);
     let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
     assert!(
         env.ws_path(&repo, "w1").join("a.txt").exists(),
         "{}",
         out.report()
     );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    No workspace is past its retention
+    [exit 0]
+    ");
     live.signal("TERM");
     live.wait();
 }
@@ -148,13 +198,11 @@ fn a_workspace_another_process_holds_is_skipped() {
         .args([lease.to_str().unwrap(), "sh", "-c", &script])
         .spawn();
     wait_for_file(&ready);
-    let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
-    assert!(
-        out.stderr.contains("Skipped w1 (done for 1h, retention.done = 1m): another agent-workspace process holds it"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
+    --- stderr ---
+    Skipped w1 (done for 1h, retention.done = 1m): another agent-workspace process holds it (creating, running or cleaning it)
+    [exit 0]
+    ");
     assert!(env.ws_path(&repo, "w1").exists());
     holder.signal("TERM");
     holder.wait();
@@ -170,19 +218,22 @@ fn never_keeps_and_the_user_file_wins() {
     fs::write(user.join("config.toml"), "[retention]\ndone = \"never\"\n").unwrap();
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     age(&env, &repo, "w1", 30 * DAY);
-    let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
-    assert!(env.ws_path(&repo, "w1").exists(), "{}", out.report());
+    insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
+    --- stderr ---
+    No retention is configured for workspaces (retention.<status> in agent-workspace.toml): gc removes no workspace
+    No workspace is past its retention
+    [exit 0]
+    ");
+    assert!(env.ws_path(&repo, "w1").exists());
     // With nothing configured at all, gc says so and removes nothing.
     fs::remove_file(user.join("config.toml")).unwrap();
     fs::remove_file(repo.join("agent-workspace.toml")).unwrap();
-    let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
-    assert!(
-        out.stderr.contains("No retention is configured"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
+    --- stderr ---
+    No retention is configured for workspaces (retention.<status> in agent-workspace.toml): gc removes no workspace
+    No workspace is past its retention
+    [exit 0]
+    ");
     assert!(env.ws_path(&repo, "w1").exists());
 }
 
@@ -191,24 +242,28 @@ fn bad_durations_are_configuration_errors() {
     let env = TestEnv::new();
     let repo = Backend::Jj.repo(&env);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
-    for (text, said) in [
-        (
-            "done = \"soon\"\n",
-            r#"retention.done = "soon" is not a duration"#,
-        ),
-        ("error = 7\n", "invalid type: integer"),
-        ("conflicted = \"1h\"\n", "unknown field `conflicted`"),
-    ] {
+    let refused = ["done = \"soon\"\n", "error = 7\n", "conflicted = \"1h\"\n"].map(|text| {
         configure(&repo, text);
-        let out = env.aw(&repo, ["gc", "--dry-run"]);
-        out.assert_code(2);
-        assert!(
-            out.stderr.contains("agent-workspace.toml") && out.stderr.contains(said),
-            "{text}: {}",
-            out.report()
-        );
-        assert!(out.stderr.contains("Hint: "), "{}", out.report());
-    }
+        env.aw(&repo, ["gc", "--dry-run"])
+    });
+    insta::assert_snapshot!(refused[0], @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: retention.done = "soon" is not a duration (e.g. "30m", "1h", "7d") or "never"
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
+    insta::assert_snapshot!(refused[1], @r"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: invalid type: integer `7`, expected a string, at line 2: error = 7
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    ");
+    insta::assert_snapshot!(refused[2], @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: unknown field `conflicted`, expected one of `done`, `landed`, `error`, `crashed`, `interrupted`, `idle`, `kept`, at line 2: conflicted = "1h"
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
     assert!(env.ws_path(&repo, "w1").exists());
 }
 
@@ -271,9 +326,17 @@ fn workspaces_with_a_problem_are_left_to_clean() {
     // problem, which no retention names.
     env.jj_ok(&repo, ["workspace", "forget", "forgotten"]);
     fs::remove_dir_all(env.ws_path(&repo, "deleted")).unwrap();
-    let out = env.aw(&repo, ["gc", "--json"]);
-    let doc = out.assert_ok().json();
-    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    insta::assert_snapshot!(env.aw(&repo, ["gc", "--json"]), @r#"
+    {
+      "schema_version": 1,
+      "dry_run": false,
+      "removed": [],
+      "skipped": [],
+      "failed": [],
+      "purged_kept": []
+    }
+    [exit 0]
+    "#);
     assert!(env.ws_path(&repo, "forgotten").join("a.txt").exists());
     assert_eq!(Backend::Jj.registered(&env, &repo), ["default", "deleted"]);
 }
@@ -319,14 +382,13 @@ fn kept_aside_directories_go_after_retention_kept() {
     assert!(old.exists(), "retention.kept = never keeps it");
 
     fs::remove_file(repo.join("agent-workspace.toml")).unwrap();
-    let out = env.aw(&repo, ["gc"]);
-    out.assert_ok();
-    assert!(
-        out.stdout
-            .contains(&format!("Purged {} (kept ", old.display())),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
+    Purged [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-20200101T000000Z (kept for 2532d, retention.kept = 30d)
+    --- stderr ---
+    No retention is configured for workspaces (retention.<status> in agent-workspace.toml): gc removes no workspace
+    No workspace is past its retention
+    [exit 0]
+    ");
     assert!(!old.exists(), "{}", env.listing());
     assert!(young.join("sub/notes.txt").exists(), "a young one stays");
 }

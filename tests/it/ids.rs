@@ -37,7 +37,30 @@ fn bad_ids_exit_2_and_create_nothing(backend: Backend) {
         messages.push_str(&attempts[0].stderr);
     }
     // The messages come before the backend is involved: one snapshot serves both.
-    insta::assert_snapshot!(messages);
+    insta::assert_snapshot!(messages, @r#"
+    Error: invalid workspace id "": it is empty
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id ".": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "..": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "a/b": '/' is not allowed
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "_x": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id ".x": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "a b": ' ' is not allowed
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "é": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "a\nb": '\n' is not allowed
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "../x": it must start with a letter or digit
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    Error: invalid workspace id "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": it is longer than 64 characters
+    Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    "#);
     // Nothing under the root, not even the namespace, and the backend knows no new workspace.
     assert!(!env.ws_root().exists(), "{}", env.listing());
     assert_eq!(backend.registered(&env, &repo), ["default"]);
@@ -48,15 +71,18 @@ fn an_id_starting_with_a_dash_is_refused(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     // After `--` it reaches the id check; in front of `--` clap takes it for a flag.
-    let out = env.aw(&repo, ["status", "--", "-x"]);
-    out.assert_code(2);
-    insta::assert_snapshot!(out.stderr, @r#"
+    insta::assert_snapshot!(env.aw(&repo, ["status", "--", "-x"]), @r#"
+    --- stderr ---
     Error: invalid workspace id "-x": it must start with a letter or digit
     Hint: use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit
+    [exit 2]
     "#);
-    let flag = env.aw(&repo, ["run", "-x", "--", "true"]);
-    flag.assert_code(2);
-    insta::assert_snapshot!(env.transcript(&[&flag]));
+    insta::assert_snapshot!(env.aw(&repo, ["run", "-x", "--", "true"]), @r"
+    --- stderr ---
+    Error: unexpected argument '-x' found
+    Hint: to pass '-x' as a value, use '-- -x'; usage: agent-workspace run [OPTIONS] <ID> -- <CMD>...; see `agent-workspace run --help`
+    [exit 2]
+    ");
     assert!(!env.ws_root().exists(), "{}", env.listing());
     assert_eq!(backend.registered(&env, &repo), ["default"]);
 }

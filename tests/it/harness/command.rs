@@ -120,6 +120,7 @@ impl Cmd<'_> {
             err_path,
             started: Instant::now(),
             ws_root: self.env.ws_root(),
+            filters: self.env.filters(),
         }
     }
 
@@ -138,6 +139,7 @@ pub struct Running {
     err_path: PathBuf,
     started: Instant,
     ws_root: PathBuf,
+    filters: Vec<(String, String)>,
 }
 
 impl Running {
@@ -188,11 +190,16 @@ impl Running {
             stdout: fs::read_to_string(&self.out_path).unwrap_or_default(),
             stderr: fs::read_to_string(&self.err_path).unwrap_or_default(),
             ws_root: self.ws_root,
+            filters: self.filters,
         }
     }
 }
 
 /// A finished command: what ran, where, and what it printed.
+///
+/// Displayed, it is the whole outcome as a snapshot holds it, through the test environment's
+/// filters ([`TestEnv::normalize`]): stdout, then `--- stderr ---` and stderr (when there is
+/// any), then `[exit N]` (or `[killed by signal N]`).
 pub struct Outcome {
     pub cmdline: String,
     pub dir: PathBuf,
@@ -200,6 +207,30 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     ws_root: PathBuf,
+    /// [`TestEnv::filters`] of the environment it ran in.
+    filters: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = self.stdout.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push_str("\n[no newline at the end of stdout]\n");
+        }
+        if !self.stderr.is_empty() {
+            text.push_str("--- stderr ---\n");
+            text.push_str(&self.stderr);
+            if !self.stderr.ends_with('\n') {
+                text.push_str("\n[no newline at the end of stderr]\n");
+            }
+        }
+        text.push_str(&match (self.status.code(), self.status.signal()) {
+            (Some(code), _) => format!("[exit {code}]"),
+            (None, Some(sig)) => format!("[killed by signal {sig}]"),
+            _ => format!("[{}]", self.status),
+        });
+        f.write_str(&super::filters::apply(&self.filters, &text))
+    }
 }
 
 impl Outcome {
@@ -255,4 +286,31 @@ impl Outcome {
 pub fn wait_for_file(path: &Path) {
     let what = format!("{} to appear", path.display());
     super::until(&what, Duration::from_secs(60), || path.exists());
+}
+
+#[test]
+fn an_outcome_shows_stdout_stderr_and_exit_code_through_the_filters() {
+    let env = TestEnv::new();
+    let dir = env.path();
+    let both = env
+        .cmd("sh", dir)
+        .args(["-c", "echo out; echo \"err in $PWD\" >&2; exit 3"])
+        .run();
+    insta::assert_snapshot!(both, @r"
+    out
+    --- stderr ---
+    err in [TMP]
+    [exit 3]
+    ");
+    let quiet = env.cmd("true", dir).run();
+    insta::assert_snapshot!(quiet, @"[exit 0]");
+    let killed = env
+        .cmd("sh", dir)
+        .args(["-c", "printf x; kill -9 $$"])
+        .run();
+    insta::assert_snapshot!(killed, @r"
+    x
+    [no newline at the end of stdout]
+    [killed by signal 9]
+    ");
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use serde_json::Value;
 
@@ -26,6 +26,10 @@ pub struct TestEnv {
     pub(super) root: PathBuf,
     pub(super) vars: BTreeMap<String, OsString>,
     pub(super) io_count: AtomicU32,
+    /// How many commands the test has set up: each one's seed and clock (see [`seed`]).
+    command_number: AtomicU32,
+    /// Set by [`TestEnv::use_real_time`]: commands get no fixed clock.
+    real_time: AtomicBool,
 }
 
 impl TestEnv {
@@ -66,6 +70,8 @@ impl TestEnv {
             root,
             vars,
             io_count: AtomicU32::new(0),
+            command_number: AtomicU32::new(0),
+            real_time: AtomicBool::new(false),
         }
     }
 
@@ -110,16 +116,32 @@ impl TestEnv {
         self.namespace_dir(repo).join(id)
     }
 
-    /// A command run in `dir` with the test environment.
+    /// A command run in `dir` with the test environment, seeded as [`seed`] says.
     pub fn cmd(&self, program: impl AsRef<OsStr>, dir: &Path) -> Cmd<'_> {
+        let program = program.as_ref().to_os_string();
+        let mut vars = self.vars.clone();
+        let n = self.command_number.fetch_add(1, Ordering::SeqCst) + 1;
+        seed(
+            &mut vars,
+            &program,
+            n,
+            self.real_time.load(Ordering::SeqCst),
+        );
         Cmd {
             env: self,
-            program: program.as_ref().to_os_string(),
+            program,
             args: vec![],
             dir: dir.to_path_buf(),
-            vars: self.vars.clone(),
+            vars,
             stdin: vec![],
         }
+    }
+
+    /// Gives every later command of this test the real clock instead of the fixed one, for a
+    /// test whose story needs time to pass between commands (its comment says why). Ids stay
+    /// seeded.
+    pub fn use_real_time(&self) {
+        self.real_time.store(true, Ordering::SeqCst);
     }
 
     /// agent-workspace in `dir`.
@@ -260,6 +282,57 @@ impl TestEnv {
     }
 }
 
+/// The fixed clock's start: command `n` of a test runs `n` seconds after it.
+const EPOCH: (&str, u32) = ("2001-02-03T", 4 * 3600 + 5 * 60 + 6);
+
+/// The fixed clock's offset from UTC.
+const OFFSET: &str = "+07:00";
+
+/// Seeds command `n` of a test, as jj's own test environment does, so the ids and times of
+/// what the test makes with jj and git are the same on every run:
+///
+/// - every command gets `GIT_AUTHOR_DATE` and `GIT_COMMITTER_DATE`, `n` seconds after a fixed
+///   date, so the commits git makes (the test's and the tool's) have fixed ids. The tool reads
+///   no git commit's date.
+/// - jj itself also gets `JJ_RANDOMNESS_SEED=n` and `JJ_TIMESTAMP`/`JJ_OP_TIMESTAMP` at that
+///   time. Commands that start jj themselves (the tool, just, a shell) do not: every jj they
+///   start would inherit one seed, and two jj processes with one seed make the same change
+///   id, so a tool command running `jj commit` then `jj duplicate` (a checkpoint) would make
+///   two commits with one change id where it makes two changes. And the tool compares the
+///   times jj writes with the clock (a run's start against a workspace's last snapshot), so
+///   a fixed jj clock would change what it reports.
+///
+/// With `real_time` (see [`TestEnv::use_real_time`]) no clock is fixed; ids stay seeded.
+fn seed(vars: &mut BTreeMap<String, OsString>, program: &OsStr, n: u32, real_time: bool) {
+    let is_jj = Path::new(program).file_name() == Some(OsStr::new("jj"));
+    if is_jj {
+        vars.insert("JJ_RANDOMNESS_SEED".into(), n.to_string().into());
+    }
+    if real_time {
+        return;
+    }
+    let time = seeded_time(n);
+    let mut keys = vec!["GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"];
+    if is_jj {
+        keys.extend(["JJ_TIMESTAMP", "JJ_OP_TIMESTAMP"]);
+    }
+    for key in keys {
+        vars.insert(key.into(), time.clone().into());
+    }
+}
+
+/// The fixed clock's time for command `n`, in RFC 3339 (which jj and git both read).
+fn seeded_time(n: u32) -> String {
+    let (date, start) = EPOCH;
+    let secs = start + n;
+    assert!(
+        secs < 24 * 3600,
+        "a test ran more commands than the fixed clock has seconds"
+    );
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    format!("{date}{h:02}:{m:02}:{s:02}{OFFSET}")
+}
+
 /// The inherited PATH with the directory of the binary under test first.
 fn path_with_tool_first(inherited: Option<OsString>) -> OsString {
     let mut paths = vec![Path::new(AW).parent().unwrap().to_path_buf()];
@@ -267,4 +340,34 @@ fn path_with_tool_first(inherited: Option<OsString>) -> OsString {
         paths.extend(std::env::split_paths(&inherited));
     }
     std::env::join_paths(paths).unwrap()
+}
+
+#[test]
+fn seeded_commands_make_the_same_ids_in_every_test() {
+    let ids = || {
+        let env = TestEnv::new();
+        let jj = env.jj_repo("repo");
+        let git = crate::backends::git_repo(&env, "plain");
+        let head = crate::backends::git_ok(&env, &git, &["rev-parse", "HEAD"]);
+        (
+            env.change_id(&jj, "@-"),
+            env.commit_id(&jj, "@-"),
+            head.trim().to_string(),
+        )
+    };
+    let first = ids();
+    assert_eq!(ids(), first);
+    insta::assert_debug_snapshot!(first, @r#"
+    (
+        "qpvuntsmwlqtpsluzzsnyyzlmlwvmlnu",
+        "cb41f3aa799f7808dc02d2a722d958a845e035ba",
+        "1d2047a01244e18aa7dd8a4a3ca9253421aaec04",
+    )
+    "#);
+}
+
+#[test]
+fn the_fixed_clock_counts_one_second_a_command() {
+    assert_eq!(seeded_time(1), "2001-02-03T04:05:07+07:00");
+    assert_eq!(seeded_time(60), "2001-02-03T04:06:06+07:00");
 }

@@ -64,18 +64,21 @@ impl TestEnv {
 
     /// `text` with [`TestEnv::filters`] applied.
     pub fn normalize(&self, text: &str) -> String {
-        self.filters()
-            .iter()
-            .fold(text.to_string(), |text, (re, to)| {
-                let re = Regex::new(re).expect("a valid filter");
-                re.replace_all(&text, to.as_str()).into_owned()
-            })
+        apply(&self.filters(), text)
     }
 
     /// [`TestEnv::normalize`] applied to pretty-printed JSON.
     pub fn normalize_json(&self, value: &Value) -> String {
         self.normalize(&serde_json::to_string_pretty(value).unwrap())
     }
+}
+
+/// `text` with `filters` applied in order.
+pub(super) fn apply(filters: &[(String, String)], text: &str) -> String {
+    filters.iter().fold(text.to_string(), |text, (re, to)| {
+        let re = Regex::new(re).expect("a valid filter");
+        re.replace_all(&text, to.as_str()).into_owned()
+    })
 }
 
 #[test]
