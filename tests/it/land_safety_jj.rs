@@ -2,14 +2,15 @@
 //! takes a side in the conflicting hunks only, the printed undo reverts the land alone, a
 //! child lands only its own commits, other workspaces are never moved, the main working
 //! copy's own conflicts are refused (its edits to a file the workspace renamed: `land.rs`),
-//! and the dry run says what the land does.
+//! the dry run says what the land does, and an allowed conflicted land is recorded and
+//! undone.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::harness::TestEnv;
+use crate::harness::{hide_short_ids, TestEnv};
 use crate::land_support::{
-    graph, main_commits, main_commits_a, repo_with_work, snapshot, subjects,
+    graph, main_commits, main_commits_a, op_ids, repo_with_work, shape, snapshot, subjects, undo_of,
 };
 
 fn read(path: PathBuf) -> String {
@@ -788,4 +789,47 @@ fn prefer_never_settles_a_conflict_of_the_commit_the_workspace_sits_on() {
 fn snapshot_ws(env: &TestEnv, repo: &Path, id: &str) {
     env.jj_ok(repo, ["status"]);
     env.jj_ok(&env.ws_path(repo, id), ["status"]);
+}
+
+#[test]
+fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it() {
+    let env = TestEnv::new();
+    let repo = repo_with_work(&env, "from w1\n");
+    main_commits_a(&env, &repo, "from main\n");
+    snapshot(&env, &repo);
+    let (ops, before) = (op_ids(&env, &repo), shape(&env, &repo));
+    let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
+    insta::assert_snapshot!(hide_short_ids(&out.to_string()), @r#"
+    Landed with conflicts 1 commit of w1 onto default@
+      [SHORT] work
+    2 files changed
+    Conflict in a.txt ([SHORT])
+    Undo: jj log --no-graph -T '' -r 'exactly(([SHORT]) & ::visible_heads(), 1)' && jj rebase -r 'change_id([CHANGE]) | ((change_id([CHANGE]))::"w1"@ ~ ::present("default"@))' -o [SHORT] && jj restore --from [SHORT] --into 'change_id([CHANGE])'
+    --- stderr ---
+    Error: the land left 1 conflicted file in the landed commits
+    Hint: resolve them in the target (`jj resolve`), or revert the land with `jj log --no-graph -T '' -r 'exactly(([SHORT]) & ::visible_heads(), 1)' && jj rebase -r 'change_id([CHANGE]) | ((change_id([CHANGE]))::"w1"@ ~ ::present("default"@))' -o [SHORT] && jj restore --from [SHORT] --into 'change_id([CHANGE])'` and retry with `agent-workspace land w1 --prefer workspace|target`
+    [exit 1]
+    "#);
+    let conflicted = subjects(&env, &repo, "conflicts() & ::@-");
+    assert_eq!(conflicted, "work");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["land"]["outcome"], "conflicted");
+    assert_eq!(record["land"]["conflicts"][0]["path"], "a.txt");
+    let landed = record["land"]["commits"][0].as_str().unwrap();
+    assert_eq!(record["land"]["conflicts"][0]["commit_id"], landed);
+    let status = env.aw(&repo, ["status"]);
+    assert!(
+        status.stdout.contains("w1         conflicted"),
+        "{}",
+        status.report()
+    );
+    let after = op_ids(&env, &repo);
+    assert_eq!(after[after.len() - ops.len()..], ops[..]);
+    let undo = undo_of(&out);
+    env.cmd("sh", &repo).args(["-c", &undo]).run().assert_ok();
+    assert_eq!(shape(&env, &repo), before);
+    assert_eq!(
+        fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "from main\n"
+    );
 }

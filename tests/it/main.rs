@@ -48,7 +48,6 @@ mod land_disk;
 mod land_dry_run;
 mod land_git;
 mod land_in_the_way_jj;
-mod land_jj;
 mod land_parent;
 mod land_record;
 mod land_safety_git;

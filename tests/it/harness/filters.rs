@@ -73,6 +73,14 @@ impl TestEnv {
     }
 }
 
+/// `text` with every short commit id (a word of 12 hex digits) replaced by `[SHORT]`: for
+/// output naming commits the tool's own jj made, whose ids no seed fixes (see
+/// `harness::env::seed`). The commits git makes need none: their ids are the same every run.
+pub fn hide_short_ids(text: &str) -> String {
+    let re = Regex::new(r"\b[0-9a-f]{12}\b").expect("a valid filter");
+    re.replace_all(text, "[SHORT]").into_owned()
+}
+
 /// `text` with `filters` applied in order.
 pub(super) fn apply(filters: &[(String, String)], text: &str) -> String {
     filters.iter().fold(text.to_string(), |text, (re, to)| {
