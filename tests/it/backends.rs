@@ -169,30 +169,6 @@ impl Backend {
     }
 }
 
-/// Replaces the short commit ids `clean` prints for a git branch tip, `(` + 12 hex digits +
-/// `)`, with `([SHORT])`.
-pub fn hide_short_commits(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('(') {
-        let (head, tail) = rest.split_at(at);
-        out.push_str(head);
-        let hex = tail[1..]
-            .bytes()
-            .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-            .count();
-        if hex == 12 && tail[1 + hex..].starts_with(')') {
-            out.push_str("([SHORT])");
-            rest = &tail[hex + 2..];
-        } else {
-            out.push('(');
-            rest = &tail[1..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Expands to a `jj` and a `git` module, each with a `#[test]` per listed function calling it
 /// with that backend.
 ///

@@ -106,13 +106,12 @@ fn a_bad_size_is_a_configuration_error() {
     )
     .unwrap();
     let out = env.aw(&repo, ["run", "w", "--", "true"]);
-    out.assert_code(2);
-    assert!(
-        out.stderr
-            .contains("limits.min_free_disk = \"lots\" is not a size"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/repo/agent-workspace.toml: limits.min_free_disk = "lots" is not a size (e.g. "5GiB", "500MB")
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
     assert!(!env.ws_path(&repo, "w").exists());
 }
 

@@ -25,7 +25,7 @@ fn clean_keeps_unrecorded_edits(backend: Backend) {
             ")
         }
         Backend::Git => insta::assert_snapshot!(out, @r"
-        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its uncommitted changes were committed to branch agent-workspace/w1 (7739987ce48d)
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its uncommitted changes were committed to branch agent-workspace/w1 ([SHORT])
         [exit 0]
         "),
     }
@@ -79,7 +79,7 @@ fn clean_of_a_workspace_without_edits_says_so(backend: Backend) {
         // Nothing to commit: the branch, still at the base, is kept and reported.
         Backend::Git => {
             insta::assert_snapshot!(said, @r"
-            Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 (20d1927c353b) keeps its commits
+            Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits
             [exit 0]
             ");
             let tip = git_ok(&env, &repo, &["rev-parse", "agent-workspace/w1"]);
@@ -110,8 +110,8 @@ fn clean_removes_several_workspaces(backend: Backend) {
         [exit 0]
         "),
         Backend::Git => insta::assert_snapshot!(said, @r"
-        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 (20d1927c353b) keeps its commits
-        Removed w2 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2); its uncommitted changes were committed to branch agent-workspace/w2 (8a0933fc9e13)
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits
+        Removed w2 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2); its uncommitted changes were committed to branch agent-workspace/w2 ([SHORT])
         [exit 0]
         "),
     }
@@ -140,7 +140,7 @@ fn clean_of_an_unknown_id_exits_1(backend: Backend) {
         [exit 1]
         "#),
         Backend::Git => insta::assert_snapshot!(said, @r#"
-        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 (20d1927c353b) keeps its commits
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits
         --- stderr ---
         Error: no workspace "nope" (looked for [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/nope)
         Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
@@ -294,7 +294,7 @@ fn clean_removes_the_workspace_run_logs(backend: Backend) {
         [exit 0]
         "),
         Backend::Git => insta::assert_snapshot!(out, @r"
-        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 (20d1927c353b) keeps its commits; removed its 2 run logs ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/w1)
+        Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); branch agent-workspace/w1 ([SHORT]) keeps its commits; removed its 2 run logs ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/w1)
         [exit 0]
         "),
     }

@@ -87,13 +87,12 @@ fn color_always_colours_a_pipe_and_beats_no_color() {
     out.assert_ok();
     assert!(out.stdout.contains(GREEN_DONE), "{}", out.report());
     let bad = env.aw(&repo, ["--color", "sometimes", "status"]);
-    bad.assert_code(2);
-    assert!(
-        bad.stderr
-            .starts_with("Error: invalid value 'sometimes' for '--color <WHEN>'"),
-        "{}",
-        bad.report()
-    );
+    insta::assert_snapshot!(bad, @r"
+    --- stderr ---
+    Error: invalid value 'sometimes' for '--color <WHEN>' [possible values: auto, always, never]
+    Hint: see `agent-workspace --help`
+    [exit 2]
+    ");
 }
 
 #[test]

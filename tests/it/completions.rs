@@ -263,19 +263,23 @@ fn every_shell_gets_a_registration_script() {
         assert!(text.contains("AGENT_WORKSPACE_COMPLETE"), "{shell}: {text}");
     }
     let out = env.aw(env.path(), ["completions", "tcsh"]);
-    out.assert_code(2);
-    assert!(
-        out.stderr.starts_with("Error: invalid value 'tcsh'"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: invalid value 'tcsh' for '<SHELL>' [possible values: bash, zsh, fish, elvish, powershell]
+    Hint: a similar value exists: 'zsh'; see `agent-workspace --help`
+    [exit 2]
+    ");
     let out = env
         .aw_cmd(env.path())
         .env("AGENT_WORKSPACE_COMPLETE", "tcsh")
         .args(["--", "agent-workspace", ""])
         .run();
-    out.assert_code(2);
-    assert!(out.stderr.starts_with("Error: "), "{}", out.report());
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: AGENT_WORKSPACE_COMPLETE="tcsh" is not a shell completion knows
+    Hint: use bash, zsh, fish, elvish or powershell
+    [exit 2]
+    "#);
 }
 
 /// zsh and fish parse their scripts without an error.

@@ -201,8 +201,29 @@ fn a_workspace_on_jjs_root_commit_has_a_diff_and_a_dry_run() {
     assert_eq!(doc["files"][0]["path"], "f.txt", "{doc}");
     assert_eq!(doc["files"][0]["status"], "created", "{doc}");
     let status = env.aw(&repo, ["status", "w"]);
-    status.assert_ok();
-    assert!(status.stdout.contains("1 changed"), "{}", status.stdout);
+    insta::assert_snapshot!(status, @r"
+    workspace     w
+    status        done
+    path          [TMP]/xdg/cache/ai-workspaces/fresh-[HASH]/w
+    workflow      -
+    backend       jj
+    repo          [TMP]/fresh
+    base          -
+    command       sh -c 'echo hi > f.txt'
+    exit code     0
+    created       [TIME]
+    updated       [TIME]
+    direnv        not used
+    sandbox       no
+    commits       0
+    files         1 changed, +1 -0
+    last activity [TIME]
+
+    RUNS
+    STARTED               STATUS  EXIT  DURATION  WORKFLOW  COMMAND
+    [TIME]  done    0     [DUR]      -         sh -c 'echo hi > f.txt'
+    [exit 0]
+    ");
     let dry = env.aw(&repo, ["land", "w", "--dry-run", "--json"]);
     dry.assert_ok();
     assert_eq!(dry.json()["conflicts"], serde_json::json!([]));

@@ -65,13 +65,12 @@ fn bad_input_is_refused_with_a_hint(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let unknown = env.aw(&repo, ["diff", "nope"]);
-    unknown.assert_code(1);
-    assert!(
-        unknown.stderr.starts_with("Error: no workspace \"nope\""),
-        "{}",
-        unknown.stderr
-    );
-    assert!(unknown.stderr.contains("\nHint: "), "{}", unknown.stderr);
+    insta::assert_snapshot!(unknown, @r#"
+    --- stderr ---
+    Error: no workspace "nope" (looked for [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/nope)
+    Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
+    [exit 1]
+    "#);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     for args in [
         &["diff", "w1", "--patch", "--json"][..],
@@ -139,19 +138,23 @@ fn jj_diff_of_a_stale_working_copy_says_how_to_update_it() {
     env.jj(&repo, ["op", "restore", &before]).assert_ok();
     fs::write(ws.join("second.txt"), "second\n").unwrap();
     let out = env.aw(&repo, ["diff", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr
-            .starts_with("Error: the working copy of workspace \"w1\" is stale\nHint: `agent-workspace run w1 -- true` updates it"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: the working copy of workspace "w1" is stale
+    Hint: `agent-workspace run w1 -- true` updates it, keeping its edits; then diff again
+    [exit 1]
+    "#);
     assert_eq!(out.stdout, "");
     // The hint works: the recorded edit the restore undid is kept aside and named (the run
     // fails once, as the repair says), then the unrecorded edit shows.
     let undone = env.aw(&repo, ["run", "w1", "--", "true"]);
-    undone.assert_code(125);
-    assert!(undone.stderr.contains("first.txt"), "{}", undone.report());
+    insta::assert_snapshot!(undone, @r#"
+    --- stderr ---
+    Error: workspace "w1" was stale: an operation elsewhere undid what its working copy had recorded in first.txt
+    Caused by: first.txt: the workspace's version is kept in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/first.txt
+    Hint: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 now holds the updated version of each file; merge the workspace's version into it by hand (`diff -u [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/first.txt [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/first.txt` shows both), then go on: the next run of w1 works as usual
+    [exit 125]
+    "#);
     env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
     let json = diff_json(&env, &repo, "w1");
     assert_eq!(json["files"][0]["path"], "second.txt", "{json:#}");

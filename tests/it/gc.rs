@@ -126,7 +126,7 @@ fn gc_removes_only_what_retention_lets_go(backend: Backend) {
         [exit 0]
         "),
         Backend::Git => insta::assert_snapshot!(said, @r"
-        Removed old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old); its uncommitted changes were committed to branch agent-workspace/old (7440596060a0); removed its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)
+        Removed old ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/old); its uncommitted changes were committed to branch agent-workspace/old ([SHORT]); removed its 1 run log ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.logs/old)
         --- stderr ---
         Expired old: done for 2h, retention.done = 1h
         [exit 0]
@@ -383,7 +383,7 @@ fn kept_aside_directories_go_after_retention_kept() {
 
     fs::remove_file(repo.join("agent-workspace.toml")).unwrap();
     insta::assert_snapshot!(env.aw(&repo, ["gc"]), @r"
-    Purged [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-20200101T000000Z (kept for 2532d, retention.kept = 30d)
+    Purged [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP] (kept for 2532d, retention.kept = 30d)
     --- stderr ---
     No retention is configured for workspaces (retention.<status> in agent-workspace.toml): gc removes no workspace
     No workspace is past its retention

@@ -84,12 +84,13 @@ fn failed_creations_leave_no_worktree_branch_or_directory() {
         &repo,
         ["run", "w1", "--base-change", "no-such-ref", "--", "true"],
     );
-    unknown.assert_code(125);
-    assert!(
-        unknown.stderr.contains("cannot resolve revision"),
-        "{}",
-        unknown.report()
-    );
+    insta::assert_snapshot!(unknown, @r#"
+    --- stderr ---
+    Error: cannot resolve revision "no-such-ref"
+    Caused by: fatal: Needed a single revision
+    Hint: pass --base-change a commit, branch or tag that exists
+    [exit 125]
+    "#);
     // A branch of the workspace's name checked out in a worktree elsewhere.
     let elsewhere = env.path().join("elsewhere");
     git_ok(
@@ -105,8 +106,19 @@ fn failed_creations_leave_no_worktree_branch_or_directory() {
         ],
     );
     let taken = env.aw(&repo, ["run", "w2", "--", "true"]);
-    taken.assert_code(125);
-    insta::assert_snapshot!(env.transcript(&[&unknown, &taken]));
+    insta::assert_snapshot!(unknown, @r#"
+    --- stderr ---
+    Error: cannot resolve revision "no-such-ref"
+    Caused by: fatal: Needed a single revision
+    Hint: pass --base-change a commit, branch or tag that exists
+    [exit 125]
+    "#);
+    insta::assert_snapshot!(taken, @r#"
+    --- stderr ---
+    Error: a workspace named "w2" already exists at [TMP]/elsewhere, not created by agent-workspace
+    Hint: pick another id, or forget that workspace first
+    [exit 125]
+    "#);
     assert!(elsewhere.join("a.txt").is_file());
     let ns = env.namespace_dir(&repo);
     let dirs: Vec<_> = fs::read_dir(&ns)
@@ -145,13 +157,10 @@ fn clean_commits_uncommitted_changes_to_the_branch_and_keeps_it() {
     )
     .assert_ok();
     let out = env.aw(&repo, ["clean", "w1"]);
-    out.assert_ok();
-    assert!(
-        out.stdout
-            .contains("its uncommitted changes were committed to branch agent-workspace/w1"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    Removed w1 ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1); its uncommitted changes were committed to branch agent-workspace/w1 ([SHORT])
+    [exit 0]
+    ");
     assert!(!env.ws_path(&repo, "w1").exists());
     assert_eq!(
         git_ok(&env, &repo, &["show", "agent-workspace/w1:new.txt"]),
@@ -171,12 +180,10 @@ fn delete_branch_removes_merged_branches_and_keeps_unmerged_ones_without_force()
     let repo = git_repo(&env, "repo");
     env.aw(&repo, ["run", "merged", "--", "true"]).assert_ok();
     let out = env.aw(&repo, ["clean", "--delete-branch", "merged"]);
-    out.assert_ok();
-    assert!(
-        out.stdout.contains("deleted branch agent-workspace/merged"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    Removed merged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/merged); deleted branch agent-workspace/merged ([SHORT]) as --delete-branch asked; `git branch agent-workspace/merged [COMMIT]` restores it
+    [exit 0]
+    ");
 
     env.aw(
         &repo,
@@ -184,17 +191,10 @@ fn delete_branch_removes_merged_branches_and_keeps_unmerged_ones_without_force()
     )
     .assert_ok();
     let kept = env.aw(&repo, ["clean", "--delete-branch", "unmerged"]);
-    kept.assert_ok();
-    assert!(
-        kept.stdout.contains("kept branch agent-workspace/unmerged"),
-        "{}",
-        kept.report()
-    );
-    assert!(
-        kept.stdout.contains("not fully merged"),
-        "{}",
-        kept.report()
-    );
+    insta::assert_snapshot!(kept, @r"
+    Removed unmerged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/unmerged); its uncommitted changes were committed to branch agent-workspace/unmerged ([SHORT]); kept branch agent-workspace/unmerged: branch agent-workspace/unmerged is not fully merged; pass --force to delete it anyway
+    [exit 0]
+    ");
     assert_eq!(branches(&env, &repo), ["agent-workspace/unmerged", "main"]);
 
     env.aw(&repo, ["run", "unmerged", "--", "true"]).assert_ok();
@@ -278,13 +278,12 @@ fn colocated_repositories_default_to_jj_and_take_git_on_request() {
         .args(["status"])
         .env("AGENT_WORKSPACE_BACKEND", "svn")
         .run();
-    bogus.assert_code(2);
-    assert!(
-        bogus.stderr.contains("AGENT_WORKSPACE_BACKEND"),
-        "{}",
-        bogus.report()
-    );
-    insta::assert_snapshot!(env.transcript(&[&bogus]));
+    insta::assert_snapshot!(bogus, @r#"
+    --- stderr ---
+    Error: AGENT_WORKSPACE_BACKEND="svn" is not a backend
+    Hint: use jj or git
+    [exit 2]
+    "#);
 }
 
 #[test]
@@ -298,13 +297,12 @@ fn the_branch_prefix_is_configurable_and_jj_is_refused_on_plain_git() {
         .assert_ok();
     assert_eq!(branches(&env, &repo), ["bots/w1", "main"]);
     let jj = env.aw(&repo, ["run", "w2", "--backend", "jj", "--", "true"]);
-    jj.assert_code(125);
-    assert!(
-        jj.stderr.contains("git repository without jj"),
-        "{}",
-        jj.report()
-    );
-    insta::assert_snapshot!(env.transcript(&[&jj]));
+    insta::assert_snapshot!(jj, @r"
+    --- stderr ---
+    Error: [TMP]/repo is a git repository without jj
+    Hint: use --backend git, or run `jj git init --colocate` there
+    [exit 125]
+    ");
 }
 
 #[test]
@@ -316,17 +314,9 @@ fn a_branch_that_cannot_be_deleted_is_not_called_unmerged() {
     let lock = repo.join(".git/refs/heads/agent-workspace/locked.lock");
     fs::write(&lock, "").unwrap();
     let out = env.aw(&repo, ["clean", "--delete-branch", "locked"]);
-    out.assert_ok();
-    assert!(
-        out.stdout.contains("kept branch agent-workspace/locked"),
-        "{}",
-        out.report()
-    );
-    assert!(!out.stdout.contains("not fully merged"), "{}", out.report());
-    assert!(
-        out.stdout.contains("git branch -D agent-workspace/locked"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    Removed locked ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/locked); branch agent-workspace/locked ([SHORT]) keeps its commits; kept branch agent-workspace/locked: `git -C [TMP]/repo branch --quiet -d --end-of-options agent-workspace/locked` failed (exit status: 1); delete it by hand: git branch -D agent-workspace/locked
+    [exit 0]
+    ");
     assert_eq!(branches(&env, &repo), ["agent-workspace/locked", "main"]);
 }

@@ -226,7 +226,20 @@ fn ids_git_cannot_take_as_branches_are_refused_up_front() {
         }
         messages.push_str(&attempts[0].stderr);
     }
-    insta::assert_snapshot!(messages);
+    insta::assert_snapshot!(messages, @r#"
+    Error: workspace id "x.lock" makes the git branch "agent-workspace/x.lock", which git refuses: no component of a branch name can end with '.lock'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    Error: workspace id "a..b" makes the git branch "agent-workspace/a..b", which git refuses: a branch name cannot contain '..'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    Error: workspace id "a." makes the git branch "agent-workspace/a.", which git refuses: a branch name cannot end with '.'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    Error: workspace id "w.lock" makes the git branch "agent-workspace/w.lock", which git refuses: no component of a branch name can end with '.lock'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    Error: workspace id "a...b" makes the git branch "agent-workspace/a...b", which git refuses: a branch name cannot contain '..'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    Error: workspace id "1." makes the git branch "agent-workspace/1.", which git refuses: a branch name cannot end with '.'
+    Hint: pick an id that makes a valid git branch name (no '..', no trailing '.' or '.lock'); check AGENT_WORKSPACE_BRANCH_PREFIX too
+    "#);
     // Nothing made: no namespace (so no lease file), no branch, no worktree.
     assert!(!env.ws_root().exists(), "{}", env.listing());
     assert_eq!(

@@ -366,14 +366,12 @@ fn clean_refuses_to_delete_what_it_cannot_keep_aside() {
     // `.kept` is a file: nothing can be moved under it.
     fs::write(env.namespace_dir(&repo).join(".kept"), "").unwrap();
     let out = env.aw(&repo, ["clean", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr
-            .starts_with("Error: did not remove workspace \"w1\""),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: did not remove workspace "w1": could not keep [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.env aside in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/.env: Not a directory (os error 20)
+    Hint: files already kept aside are in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]; free the problem, then clean again
+    [exit 1]
+    "#);
     assert_eq!(fs::read_to_string(ws.join(".env")).unwrap(), "x\n");
 }
 
@@ -386,12 +384,11 @@ fn purge_kept_refuses_a_symlinked_kept_directory() {
     fs::create_dir_all(elsewhere.join("w1-20260101T000000Z")).unwrap();
     std::os::unix::fs::symlink(&elsewhere, env.namespace_dir(&repo).join(".kept")).unwrap();
     let out = env.aw(&repo, ["clean", "--purge-kept", "--all"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains("is not a directory"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept is not a directory
+    Hint: remove it by hand; agent-workspace does not follow symlinks
+    [exit 1]
+    ");
     assert!(elsewhere.join("w1-20260101T000000Z").exists());
 }

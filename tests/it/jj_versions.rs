@@ -276,6 +276,10 @@ fn jj_colocate_chooses_and_a_jj_that_cannot_is_named() {
 
     env.user_config("[jj]\ncolocate = \"sometimes\"\n");
     let bad = env.aw(&repo, ["run", "x", "--", "true"]);
-    bad.assert_code(2);
-    assert!(bad.stderr.contains("jj.colocate"), "{}", bad.stderr);
+    insta::assert_snapshot!(bad, @r#"
+    --- stderr ---
+    Error: invalid configuration in [TMP]/xdg/config/agent-workspace/config.toml: jj.colocate = "sometimes" is not "auto", true or false
+    Hint: fix the key or value named above; docs/configuration.md lists every key
+    [exit 2]
+    "#);
 }

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::backends::{git_ok, Backend};
-use crate::harness::{hide_short_ids, TestEnv};
+use crate::harness::TestEnv;
 use crate::land_support::{graph, main_commits, op_ids, shape, snapshot, subjects, undo_of};
 
 /// A repository whose workspace `w1` changed `a.txt` to `text` and made `new.txt`: jj's run
@@ -112,7 +112,7 @@ fn a_land_brings_the_work_into_the_main_working_copy(backend: Backend) {
     };
     let out = env.aw(&repo, ["land", "w1"]);
     match backend {
-        Backend::Jj => insta::assert_snapshot!(hide_short_ids(&out.to_string()), @r#"
+        Backend::Jj => insta::assert_snapshot!(out, @r#"
         Landed 1 commit of w1 onto default@
           [SHORT] work
         2 files changed
@@ -121,9 +121,9 @@ fn a_land_brings_the_work_into_the_main_working_copy(backend: Backend) {
         "#),
         Backend::Git => insta::assert_snapshot!(out, @r#"
         Landed 1 commit of w1 onto main
-          93b48d2832f6 agent-workspace: uncommitted changes of workspace w1
+          [SHORT] agent-workspace: uncommitted changes of workspace w1
         2 files changed
-        Undo: if test "$(git -C [TMP]/repo symbolic-ref -q HEAD)@$(git -C [TMP]/repo rev-parse -q --verify HEAD)" = refs/heads/main@[COMMIT]; then git -C [TMP]/repo reset --quiet --keep [COMMIT]; else echo 'not undone: main is no longer at 93b48d2832f6 in [TMP]/repo' >&2; false; fi
+        Undo: if test "$(git -C [TMP]/repo symbolic-ref -q HEAD)@$(git -C [TMP]/repo rev-parse -q --verify HEAD)" = refs/heads/main@[COMMIT]; then git -C [TMP]/repo reset --quiet --keep [COMMIT]; else echo 'not undone: main is no longer at [SHORT] in [TMP]/repo' >&2; false; fi
         [exit 0]
         "#),
     }
@@ -263,7 +263,7 @@ fn onto_lands_on_another_target_and_leaves_the_main_working_copy(backend: Backen
     };
     let out = env.aw(&repo, ["land", "w1", "--onto", target]);
     match backend {
-        Backend::Jj => insta::assert_snapshot!(hide_short_ids(&out.to_string()), @r#"
+        Backend::Jj => insta::assert_snapshot!(out, @r#"
         Landed 1 commit of w1 onto [COMMIT]
           [SHORT] work
         2 files changed
@@ -272,7 +272,7 @@ fn onto_lands_on_another_target_and_leaves_the_main_working_copy(backend: Backen
         "#),
         Backend::Git => insta::assert_snapshot!(out, @r"
         Landed 1 commit of w1 onto release
-          f5598ed4fe49 agent-workspace: uncommitted changes of workspace w1
+          [SHORT] agent-workspace: uncommitted changes of workspace w1
         2 files changed
         Undo: git -C [TMP]/repo update-ref refs/heads/release [COMMIT] [COMMIT]
         [exit 0]

@@ -92,13 +92,12 @@ fn a_land_without_room_in_main_changes_nothing(backend: Backend) {
     let before = main_state(&env, backend, &repo);
     disk.fill_leaving(2 << 20);
     let out = aw_on(&env, &repo, &root, &["land", "w"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains("not enough free space") && out.stderr.contains("nothing was landed"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("Hint: free space"), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: did not land: not enough free space on the file system of [TMP]/small/repo: 12.0 MiB needed (4.0 MiB to write and 8.0 MiB kept free), 2.0 MiB free; nothing was landed
+    Hint: free space on that file system, then land again
+    [exit 1]
+    ");
     assert_main_as_before(&repo, &out.report());
     disk.free();
     assert_eq!(main_state(&env, backend, &repo), before, "{}", out.report());
@@ -143,14 +142,12 @@ fn jj_a_disk_filling_while_main_is_written_is_finished_whole() {
         .env("PATH", &path)
         .args(["land", "w"])
         .run();
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains("landed in the repository")
-            && out.stderr.contains("not written")
-            && !out.stderr.contains("nothing was kept half made"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: workspace "w" landed in the repository, but the working copy at [TMP]/small/repo was not written (no space left on its file system): its files the land changes are as they were before the land
+    Hint: free space on that file system, then run `jj -R [TMP]/small/repo workspace update-stale` to write the landed files there
+    [exit 1]
+    "#);
     assert!(
         out.stderr.contains(&format!(
             "then run `jj -R {} workspace update-stale`",
@@ -200,12 +197,12 @@ fn git_a_disk_filling_during_the_fast_forward_puts_main_back() {
         .env("PATH", &path)
         .args(["land", "w"])
         .run();
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains("put back as they were") && out.stderr.contains("nothing was landed"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the main worktree at [TMP]/small/repo ran out of space while the land wrote its files: the branch did not move and the files it had written were put back as they were; nothing was landed
+    Hint: free space on that file system, then land again
+    [exit 1]
+    ");
     assert_main_as_before(&repo, &out.report());
     disk.free();
     assert_eq!(main_state(&env, Backend::Git, &repo), before);

@@ -90,9 +90,9 @@ fn a_land_onto_a_branch_that_moved_makes_a_merge_commit() {
     let out = env.aw(&repo, ["land", "w1"]);
     insta::assert_snapshot!(out, @r#"
     Landed 1 commit of w1 onto main
-      dd5ab1036f51 agent-workspace: uncommitted changes of workspace w1
+      [SHORT] agent-workspace: uncommitted changes of workspace w1
     2 files changed
-    Undo: if test "$(git -C [TMP]/repo symbolic-ref -q HEAD)@$(git -C [TMP]/repo rev-parse -q --verify HEAD)" = refs/heads/main@[COMMIT]; then git -C [TMP]/repo reset --quiet --keep [COMMIT]; else echo 'not undone: main is no longer at 45f99f5ae559 in [TMP]/repo' >&2; false; fi
+    Undo: if test "$(git -C [TMP]/repo symbolic-ref -q HEAD)@$(git -C [TMP]/repo rev-parse -q --verify HEAD)" = refs/heads/main@[COMMIT]; then git -C [TMP]/repo reset --quiet --keep [COMMIT]; else echo 'not undone: main is no longer at [SHORT] in [TMP]/repo' >&2; false; fi
     [exit 0]
     "#);
     // Two parents, main's and the workspace's: the ids are the same in every run, as the
@@ -119,9 +119,9 @@ fn a_conflicted_land_changes_nothing_lists_the_files_and_exits_1() {
     let out = env.aw(&repo, ["land", "w1"]);
     insta::assert_snapshot!(out, @r"
     Did not land 1 commit of w1 onto main
-      7a4c90e7bc69 agent-workspace: uncommitted changes of workspace w1
+      [SHORT] agent-workspace: uncommitted changes of workspace w1
     0 files changed
-    Conflict in a.txt (7a4c90e7bc69)
+    Conflict in a.txt ([SHORT])
     --- stderr ---
     Error: merging workspace w1 into main conflicts in 1 file; nothing was changed
     Hint: retry with `agent-workspace land w1 --prefer workspace|target`, or merge by hand: git merge [COMMIT]
@@ -146,7 +146,7 @@ fn a_dry_run_reports_and_changes_nothing() {
     let before = state(&env, &repo);
     insta::assert_snapshot!(env.aw(&repo, ["land", "w1", "--dry-run"]), @r"
     Would land 1 commit of w1 onto main
-      ad7e0d1ab27d agent-workspace: uncommitted changes of workspace w1
+      [SHORT] agent-workspace: uncommitted changes of workspace w1
     2 files changed
     [exit 0]
     ");

@@ -147,12 +147,13 @@ fn a_file_jj_refused_to_track_is_named_by_land_and_never_lost_by_clean_landed() 
     assert!(!repo.join("big.bin").exists());
     // Landed again (nothing new), the text names it too.
     let text = env.aw(&repo, ["land", "w1"]);
-    text.assert_ok();
-    assert!(
-        text.stderr.contains("Warning: not landed: big.bin"),
-        "{}",
-        text.report()
-    );
+    insta::assert_snapshot!(text, @r"
+    Nothing to land: workspace w1 has no commits outside default@
+    --- stderr ---
+    Warning: not landed: big.bin (jj does not track it)
+    Hint: jj tracks no new file larger than snapshot.max-new-file-size (1 MiB unless configured), none outside snapshot.auto-track and nothing inside a nested repository: shrink or move such a file, or raise the limit (`jj config set --repo snapshot.max-new-file-size 10MiB`), then land again; ignore it if it is no work to keep
+    [exit 0]
+    ");
     // `clean --landed` does not take the workspace as landed: it says which file is not
     // in the target, in its dry run and when it runs, and leaves the workspace as it is.
     for args in [
@@ -219,16 +220,28 @@ fn markers_as_text_are_never_offered_prefer() {
     assert_eq!(graph(&env, &repo), before);
     // Retried with --prefer, it still conflicts, and the hint still does not offer it.
     let prefer = env.aw(&repo, ["land", "w1", "--prefer", "workspace"]);
-    prefer.assert_code(1);
-    assert!(!prefer.stderr.contains("--prefer"), "{}", prefer.report());
+    insta::assert_snapshot!(prefer, @r"
+    Did not land 1 commit of w1 onto default@
+      [SHORT] work
+    1 file changed
+    Conflict in m.txt ([SHORT])
+    --- stderr ---
+    Error: landing workspace w1 onto default@ conflicts in 1 file; nothing was changed
+    Hint: m.txt holds conflict markers as ordinary text, not a conflict jj knows: edit it in the workspace and land again, or land with --allow-conflicts to bring the markers into the target as they are
+    [exit 1]
+    ");
     // Landed as asked, the hint names no `jj resolve` nor `--prefer`: there is nothing to
     // resolve, the markers are text to edit.
     let allowed = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
-    allowed.assert_code(1);
-    assert!(
-        !allowed.stderr.contains("--prefer") && !allowed.stderr.contains("jj resolve"),
-        "{}",
-        allowed.report()
-    );
-    assert!(allowed.stderr.contains("m.txt"), "{}", allowed.report());
+    insta::assert_snapshot!(allowed, @r#"
+    Landed with conflicts 1 commit of w1 onto default@
+      [SHORT] work
+    1 file changed
+    Conflict in m.txt ([SHORT])
+    Undo: jj log --no-graph -T '' -r 'exactly(([SHORT]) & ::visible_heads(), 1)' && jj rebase -r 'change_id([CHANGE]) | ((change_id([CHANGE]))::"w1"@ ~ ::present("default"@))' -o [SHORT] && jj restore --from [SHORT] --into 'change_id([CHANGE])'
+    --- stderr ---
+    Error: the land left 1 conflicted file in the landed commits
+    Hint: m.txt holds conflict markers as ordinary text, not a conflict jj knows: edit it in the target to settle it, or revert the land with `jj log --no-graph -T '' -r 'exactly(([SHORT]) & ::visible_heads(), 1)' && jj rebase -r 'change_id([CHANGE]) | ((change_id([CHANGE]))::"w1"@ ~ ::present("default"@))' -o [SHORT] && jj restore --from [SHORT] --into 'change_id([CHANGE])'`
+    [exit 1]
+    "#);
 }

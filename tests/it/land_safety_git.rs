@@ -173,15 +173,12 @@ fn landing_onto_another_workspace_s_branch_under_its_run_is_busy() {
     let head_then = rev(&env, &w2, "HEAD");
     fs::write(&release, "").unwrap();
     run.wait().assert_ok();
-    busy.assert_code(1);
-    assert!(
-        busy.stderr.starts_with(
-            "Error: cannot land on workspace \"w2\"'s branch agent-workspace/w2: workspace \"w2\" is busy"
-        ),
-        "{}",
-        busy.report()
-    );
-    assert!(busy.stderr.contains("\nHint: "), "{}", busy.report());
+    insta::assert_snapshot!(busy, @r#"
+    --- stderr ---
+    Error: cannot land on workspace "w2"'s branch agent-workspace/w2: workspace "w2" is busy: a run holds it (pid [PID], workflow -)
+    Hint: wait for the run to end, or do this from inside that run (`run --checkpoint` checkpoints after every run)
+    [exit 1]
+    "#);
     assert_eq!(a_then, "hello\n");
     assert_eq!(head_then, before);
     // Once the run ended, the land goes through and changes w2's files.
@@ -215,15 +212,12 @@ fn a_file_main_ignores_but_the_workspace_tracks_is_never_overwritten() {
     fs::write(repo.join("same.log"), "same\n").unwrap();
     let before = state(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with("Error: ")
-            && out.stderr.contains("notes.log")
-            && !out.stderr.contains("same.log"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the main worktree at [TMP]/repo has files that git ignores there where the land would write: notes.log; nothing was landed
+    Hint: the land would replace them and no commit holds them: move them away (or commit them there), then land again
+    [exit 1]
+    ");
     assert_eq!(
         fs::read_to_string(repo.join("notes.log")).unwrap(),
         "the user's own log\n"
@@ -293,12 +287,12 @@ fn a_main_worktree_mid_merge_or_rebase_is_refused_naming_the_cause() {
     assert_ne!(pop.code(), Some(0), "{}", pop.report());
     let before = state(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.contains("has unmerged files: a.txt"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the main worktree at [TMP]/repo has unmerged files: a.txt; nothing was landed
+    Hint: resolve them there first (edit, then `git add` them), then land again
+    [exit 1]
+    ");
     assert_eq!(state(&env, &repo), before);
 }
 
@@ -313,12 +307,15 @@ fn a_commit_on_a_detached_head_lands() {
     );
     let ws = env.ws_path(&repo, "w1");
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_ok();
-    assert!(
-        out.stdout.starts_with("Landed 2 commits of w1 onto main\n"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r#"
+    Landed 2 commits of w1 onto main
+      [SHORT] detached-work
+      [SHORT] agent-workspace: uncommitted changes of workspace w1
+    2 files changed
+    Put the workspace's detached HEAD ([SHORT]) back on its branch
+    Undo: if test "$(git -C [TMP]/repo symbolic-ref -q HEAD)@$(git -C [TMP]/repo rev-parse -q --verify HEAD)" = refs/heads/main@[COMMIT]; then git -C [TMP]/repo reset --quiet --keep [COMMIT]; else echo 'not undone: main is no longer at [SHORT] in [TMP]/repo' >&2; false; fi
+    [exit 0]
+    "#);
     assert_eq!(fs::read_to_string(repo.join("d.txt")).unwrap(), "d\n");
     assert_eq!(fs::read_to_string(repo.join("u.txt")).unwrap(), "u\n");
     assert_eq!(
@@ -509,13 +506,12 @@ fn ignored_files_in_the_way_of_a_landed_path_are_never_removed() {
     fs::write(repo.join("cache/data"), "the user's cache\n").unwrap();
     let before = state(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr
-            .contains("files that git ignores there where the land would write: cache/data, logs;"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the main worktree at [TMP]/repo has files that git ignores there where the land would write: cache/data, logs; nothing was landed
+    Hint: the land would replace them and no commit holds them: move them away (or commit them there), then land again
+    [exit 1]
+    ");
     assert_eq!(state(&env, &repo), before);
     assert_eq!(
         fs::read_to_string(repo.join("logs")).unwrap(),
@@ -542,16 +538,12 @@ fn a_workspace_mid_merge_is_refused_and_no_marker_lands() {
         .contains("<<<<<<<"));
     let before = state(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with("Error: the worktree at ")
-            && out.stderr.contains(
-                "is in the middle of a merge, with unmerged files: a.txt; nothing was changed"
-            ),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("merge --abort"), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the worktree at [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 is in the middle of a merge, with unmerged files: a.txt; nothing was changed
+    Hint: resolve each file (edit out its conflict markers, then `git -C [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 add -- a.txt`) and conclude it (`git -C [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 commit`) or abort it (`git -C [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 merge --abort`), then try again
+    [exit 1]
+    ");
     assert_eq!(state(&env, &repo), before);
     assert_eq!(fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
 }
@@ -646,8 +638,17 @@ fn prefer_never_drops_a_line_of_a_file_the_workspace_never_changed_after_an_amen
         prediction(&doc)
     );
     let plain = env.aw(&repo, ["land", "w5", "--prefer", "workspace"]);
-    plain.assert_code(1);
-    assert!(plain.stderr.contains("merge bases"), "{}", plain.report());
+    insta::assert_snapshot!(plain, @r"
+    Did not land 2 commits of w5 onto main
+      [SHORT] Merge workspace w4 into main
+      [SHORT] agent-workspace: uncommitted changes of workspace w5
+    0 files changed
+    Conflict in s.txt ([SHORT])
+    --- stderr ---
+    Error: merging workspace w5 into main conflicts in 1 file that --prefer cannot settle; nothing was changed
+    Hint: --prefer settles neither a modify/delete conflict, nor a file one side renamed while the other changed it and holds the new name too (git would merge one into the other), nor a file that differs between the workspace's merge bases with main (there are more than one once a commit it started on was amended or rebased in main); rebase the workspace onto main (`git rebase --autostash main` in it) and land again, or merge by hand: git merge -X no-renames [COMMIT]
+    [exit 1]
+    ");
     assert_eq!(state(&env), before);
     // The hint's way out: the workspace rebased onto main lands, every line kept.
     let ws = env.ws_path(&repo, "w5");
@@ -728,6 +729,15 @@ fn a_rename_in_main_never_swallows_the_workspace_s_new_file_of_the_old_name() {
         assert_eq!(state(&env), before, "{prefer:?}");
     }
     let plain = env.aw(&repo, ["land", "w"]);
-    plain.assert_code(1);
-    assert!(plain.stderr.contains("Hint:"), "{}", plain.report());
+    insta::assert_snapshot!(plain, @r"
+    Did not land 1 commit of w onto main
+      [SHORT] agent-workspace: uncommitted changes of workspace w
+    0 files changed
+    Conflict in sub/s3.txt ([SHORT])
+    Conflict in moved.txt ([SHORT])
+    --- stderr ---
+    Error: merging workspace w into main conflicts in 2 files; nothing was changed
+    Hint: retry with `agent-workspace land w --prefer workspace|target`, or merge by hand: git merge [COMMIT]
+    [exit 1]
+    ");
 }

@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{hide_short_ids, TestEnv};
+use crate::harness::TestEnv;
 use crate::land_support::{
     graph, main_commits, main_commits_a, op_ids, repo_with_work, shape, snapshot, subjects, undo_of,
 };
@@ -75,26 +75,18 @@ fn a_conflict_changes_nothing_unless_allowed() {
     assert_no_markers(&ws);
     // The text says so and exits 1 with a hint naming both ways on.
     let text = env.aw(&repo, ["land", "w1"]);
-    text.assert_code(1);
-    assert!(
-        text.stdout
-            .starts_with("Did not land 2 commits of w1 onto default@\n"),
-        "{}",
-        text.report()
-    );
-    assert!(
-        text.stderr.starts_with(
-            "Error: landing workspace w1 onto default@ conflicts in 1 file; nothing was changed"
-        ),
-        "{}",
-        text.report()
-    );
-    assert!(
-        text.stderr.contains("--prefer workspace|target")
-            && text.stderr.contains("--allow-conflicts"),
-        "{}",
-        text.report()
-    );
+    insta::assert_snapshot!(text, @r"
+    Did not land 2 commits of w1 onto default@
+      [SHORT] work
+      [SHORT] 
+    3 files changed
+    Conflict in a.txt ([SHORT])
+    Conflict in a.txt ([SHORT])
+    --- stderr ---
+    Error: landing workspace w1 onto default@ conflicts in 1 file; nothing was changed
+    Hint: retry with `agent-workspace land w1 --prefer workspace|target` (taking that side in the conflicting hunks), or with --allow-conflicts to land them as jj conflicts to resolve
+    [exit 1]
+    ");
     assert_eq!(graph(&env, &repo), before);
     // --allow-conflicts lands them as jj conflicts, and says how to revert exactly that.
     let allowed = env.aw(&repo, ["land", "w1", "--allow-conflicts", "--json"]);
@@ -290,19 +282,12 @@ fn a_land_never_moves_another_workspace() {
     env.jj_ok(&o, ["status"]);
     let before = graph(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with(
-            "Error: landing workspace \"w1\" would move the commits of workspaces o, o2 built on its commits; nothing was landed"
-        ),
-        "{}",
-        out.report()
-    );
-    assert!(
-        out.stderr.contains("\nHint: land o, o2 first"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: landing workspace "w1" would move the commits of workspaces o, o2 built on its commits; nothing was landed
+    Hint: land o, o2 first, or clean them (`agent-workspace clean o` keeps its edits), then land this one
+    [exit 1]
+    "#);
     assert_eq!(graph(&env, &repo), before);
     assert!(!repo.join("w.txt").exists());
     // Once the other workspaces are cleaned, the land goes through.
@@ -337,20 +322,12 @@ fn a_conflicted_main_working_copy_is_refused_naming_its_conflicts() {
     snapshot(&env, &repo);
     let before = graph(&env, &repo);
     let out = env.aw(&repo, ["land", "w1"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with("Error: the working copy at ")
-            && out
-                .stderr
-                .contains(" has unresolved conflicts in a.txt; nothing was landed"),
-        "{}",
-        out.report()
-    );
-    assert!(
-        out.stderr.contains("\nHint: resolve them there first"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the working copy at [TMP]/repo has unresolved conflicts in a.txt; nothing was landed
+    Hint: resolve them there first (`jj resolve`, or edit the files and let jj snapshot them), then land again
+    [exit 1]
+    ");
     assert_eq!(graph(&env, &repo), before);
     assert!(!repo.join("w.txt").exists());
 }
@@ -362,14 +339,12 @@ fn allow_conflicts_is_a_usage_error_on_git() {
     env.aw(&repo, ["run", "w1", "--", "sh", "-c", "echo w > w.txt"])
         .assert_ok();
     let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
-    out.assert_code(2);
-    assert!(
-        out.stderr
-            .starts_with("Error: --allow-conflicts is for jj repositories"),
-        "{}",
-        out.report()
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: --allow-conflicts is for jj repositories: git never lands a conflicted merge
+    Hint: drop it; `agent-workspace land w1 --prefer workspace|target` resolves conflicting hunks
+    [exit 2]
+    ");
 }
 
 /// A conflict `--prefer` cannot settle (the workspace's own merge of two of its commits that
@@ -799,7 +774,7 @@ fn an_allowed_conflicted_land_is_recorded_listed_exits_1_and_its_undo_reverts_it
     snapshot(&env, &repo);
     let (ops, before) = (op_ids(&env, &repo), shape(&env, &repo));
     let out = env.aw(&repo, ["land", "w1", "--allow-conflicts"]);
-    insta::assert_snapshot!(hide_short_ids(&out.to_string()), @r#"
+    insta::assert_snapshot!(out, @r#"
     Landed with conflicts 1 commit of w1 onto default@
       [SHORT] work
     2 files changed

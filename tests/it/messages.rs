@@ -151,7 +151,7 @@ fn delete_branch_names_the_deleted_branch_and_how_to_restore_it() {
     let restore = format!("`git branch agent-workspace/merged {}`", tip.trim());
     assert!(out.stdout.contains(&restore), "{}", out.report());
     insta::assert_snapshot!(out, @r"
-    Removed merged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/merged); deleted branch agent-workspace/merged (20d1927c353b) as --delete-branch asked; `git branch agent-workspace/merged [COMMIT]` restores it
+    Removed merged ([TMP]/xdg/cache/ai-workspaces/repo-[HASH]/merged); deleted branch agent-workspace/merged ([SHORT]) as --delete-branch asked; `git branch agent-workspace/merged [COMMIT]` restores it
     [exit 0]
     ");
 }

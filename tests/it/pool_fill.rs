@@ -114,20 +114,19 @@ fn bad_sizes_and_a_missing_size_are_usage_errors() {
     let env = TestEnv::new();
     let repo = env.jj_repo("repo");
     let out = env.aw(&repo, ["pool", "fill"]);
-    out.assert_code(2);
-    assert!(
-        out.stderr.contains("Error: no pool size"),
-        "{}",
-        out.report()
-    );
-    assert!(
-        out.stderr.contains("Hint: pass a count"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: no pool size: pool.size is not configured
+    Hint: pass a count (`agent-workspace pool fill 2`), or set pool.size in agent-workspace.toml
+    [exit 2]
+    ");
     let out = env.aw(&repo, ["pool", "fill", "65"]);
-    out.assert_code(2);
-    assert!(out.stderr.contains("at most 64"), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: cannot prepare 65 workspaces: the pool holds at most 64
+    Hint: pass a count of 1 to 64
+    [exit 2]
+    ");
     for (text, says) in [
         ("[pool]\nsize = 100\n", "pool.size = 100 is more than 64"),
         ("[pool]\nsize = \"two\"\n", "size = \"two\""),
@@ -147,13 +146,13 @@ fn a_failed_setup_prepares_nothing_and_keeps_its_log() {
     let repo = env.jj_repo("repo");
     env.user_config("[pool]\nsize = 1\n[setup]\ncommand = \"echo cannot; exit 3\"\n");
     let out = env.aw(&repo, ["pool", "fill"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr
-            .contains("the setup command failed (exit code 3)"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: the setup command failed (exit code 3); the command was not run. Its output is in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.state/.pool-[POOL].setup.log
+    Caused by: the setup's output is kept in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.pool/setup.log
+    Hint: fix the setup command; `agent-workspace pool fill` prepares the pool again
+    [exit 1]
+    ");
     let log = env.namespace_dir(&repo).join(".pool/setup.log");
     assert!(
         out.stderr.contains(&log.display().to_string()),
@@ -175,8 +174,12 @@ fn a_changed_repository_setup_is_refused_unless_trusted() {
     )
     .unwrap();
     let out = env.aw(&repo, ["pool", "fill", "1"]);
-    out.assert_code(1);
-    assert!(out.stderr.contains("--trust-config"), "{}", out.report());
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: setup.command comes from [TMP]/repo/agent-workspace.toml, which differs from that file at workspace ".pool-[POOL]"'s base revision; not running it
+    Hint: review the file, then pass --trust-config to `agent-workspace pool fill` (a setup.command in your own configuration file is always trusted)
+    [exit 1]
+    "#);
     assert_eq!(pool(&env, &repo)["entries"], serde_json::json!([]));
     env.aw(&repo, ["pool", "fill", "1", "--trust-config"])
         .assert_ok();
@@ -218,12 +221,11 @@ fn counts_are_singular_for_one() {
     let env = TestEnv::new();
     let repo = crate::pool_support::prepared_repo(&env, Backend::Git, 1);
     let filled = env.aw(&repo, ["pool", "fill", "1"]);
-    filled.assert_ok();
-    assert!(
-        filled.stdout.ends_with("\n1 prepared workspace ready\n"),
-        "{}",
-        filled.report()
-    );
+    insta::assert_snapshot!(filled, @r"
+    prepared [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.pool-[POOL]
+    1 prepared workspace ready
+    [exit 0]
+    ");
     let status = env.aw(&repo, ["pool", "status"]);
     assert!(
         status

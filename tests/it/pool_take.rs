@@ -242,7 +242,11 @@ fn git_refuses_a_branch_elsewhere_and_leaves_the_entry() {
     );
     git_ok(&env, &repo, &["branch", "agent-workspace/w", "HEAD"]);
     let out = env.aw(&repo, ["run", "w", "--base-change", "HEAD~1", "--", "true"]);
-    out.assert_code(125);
-    assert!(out.stderr.contains("already exists at"), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    --- stderr ---
+    Error: branch agent-workspace/w already exists at [SHORT], not at the --base-change asked for
+    Hint: drop --base-change to reuse the branch, or delete it: git branch -D agent-workspace/w
+    [exit 125]
+    ");
     assert_eq!(ready(&env, &repo), [entry]);
 }

@@ -31,7 +31,12 @@ fn a_second_run_fails_fast_naming_the_holder_and_wait_queues_behind_it(backend: 
         second.report()
     );
     assert!(second.stderr.contains("--wait"), "{}", second.report());
-    insta::assert_snapshot!(env.transcript(&[&second]));
+    insta::assert_snapshot!(second, @r#"
+    --- stderr ---
+    Error: workspace "w1" is busy: pid [PID], workflow holder, since [TIME]
+    Hint: pass --wait to queue behind it, or use another id
+    [exit 125]
+    "#);
     let waiter = env
         .aw_cmd(&repo)
         .args([

@@ -2,7 +2,8 @@
 //! commits, dropping operations, collecting garbage, writing jj configuration) never reaches
 //! the user's repository, the user's uncommitted files are not in it, and its work comes
 //! back through the tool as commits with their change ids. Each as the invoking user and,
-//! where the tests run as root, as an unprivileged one.
+//! where the tests run as root, as an unprivileged one. That the jj configuration it writes
+//! never runs outside is told for both backends in `sandbox_store_both.rs`.
 
 use std::fs;
 use std::path::Path;
@@ -105,61 +106,6 @@ fn uncommitted_files_are_not_readable_for_the_invoking_user() {
 #[test]
 fn uncommitted_files_are_not_readable_for_an_unprivileged_user() {
     uncommitted_files_are_not_readable(true);
-}
-
-/// jj configuration the agent writes into its store (a legacy workspace or repository
-/// configuration with a signing program, which jj adopts) is never run by the tool's later
-/// calls outside the sandbox: diff, checkpoint, status, land, clean.
-fn agent_config_never_runs_outside(unprivileged: bool) {
-    let (env, repo) = setup(Backend::Jj);
-    let marker = env.home().join("signed-outside");
-    let program = env.path().join("evil-sign");
-    fs::write(
-        &program,
-        format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()),
-    )
-    .unwrap();
-    fs::set_permissions(
-        &program,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let config = format!(
-        "[signing]\nbehavior = \"own\"\nbackend = \"gpg\"\n[signing.backends.gpg]\nprogram = \"{}\"\n[ui]\nshow-cryptographic-signatures = true\n",
-        program.display()
-    );
-    let script = format!(
-        "echo work > work.txt ; printf '%s' '{config}' > .jj/workspace-config.toml ; \
-         rm -f .jj/workspace-config-id ; \
-         if [ -d .jj/repo ]; then printf '%s' '{config}' > .jj/repo/config.toml ; rm -f .jj/repo/config-id ; \
-         else store=\"$(cat .jj/repo)\" ; printf '%s' '{config}' > \".jj/$store/config.toml\" ; rm -f \".jj/$store/config-id\" ; fi ; \
-         echo agent-done"
-    );
-    let out = sandboxed(&env, &repo, &script, unprivileged);
-    out.assert_ok();
-    assert!(out.stdout.contains("agent-done"), "{}", out.report());
-    env.aw(&repo, ["diff", "w"]).assert_ok();
-    env.aw(&repo, ["status", "w"]).assert_ok();
-    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
-        .assert_ok();
-    env.aw(&repo, ["land", "w"]).assert_ok();
-    env.aw(&repo, ["clean", "w"]).assert_ok();
-    env.jj_ok(&repo, ["status"]);
-    assert!(
-        !marker.exists(),
-        "the agent's signing program ran outside the sandbox"
-    );
-    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
-}
-
-#[test]
-fn agent_config_never_runs_outside_for_the_invoking_user() {
-    agent_config_never_runs_outside(false);
-}
-
-#[test]
-fn agent_config_never_runs_outside_for_an_unprivileged_user() {
-    agent_config_never_runs_outside(true);
 }
 
 /// What the agent commits comes back into the user's repository with its change id and

@@ -1,5 +1,6 @@
 //! The stories of a sandboxed workspace's own store that read the same on both backends:
-//! work a killed run left is brought back by `clean`, a store whose export fails is kept
+//! configuration the agent writes into its store never runs outside the sandbox, work a
+//! killed run left is brought back by `clean`, a store whose export fails is kept
 //! and named, and work outside what comes back is kept aside when the store goes (made
 //! again, or removed by `run --cleanup`). Only what the agent types and where its store
 //! lives differ: [`Agent`] holds them per backend.
@@ -329,7 +330,108 @@ fn gc_keeps_the_store_aside(backend: Backend) {
     assert!(log.contains("side"), "{log}");
 }
 
+/// Configuration the agent writes where its own backend reads it never runs outside the
+/// sandbox: not by the tool's later calls (diff, status, checkpoint, land, clean), nor (git)
+/// by the user's plain `git status` in the worktree or the repository. jj: a legacy workspace
+/// or repository configuration with a signing program, which jj adopts. git: its git
+/// directory's `config`, and a submodule's git directory `modules/x` with `core.fsmonitor`,
+/// named by a gitlink it commits.
+fn agent_config_never_runs_outside_as(backend: Backend, unprivileged: bool) {
+    let (env, repo) = setup(backend);
+    let marker = env.home().join("ran-outside");
+    let program = env.path().join("evil-program");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran >> {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let script = match backend {
+        Backend::Jj => {
+            let config = format!(
+                "[signing]\nbehavior = \"own\"\nbackend = \"gpg\"\n[signing.backends.gpg]\nprogram = \"{}\"\n[ui]\nshow-cryptographic-signatures = true\n",
+                program.display()
+            );
+            format!(
+                "echo work > work.txt ; printf '%s' '{config}' > .jj/workspace-config.toml ; \
+                 rm -f .jj/workspace-config-id ; \
+                 if [ -d .jj/repo ]; then printf '%s' '{config}' > .jj/repo/config.toml ; rm -f .jj/repo/config-id ; \
+                 else store=\"$(cat .jj/repo)\" ; printf '%s' '{config}' > \".jj/$store/config.toml\" ; rm -f \".jj/$store/config-id\" ; fi ; \
+                 echo agent-done"
+            )
+        }
+        Backend::Git => format!(
+            "set -x ; echo work > work.txt ; git add work.txt ; git commit -q -m work ; \
+             gd=\"$(git rev-parse --absolute-git-dir)\" ; \
+             git init -q x ; git -C x commit -q --allow-empty -m sub ; \
+             mkdir -p \"$gd/modules\" ; mv x/.git \"$gd/modules/x\" ; \
+             printf 'gitdir: %s\\n' \"$gd/modules/x\" > x/.git ; \
+             git --git-dir=\"$gd/modules/x\" config core.worktree \"$PWD/x\" ; \
+             git --git-dir=\"$gd/modules/x\" config core.fsmonitor {program} ; \
+             git update-index --add --cacheinfo 160000,\"$(git -C x rev-parse HEAD)\",x ; \
+             git commit -q -m gitlink ; \
+             git config core.fsmonitor {program} ; git config alias.status '!{program}' ; \
+             git config core.hooksPath /nowhere ; \
+             echo agent-done",
+            program = program.display()
+        ),
+    };
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    let ws = env.ws_path(&repo, "w");
+    // What the user runs themselves in the worktree and the repository (jj has none to run:
+    // its configuration is read by the tool's calls below).
+    let users_git_status = |dir: &Path| {
+        if backend == Backend::Git {
+            let _ = env.cmd("git", dir).args(["status"]).run();
+        }
+    };
+    if backend == Backend::Git {
+        let aside = ws.join("x/.git.from-sandbox");
+        assert!(
+            out.stderr.contains(&format!("moved aside a .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
+            "{}",
+            out.report()
+        );
+        // The monitor may run inside the sandbox (the agent's own git): only later runs
+        // count.
+        let _ = fs::remove_file(&marker);
+    }
+    users_git_status(&ws);
+    users_git_status(&repo);
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["status", "w"]).assert_ok();
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    users_git_status(&ws);
+    env.aw(&repo, ["clean", "w"]).assert_ok();
+    users_git_status(&repo);
+    if backend == Backend::Jj {
+        env.jj_ok(&repo, ["status"]);
+    }
+    assert!(
+        !marker.exists(),
+        "the agent's configuration ran a program outside the sandbox"
+    );
+    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
+}
+
+fn agent_config_never_runs_outside(backend: Backend) {
+    agent_config_never_runs_outside_as(backend, false);
+}
+
+fn agent_config_never_runs_outside_for_an_unprivileged_user(backend: Backend) {
+    agent_config_never_runs_outside_as(backend, true);
+}
+
 crate::both_backends!(
+    agent_config_never_runs_outside,
+    agent_config_never_runs_outside_for_an_unprivileged_user,
     a_killed_runs_commits_are_brought_back_by_clean,
     a_store_whose_export_fails_is_kept_and_named,
     a_remade_store_keeps_the_old_one_aside,

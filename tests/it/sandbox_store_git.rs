@@ -2,7 +2,9 @@
 //! (deleting refs, expiring reflogs, collecting garbage, pruning worktrees, writing git
 //! configuration) never reaches the user's repository, the user's other branches, stashes
 //! and other worktrees are not readable from it, and its commits come back through the tool.
-//! Each as the invoking user and, where the tests run as root, as an unprivileged one.
+//! Each as the invoking user and, where the tests run as root, as an unprivileged one. That
+//! the git configuration it writes never runs outside is told for both backends in
+//! `sandbox_store_both.rs`.
 
 use std::fs;
 use std::path::Path;
@@ -146,77 +148,6 @@ fn worktree_prune_inside_unregisters_nobody() {
         git_ok(&env, &other, &["diff", "--cached", "--name-only"]),
         "staged.txt\n"
     );
-}
-
-/// git configuration the agent writes where it can (its git directory's `config`, a
-/// submodule's git directory `modules/x` with `core.fsmonitor`, named by a gitlink it
-/// commits) is never run by the tool's calls outside the sandbox nor by the user's plain
-/// `git status` in the worktree or the repository.
-fn agent_config_never_runs_outside(unprivileged: bool) {
-    let (env, repo) = setup(Backend::Git);
-    let marker = env.home().join("ran-outside");
-    let program = env.path().join("evil-monitor");
-    fs::write(
-        &program,
-        format!("#!/bin/sh\necho ran >> {}\nexit 1\n", marker.display()),
-    )
-    .unwrap();
-    fs::set_permissions(
-        &program,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let script = format!(
-        "set -x ; echo work > work.txt ; git add work.txt ; git commit -q -m work ; \
-         gd=\"$(git rev-parse --absolute-git-dir)\" ; \
-         git init -q x ; git -C x commit -q --allow-empty -m sub ; \
-         mkdir -p \"$gd/modules\" ; mv x/.git \"$gd/modules/x\" ; \
-         printf 'gitdir: %s\\n' \"$gd/modules/x\" > x/.git ; \
-         git --git-dir=\"$gd/modules/x\" config core.worktree \"$PWD/x\" ; \
-         git --git-dir=\"$gd/modules/x\" config core.fsmonitor {program} ; \
-         git update-index --add --cacheinfo 160000,\"$(git -C x rev-parse HEAD)\",x ; \
-         git commit -q -m gitlink ; \
-         git config core.fsmonitor {program} ; git config alias.status '!{program}' ; \
-         git config core.hooksPath /nowhere ; \
-         echo agent-done",
-        program = program.display()
-    );
-    let out = sandboxed(&env, &repo, &script, unprivileged);
-    assert!(out.stdout.contains("agent-done"), "{}", out.report());
-    let aside = env.ws_path(&repo, "w").join("x/.git.from-sandbox");
-    assert!(
-        out.stderr.contains(&format!("moved aside a .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
-        "{}",
-        out.report()
-    );
-    // The monitor may run inside the sandbox (the agent's own git): only later runs count.
-    let _ = fs::remove_file(&marker);
-    let ws = env.ws_path(&repo, "w");
-    let _ = env.cmd("git", &ws).args(["status"]).run();
-    let _ = env.cmd("git", &repo).args(["status"]).run();
-    env.aw(&repo, ["diff", "w"]).assert_ok();
-    env.aw(&repo, ["status", "w"]).assert_ok();
-    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
-        .assert_ok();
-    env.aw(&repo, ["land", "w"]).assert_ok();
-    let _ = env.cmd("git", &ws).args(["status"]).run();
-    env.aw(&repo, ["clean", "w"]).assert_ok();
-    let _ = env.cmd("git", &repo).args(["status"]).run();
-    assert!(
-        !marker.exists(),
-        "the agent's fsmonitor ran outside the sandbox"
-    );
-    assert_eq!(fs::read_to_string(repo.join("work.txt")).unwrap(), "work\n");
-}
-
-#[test]
-fn agent_config_never_runs_outside_for_the_invoking_user() {
-    agent_config_never_runs_outside(false);
-}
-
-#[test]
-fn agent_config_never_runs_outside_for_an_unprivileged_user() {
-    agent_config_never_runs_outside(true);
 }
 
 /// The agent's commits come back onto the worktree's branch, with what it staged still

@@ -48,8 +48,11 @@ fn shell_without_direnv_skips_the_envrc(backend: Backend) {
         .env("SHELL", "/bin/sh")
         .stdin(SCRIPT)
         .run();
-    out.assert_code(7);
-    assert!(out.stdout.starts_with("w1 unset\n"), "{}", out.report());
+    insta::assert_snapshot!(out, @r"
+    w1 unset
+    [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
+    [exit 7]
+    ");
 }
 
 fn shell_exports_the_workspace_variables(backend: Backend) {

@@ -96,8 +96,12 @@ fn edit_then_unrelated_run(env: &TestEnv, repo: &Path, w1: &Path, w2: &Path) {
 fn assert_repaired(env: &TestEnv, repo: &Path, w1: &Path, present: &str, absent: &str) {
     let script = format!("cat unrecorded.txt && test -e {present} && ! test -e {absent}");
     let run = env.aw(repo, ["run", "w1", "--", "sh", "-c", &script]);
-    run.assert_ok();
-    assert!(run.stderr.contains("was stale"), "{}", run.report());
+    insta::assert_snapshot!(run, @r#"
+    kept
+    --- stderr ---
+    Note: workspace "w1" was stale; updated it (its edits are kept)
+    [exit 0]
+    "#);
     assert_eq!(run.stdout, "kept\n", "{}", run.report());
     assert!(
         env.jj(w1, ["status"]).code() == Some(0),
@@ -143,12 +147,13 @@ fn an_abandoned_working_copy_commit_is_repaired() {
     // is kept aside and named (exit 125); the unrecorded edit is carried.
     env.jj_ok(&repo, ["abandon", "w1@"]);
     let run = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
-    run.assert_code(125);
-    assert!(
-        run.stderr.contains("undid") && run.stderr.contains("moved.txt"),
-        "{}",
-        run.report()
-    );
+    insta::assert_snapshot!(run, @r#"
+    --- stderr ---
+    Error: workspace "w1" was stale: an operation elsewhere undid what its working copy had recorded in moved.txt
+    Caused by: moved.txt: the workspace's version is kept in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/moved.txt
+    Hint: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 now holds the updated version of each file; merge the workspace's version into it by hand (`diff -u [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/moved.txt [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/moved.txt` shows both), then go on: the next run of w1 works as usual
+    [exit 125]
+    "#);
     assert_eq!(
         fs::read_to_string(w1.join("unrecorded.txt")).unwrap(),
         "kept\n"
@@ -177,8 +182,13 @@ fn undone_elsewhere(undo: &[&str]) {
     }
     env.jj_ok(&repo, &args);
     let run = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
-    run.assert_code(125);
-    assert!(run.stderr.contains("undid"), "{}", run.report());
+    insta::assert_snapshot!(run, @r#"
+    --- stderr ---
+    Error: workspace "w1" was stale: an operation elsewhere undid what its working copy had recorded in recorded.txt
+    Caused by: recorded.txt: the workspace's version is kept in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/recorded.txt
+    Hint: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 now holds the updated version of each file; merge the workspace's version into it by hand (`diff -u [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/recorded.txt [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/recorded.txt` shows both), then go on: the next run of w1 works as usual
+    [exit 125]
+    "#);
     assert!(!w1.join("recorded.txt").exists(), "{}", env.listing());
     let next = env.aw(&repo, ["run", "w1", "--", "cat", "agent.txt"]);
     next.assert_ok();

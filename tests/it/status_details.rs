@@ -152,13 +152,12 @@ fn status_size_of_an_unknown_id_exits_1(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let out = env.aw(&repo, ["status", "nope", "--size"]);
-    out.assert_code(1);
-    assert!(
-        out.stderr.starts_with("Error: no workspace"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("\nHint: "), "{}", out.stderr);
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: no workspace "nope" (looked for [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/nope)
+    Hint: list workspaces with `agent-workspace status`; create one with `agent-workspace run`
+    [exit 1]
+    "#);
 }
 
 fn the_table_asks_a_few_cheap_questions_per_workspace_and_never_snapshots(backend: Backend) {

@@ -48,12 +48,91 @@ fn help_and_version_go_to_stdout_with_exit_0() {
         format!("agent-workspace {}\n", env!("CARGO_PKG_VERSION"))
     );
     let out = env.aw(env.path(), ["run", "--help"]);
-    out.assert_ok();
-    assert!(
-        out.stdout.starts_with("Run a command in a workspace"),
-        "{}",
-        out.report()
-    );
+    insta::assert_snapshot!(out, @r"
+    Run a command in a workspace, creating it if needed
+
+    Usage: agent-workspace run [OPTIONS] <ID> -- <CMD>...
+
+    Arguments:
+      <ID>
+              Workspace id: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
+
+      <CMD>...
+              The command and its arguments
+
+    Options:
+          --workflow <NAME>
+              Workflow name recorded with the workspace and its runs
+
+          --base-change <REV>
+              Start a new workspace on a new commit on top of this revision
+
+          --parent <PARENT_ID>
+              Start a new workspace from this workspace's exact current state, unrecorded edits included, leaving that workspace as it was
+
+          --no-direnv
+              Do not load the workspace's .envrc (the command runs directly)
+
+          --trust-envrc
+              Allow the workspace's .envrc even if it differs from its base revision's
+
+          --reload-envrc
+              Evaluate the workspace's .envrc with direnv even when nothing it watches changed since the environment it loaded last time
+
+          --trust-config
+              Run the setup command of the repository's configuration file even if that file differs from the one at the workspace's base revision
+
+          --wait
+              Wait for a live run in this workspace to finish instead of failing
+
+          --sandbox
+              Confine the command (direnv included) with bubblewrap: it can write only this workspace, what jj or git needs, a private /tmp and --allow-write paths
+
+          --no-sandbox
+              Run unconfined although the configuration sets sandbox.enabled
+
+          --no-network
+              With --sandbox: remove the network (only loopback remains)
+
+          --allow-write <PATH>
+              With --sandbox: also let the command write PATH (repeatable; also $AGENT_WORKSPACE_SANDBOX_WRITE, separated like PATH)
+
+          --checkpoint
+              After the run, record the workspace's state as a checkpoint commit
+
+          --cleanup
+              Remove the workspace after a successful run (keep it after a failure)
+
+      -h, --help
+              Print help (see a summary with '-h')
+
+    Global Options:
+          --root <DIR>
+              Directory holding all workspaces [default: $AI_WORKSPACES_ROOT, else $XDG_CACHE_HOME/ai-workspaces, else ~/.cache/ai-workspaces]
+
+          --repo <PATH>
+              Repository to act on [default: the one containing the current directory]
+
+          --backend <BACKEND>
+              Version-control backend [default: $AGENT_WORKSPACE_BACKEND, else jj when the repository has .jj, else git]
+              
+              [possible values: jj, git]
+
+          --color <WHEN>
+              When to colour the output: auto (on a terminal, unless NO_COLOR is set), always, never
+              
+              [default: auto]
+              [possible values: auto, always, never]
+
+    Examples:
+      Run an agent in workspace fix-login, created from the current change if new:
+        agent-workspace run fix-login -- claude
+      Build in a confined workspace started from main, checkpointing afterwards:
+        agent-workspace run --base-change main --sandbox --checkpoint ci -- cargo test
+      Start a child workspace from the exact state of fix-login:
+        agent-workspace run --parent fix-login fix-login-tests -- cargo test
+    [exit 0]
+    ");
     assert_eq!(out.stderr, "", "{}", out.report());
 }
 

@@ -54,8 +54,12 @@ fn another_backend_flag_on_a_jj_workspace_is_an_error_never_a_deletion() {
         assert_intact(&ws);
     }
     let out = env.aw(&repo, ["--backend", "git", "clean", "--force", "w1"]);
-    out.assert_code(1);
-    assert!(out.stderr.contains("Hint:"), "{}", out.report());
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: workspace "w1" was made with the jj backend, but this command uses git (from --backend or AGENT_WORKSPACE_BACKEND)
+    Hint: run it with the backend it was made with (drop --backend or AGENT_WORKSPACE_BACKEND)
+    [exit 1]
+    "#);
     assert_intact(&ws);
     let status = env.aw(&repo, ["--backend", "git", "status", "w1", "--json"]);
     assert_eq!(

@@ -120,7 +120,7 @@ impl Cmd<'_> {
             err_path,
             started: Instant::now(),
             ws_root: self.env.ws_root(),
-            filters: self.env.filters(),
+            filters: self.env.outcome_filters(),
         }
     }
 
@@ -198,7 +198,7 @@ impl Running {
 /// A finished command: what ran, where, and what it printed.
 ///
 /// Displayed, it is the whole outcome as a snapshot holds it, through the test environment's
-/// filters ([`TestEnv::normalize`]): stdout, then `--- stderr ---` and stderr (when there is
+/// filters ([`TestEnv::outcome_filters`]): stdout, then `--- stderr ---` and stderr (when there is
 /// any), then `[exit N]` (or `[killed by signal N]`).
 pub struct Outcome {
     pub cmdline: String,
@@ -207,7 +207,7 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     ws_root: PathBuf,
-    /// [`TestEnv::filters`] of the environment it ran in.
+    /// [`TestEnv::outcome_filters`] of the environment it ran in.
     filters: Vec<(String, String)>,
 }
 

@@ -34,6 +34,23 @@ const FIXED: &[(&str, &str)] = &[
     (r#"("ports": )\[[\s0-9,]*\]"#, "${1}[PORTS]"),
 ];
 
+/// Filters only a displayed [`super::Outcome`] applies, after [`FIXED`]: what varies in the
+/// tool's messages that tests comparing text themselves (through [`TestEnv::normalize`]) must
+/// still see as it is.
+const OUTCOME: &[(&str, &str)] = &[
+    // Short commit ids (12 hex digits): jj's are random where the tool's own jj made the
+    // commit (its jj is not seeded: see `harness::env::seed`).
+    (r"\b[0-9a-f]{12}\b", "[SHORT]"),
+    // The time in the name of a directory kept aside (`.kept/w1-20260102T030405Z`).
+    (r"\b[0-9]{8}T[0-9]{6}Z\b", "[STAMP]"),
+    // The name of a prepared (pool) workspace: `.pool-` and 20 hex digits of time and chance.
+    (r"(\.pool-)[0-9a-f]{20}\b", "${1}[POOL]"),
+    // The suffix of a record kept aside as corrupt.
+    (r"(\.corrupt\.)[0-9]+\b", "${1}[N]"),
+    // Run durations in the status views: `0.1s`.
+    (r"\b[0-9]+\.[0-9]s\b", "[DUR]"),
+];
+
 impl TestEnv {
     /// The filters, in order: the temp dir (`[TMP]`, canonical and as created), then
     /// timestamps (`[TIME]`), commit ids (`[COMMIT]`), change ids (`[CHANGE]`), the
@@ -51,6 +68,21 @@ impl TestEnv {
             .iter()
             .map(|(re, to)| (re.to_string(), to.to_string()));
         tmp.chain(fixed).collect()
+    }
+
+    /// What a displayed [`super::Outcome`] is filtered with: [`TestEnv::filters`], the binary
+    /// under test (`[AW]`: its build directory varies), then short commit ids (`[SHORT]`),
+    /// kept-aside stamps (`[STAMP]`, `[N]`), prepared workspaces' names (`[POOL]`) and run
+    /// durations (`[DUR]`).
+    pub(super) fn outcome_filters(&self) -> Vec<(String, String)> {
+        let aw = (regex::escape(super::AW), "[AW]".to_string());
+        let outcome = OUTCOME
+            .iter()
+            .map(|(re, to)| (re.to_string(), to.to_string()));
+        let mut all = self.filters();
+        all.push(aw);
+        all.extend(outcome);
+        all
     }
 
     /// insta settings with [`TestEnv::filters`]: `env.settings().bind(|| assert_snapshot!(..))`.
@@ -71,14 +103,6 @@ impl TestEnv {
     pub fn normalize_json(&self, value: &Value) -> String {
         self.normalize(&serde_json::to_string_pretty(value).unwrap())
     }
-}
-
-/// `text` with every short commit id (a word of 12 hex digits) replaced by `[SHORT]`: for
-/// output naming commits the tool's own jj made, whose ids no seed fixes (see
-/// `harness::env::seed`). The commits git makes need none: their ids are the same every run.
-pub fn hide_short_ids(text: &str) -> String {
-    let re = Regex::new(r"\b[0-9a-f]{12}\b").expect("a valid filter");
-    re.replace_all(text, "[SHORT]").into_owned()
 }
 
 /// `text` with `filters` applied in order.

@@ -23,8 +23,6 @@ pub use command::{wait_for_file, Cmd, Outcome, Running};
 #[allow(unused_imports)]
 pub use env::{TestEnv, AW, ENVRC};
 #[allow(unused_imports)]
-pub use filters::hide_short_ids;
-#[allow(unused_imports)]
 pub use system::{running_as_root, which, NOBODY};
 #[allow(unused_imports)]
 pub use wait::{eventually, until};
