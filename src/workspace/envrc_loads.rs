@@ -14,17 +14,13 @@ pub(crate) const ABSENT: &str = "absent";
 /// The digest recorded for a loaded file that is not a regular file of a sane size.
 const UNREADABLE: &str = "unreadable";
 
-/// The workspace-relative files `envrc` loads, in order, without duplicates.
+/// The workspace-relative files `envrc` loads, in order, without duplicates. Every simple
+/// command of a line counts, not only its first word: a load behind a guard (`[ -f x ] &&
+/// source_env x`, `if [ -f x ]; then dotenv x; fi`) or in a group loads the file whenever it
+/// is there, and the shell's own `source` and `.` load one too.
 pub(crate) fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    for line in envrc.lines() {
-        let words: Vec<String> = line
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
-            .collect();
+    for words in envrc.lines().flat_map(commands) {
         let Some((command, args)) = words.split_first() else {
             continue;
         };
@@ -34,6 +30,7 @@ pub(crate) fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
                 .map(|a| envrc_of(a, workspace))
                 .into_iter()
                 .collect(),
+            "source" | "." => args.first().cloned().into_iter().collect(),
             "dotenv" | "dotenv_if_exists" => {
                 vec![args.first().cloned().unwrap_or_else(|| ".env".into())]
             }
@@ -54,6 +51,58 @@ pub(crate) fn targets(envrc: &str, workspace: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// What leads into a command without being one: `if [ -f x ]; then dotenv x` runs `dotenv`.
+const LEADING: [&str; 11] = [
+    "if", "then", "else", "elif", "do", "while", "until", "!", "command", "builtin", "time",
+];
+
+/// The simple commands of one shell line, each as its words with quotes taken off and the
+/// keywords that lead into it ([`LEADING`]) left out. A command ends at `;`, `&`, `|`, a
+/// parenthesis, a brace or a backquote outside quotes (`$(` opens one); a `#` that starts a
+/// word ends the line. A reading for what may be loaded, not a shell: it errs towards
+/// finding more commands, never fewer.
+fn commands(line: &str) -> Vec<Vec<String>> {
+    let mut all = vec![];
+    let mut command: Vec<String> = vec![];
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_word = false;
+    let end_word = |word: &mut String, in_word: &mut bool, command: &mut Vec<String>| {
+        if *in_word && (!command.is_empty() || !LEADING.contains(&word.as_str())) {
+            command.push(std::mem::take(word));
+        }
+        word.clear();
+        *in_word = false;
+    };
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '#') if !in_word => break,
+            (None, c) if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut command),
+            (None, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`') => {
+                if c == '(' && word.ends_with('$') {
+                    word.pop();
+                }
+                end_word(&mut word, &mut in_word, &mut command);
+                all.push(std::mem::take(&mut command));
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    end_word(&mut word, &mut in_word, &mut command);
+    all.push(command);
+    all.retain(|c| !c.is_empty());
+    all
 }
 
 /// `source_env` of a directory loads its `.envrc`.
@@ -121,6 +170,26 @@ mod tests {
                 "flake.lock",
                 "a.txt",
                 "b.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_load_behind_a_guard_or_in_a_group_counts() {
+        let text = "[ -f .envrc.local ] && source_env .envrc.local\n\
+                    if [ -f .env.dev ]; then dotenv .env.dev; fi\n\
+                    test -f extra.sh && { source extra.sh; }\n\
+                    ! [ -e dot.sh ] || . ./dot.sh # the shell's own\n\
+                    X=$(source_env 'quoted dir/') ; echo \"dotenv not-a-load\"\n\
+                    # source commented.sh\n";
+        assert_eq!(
+            targets(text, Path::new("/nonexistent")),
+            [
+                ".envrc.local",
+                ".env.dev",
+                "extra.sh",
+                "dot.sh",
+                "quoted dir/.envrc"
             ]
         );
     }

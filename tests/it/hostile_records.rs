@@ -369,7 +369,46 @@ fn a_record_s_parent_that_is_no_id_is_refused_by_land(backend: Backend) {
     assert!(!repo.join("x.txt").exists(), "landed: {}", env.listing());
 }
 
+/// A `.envrc` that loads a file only when it exists, behind a guard (`[ -f x ] &&`, `if ...;
+/// then`, `test -f x ||`), or with the shell's own `source` or `.`: once the agent writes the
+/// file, the next run asks for trust again, as for a `source_env` on a line of its own.
+fn guarded_and_shell_loads_need_trust_once_written(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    fs::write(
+        repo.join(".envrc"),
+        "[ -f .envrc.local ] && source_env .envrc.local\n\
+         if [ -f .env.dev ]; then dotenv .env.dev; fi\n\
+         test -f extra.sh && { source extra.sh; }\n\
+         ! [ -e dot.sh ] || . ./dot.sh # the shell's own\n",
+    )
+    .unwrap();
+    commit_base(backend, &env, &repo);
+    env.aw(&repo, ["run", "w1", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w1");
+    for (file, text) in [
+        (".envrc.local", "export AW_TEST_VAR=local\n"),
+        (".env.dev", "AW_TEST_VAR=dev\n"),
+        ("extra.sh", "export AW_TEST_VAR=extra\n"),
+        ("dot.sh", "export AW_TEST_VAR=dot\n"),
+    ] {
+        fs::write(ws.join(file), text).unwrap();
+        let refused = env.aw(&repo, ["run", "w1", "--", "printenv", "AW_TEST_VAR"]);
+        refused.assert_code(125);
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("{}/{file}, which", ws.display())),
+            "{file}: {}",
+            refused.report()
+        );
+        assert!(refused.stdout.is_empty(), "{file}: {}", refused.report());
+        fs::remove_file(ws.join(file)).unwrap();
+    }
+}
+
 crate::both_backends!(
+    guarded_and_shell_loads_need_trust_once_written,
     a_record_s_parent_that_is_no_id_is_refused_by_land,
     clean_and_run_never_act_through_a_symlinked_state_directory,
     a_view_changed_during_the_run_is_reported_and_rewritten,
