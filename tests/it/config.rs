@@ -116,10 +116,13 @@ fn sandbox_enabled_in_the_user_file_confines_runs_unless_no_sandbox() {
     [exit 0]
     ");
     let out = env.aw(&repo, ["run", "--no-sandbox", "w", "--", "sh", "-c", show]);
-    insta::assert_snapshot!(out, @r"
+    insta::assert_snapshot!(out, @r#"
     sandbox=
+    --- stderr ---
+    Warning: workspace "w" ran sandboxed before, and this run is not confined (--no-sandbox): what an agent wrote there (its .envrc, git hooks, nested repositories) runs as you
+    Hint: leave out --no-sandbox to keep it confined
     [exit 0]
-    ");
+    "#);
 }
 
 /// Each bad file is an error naming the file and what is wrong in it (exit 2 before anything
@@ -155,7 +158,7 @@ fn bad_configuration_files_are_clear_errors() {
     insta::assert_snapshot!(refused[2], @r"
     --- stderr ---
     Error: [TMP]/repo/agent-workspace.toml sets sandbox.writable, which only the user's own file may set
-    Hint: move sandbox.writable to [TMP]/xdg/config/agent-workspace/config.toml: a repository's file must not widen what a sandboxed agent may write
+    Hint: move sandbox.writable to [TMP]/xdg/config/agent-workspace/config.toml: a repository's file must not widen what a sandboxed agent may reach
     [exit 2]
     ");
     fs::write(&file, "backend = \"jj\"\n").unwrap();

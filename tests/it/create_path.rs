@@ -67,13 +67,22 @@ fn a_refused_create_leaves_nothing(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
     let out = env.aw(&repo, ["create", "w", "--base-change", "no-such-revision"]);
-    insta::assert_snapshot!(out, @r#"
-    --- stderr ---
-    Error: cannot resolve revision "no-such-revision"
-    Caused by: Revision `no-such-revision` doesn't exist
-    Hint: pass --base-change a change id, commit id or bookmark that exists
-    [exit 1]
-    "#);
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(out, @r#"
+        --- stderr ---
+        Error: cannot resolve revision "no-such-revision"
+        Caused by: Revision `no-such-revision` doesn't exist
+        Hint: pass --base-change a change id, commit id or bookmark that exists
+        [exit 1]
+        "#),
+        Backend::Git => insta::assert_snapshot!(out, @r#"
+        --- stderr ---
+        Error: cannot resolve revision "no-such-revision"
+        Caused by: fatal: Needed a single revision
+        Hint: pass --base-change a commit, branch or tag that exists
+        [exit 1]
+        "#),
+    }
     assert!(!env.ws_path(&repo, "w").exists(), "{}", env.listing());
     let path = env.aw(&repo, ["path", "w"]);
     path.assert_code(1);

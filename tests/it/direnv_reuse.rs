@@ -27,6 +27,10 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let env = TestEnv::new();
+        // direnv evaluates again when the caller's environment changed, and the fixed clock
+        // gives every command other commit dates (`GIT_AUTHOR_DATE`): these stories need the
+        // same environment from run to run.
+        env.use_real_time();
         let repo = Backend::Jj.repo(&env);
         env.aw(&repo, ["create", "w1"]).assert_ok();
         let ws = env.ws_path(&repo, "w1");
@@ -139,7 +143,12 @@ fn an_edited_envrc_is_refused_or_evaluated_as_before() {
     fs::write(s.ws.join(".envrc"), envrc(&s.evals, "export MORE=1\n")).unwrap();
     // Changed since it was allowed: refused exactly as without a kept environment.
     let refused = s.run(&[], "echo ran");
-    insta::assert_snapshot!(refused, @"");
+    insta::assert_snapshot!(refused, @r"
+    --- stderr ---
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.envrc differs from the .envrc of the workspace's base revision; not loading it
+    Hint: review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)
+    [exit 125]
+    ");
     assert_eq!(refused.stdout, "");
     assert_eq!(s.evaluations(), kept);
     let trusted = s.run(&["--trust-envrc"], "echo $MORE");
@@ -170,7 +179,12 @@ fn a_changed_watched_or_dotenv_file_evaluates_again_even_at_the_same_size_and_mt
     assert_eq!(fs::metadata(&watched).unwrap().modified().unwrap(), mtime);
     // The trust check still runs before anything kept is looked at.
     let refused = s.run(&[], "echo ran");
-    insta::assert_snapshot!(refused, @"");
+    insta::assert_snapshot!(refused, @r"
+    --- stderr ---
+    Error: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/watched.txt, which [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/.envrc loads, changed since the workspace was created; not loading the environment
+    Hint: review it, then pass --trust-envrc to allow it (or --no-direnv to skip it)
+    [exit 125]
+    ");
     assert_eq!(s.evaluations(), kept);
     s.run(&["--trust-envrc"], "true").assert_ok();
     assert_eq!(s.evaluations(), kept + 1, "a watched file changed");

@@ -47,7 +47,7 @@ fn a_fifo_record_never_hangs(backend: Backend) {
     let status = aw_bounded(&env, &repo, &["status"]);
     insta::assert_snapshot!(status, @r"
     WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED
-    w          done    -         clean*   0         [AGO]
+    w          done    -         clean    0         [AGO]
     --- stderr ---
     w: its .agent-workflow.json was changed outside agent-workspace, which goes by its own state in .state/w.json; the next `agent-workspace run w` rewrites it
     [exit 0]

@@ -96,12 +96,12 @@ fn edit_then_unrelated_run(env: &TestEnv, repo: &Path, w1: &Path, w2: &Path) {
 fn assert_repaired(env: &TestEnv, repo: &Path, w1: &Path, present: &str, absent: &str) {
     let script = format!("cat unrecorded.txt && test -e {present} && ! test -e {absent}");
     let run = env.aw(repo, ["run", "w1", "--", "sh", "-c", &script]);
-    insta::assert_snapshot!(run, @r#"
+    insta::allow_duplicates! { insta::assert_snapshot!(run, @r#"
     kept
     --- stderr ---
     Note: workspace "w1" was stale; updated it (its edits are kept)
     [exit 0]
-    "#);
+    "#) };
     assert_eq!(run.stdout, "kept\n", "{}", run.report());
     assert!(
         env.jj(w1, ["status"]).code() == Some(0),
@@ -182,13 +182,13 @@ fn undone_elsewhere(undo: &[&str]) {
     }
     env.jj_ok(&repo, &args);
     let run = env.aw(&repo, ["run", "w1", "--", "echo", "ran"]);
-    insta::assert_snapshot!(run, @r#"
+    insta::allow_duplicates! { insta::assert_snapshot!(run, @r#"
     --- stderr ---
     Error: workspace "w1" was stale: an operation elsewhere undid what its working copy had recorded in recorded.txt
     Caused by: recorded.txt: the workspace's version is kept in [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/recorded.txt
     Hint: [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1 now holds the updated version of each file; merge the workspace's version into it by hand (`diff -u [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1/recorded.txt [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w1-[STAMP]/recorded.txt` shows both), then go on: the next run of w1 works as usual
     [exit 125]
-    "#);
+    "#) };
     assert!(!w1.join("recorded.txt").exists(), "{}", env.listing());
     let next = env.aw(&repo, ["run", "w1", "--", "cat", "agent.txt"]);
     next.assert_ok();

@@ -5,15 +5,8 @@ use std::fs;
 use serde_json::Value;
 
 use crate::backends::Backend;
-use crate::harness::{wait_for_file, Outcome, TestEnv};
+use crate::harness::{wait_for_file, TestEnv};
 use crate::hostile_records::write_record;
-
-/// `out` as a snapshot holds it, with jj's `*` after `clean` (its last snapshot is not newer
-/// than the run's end) taken out: it depends on the second each happened in; live_look.rs
-/// tests it.
-fn shown(out: &Outcome) -> String {
-    out.to_string().replace("clean*", "clean ")
-}
 
 fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
     let env = TestEnv::new();
@@ -39,14 +32,14 @@ fn the_table_lists_every_workspace_of_the_repository(backend: Backend) {
     .assert_code(3);
     env.aw(&repo, ["run", "gone", "--cleanup", "--", "true"])
         .assert_ok();
-    insta::assert_snapshot!(shown(&env.aw(&repo, ["status"])), @r"
+    insta::assert_snapshot!(env.aw(&repo, ["status"]), @r"
     WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         done    -         clean    0         [AGO]
     w2         error   review    clean    0         [AGO]
     [exit 0]
     ");
     // `--paths` adds each workspace's directory.
-    insta::assert_snapshot!(shown(&env.aw(&repo, ["status", "--paths"])), @r"
+    insta::assert_snapshot!(env.aw(&repo, ["status", "--paths"]), @r"
     WORKSPACE  STATUS  WORKFLOW  CHANGES  UNLANDED  UPDATED  PATH
     w1         done    -         clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
     w2         error   review    clean    0         [AGO]  [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w2
@@ -213,7 +206,7 @@ fn a_directory_deleted_by_hand_shows_as_missing_directory(backend: Backend) {
     fs::remove_dir_all(env.ws_path(&repo, "w1")).unwrap();
     assert_eq!(backend.registered(&env, &repo), ["default", "w1", "w2"]);
     // The record agent-workspace keeps of the missing directory still gives its times.
-    insta::assert_snapshot!(shown(&env.aw(&repo, ["status"])), @r"
+    insta::assert_snapshot!(env.aw(&repo, ["status"]), @r"
     WORKSPACE  STATUS             WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         missing-directory  -         -        -         [AGO]
     w2         done               -         clean    0         [AGO]
@@ -350,7 +343,7 @@ fn a_run_whose_supervisor_died_shows_as_crashed(backend: Backend) {
     let killed = run.wait();
     assert_eq!(killed.code(), None, "{}", killed.report());
     crate::reliability_support::wait_until_released(&env, &repo, "w1");
-    insta::assert_snapshot!(shown(&env.aw(&repo, ["status"])), @r"
+    insta::assert_snapshot!(env.aw(&repo, ["status"]), @r"
     WORKSPACE  STATUS   WORKFLOW  CHANGES  UNLANDED  UPDATED
     w1         crashed  -         clean    0         [AGO]
     --- stderr ---

@@ -49,6 +49,10 @@ fn a_symlink_to_the_checkout_is_refused(backend: Backend) {
     };
     symlink(store, repo.join("scripts/store")).unwrap();
     let out = env.aw(&repo, ["run", "w", "--", "echo", "ran"]);
+    // The store's name is the backend's: the snapshot calls it `.jj`.
+    let out = out
+        .to_string()
+        .replace("[TMP]/repo/.git)", "[TMP]/repo/.jj)");
     insta::assert_snapshot!(out, @r"
     --- stderr ---
     Error: tools.paths entry scripts: scripts/store leads to the repository's root, .git or .jj ([TMP]/repo/.jj)
