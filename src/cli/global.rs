@@ -74,14 +74,17 @@ impl SandboxArgs {
         let writable = crate::exec::sandbox::writable(&flags)?;
         let sockets = crate::exec::sandbox::sockets(&config.sandbox_sockets)?;
         let readable = crate::exec::sandbox::extra_readable(&config.sandbox_readable)?;
+        let (limits, unlimited) = crate::exec::sandbox::limits::resolve(&config.sandbox_limits)?;
         Ok(Some(crate::workspace::launch::Sandboxing {
             bwrap,
+            unlimited,
             options: crate::exec::sandbox::Options {
                 network: !self.no_network && config.sandbox_network,
                 writable,
                 sockets,
                 readable,
                 pass_env: config.sandbox_pass_env.clone(),
+                limits: Some(limits),
             },
         }))
     }

@@ -86,6 +86,9 @@ pub(in crate::cli) fn begin(inv: &Invocation, id: &WorkspaceId, args: &StartArgs
     }
     let confined = super::global::ran_sandboxed(ui, &args.sandbox, id, &path);
     let sandboxing = args.sandbox.prepare(&ctx.config, confined)?;
+    if let Some(why) = sandboxing.as_ref().and_then(|s| s.unlimited.as_ref()) {
+        ui.note(crate::ui::report::unlimited(why));
+    }
     if args.reload_envrc {
         ctx.config.direnv_reuse = false;
     }

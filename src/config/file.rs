@@ -138,4 +138,15 @@ pub(super) struct SandboxSection {
     pub(super) sockets: Option<Vec<PathBuf>>,
     pub(super) readable: Option<Vec<PathBuf>>,
     pub(super) pass_env: Option<Vec<String>>,
+    pub(super) limits: Option<SandboxLimitsSection>,
+}
+
+/// `[sandbox.limits]`: what one sandboxed run may take of the machine (the user's file only).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SandboxLimitsSection {
+    pub(super) pids: Option<i64>,
+    pub(super) memory: Option<String>,
+    pub(super) cpus: Option<f64>,
+    pub(super) tmp: Option<String>,
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use file::{CommandSpec, FileContent, ToolsSection};
 use values::is_plain_relative;
-pub(crate) use values::{parse_retention, parse_size};
+pub(crate) use values::{parse_limit_size, parse_retention, parse_size};
 
 use crate::repo::Backend;
 use crate::vars;
@@ -46,6 +46,8 @@ pub struct Config {
     /// Credential-like environment variables passed into sandboxed runs
     /// (`sandbox.pass_env`, user file only).
     pub sandbox_pass_env: Vec<String>,
+    /// What one sandboxed run may take of the machine (`[sandbox.limits]`, user file only).
+    pub sandbox_limits: SandboxLimits,
     /// At most this many workspaces per repository (`limits.max_workspaces`).
     pub max_workspaces: Option<usize>,
     /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
@@ -75,6 +77,20 @@ pub struct Config {
     /// A run starts with the environment direnv loaded last time while nothing direnv
     /// watches changed (`direnv.reuse`, default true; `--reload-envrc` turns it off).
     pub direnv_reuse: bool,
+}
+
+/// What one sandboxed run may take of the machine, as the user's file sets it
+/// (`[sandbox.limits]`); a limit left out takes its default (see `exec::sandbox::limits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SandboxLimits {
+    /// Processes (and threads) at once.
+    pub pids: Option<u64>,
+    /// Bytes of memory, the run's tmpfs files included.
+    pub memory: Option<u64>,
+    /// CPUs, in thousandths.
+    pub cpus_milli: Option<u32>,
+    /// Bytes of each tmpfs the sandbox mounts (`/tmp`, `/dev/shm`, ...).
+    pub tmp: Option<u64>,
 }
 
 /// Whether a jj workspace is made a colocated git worktree (jj 0.46 and later can): `Auto`
@@ -223,6 +239,7 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                 ("sandbox.sockets", content.sandbox.sockets.is_some()),
                 ("sandbox.readable", content.sandbox.readable.is_some()),
                 ("sandbox.pass_env", content.sandbox.pass_env.is_some()),
+                ("sandbox.limits", content.sandbox.limits.is_some()),
             ] {
                 if set {
                     return Err(ConfigError::UserOnly {
@@ -382,6 +399,9 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     if let Some(names) = content.sandbox.pass_env {
         config.sandbox_pass_env = names;
     }
+    if let Some(limits) = content.sandbox.limits {
+        apply_limits(&mut config.sandbox_limits, limits, &invalid)?;
+    }
     apply_tools(config, content.tools, &invalid)?;
     if let Some(spec) = content.setup.command {
         let argv = match spec {
@@ -396,6 +416,41 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
             file: file.to_path_buf(),
             repo_relative: None,
         });
+    }
+    Ok(())
+}
+
+fn apply_limits(
+    limits: &mut SandboxLimits,
+    section: file::SandboxLimitsSection,
+    invalid: &dyn Fn(String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if let Some(pids) = section.pids {
+        limits.pids = Some(u64::try_from(pids).ok().filter(|p| *p > 0).ok_or_else(|| {
+            invalid(format!(
+                "sandbox.limits.pids = {pids} is not a number of processes above 0"
+            ))
+        })?);
+    }
+    if let Some(cpus) = section.cpus {
+        let milli = (cpus * 1000.0).round();
+        if !(milli >= 1.0 && milli <= f64::from(u32::MAX)) {
+            return Err(invalid(format!(
+                "sandbox.limits.cpus = {cpus} is not a number of CPUs above 0 (e.g. 2, 0.5)"
+            )));
+        }
+        limits.cpus_milli = Some(milli as u32);
+    }
+    for (key, text, slot) in [
+        ("memory", section.memory, &mut limits.memory),
+        ("tmp", section.tmp, &mut limits.tmp),
+    ] {
+        let Some(text) = text else { continue };
+        *slot = Some(parse_limit_size(&text).filter(|n| *n > 0).ok_or_else(|| {
+            invalid(format!(
+                "sandbox.limits.{key} = {text:?} is not a size (e.g. \"512M\", \"4G\", \"1.5GiB\")"
+            ))
+        })?);
     }
     Ok(())
 }

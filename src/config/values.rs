@@ -29,9 +29,39 @@ pub(crate) fn parse_size(text: &str) -> Option<u64> {
         .map(|size| size.as_u64())
 }
 
+/// Parses a limit's size: a number with a single-letter suffix counts in powers of 1024, as
+/// systemd, docker and `ulimit` count (`512M`, `4G`); otherwise as [`parse_size`] (`1.5GiB`,
+/// `500MB`, `1024`).
+pub(crate) fn parse_limit_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let binary = ["K", "M", "G", "T"]
+        .iter()
+        .position(|unit| text.ends_with(unit))
+        .and_then(|power| {
+            let number = text[..text.len() - 1].trim().parse::<f64>().ok()?;
+            let bytes = number * 1024f64.powi(power as i32 + 1);
+            (number >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+        });
+    binary.or_else(|| parse_size(text))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_limit_size, parse_size};
+
+    #[test]
+    fn limit_sizes_count_single_letters_in_powers_of_1024() {
+        assert_eq!(parse_limit_size("128M"), Some(128 << 20));
+        assert_eq!(parse_limit_size("4G"), Some(4 << 30));
+        assert_eq!(parse_limit_size("0.5G"), Some(512 << 20));
+        assert_eq!(parse_limit_size("16K"), Some(16 << 10));
+        assert_eq!(parse_limit_size("1.5GiB"), Some(1536 << 20));
+        assert_eq!(parse_limit_size("500MB"), Some(500_000_000));
+        assert_eq!(parse_limit_size("4096"), Some(4096));
+        assert_eq!(parse_limit_size("lots"), None);
+        assert_eq!(parse_limit_size("-1M"), None);
+        assert_eq!(parse_limit_size("M"), None);
+    }
 
     #[test]
     fn sizes_parse_with_their_units() {

@@ -44,6 +44,11 @@ pub(crate) enum Warning {
     NotRecorded { code: i32, err: CliError },
     /// A file `--checkpoint` could not record.
     NotInCheckpoint { path: PathBuf, why: String },
+    /// The run reached one of its sandbox's limits (and failed).
+    LimitHit {
+        hit: crate::store::metadata::LimitHit,
+        limits: crate::store::metadata::SandboxLimits,
+    },
     /// `--checkpoint`'s checkpoint failed.
     CheckpointFailed { code: i32, err: CliError },
     /// What a sandboxed run did in its own store could not be brought back.
@@ -90,12 +95,20 @@ pub(crate) fn supervise(
     })?;
     // The guard may still be exiting: it is waited for when `ran` goes, after the record.
     let outcome = &ran.outcome;
+    let out_of_memory = ran.limit_hit == Some(crate::store::metadata::LimitHit::Memory);
     let (status, code, signal) = match outcome {
-        Ok(ending) => judge(*ending),
+        Ok(ending) => judge(*ending, out_of_memory),
         Err(_) => (Status::Error, 125, None),
     };
+    record.limit_hit = ran.limit_hit;
     record.finish_run(status, code, signal, started_at.elapsed());
     let mut warnings = vec![];
+    let limits = sandboxing.as_ref().and_then(|s| s.options.limits.clone());
+    if let (Some(hit), Some(limits)) = (ran.limit_hit, limits) {
+        if code != 0 {
+            warnings.push(Warning::LimitHit { hit, limits });
+        }
+    }
     if let Some(store) = kept_store {
         warnings.push(Warning::OwnStoreKept { store });
     }
@@ -171,12 +184,15 @@ fn checkpoint_run(
 
 /// The recorded status, exit code and signal for how the command ended. The exit code is
 /// always the command's; a command that handled or ignored a stop signal and still exited 0
-/// is `done` (the signal it got is recorded), so status and exit code never disagree.
-fn judge(ending: Ending) -> (Status, i32, Option<i32>) {
+/// is `done` (the signal it got is recorded), so status and exit code never disagree. A
+/// command the kernel killed at its sandbox's memory limit (`out_of_memory`) failed: its
+/// SIGKILL is no interruption.
+fn judge(ending: Ending, out_of_memory: bool) -> (Status, i32, Option<i32>) {
     let code = ending.code();
     match (ending, signals::received()) {
         (Ending::Exited(0), received) => (Status::Done, 0, received),
         (_, Some(sig)) => (Status::Interrupted, code, Some(sig)),
+        (Ending::Signaled(sig), None) if out_of_memory => (Status::Error, code, Some(sig)),
         (Ending::Signaled(sig), None) if is_stop_signal(sig) => {
             (Status::Interrupted, code, Some(sig))
         }

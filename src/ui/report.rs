@@ -533,6 +533,30 @@ pub(crate) fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String
     words.join(", ")
 }
 
+/// A sandbox's limits as `status <id>` shows them: each one applied, and through what.
+pub(crate) fn limits(limits: &crate::store::metadata::SandboxLimits) -> String {
+    use crate::exec::sandbox::limits::size_words;
+    let mut words = vec![];
+    if let Some(pids) = limits.pids {
+        words.push(format!("{pids} processes"));
+    }
+    if let Some(memory) = limits.memory {
+        words.push(format!("{} memory", size_words(memory)));
+    }
+    if let Some(cpus) = limits.cpus {
+        words.push(format!("{cpus} CPUs"));
+    }
+    if let Some(tmp) = limits.tmp {
+        words.push(format!("{} per tmpfs", size_words(tmp)));
+    }
+    words.push(match limits.cgroup {
+        Some(crate::store::metadata::CgroupKind::V2) => "cgroup v2".into(),
+        Some(crate::store::metadata::CgroupKind::V1) => "cgroup v1".into(),
+        None => "no cgroup: no process or memory limit".into(),
+    });
+    words.join(", ")
+}
+
 /// The lines `status <ID>` adds below a workspace's record: its changes since its base, its
 /// last activity and, when measured, its disk usage; then its commits.
 pub(crate) fn describe_details(
@@ -623,6 +647,49 @@ pub(crate) fn problem_hint(problem: &Problem, entry: &Entry) -> String {
 
 /// The words for what went wrong around a run whose command ran (its exit code stands): the
 /// warning and, when there is one, its hint.
+/// What a run that reached its sandbox's limit `hit` is told, and what to do.
+fn limit_hit(
+    hit: crate::store::metadata::LimitHit,
+    limits: &crate::store::metadata::SandboxLimits,
+) -> (String, Option<String>) {
+    use crate::exec::sandbox::limits::size_words;
+    use crate::store::metadata::LimitHit;
+    let (key, value, what) = match hit {
+        LimitHit::Memory => (
+            "memory",
+            limits.memory.map(size_words),
+            "the command was killed for want of memory: it reached the sandbox's memory limit",
+        ),
+        LimitHit::Pids => (
+            "pids",
+            limits.pids.map(|p| p.to_string()),
+            "the command could not start a process: it reached the sandbox's process limit",
+        ),
+    };
+    let value = value.map_or(String::new(), |v| format!(" = {v}"));
+    (
+        format!("{what} (sandbox.limits.{key}{value})"),
+        Some(format!(
+            "raise sandbox.limits.{key} in your own configuration file if the command needs more"
+        )),
+    )
+}
+
+/// The note of a sandboxed run that gets no process, memory or CPU limit, and why.
+pub(crate) fn unlimited(why: &str) -> String {
+    format!("Note: this sandboxed run has no process or memory limit: {why}")
+}
+
+/// The words of what a run hit, after its exit code in `status <id>`.
+pub(crate) fn limit_hit_words(hit: crate::store::metadata::LimitHit) -> &'static str {
+    match hit {
+        crate::store::metadata::LimitHit::Memory => {
+            "out of memory: killed at the sandbox's memory limit"
+        }
+        crate::store::metadata::LimitHit::Pids => "reached the sandbox's process limit",
+    }
+}
+
 pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<String>) {
     use crate::session::Warning;
     let with_hint = |text: String, err: &crate::error::CliError, default: &str| {
@@ -644,6 +711,7 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             err,
             "check the workspace and its state directory",
         ),
+        Warning::LimitHit { hit, limits } => limit_hit(*hit, limits),
         Warning::NotInCheckpoint { path, why } => (
             format!("not in the checkpoint: {} ({why})", path.display()),
             None,

@@ -401,6 +401,7 @@ pub(super) fn new_record(
         finished_at: None,
         exit_code: None,
         signal: None,
+        limit_hit: None,
         pid: None,
         pid_start: None,
         runs: vec![],

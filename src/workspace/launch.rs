@@ -24,6 +24,8 @@ pub(crate) struct Launch {
     sandboxed: bool,
     workspace: String,
     kept_store: Option<crate::workspace::own_store::KeptStore>,
+    /// The cgroup holding the run's limits, removed after it.
+    cgroup: Option<sandbox::limits::Cgroup>,
     /// direnv evaluates for this launch, and what it loads is kept for the next ones.
     evaluation: Option<Evaluation>,
 }
@@ -43,6 +45,9 @@ struct Evaluation {
 pub struct Sandboxing {
     pub bwrap: PathBuf,
     pub options: sandbox::Options,
+    /// Why the run gets no process, memory or CPU limit (no cgroup on this host), to be
+    /// said; none when it gets them.
+    pub unlimited: Option<String>,
 }
 
 impl Launch {
@@ -85,6 +90,7 @@ impl Launch {
         let mut argv: Vec<OsString> = vec![];
         let mut passed = None;
         let mut kept_store = None;
+        let mut cgroup = None;
         if let Some(sandboxing) = sandboxing {
             let tag = match sandboxing.options.network {
                 true => "bwrap",
@@ -108,6 +114,9 @@ impl Launch {
                 private,
             )?);
             passed = Some(seccomp);
+            if let Some(limits) = &sandboxing.options.limits {
+                cgroup = sandbox::limits::Cgroup::make(limits)?;
+            }
         }
         let guard: Vec<OsString> = vec![me.into(), TRAMPOLINE.into(), "--".into()];
         let mut evaluation = None;
@@ -153,6 +162,11 @@ impl Launch {
             passed,
             handback: evaluation.as_ref().map(|e| e.handback.as_raw_fd()),
             env_only,
+            cgroup_procs: cgroup.as_ref().map_or(vec![], |c| c.procs()),
+            cpus: cgroup
+                .as_ref()
+                .and_then(|c| c.cpus())
+                .map(<[usize]>::to_vec),
         };
         Ok(Launch {
             child,
@@ -160,6 +174,7 @@ impl Launch {
             sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
             kept_store,
+            cgroup,
             evaluation,
         })
     }
@@ -207,9 +222,13 @@ impl Launch {
             evaluation.keep(matches!(result, Ok((_, true))));
         }
         let outcome = finish(result, self.through_direnv, self.sandboxed, &self.workspace);
+        let killed = matches!(outcome, Ok(Ending::Signaled(libc::SIGKILL)));
+        let limit_hit = self.cgroup.as_ref().and_then(|c| c.hit(killed));
         Ok(Ran {
             outcome,
+            limit_hit,
             _guard: guard,
+            _cgroup: self.cgroup,
         })
     }
 }
@@ -327,7 +346,11 @@ fn handed_back(fd: OwnedFd) -> Option<Vec<(OsString, OsString)>> {
 /// still be ending as this is read and is waited for when this is dropped.
 pub(crate) struct Ran {
     pub outcome: Result<Ending>,
+    /// The sandbox limit the run reached, when it did.
+    pub limit_hit: Option<crate::store::metadata::LimitHit>,
     _guard: Option<process::Ended>,
+    /// Removed once the guard (dropped first) has ended with every process of the run.
+    _cgroup: Option<sandbox::limits::Cgroup>,
 }
 
 /// How a started chain ended, or why it failed before the command started.

@@ -40,3 +40,13 @@ pub(crate) fn setup(backend: Backend) -> (TestEnv, std::path::PathBuf) {
     let repo = backend.repo(&env);
     (env, repo)
 }
+
+/// `stderr` without the note of a sandboxed run that gets no process or memory limit (an
+/// unprivileged user on a host whose cgroups only root may write).
+pub(crate) fn without_limits_note(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with("Note: this sandboxed run has no process or memory limit: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}

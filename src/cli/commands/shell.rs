@@ -39,6 +39,9 @@ pub(in crate::cli) fn cmd_shell(inv: &Invocation, args: &ShellArgs) -> Result<i3
     }
     let confined = crate::cli::global::ran_sandboxed(ui, &args.sandbox, &args.id, &path);
     let sandboxing = args.sandbox.prepare(&ctx.config, confined)?;
+    if let Some(why) = sandboxing.as_ref().and_then(|s| s.unlimited.as_ref()) {
+        ui.note(crate::ui::report::unlimited(why));
+    }
     let req = Request {
         id: &args.id,
         base_change: None,

@@ -380,10 +380,14 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
     field("repo", &r.repo_root.display().to_string());
     field("base", &opt(&r.base_change));
     field("command", &shell_words(&r.command));
-    field(
-        "exit code",
-        &r.exit_code.map_or("-".into(), |c| c.to_string()),
-    );
+    let code = r.exit_code.map_or("-".into(), |c| c.to_string());
+    match r.limit_hit {
+        Some(hit) => field(
+            "exit code",
+            &format!("{code} ({})", crate::ui::report::limit_hit_words(hit)),
+        ),
+        None => field("exit code", &code),
+    }
     field("created", &r.created_at.to_string());
     field("updated", &r.updated_at.to_string());
     field(
@@ -395,6 +399,9 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         },
     );
     field("sandbox", &crate::ui::report::sandbox(r.sandbox.as_ref()));
+    if let Some(limits) = r.sandbox.as_ref().and_then(|s| s.limits.as_ref()) {
+        field("limits", &crate::ui::report::limits(limits));
+    }
     if let Some(land) = &r.land {
         field("last land", &land_text(r, land));
     }

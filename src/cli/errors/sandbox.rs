@@ -29,6 +29,12 @@ impl From<&SandboxError> for CliError {
             SandboxError::GitTarget { .. } => CliError::failure(message).hint(
                 "something rewrote .jj/repo/store/git_target (a sandboxed agent can write it): put back the repository's own git directory (`../../../.git` for a colocated repository, `git` otherwise) and check what else changed; the command was not run",
             ),
+            SandboxError::LimitUnavailable { key, .. } => CliError::failure(message).hint(format!(
+                "run as a user who may make cgroups (root, or one a cgroup v2 is delegated to), or remove sandbox.limits.{key} from your own configuration file to run without it; the command was not run"
+            )),
+            SandboxError::NoCgroup { .. } | SandboxError::Cgroup { .. } => CliError::failure(message).hint(
+                "agent-workspace never runs a --sandbox command without the limits it was given; check the cgroup file system, or see `agent-workspace doctor`",
+            ),
             SandboxError::Seccomp(_) => CliError::failure(message).hint(
                 "this platform has no seccomp support agent-workspace knows; agent-workspace never runs a --sandbox command unconfined",
             ),

@@ -33,6 +33,11 @@ pub(crate) struct Child {
     /// Start from `env` alone instead of this process's environment plus `env` (a kept
     /// environment direnv loaded before).
     pub env_only: bool,
+    /// `cgroup.procs` files the chain's first process joins before it execs (the run's
+    /// cgroup: every process of the run is then inside).
+    pub cgroup_procs: Vec<RawFd>,
+    /// The CPUs the chain is placed on (a sandbox's `cpus`), when not all.
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// How the user's command ended.
@@ -96,6 +101,7 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
     let passed = child.passed.as_ref().map_or(-1, |fd| fd.as_raw_fd());
     let watched = if child.sandboxed { 0 } else { parent };
     let handback = child.handback.unwrap_or(-1);
+    let (cgroup_procs, cpus) = (child.cgroup_procs, child.cpus);
     cmd.env(
         GUARD_VAR,
         format!("{write_fd}:{watched}:{lease}:{go_fd}:{handback}"),
@@ -113,6 +119,10 @@ pub(crate) fn start_child(child: Child) -> io::Result<Running> {
             }
             if passed >= 0 {
                 inherit(passed)?;
+            }
+            crate::exec::sandbox::limits::join(&cgroup_procs)?;
+            if let Some(cpus) = &cpus {
+                crate::exec::sandbox::limits::place(cpus)?;
             }
             signals::prepare_child(own_group, parent)
         });

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 
+pub(crate) mod limits;
 mod secrets;
 
 /// How a run is confined: the record owns the type it keeps.
@@ -50,6 +51,15 @@ pub enum SandboxError {
     GitTarget { named: PathBuf, reason: String },
     #[error("cannot build the sandbox's seccomp filter: {0}")]
     Seccomp(String),
+    #[error("sandbox.limits.{key} cannot be applied on this host: {why}")]
+    LimitUnavailable { key: &'static str, why: String },
+    #[error("cannot make the run's cgroup: {why}")]
+    NoCgroup { why: String },
+    #[error("cannot make the run's cgroup at {}: {source}", path.display())]
+    Cgroup {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// bubblewrap on PATH, checked to start a sandbox with the namespaces every run gets here
@@ -81,7 +91,7 @@ pub(crate) fn find() -> Result<PathBuf, SandboxError> {
         },
     ];
     for mount in &mounts {
-        mount.render(&mut args);
+        mount.render(&mut args, None);
     }
     args.extend(CONFINED.map(OsString::from));
     let probe = Call::new(&bin).args(args).args(["--", "true"]).stdout();
@@ -302,6 +312,9 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
     let mut mounts = vec![
         Mount::read_only(Path::new("/")),
         Mount::Dev { dst: "/dev".into() },
+        // The shared memory of the sandbox's own `/dev` is a tmpfs of its own, so its size
+        // is bounded like the others'.
+        Mount::tmpfs(Path::new("/dev/shm")),
         Mount::Proc {
             dst: "/proc".into(),
         },
@@ -448,6 +461,7 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
         network: options.network,
         chdir: scope.workspace.to_path_buf(),
         unset: secrets::withheld(vars.iter().map(OsString::as_os_str), &options.pass_env),
+        tmp_size: options.limits.as_ref().and_then(|l| l.tmp),
     }
 }
 
@@ -493,8 +507,9 @@ impl Mount {
         }
     }
 
-    /// bubblewrap's words for this mount: the one place they are written.
-    fn render(&self, args: &mut Vec<OsString>) {
+    /// bubblewrap's words for this mount: the one place they are written; each tmpfs is
+    /// `tmp_size` bytes at most where given.
+    fn render(&self, args: &mut Vec<OsString>, tmp_size: Option<u64>) {
         let (flag, src, dst) = match self {
             Mount::ReadOnly { src, dst } => ("--ro-bind", Some(src), dst),
             Mount::ReadOnlyIfThere { src, dst } => ("--ro-bind-try", Some(src), dst),
@@ -504,6 +519,9 @@ impl Mount {
             Mount::Dev { dst } => ("--dev", None, dst),
             Mount::Proc { dst } => ("--proc", None, dst),
         };
+        if let (Mount::Tmpfs { .. }, Some(size)) = (self, tmp_size) {
+            args.extend(["--size".into(), size.to_string().into()]);
+        }
         args.push(flag.into());
         args.extend(src.map(|s| s.clone().into_os_string()));
         args.push(dst.clone().into_os_string());
@@ -532,6 +550,8 @@ pub(crate) struct Plan {
     chdir: PathBuf,
     /// The environment variables the sandbox does not get (they carry credentials).
     unset: Vec<OsString>,
+    /// The most bytes each tmpfs holds (`sandbox.limits.tmp`).
+    tmp_size: Option<u64>,
 }
 
 impl Plan {
@@ -540,7 +560,7 @@ impl Plan {
     fn args(&self, seccomp: RawFd) -> Vec<OsString> {
         let mut args = vec![];
         for mount in &self.mounts {
-            mount.render(&mut args);
+            mount.render(&mut args, self.tmp_size);
         }
         args.extend(CONFINED.map(OsString::from));
         if !self.network {
@@ -852,14 +872,15 @@ mod tests {
             network: false,
             chdir: "/ws".into(),
             unset: vec!["GITHUB_TOKEN".into()],
+            tmp_size: Some(1024),
         };
         let args: Vec<String> = plan
             .args(7)
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let mounts =
-            "--ro-bind / / --dev /dev --tmpfs /tmp --bind /s/wc/.jj /ws/.jj --remount-ro /repo";
+        let mounts = "--ro-bind / / --dev /dev --size 1024 --tmpfs /tmp --bind /s/wc/.jj /ws/.jj \
+                      --remount-ro /repo";
         let tail = "--unshare-net --seccomp 7 --chdir /ws --unsetenv GITHUB_TOKEN --";
         assert_eq!(
             args.join(" "),

@@ -17,6 +17,9 @@ pub(crate) struct Run {
     pub status: Status,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// The sandbox's limit this run reached, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_hit: Option<super::LimitHit>,
     pub command: Vec<String>,
     pub workflow: Option<String>,
     pub pid: Option<u32>,
@@ -67,12 +70,14 @@ impl Record {
         self.finished_at = None;
         self.exit_code = None;
         self.signal = None;
+        self.limit_hit = None;
         self.pid = Some(pid);
         self.pid_start = pid_start;
         self.not_started = None;
     }
 
-    /// Records how the current run ended and adds it to the history.
+    /// Records how the current run ended and adds it to the history (with the limit it
+    /// reached, set in `limit_hit` before).
     pub(crate) fn finish_run(
         &mut self,
         status: Status,
@@ -94,6 +99,7 @@ impl Record {
             status,
             exit_code: Some(code),
             signal,
+            limit_hit: self.limit_hit,
             command: self.command.clone(),
             workflow: self.workflow.clone(),
             pid: self.pid,

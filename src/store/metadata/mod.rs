@@ -107,6 +107,9 @@ pub(crate) struct Record {
     pub exit_code: Option<i32>,
     #[serde(default)]
     pub signal: Option<i32>,
+    /// The sandbox's limit the last run reached, when it did (read from its cgroup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_hit: Option<LimitHit>,
     #[serde(default)]
     pub pid: Option<u32>,
     /// The supervising process's start time, so a reused pid is not taken for it.
@@ -429,6 +432,87 @@ pub struct SandboxOptions {
     /// (`sandbox.pass_env`, the user's file only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
+    /// What the run could take of the machine (`[sandbox.limits]` or the defaults), as
+    /// applied; none in records made before limits existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<SandboxLimits>,
+}
+
+/// What one sandboxed run could take of the machine, as applied: a limit left out was not
+/// (no cgroup for it on the host).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SandboxLimits {
+    /// Processes and threads at once (the cgroup's `pids.max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u64>,
+    /// Bytes of memory, tmpfs files and kernel memory included, no swap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    /// CPU time, in CPUs (a quota per period); `nproc` inside says this rounded up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<f64>"))]
+    pub cpus: Option<Cpus>,
+    /// Bytes of each tmpfs the sandbox mounts (`/tmp`, `/dev/shm`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmp: Option<u64>,
+    /// The cgroup the limits were applied through; none: no process, memory or CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupKind>,
+}
+
+/// A number of CPUs, kept in thousandths (so records compare exactly), written as a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cpus(pub u32);
+
+impl Cpus {
+    /// Whole CPUs, rounded up: how many a run's processes may be placed on.
+    pub fn ceil(self) -> usize {
+        self.0.div_ceil(1000) as usize
+    }
+}
+
+impl std::fmt::Display for Cpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", f64::from(self.0) / 1000.0)
+    }
+}
+
+impl Serialize for Cpus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(self.0) / 1000.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Cpus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Cpus, D::Error> {
+        let cpus = f64::deserialize(d)?;
+        let milli = (cpus * 1000.0).round();
+        match milli >= 1.0 && milli <= f64::from(u32::MAX) {
+            true => Ok(Cpus(milli as u32)),
+            false => Err(serde::de::Error::custom("not a number of CPUs above 0")),
+        }
+    }
+}
+
+/// How a run's cgroup was made: directly in the cgroup v2 hierarchy, or in the v1
+/// hierarchies of each controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupKind {
+    V2,
+    V1,
+}
+
+/// A sandbox limit a run reached: its memory (the kernel killed a process for it), or its
+/// processes (a fork was refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum LimitHit {
+    Memory,
+    Pids,
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@ fn history_is_bounded() {
             status: Status::Done,
             exit_code: Some(0),
             signal: None,
+            limit_hit: None,
             command: vec![],
             workflow: None,
             pid: None,
