@@ -139,6 +139,7 @@ pub(super) struct SandboxSection {
     pub(super) readable: Option<Vec<PathBuf>>,
     pub(super) pass_env: Option<Vec<String>>,
     pub(super) limits: Option<SandboxLimitsSection>,
+    pub(super) bring_back_timeout: Option<String>,
 }
 
 /// `[sandbox.limits]`: what one sandboxed run may take of the machine (the user's file only).

@@ -48,6 +48,9 @@ pub struct Config {
     pub sandbox_pass_env: Vec<String>,
     /// What one sandboxed run may take of the machine (`[sandbox.limits]`, user file only).
     pub sandbox_limits: SandboxLimits,
+    /// How long bringing back a sandboxed run's work may take (`sandbox.bring_back_timeout`,
+    /// user file only); [`DEFAULT_BRING_BACK_TIMEOUT`] when unset.
+    pub sandbox_bring_back_timeout: Option<Duration>,
     /// At most this many workspaces per repository (`limits.max_workspaces`).
     pub max_workspaces: Option<usize>,
     /// Bytes that must stay free on the root's file system (`limits.min_free_disk`).
@@ -79,19 +82,9 @@ pub struct Config {
     pub direnv_reuse: bool,
 }
 
-/// What one sandboxed run may take of the machine, as the user's file sets it
-/// (`[sandbox.limits]`); a limit left out takes its default (see `exec::sandbox::limits`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SandboxLimits {
-    /// Processes (and threads) at once.
-    pub pids: Option<u64>,
-    /// Bytes of memory, the run's tmpfs files included.
-    pub memory: Option<u64>,
-    /// CPUs, in thousandths.
-    pub cpus_milli: Option<u32>,
-    /// Bytes of each tmpfs the sandbox mounts (`/tmp`, `/dev/shm`, ...).
-    pub tmp: Option<u64>,
-}
+/// What one sandboxed run may take of the machine (`[sandbox.limits]`): the sandbox's own
+/// type, which this layer fills.
+pub(crate) use crate::exec::sandbox::limits::AskedLimits as SandboxLimits;
 
 /// Whether a jj workspace is made a colocated git worktree (jj 0.46 and later can): `Auto`
 /// when the main workspace is one, or always, or never.
@@ -134,6 +127,17 @@ pub struct SetupCommand {
 }
 
 /// How long `gc` keeps kept-aside directories unless `retention.kept` says otherwise.
+/// How long bringing back a sandboxed run's work may take unless the user's file says.
+pub(crate) const DEFAULT_BRING_BACK_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Config {
+    /// How long bringing back a sandboxed run's work may take.
+    pub(crate) fn bring_back_timeout(&self) -> Duration {
+        self.sandbox_bring_back_timeout
+            .unwrap_or(DEFAULT_BRING_BACK_TIMEOUT)
+    }
+}
+
 pub(crate) const DEFAULT_RETENTION_KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// A status `retention.<status>` may name: a run's end as its record says, or one the
@@ -240,6 +244,10 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                 ("sandbox.readable", content.sandbox.readable.is_some()),
                 ("sandbox.pass_env", content.sandbox.pass_env.is_some()),
                 ("sandbox.limits", content.sandbox.limits.is_some()),
+                (
+                    "sandbox.bring_back_timeout",
+                    content.sandbox.bring_back_timeout.is_some(),
+                ),
             ] {
                 if set {
                     return Err(ConfigError::UserOnly {
@@ -401,6 +409,17 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(limits) = content.sandbox.limits {
         apply_limits(&mut config.sandbox_limits, limits, &invalid)?;
+    }
+    if let Some(text) = content.sandbox.bring_back_timeout {
+        let limit = humantime::parse_duration(text.trim())
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "sandbox.bring_back_timeout = {text:?} is not a duration such as \"2m\" or \"90s\""
+                ))
+            })?;
+        config.sandbox_bring_back_timeout = Some(limit);
     }
     apply_tools(config, content.tools, &invalid)?;
     if let Some(spec) = content.setup.command {

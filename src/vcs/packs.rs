@@ -16,6 +16,16 @@ pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> V
     }
 }
 
+/// What git is told when it runs on a store an agent could write (its own store, in its
+/// sandbox): the store's hooks and file-system monitor are not run, whatever its
+/// configuration says (the command line wins over every file).
+pub(crate) const AGENT_STORE: [&str; 4] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
 /// git on the git directory `git_dir` (never one found from the current directory).
 pub(crate) fn git_at(git_dir: &Path) -> Result<Call> {
     Ok(Call::new(crate::exec::process::find("git")?)

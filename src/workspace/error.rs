@@ -276,6 +276,13 @@ pub(crate) enum OwnStoreError {
         err: Box<CliError>,
         words: StoreWords,
     },
+    /// Exporting the store's work did not end in time: the store was moved aside to `kept`.
+    #[error("the work of workspace {id:?} was not brought back from its sandbox: the export did not end within {} s", after.as_secs())]
+    TimedOut {
+        id: WorkspaceId,
+        after: std::time::Duration,
+        kept: PathBuf,
+    },
     #[error("the export of workspace {id:?} left no bundle (or {}) at {}",
         match limit {
             Some(limit) => format!("not a regular file of at most {} GiB", limit >> 30),

@@ -34,6 +34,9 @@ struct Agent {
     clean: &'static [&'static str],
     /// Commits, then leaves a FIFO in its own store where the store's tool would open it.
     fifo_in_store: &'static str,
+    /// Commits `hung.txt` as "hung work", then has its store's git configuration include a
+    /// FIFO of the workspace (which no store check sees): git waits on it for ever.
+    hang_export: &'static str,
 }
 
 fn agent(backend: Backend) -> Agent {
@@ -52,6 +55,9 @@ fn agent(backend: Backend) -> Agent {
             fifo_in_store: "echo w > w.txt && jj commit -m fifo && \
                  op=$(ls .jj/repo/op_heads/heads) && \
                  rm .jj/repo/op_store/operations/$op && mkfifo .jj/repo/op_store/operations/$op",
+            hang_export:
+                "echo h > hung.txt && jj commit -m 'hung work' && mkfifo \"$PWD/hang\" && \
+                 git --git-dir=.jj/repo/store/git config include.path \"$PWD/hang\"",
         },
         Backend::Git => Agent {
             commit_killed: "echo kept > kept.txt && git add kept.txt && \
@@ -68,6 +74,9 @@ fn agent(backend: Backend) -> Agent {
             clean: &["clean", "w", "--force"],
             fifo_in_store: "echo w > w.txt && git add w.txt && git commit -q -m fifo && \
                  d=$(git rev-parse --absolute-git-dir) && rm \"$d/index\" && mkfifo \"$d/index\"",
+            hang_export:
+                "echo h > hung.txt && git add hung.txt && git commit -q -m 'hung work' && \
+                 mkfifo \"$PWD/hang\" && git config include.path \"$PWD/hang\"",
         },
     }
 }
@@ -430,7 +439,49 @@ fn agent_config_never_runs_outside_for_an_unprivileged_user(backend: Backend) {
     agent_config_never_runs_outside_as(backend, true);
 }
 
+/// An export that never ends (the agent's store includes a FIFO in its configuration, so git
+/// waits on it for ever) is stopped at `sandbox.bring_back_timeout`: the run ends saying
+/// where the store, with the agent's commit, is kept; later commands never wait on it.
+fn an_export_that_never_ends_is_stopped_and_its_store_kept(backend: Backend) {
+    let (env, repo) = setup(backend);
+    env.user_config("[sandbox]\nbring_back_timeout = \"3s\"\n");
+    let agent = agent(backend);
+    let history = users_history(&env, &repo, backend);
+    // The harness fails a command that takes more than its limit instead of waiting.
+    let run = sandboxed(&env, &repo, agent.hang_export, false);
+    assert!(
+        run.stderr
+            .contains("was not brought back from its sandbox: the export did not end within 3 s"),
+        "{}",
+        run.report()
+    );
+    let kept = kept_path(&run);
+    // The kept store still includes the FIFO: git would wait on it here too, until it goes.
+    fs::remove_file(env.ws_path(&repo, "w").join("hang")).unwrap();
+    let subjects = git_ok(
+        &env,
+        &repo,
+        &[&kept_git_dir(&kept, backend), "log", "--all", "--format=%s"],
+    );
+    assert!(
+        subjects.contains("hung work"),
+        "{subjects}\n{}",
+        run.report()
+    );
+    assert!(
+        !env.namespace_dir(&repo).join(".private/w").exists(),
+        "{}",
+        env.listing()
+    );
+    // The next sandboxed run starts from the workspace's files, and the store is not waited on.
+    let again = sandboxed(&env, &repo, "cat hung.txt", false);
+    assert_eq!(again.assert_ok().stdout, "h\n", "{}", again.report());
+    env.aw(&repo, ["status", "w"]).assert_ok();
+    assert_eq!(users_history(&env, &repo, backend), history);
+}
+
 crate::both_backends!(
+    an_export_that_never_ends_is_stopped_and_its_store_kept,
     agent_config_never_runs_outside,
     agent_config_never_runs_outside_for_an_unprivileged_user,
     a_killed_runs_commits_are_brought_back_by_clean,

@@ -448,3 +448,31 @@ fn a_worktree_mid_merge_is_refused_for_the_invoking_user() {
 fn a_worktree_mid_merge_is_refused_for_an_unprivileged_user() {
     a_worktree_mid_merge_is_refused(true);
 }
+
+/// The hooks an agent puts in its own git directory never run when its work comes back:
+/// a `reference-transaction` hook that ignores SIGTERM and never ends would hold the export
+/// (git moves a ref there); the work comes back at once, the hook never having run.
+#[test]
+fn a_hook_in_its_own_store_never_runs_when_its_work_comes_back() {
+    let (env, repo) = setup(Backend::Git);
+    env.user_config("[sandbox]\nbring_back_timeout = \"20s\"\n");
+    let ws = env.ws_path(&repo, "w");
+    let script = "echo h > hooked.txt && git add hooked.txt && git commit -q -m 'hooked work' && \
+         hooks=$(git rev-parse --git-path hooks) && mkdir -p \"$hooks\" && \
+         printf '#!/bin/sh\\ntrap \"\" TERM INT\\necho ran >> \"%s/hook-ran\"\\nsleep 600\\n' \"$PWD\" \
+           > \"$hooks/reference-transaction\" && chmod +x \"$hooks/reference-transaction\"";
+    let run = sandboxed(&env, &repo, script, false);
+    run.assert_ok();
+    assert!(!run.stderr.contains("not brought back"), "{}", run.report());
+    assert!(
+        !ws.join("hook-ran").exists(),
+        "the hook ran: {}",
+        run.report()
+    );
+    let subjects = git_ok(&env, &repo, &["log", "--all", "--format=%s"]);
+    assert!(
+        subjects.contains("hooked work"),
+        "{subjects}\n{}",
+        run.report()
+    );
+}

@@ -296,6 +296,10 @@ impl From<OwnStoreError> for CliError {
             OwnStoreError::NotExported { err, words, .. } => CliError::failure(message)
                 .cause(err.message)
                 .hint(tries_again(&words)),
+            OwnStoreError::TimedOut { kept, .. } => CliError::failure(message).hint(format!(
+                "the workspace's files are as the agent left them and its next sandboxed run starts afresh from them (a larger sandbox.bring_back_timeout in your own configuration gives a big export more time); what the agent committed in its sandbox is kept in {}",
+                kept.display()
+            )),
             OwnStoreError::NoBundle { words, .. } => {
                 CliError::failure(message).hint(tries_again(&words))
             }

@@ -21,6 +21,13 @@ pub enum ProcessError {
     NotFound { program: String },
     #[error("could not run `{cmdline}`: {source}")]
     Spawn { cmdline: String, source: io::Error },
+    /// The call did not end within its time limit ([`Call::within`]): its process group was
+    /// killed.
+    #[error("`{cmdline}` did not end within {} s, so it was stopped", after.as_secs())]
+    TimedOut {
+        cmdline: String,
+        after: std::time::Duration,
+    },
     #[error("`{cmdline}` failed ({status})")]
     Failed {
         cmdline: String,
@@ -55,6 +62,7 @@ pub(crate) struct Call {
     env: Vec<(OsString, OsString)>,
     input: Option<std::fs::File>,
     passed: Option<std::os::fd::OwnedFd>,
+    limit: Option<std::time::Duration>,
 }
 
 impl Call {
@@ -66,7 +74,15 @@ impl Call {
             env: vec![],
             input: None,
             passed: None,
+            limit: None,
         }
+    }
+
+    /// Gives the call `limit` to end in: it runs in a process group of its own, which is
+    /// killed once the time is up ([`ProcessError::TimedOut`]).
+    pub(crate) fn within(mut self, limit: std::time::Duration) -> Self {
+        self.limit = Some(limit);
+        self
     }
 
     /// Reads the call's stdin from `file` (else /dev/null).
@@ -145,19 +161,14 @@ impl Call {
     /// `codes` (e.g. `git merge-tree`, which exits 1 on conflicts and still reports).
     pub(crate) fn stdout_allowing(self, codes: &[i32]) -> Result<(i32, String), ProcessError> {
         let started = self.start()?;
-        let output = started
-            .child
-            .wait_with_output()
-            .map_err(|source| ProcessError::Spawn {
-                cmdline: started.cmdline.clone(),
-                source,
-            })?;
+        let cmdline = started.cmdline.clone();
+        let output = started.output()?;
         match output.status.code() {
             Some(code) if code == 0 || codes.contains(&code) => {
                 Ok((code, String::from_utf8_lossy(&output.stdout).into_owned()))
             }
             code => Err(ProcessError::Failed {
-                cmdline: started.cmdline,
+                cmdline,
                 status: describe_status(output.status),
                 stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
                 code,
@@ -184,6 +195,9 @@ impl Call {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+        if self.limit.is_some() {
+            cmd.process_group(0);
+        }
         if let Some(fd) = &self.passed {
             let fd = std::os::fd::AsRawFd::as_raw_fd(fd);
             // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
@@ -205,7 +219,11 @@ impl Call {
                 source,
             },
         })?;
-        Ok(Started { child, cmdline })
+        Ok(Started {
+            child,
+            cmdline,
+            limit: self.limit,
+        })
     }
 }
 
@@ -259,6 +277,7 @@ impl Call {
 pub(crate) struct Started {
     child: std::process::Child,
     cmdline: String,
+    limit: Option<std::time::Duration>,
 }
 
 impl Started {
@@ -283,21 +302,72 @@ impl Started {
 
     /// Waits for the call and returns its stdout and stderr as bytes when it exited 0.
     fn wait_raw(self) -> Result<(Vec<u8>, Vec<u8>), ProcessError> {
-        let output = self
-            .child
-            .wait_with_output()
-            .map_err(|source| ProcessError::Spawn {
-                cmdline: self.cmdline.clone(),
-                source,
-            })?;
+        let cmdline = self.cmdline.clone();
+        let output = self.output()?;
         if output.status.success() {
             return Ok((output.stdout, output.stderr));
         }
         Err(ProcessError::Failed {
-            cmdline: self.cmdline,
+            cmdline,
             status: describe_status(output.status),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             code: output.status.code(),
+        })
+    }
+
+    /// Waits for the call to end and collects what it printed; with a time limit, kills its
+    /// process group once the time is up.
+    fn output(self) -> Result<std::process::Output, ProcessError> {
+        let Started {
+            mut child,
+            cmdline,
+            limit,
+        } = self;
+        let spawn_error = |source| ProcessError::Spawn {
+            cmdline: cmdline.clone(),
+            source,
+        };
+        let Some(limit) = limit else {
+            return child.wait_with_output().map_err(spawn_error);
+        };
+        let read = |pipe: Option<Box<dyn io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = vec![];
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().map_err(spawn_error)? {
+                return Ok(std::process::Output {
+                    status,
+                    stdout: stdout.join().unwrap_or_default(),
+                    stderr: stderr.join().unwrap_or_default(),
+                });
+            }
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The group is the call's own (`process_group(0)`): its pid is the group's id.
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: kill(2) on a process group this process made.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let _ = child.wait();
+        // The readers end when the last writer does; one that escaped the group may hold a
+        // pipe open, so they are not waited for.
+        Err(ProcessError::TimedOut {
+            cmdline,
+            after: limit,
         })
     }
 }

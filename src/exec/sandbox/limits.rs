@@ -18,6 +18,20 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::SandboxError;
 use crate::store::metadata::{CgroupKind, Cpus, LimitHit, SandboxLimits};
 
+/// What one sandboxed run may take of the machine, as the user's file sets it
+/// (`[sandbox.limits]`); a limit left out takes its default (see [`resolve`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AskedLimits {
+    /// Processes (and threads) at once.
+    pub pids: Option<u64>,
+    /// Bytes of memory, the run's tmpfs files included.
+    pub memory: Option<u64>,
+    /// CPUs, in thousandths.
+    pub cpus_milli: Option<u32>,
+    /// Bytes of each tmpfs the sandbox mounts (`/tmp`, `/dev/shm`, ...).
+    pub tmp: Option<u64>,
+}
+
 /// Processes (and threads) a run may have at once unless the user says otherwise.
 pub(crate) const DEFAULT_PIDS: u64 = 4096;
 
@@ -32,7 +46,7 @@ const PREFIX: &str = "agent-workspace-";
 /// why no cgroup can be used when none can. A limit the user set that this host cannot apply
 /// is an error.
 pub(crate) fn resolve(
-    asked: &crate::config::SandboxLimits,
+    asked: &AskedLimits,
 ) -> Result<(SandboxLimits, Option<String>), SandboxError> {
     let memory_total = total_memory();
     let tmp = asked.tmp.or(memory_total.map(|m| m / 4));

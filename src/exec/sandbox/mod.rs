@@ -581,6 +581,7 @@ impl Plan {
 pub(crate) struct Confinement {
     bwrap: PathBuf,
     plan: Plan,
+    limit: Option<std::time::Duration>,
 }
 
 impl Confinement {
@@ -589,7 +590,15 @@ impl Confinement {
         Confinement {
             bwrap: bwrap.to_path_buf(),
             plan: plan(options, scope),
+            limit: None,
         }
+    }
+
+    /// Gives every call wrapped in this sandbox `limit` to end in (see `Call::within`): the
+    /// sandbox ends with bubblewrap (`--die-with-parent`), so nothing of a call outlives it.
+    pub(crate) fn within(mut self, limit: std::time::Duration) -> Confinement {
+        self.limit = Some(limit);
+        self
     }
 
     /// Where the sandbox starts: its workspace, as the programs inside see it.
@@ -601,7 +610,11 @@ impl Confinement {
     pub(crate) fn wrap(&self, call: Call) -> Result<Call, SandboxError> {
         let seccomp = std::os::fd::OwnedFd::from(seccomp()?);
         let args = self.plan.args(std::os::fd::AsRawFd::as_raw_fd(&seccomp));
-        Ok(call.inside(&self.bwrap, args).pass(seccomp))
+        let call = call.inside(&self.bwrap, args).pass(seccomp);
+        Ok(match self.limit {
+            Some(limit) => call.within(limit),
+            None => call,
+        })
     }
 }
 

@@ -435,7 +435,11 @@ impl Git {
     ) -> Result<Option<PathBuf>> {
         let ws = jail.workspace();
         let git = |args: &[&str]| -> Result<Call> {
-            Ok(self.call(ws)?.dir(ws).args(args.iter().copied()))
+            Ok(self
+                .call(ws)?
+                .dir(ws)
+                .args(crate::vcs::packs::AGENT_STORE)
+                .args(args.iter().copied()))
         };
         let run = |call: Call| -> Result<String> { Ok(jail.wrap(call)?.stdout()?) };
         // What git printed inside the sandbox is handed on only as a whole object id.

@@ -283,6 +283,7 @@ impl Jj {
         let call = self
             .git_at(&ws.join(".jj/repo/store/git"))?
             .dir(ws)
+            .args(crate::vcs::packs::AGENT_STORE)
             .args(["bundle", "create", "-q"])
             .arg(&bundle)
             .arg(EXPORT_REF)

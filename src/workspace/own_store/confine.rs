@@ -42,7 +42,9 @@ pub(super) fn confinement(
         network: false,
         ..sandbox::Options::default()
     };
-    Ok(Confinement::new(bwrap, &options, &scope))
+    // The agent could leave what makes jj or git wait for ever (a configuration including a
+    // FIFO of the workspace): no call in this sandbox outlives its time.
+    Ok(Confinement::new(bwrap, &options, &scope).within(ctx.config.bring_back_timeout()))
 }
 
 /// The first entry under `root` that is neither a regular file nor a directory (a FIFO, a

@@ -22,9 +22,11 @@ use std::path::{Path, PathBuf};
 pub(crate) use kept::KeptStore;
 
 use crate::error::{CliError, Result};
+use crate::exec::process::ProcessError;
 use crate::exec::sandbox::{self, PrivateStore};
 use crate::store::layout::WorkspaceId;
 use crate::vcs::own_store::UserSide;
+use crate::vcs::VcsError;
 use crate::workspace::context::Context;
 use crate::workspace::error::{OwnStoreError, StoreWords, WorkspaceError};
 use synced::Synced;
@@ -201,13 +203,33 @@ fn take_back(
         fs::remove_dir_all(&out).map_err(|e| io("remove", &out, e))?;
     }
     fs::create_dir(&out).map_err(|e| io("create", &out, e))?;
-    let exported = confine::confinement(ctx, ws, mounts(ctx, dir, synced, Some(&out)), bwrap)
-        .and_then(|jail| Ok(ctx.vcs.own_store_export(&jail, &out, &synced.at)?))
-        .map_err(|err: CliError| OwnStoreError::NotExported {
-            id: id.clone(),
-            err: Box::new(err),
-            words: words(ctx, dir),
-        })?;
+    let not_exported = |err: CliError| OwnStoreError::NotExported {
+        id: id.clone(),
+        err: Box::new(err),
+        words: words(ctx, dir),
+    };
+    let jail = confine::confinement(ctx, ws, mounts(ctx, dir, synced, Some(&out)), bwrap)
+        .map_err(not_exported)?;
+    let exported = match ctx.vcs.own_store_export(&jail, &out, &synced.at) {
+        Ok(exported) => exported,
+        // What the agent left made jj or git wait (a hook, a FIFO its configuration includes):
+        // the store goes aside, named, so that no later command waits on it again.
+        Err(VcsError::Process(ProcessError::TimedOut { after, .. })) => {
+            let _ = fs::remove_dir_all(&out);
+            let holds = format!(
+                "work its sandbox did not export within {} s",
+                after.as_secs()
+            );
+            let kept = kept::keep_aside(ctx, id, dir, holds);
+            return Err(OwnStoreError::TimedOut {
+                id: id.clone(),
+                after,
+                kept: kept.path,
+            }
+            .into());
+        }
+        Err(err) => return Err(not_exported(err.into()).into()),
+    };
     // Read after the export (which writes the store too): every process of the sandbox has
     // ended, nothing else changes it.
     let op = ctx.vcs.own_store_state(dir).unwrap_or_default();
