@@ -59,6 +59,8 @@ fn a_healthy_setup_is_all_ok(backend: Backend) {
         "namespace",
         "direnv trust",
         "leftovers",
+        "sandbox network",
+        "sandbox limits",
         "workspaces",
     ] {
         let found = named(&doc, name);
@@ -77,7 +79,15 @@ fn a_healthy_setup_is_all_ok(backend: Backend) {
     // space is this disk's: the rest is the same on every machine, for either backend.
     let text = env.aw(&repo, ["doctor"]);
     text.assert_ok();
-    let tools = ["jj:", "git:", "direnv:", "just:", "bubblewrap:"];
+    // The limits name this machine's memory: `sandbox_network_and_limits_are_said` reads them.
+    let tools = [
+        "jj:",
+        "git:",
+        "direnv:",
+        "just:",
+        "bubblewrap:",
+        "sandbox limits:",
+    ];
     let free = regex::Regex::new(r"[0-9.]+ [KMGT]iB free").unwrap();
     let shown: Vec<String> = text
         .to_string()
@@ -99,6 +109,7 @@ fn a_healthy_setup_is_all_ok(backend: Backend) {
     ok       free space: [SIZE] free under [TMP]/xdg/cache/ai-workspaces
     ok       namespace: [TMP]/xdg/cache/ai-workspaces/repo-[HASH] is on the root's file system
     ok       direnv trust: [TMP]/xdg/data/direnv/allow is readable
+    ok       sandbox network: sandboxed runs reach the network (sandbox.network, the default): an agent in one can send what it can read there (its workspace, what the sandbox shows of HOME, the variables passed in) to any host
     ok       leftovers: no stale lock or scratch file
     ok       workspaces: no workspace has a problem
     0 errors, 0 warnings
@@ -114,6 +125,53 @@ fn a_healthy_setup_is_all_ok_jj() {
 #[test]
 fn a_healthy_setup_is_all_ok_git() {
     a_healthy_setup_is_all_ok(Backend::Git);
+}
+
+/// What a sandboxed run gets is said: a networked sandbox can send what it reads (a warning
+/// where every run is sandboxed), and the limits its cgroup holds it to, or why there are
+/// none (an unprivileged user where only root may make cgroups), or an error for a limit
+/// the user set that cannot be applied.
+#[test]
+fn sandbox_network_and_limits_are_said() {
+    let env = TestEnv::new();
+    let repo = Backend::Jj.repo(&env);
+    let doc = |env: &TestEnv| parse(&env.aw(&repo, ["doctor", "--json"]));
+    env.user_config("[sandbox]\nenabled = true\n");
+    let found = doc(&env);
+    insta::assert_snapshot!(shown(&env, &found, "sandbox network"), @r"
+    warning: sandboxed runs reach the network (sandbox.network, the default): an agent in one can send what it can read there (its workspace, what the sandbox shows of HOME, the variables passed in) to any host
+    fix: set sandbox.network = false in your own file (or pass --no-network) where the agent needs no network
+    ");
+    let limits = named(&found, "sandbox limits");
+    assert_eq!(limits.len(), 1, "{found:#}");
+    let (level, message, _) = &limits[0];
+    // Not root: whether this user may make a cgroup is the host's; either answer is said.
+    let unlimited = "a sandboxed run gets no process or memory limit here: ";
+    if !crate::harness::running_as_root() {
+        assert!(
+            (level == "ok" && message.ends_with(" of memory, through a cgroup"))
+                || (level == "warning" && message.starts_with(unlimited)),
+            "{found:#}"
+        );
+    } else {
+        assert_eq!(level, "ok", "{found:#}");
+        assert!(
+            message.starts_with("a sandboxed run gets at most 4096 processes and ")
+                && message.ends_with(" of memory, through a cgroup"),
+            "{found:#}"
+        );
+        // An unprivileged user cannot make a cgroup here: no limit, said as a warning.
+        let out = env
+            .aw_cmd(&repo)
+            .args(["doctor", "--json"])
+            .run_unprivileged();
+        let found = parse(&out);
+        let limits = named(&found, "sandbox limits");
+        assert_eq!(limits[0].0, "warning", "{found:#}");
+        assert!(limits[0].1.starts_with(unlimited), "{found:#}");
+    }
+    env.user_config("[sandbox]\nenabled = true\nnetwork = false\n");
+    insta::assert_snapshot!(shown(&env, &doc(&env), "sandbox network"), @"ok: sandboxed runs have no network (sandbox.network = false)");
 }
 
 #[test]
@@ -169,6 +227,8 @@ fn missing_jj_is_an_error_in_a_jj_repository_and_a_warning_in_a_git_one() {
     ok       repository: jj repository at [TMP]/repo, namespace repo-[HASH]; [TMP]/repo/.git/info/exclude lacks /.agent-workflow.json /.agent-workflow.json.* /.direnv/ /.agent-tools/ (added with the first workspace)
     ok       root: [TMP]/xdg/cache/ai-workspaces does not exist yet (the first run creates it)
     ok       direnv trust: [TMP]/xdg/data/direnv/allow does not exist yet (direnv creates it on the first allow)
+    ok       sandbox network: sandboxed runs reach the network (sandbox.network, the default): an agent in one can send what it can read there (its workspace, what the sandbox shows of HOME, the variables passed in) to any host
+    ok       sandbox limits: a sandboxed run gets at most 4096 processes and [SIZE] of memory, through a cgroup
     ok       leftovers: no stale lock or scratch file
     warning  workspaces: could not ask the backend which workspaces it knows: jj was not found on PATH
              fix: install jj 0.45.1 with `cargo install --locked jj-cli@0.45.1`

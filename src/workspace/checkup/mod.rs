@@ -4,6 +4,7 @@
 
 mod leftovers;
 mod root;
+mod sandbox;
 mod tools;
 
 use serde::Serialize;
@@ -86,6 +87,7 @@ pub(crate) fn run(options: Options<'_>) -> Findings {
             checks.push(root::repository(ctx));
             checks.extend(root::root(&ctx.layout, ctx.config.min_free_disk));
             checks.push(tools::trust_database());
+            checks.extend(sandbox::check(&ctx.config));
             checks.extend(leftovers::check(&ctx.layout));
             checks.extend(leftovers::pool_registrations(ctx));
             let (entries, warning) = inventory::all(ctx);

@@ -49,6 +49,11 @@ const OUTCOME: &[(&str, &str)] = &[
     (r"(\.corrupt\.)[0-9]+\b", "${1}[N]"),
     // Run durations in the status views: `0.1s`.
     (r"\b[0-9]+\.[0-9]s\b", "[DUR]"),
+    // This machine's memory, which the sandbox's default limits follow (`doctor`).
+    (
+        r"\b[0-9]+(?:\.[0-9]+)? [KMGT]iB of memory\b",
+        "[SIZE] of memory",
+    ),
     // jj's `*` after `clean` in the status table (its last snapshot is not newer than the
     // run's end): it depends on the second each happened in. `live_look.rs` tests it.
     (r"\bclean\*", "clean "),
