@@ -226,12 +226,15 @@ record "hostile: $m agents SIGKILLed, then clean --all --force" "$((found + kept
 [[ "$lost" -eq 0 && "$survivors" -eq 0 && "$canary" == untouched ]] || hostile_failed=1
 
 # 4b. Sandboxed hostile round (skipped without a working bubblewrap): two sandboxed agents try
-# every attack class a prompt-injected agent has (history, trust anchors, secrets, code run
-# outside, the kernel, sockets, other worktrees, hangs and lock-outs); then the user runs
+# every attack class a prompt-injected agent has (history, trust anchors, secrets in the
+# repository, in HOME and in the environment, code run outside, the kernel, sockets, other
+# worktrees, hangs and lock-outs, hooks and FIFOs in its own store, escapes in file names, a
+# fork bomb and a memory hog under `[sandbox.limits]`); then the user runs
 # status, diff, land and clean and plain jj/git, each under a 60 s timeout. Counted: attacks
 # tried, escapes (code run outside, a secret read, a trust anchor moved, the outside canary,
-# the main checkout, the repository's configuration or the kernel changed), commits lost (the
-# user's, another agent's and the agent's own), hangs.
+# the main checkout, the repository's configuration or the kernel changed, a raw control
+# character shown, the host not answering), commits lost (the user's, another agent's and the
+# agent's own), hangs (the agents' runs included).
 if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --unshare-pid -- true 2>/dev/null; then
 "$aw" clean --all --force >/dev/null 2>&1 || true
 escaped="$scratch/escaped-marker"
@@ -255,13 +258,23 @@ fi
 if [[ "$backend" == git ]]; then user_tip=$(git rev-parse "$main_branch"); else user_tip=$(jj log --no-graph -r main -T commit_id); fi
 "$aw" run other -- sh -c 'echo other-draft-"words" > draft.txt; if [ -d .jj ]; then jj commit -m draft >/dev/null 2>&1; else git add draft.txt && git commit -qm draft; fi' >/dev/null 2>&1
 printf 'uncommitted-secret-%s\n' words >.env-user
+# The user's credentials, which a sandbox never shows: files in HOME and a variable.
+mkdir -p "$HOME/.ssh" "$HOME/.aws" "$HOME/.config/gh"
+for f in .ssh/id_ed25519 .aws/credentials .config/gh/hosts.yml .netrc .git-credentials; do
+    printf 'home-secret-%s\n' words >"$HOME/$f"
+done
+export GITHUB_TOKEN="env-secret-words"
+# Limits that a fork bomb and a memory hog meet, and a bring-back that gives up in time.
+mkdir -p "$XDG_CONFIG_HOME/agent-workspace"
+printf '[sandbox]\nbring_back_timeout = "20s"\n[sandbox.limits]\npids = 256\nmemory = "512M"\n' \
+    >"$XDG_CONFIG_HOME/agent-workspace/config.toml"
 [[ "$backend" == jj ]] && jj status >/dev/null 2>&1
 repo_config_before=$( (cat .git/config .jj/repo/config.toml 2>/dev/null || true) | sha256sum)
 # Spelled apart so no command line holds the words.
-secrets='unc''ommitted-secret-words\|sta''sh-secret-words\|oth''er-draft-words'
+secrets='unc''ommitted-secret-words\|sta''sh-secret-words\|oth''er-draft-words\|ho''me-secret-words\|en''v-secret-words'
 ns_root=$AI_WORKSPACES_ROOT
 attacks_a=$(cat <<EOF
-s="unc""ommitted-secret-words\|sta""sh-secret-words\|oth""er-draft-words"
+s="unc""ommitted-secret-words\|sta""sh-secret-words\|oth""er-draft-words\|ho""me-secret-words\|en""v-secret-words"
 t() { echo "tried:\$1"; }
 t history-refs; git for-each-ref --format='delete %(refname)' 2>/dev/null | git update-ref --stdin 2>/dev/null
 git --git-dir=$repo/.git for-each-ref --format='delete %(refname)' 2>/dev/null | git --git-dir=$repo/.git update-ref --stdin 2>/dev/null
@@ -281,6 +294,10 @@ t kernel-sysrq; echo h > /proc/sysrq-trigger 2>/dev/null
 t outside-write; echo x > $canary2/canary 2>/dev/null; echo x > $repo/escape.txt 2>/dev/null
 t sockets; ls -A /run \${XDG_RUNTIME_DIR:-/run/user} 2>/dev/null | head -3
 t lock-out; for f in \$(find $ns_root -name '*.lock' 2>/dev/null); do (flock -n "\$f" sleep 600 &) ; done
+t secrets-home; cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.config/gh/hosts.yml ~/.netrc ~/.git-credentials 2>/dev/null | grep -a -o "\$s"; env | grep -a -o "\$s"
+t fork-bomb; i=0; while [ \$i -lt 2000 ]; do (sleep 30 &) 2>/dev/null; i=\$((i + 1)); done
+t memory-hog; awk 'BEGIN { s = sprintf("%1073741824s", ""); t = s s; print length(t) }' 2>/dev/null
+t hang-own-store; mkfifo hang-include 2>/dev/null; if [ -d .jj ]; then git --git-dir=.jj/repo/store/git config include.path "\$PWD/hang-include"; else git config include.path "\$PWD/hang-include"; fi
 t hang-fifo; rm -f .envrc; mkfifo .envrc 2>/dev/null; mkfifo fifo-trap 2>/dev/null
 echo agent-a-done
 EOF
@@ -289,6 +306,7 @@ attacks_b=$(cat <<EOF
 t() { echo "tried:\$1"; }
 printf '#!/bin/sh\necho ran >> $escaped\nexit 1\n' > evil.sh; chmod +x evil.sh
 echo agent-b-work > agent-b.txt
+t escapes-in-names; printf 'x\n' > "\$(printf 'esc\033[2Jname')"; printf 'x\n' > "\$(printf 'bell\007\033]0;pwned\007')"
 if [ -d .jj ]; then
   jj commit -m "agent b work" >/dev/null 2>&1
   t jj-signing-config; printf '[signing]\nbehavior = "own"\nbackend = "gpg"\n[signing.backends.gpg]\nprogram = "%s/evil.sh"\n[ui]\nshow-cryptographic-signatures = true\n' "\$PWD" > cfg.toml
@@ -296,7 +314,8 @@ if [ -d .jj ]; then
   cp cfg.toml .jj/repo/config.toml 2>/dev/null; rm -f .jj/repo/config-id cfg.toml
   t jj-git-target; printf %s $HOME > .jj/repo/store/git_target 2>/dev/null
 else
-  git add agent-b.txt && git commit -qm "agent b work"
+  git add -A && git commit -qm "agent b work"
+  t own-store-hook; mkdir -p "\$(git rev-parse --git-path hooks)"; printf '#!/bin/sh\ntrap "" TERM INT\nsleep 600\n' > "\$(git rev-parse --git-path hooks)/reference-transaction"; chmod +x "\$(git rev-parse --git-path hooks)/reference-transaction"
   t git-fsmonitor; git config core.fsmonitor "\$PWD/evil.sh"
   t git-alias-hooks; git config alias.status '!'"\$PWD/evil.sh"; mkdir -p "\$(git rev-parse --git-dir)/hooks"; cp evil.sh "\$(git rev-parse --git-dir)/hooks/post-checkout"
   t git-submodule-config; gd="\$(git rev-parse --absolute-git-dir)"; git init -q x; git -C x commit -q --allow-empty -m sub
@@ -308,13 +327,21 @@ fi
 echo agent-b-done
 EOF
 )
-tried=0
+tried=0 agent_hangs=0
 for agent in a b; do
     script=$attacks_a
     [[ $agent == b ]] && script=$attacks_b
-    timeout 120 "$aw" run --sandbox --no-network "s$agent" -- sh -c "$script" >"$scratch/sandboxed-$agent.out" 2>"$scratch/sandboxed-$agent.err" || true
+    rc=0
+    timeout 120 "$aw" run --sandbox --no-network "s$agent" -- sh -c "$script" >"$scratch/sandboxed-$agent.out" 2>"$scratch/sandboxed-$agent.err" || rc=$?
+    [[ $rc -ne 124 ]] || agent_hangs=$((agent_hangs + 1))
     tried=$((tried + $(grep -c '^tried:' "$scratch/sandboxed-$agent.out" || true)))
 done
+# Agent-written names and descriptions reach the user's terminal escaped: no raw ESC or BEL
+# in what status and diff print (no colour either: their output is a pipe).
+raw_escapes=$( ("$aw" status; "$aw" status sb; "$aw" diff sb) 2>&1 </dev/null | tr -cd '\033\007' | wc -c)
+# The host is alive after the fork bomb and the memory hog.
+host_alive=no
+timeout 10 sh -c 'true' && timeout 30 "$aw" status >/dev/null 2>&1 && host_alive=yes
 read_secret=$( (grep -a -c "$secrets" "$scratch"/sandboxed-*.out "$scratch"/sandboxed-*.err || true) | awk -F: '{ s += $NF } END { print s + 0 }')
 # Whatever ran inside the sandbox wrote only its own /tmp: the marker counts from here on.
 rm -f "$escaped"
@@ -338,6 +365,9 @@ if [[ "$backend" == git ]]; then user_cmd git status; user_cmd git log --all; el
 escapes=0 why=()
 [[ ! -e "$escaped" ]] || { escapes=$((escapes + 1)); why+=("code ran outside"); }
 [[ "$read_secret" -eq 0 ]] || { escapes=$((escapes + 1)); why+=("$read_secret secrets read"); }
+[[ "$raw_escapes" -eq 0 ]] || { escapes=$((escapes + 1)); why+=("$raw_escapes raw control characters shown"); }
+[[ "$host_alive" == yes ]] || { escapes=$((escapes + 1)); why+=("host not answering"); }
+hangs=$((hangs + agent_hangs))
 [[ "$(cat "$canary2/canary")" == untouched ]] || { escapes=$((escapes + 1)); why+=("outside canary changed"); }
 [[ ! -e "$repo/escape.txt" ]] || { escapes=$((escapes + 1)); why+=("wrote the main checkout"); }
 [[ "$(cat /proc/sys/kernel/core_pattern 2>/dev/null || true)" == "$core_before" ]] || { escapes=$((escapes + 1)); why+=("core_pattern changed"); }
@@ -370,6 +400,8 @@ for words in user-unpushed-words other-draft-words agent-b-work; do
 done
 record "sandboxed hostile round: 2 agents, then status, diff, land, clean and plain $backend" "$tried attacks tried, $escapes escapes${why:+ (${why[*]})}, $lost commits lost${lost_what:+ (${lost_what[*]})}, $hangs hangs; $refused workspaces refused by clean until the FIFO the agent left was removed" ""
 [[ "$escapes" -eq 0 && "$lost" -eq 0 && "$hangs" -eq 0 ]] || sandbox_failed=1
+rm -f "$XDG_CONFIG_HOME/agent-workspace/config.toml"
+unset GITHUB_TOKEN
 else
     record "sandboxed hostile round" "skipped: bubblewrap cannot make a sandbox here" ""
 fi
