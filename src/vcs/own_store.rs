@@ -330,15 +330,20 @@ impl Vcs {
     }
 }
 
-/// Renames the `.git` in `dir` to `.git.from-sandbox` (numbered when taken); the new path.
-pub(super) fn rename_aside(dir: &Path) -> Option<PathBuf> {
-    let mut aside = dir.join(".git.from-sandbox");
+/// Renames the `name` (`.git`, `.jj`) in `dir` to `<name>.from-sandbox` (numbered when
+/// taken); the new path.
+pub(super) fn rename_aside(dir: &Path, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    let mut stem = name.to_os_string();
+    stem.push(".from-sandbox");
+    let mut aside = dir.join(&stem);
     let mut n = 1;
     while fs::symlink_metadata(&aside).is_ok() {
         n += 1;
-        aside = dir.join(format!(".git.from-sandbox.{n}"));
+        let mut numbered = stem.clone();
+        numbered.push(format!(".{n}"));
+        aside = dir.join(numbered);
     }
-    fs::rename(dir.join(".git"), &aside).ok().map(|()| aside)
+    fs::rename(dir.join(name), &aside).ok().map(|()| aside)
 }
 
 /// Whether `text` (printed inside a sandbox) is a whole object id.
