@@ -352,3 +352,27 @@ pub(super) fn object_id(text: &str) -> Option<String> {
     (matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| id.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_moved_aside_is_renamed_in_place_numbered_when_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        fs::create_dir(dir.join(".jj")).unwrap();
+        fs::write(dir.join(".jj.from-sandbox"), "taken").unwrap();
+        let aside = rename_aside(dir, ".jj".as_ref()).unwrap();
+        assert_eq!(aside, dir.join(".jj.from-sandbox.2"));
+        assert!(aside.is_dir());
+        std::os::unix::fs::symlink("/nowhere", dir.join(".git")).unwrap();
+        let aside = rename_aside(dir, ".git".as_ref()).unwrap();
+        assert_eq!(aside, dir.join(".git.from-sandbox"));
+        assert!(fs::symlink_metadata(&aside)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(rename_aside(dir, ".git".as_ref()), None);
+    }
+}
