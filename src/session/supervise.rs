@@ -82,6 +82,7 @@ pub(crate) fn supervise(
         sandboxing.as_ref(),
     )?;
     let kept_store = launch.kept_store().cloned();
+    let mut moved_aside = launch.moved_aside().to_vec();
     let started_at = Instant::now();
     let mut saved = None;
     // The run is recorded while direnv loads the environment; the command starts after.
@@ -115,11 +116,15 @@ pub(crate) fn supervise(
     if let Some(sandboxing) = &sandboxing {
         // Every process of the run has ended: its own store is the export's alone.
         let ws = &record.workspace_path;
-        match workspace::own_store::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap) {
-            Ok(paths) if paths.is_empty() => {}
-            Ok(paths) => warnings.push(Warning::MovedAside { paths }),
-            Err(err) => warnings.push(Warning::NotBroughtBack { code, err }),
+        let (paths, brought) =
+            workspace::own_store::bring_back(ctx, &entered.id, ws, &sandboxing.bwrap);
+        moved_aside.extend(paths);
+        if let Err(err) = brought {
+            warnings.push(Warning::NotBroughtBack { code, err });
         }
+    }
+    if !moved_aside.is_empty() {
+        warnings.push(Warning::MovedAside { paths: moved_aside });
     }
     if checkpoint && matches!(outcome, Ok(e) if started(e)) {
         checkpoint_run(ctx, &entered.id, record, code, &mut warnings);

@@ -96,6 +96,9 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
             dir.display()
         );
     }
+    if !removal.moved_aside.is_empty() {
+        text += &format!("; {}", moved_aside(&removal.moved_aside));
+    }
     if let Some(store) = &removal.own_store_kept {
         text += &format!(
             "; its own store (sandboxed runs) holds {}, and is kept in {} (the agent's: its configuration is not yours)",
@@ -459,9 +462,26 @@ impl From<&Aside> for AsideJson {
     }
 }
 
+/// What a sandboxed run left that jj or git would follow, moved aside: the paths named.
+pub(crate) fn moved_aside(paths: &[PathBuf]) -> String {
+    format!(
+        "moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}",
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// What to do about paths [`moved_aside`] names.
+pub(crate) const MOVED_ASIDE_HINT: &str =
+    "look at what each holds, as data, before putting it back; the files beside it are unchanged";
+
 /// The line to print for a note of opening a workspace.
 pub(crate) fn note(note: &Note) -> String {
     match note {
+        Note::MovedAside { paths } => format!("Warning: {}", moved_aside(paths)),
         Note::OwnStoreKept { store } => format!(
             "Warning: the workspace's own store was made again from your side; the old one holds {}, and is kept in {} (the agent's: its configuration is not yours)",
             store.holds,
@@ -722,15 +742,8 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
             "run `agent-workspace checkpoint` on the workspace",
         ),
         Warning::MovedAside { paths } => (
-            format!(
-                "moved aside a .git the run made (git would have followed it to a directory of the agent's): {}",
-                paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Some("look at what it holds before putting it back; the submodule's files are unchanged".into()),
+            moved_aside(paths),
+            Some(MOVED_ASIDE_HINT.into()),
         ),
         Warning::OwnStoreKept { store } => (
             format!(

@@ -9,6 +9,7 @@ pub(crate) mod git;
 pub(crate) mod jj;
 pub(crate) mod land;
 mod markers;
+mod nested;
 pub(crate) mod own_store;
 mod packs;
 mod pool;

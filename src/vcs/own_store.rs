@@ -330,15 +330,20 @@ impl Vcs {
     }
 }
 
-/// Renames the `.git` in `dir` to `.git.from-sandbox` (numbered when taken); the new path.
-pub(super) fn rename_aside(dir: &Path) -> Option<PathBuf> {
-    let mut aside = dir.join(".git.from-sandbox");
+/// Renames the `name` (`.git`, `.jj`) in `dir` to `<name>.from-sandbox` (numbered when
+/// taken); the new path.
+pub(super) fn rename_aside(dir: &Path, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    let mut stem = name.to_os_string();
+    stem.push(".from-sandbox");
+    let mut aside = dir.join(&stem);
     let mut n = 1;
     while fs::symlink_metadata(&aside).is_ok() {
         n += 1;
-        aside = dir.join(format!(".git.from-sandbox.{n}"));
+        let mut numbered = stem.clone();
+        numbered.push(format!(".{n}"));
+        aside = dir.join(numbered);
     }
-    fs::rename(dir.join(".git"), &aside).ok().map(|()| aside)
+    fs::rename(dir.join(name), &aside).ok().map(|()| aside)
 }
 
 /// Whether `text` (printed inside a sandbox) is a whole object id.
@@ -346,4 +351,28 @@ pub(super) fn object_id(text: &str) -> Option<String> {
     let id = text.trim();
     (matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| id.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_moved_aside_is_renamed_in_place_numbered_when_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        fs::create_dir(dir.join(".jj")).unwrap();
+        fs::write(dir.join(".jj.from-sandbox"), "taken").unwrap();
+        let aside = rename_aside(dir, ".jj".as_ref()).unwrap();
+        assert_eq!(aside, dir.join(".jj.from-sandbox.2"));
+        assert!(aside.is_dir());
+        std::os::unix::fs::symlink("/nowhere", dir.join(".git")).unwrap();
+        let aside = rename_aside(dir, ".git".as_ref()).unwrap();
+        assert_eq!(aside, dir.join(".git.from-sandbox"));
+        assert!(fs::symlink_metadata(&aside)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(rename_aside(dir, ".git".as_ref()), None);
+    }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Launch {
     sandboxed: bool,
     workspace: String,
     kept_store: Option<crate::workspace::own_store::KeptStore>,
+    /// What an earlier sandboxed run left that jj or git would follow, moved aside.
+    moved_aside: Vec<PathBuf>,
     /// The cgroup holding the run's limits, removed after it.
     cgroup: Option<sandbox::limits::Cgroup>,
     /// direnv evaluates for this launch, and what it loads is kept for the next ones.
@@ -90,6 +92,7 @@ impl Launch {
         let mut argv: Vec<OsString> = vec![];
         let mut passed = None;
         let mut kept_store = None;
+        let mut moved_aside = vec![];
         let mut cgroup = None;
         if let Some(sandboxing) = sandboxing {
             let tag = match sandboxing.options.network {
@@ -102,6 +105,7 @@ impl Launch {
             let prepared = crate::workspace::own_store::prepare(ctx, &id, ws, &sandboxing.bwrap)?;
             let private = Some(prepared.store);
             kept_store = prepared.kept;
+            moved_aside = prepared.moved;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
             argv.extend(sandbox_args(
@@ -174,6 +178,7 @@ impl Launch {
             sandboxed: sandboxing.is_some(),
             workspace: ws.display().to_string(),
             kept_store,
+            moved_aside,
             cgroup,
             evaluation,
         })
@@ -183,6 +188,12 @@ impl Launch {
     /// that did not come back (to be said).
     pub(crate) fn kept_store(&self) -> Option<&crate::workspace::own_store::KeptStore> {
         self.kept_store.as_ref()
+    }
+
+    /// What an earlier sandboxed run left that jj or git would follow, moved aside before
+    /// this one (the new paths).
+    pub(crate) fn moved_aside(&self) -> &[PathBuf] {
+        &self.moved_aside
     }
 
     /// Sends the command's stdout and stderr to `log` (stdin empty) instead of ours.

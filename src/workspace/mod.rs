@@ -91,6 +91,9 @@ pub(crate) enum Note {
     /// A sandboxed setup made the workspace's own store again; the old one, holding work
     /// that had not come back, was kept aside.
     OwnStoreKept { store: own_store::KeptStore },
+    /// What an earlier sandboxed run left that jj or git would follow, moved aside before
+    /// a sandboxed setup (the new paths).
+    MovedAside { paths: Vec<PathBuf> },
     /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
     Copied {
         id: String,

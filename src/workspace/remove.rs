@@ -51,6 +51,9 @@ pub(crate) struct Removal {
     /// The workspace's own store (sandboxed runs), kept aside because it holds work that
     /// did not come back.
     pub own_store_kept: Option<super::own_store::KeptStore>,
+    /// What a sandboxed run left that jj or git would follow, moved aside before either ran
+    /// there (the new paths).
+    pub moved_aside: Vec<PathBuf>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }
@@ -162,7 +165,8 @@ fn remove_workspace(
     }
     // What a killed sandboxed run left in the workspace's own store, brought back while the
     // workspace is still there to receive it.
-    let own_store = super::own_store::settle(ctx, &entry.id, &entry.path);
+    let confined = entry.record.as_ref().is_some_and(|r| r.confined);
+    let (own_store, moved_aside) = super::own_store::settle(ctx, &entry.id, &entry.path, confined);
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
     let (kept, listed) = match entry.problem {
         Some(Problem::Unregistered) => (Kept::Unregistered, None),
@@ -205,6 +209,7 @@ fn remove_workspace(
             branch_deleted: None,
             earlier_aside: None,
             own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
+            moved_aside: moved_aside.clone(),
             run_logs: None,
         });
     }
@@ -267,6 +272,7 @@ fn remove_workspace(
         branch_deleted,
         earlier_aside,
         own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
+        moved_aside,
         run_logs: None,
     })
 }
@@ -319,6 +325,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                         .map(|j| j.dest)
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
                     own_store_kept: super::own_store::remove(ctx, &id, None),
+                    moved_aside: vec![],
                     run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
@@ -496,6 +503,7 @@ impl Journal {
             branch_deleted: None,
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
             own_store_kept: super::own_store::remove(ctx, &entry.id, None),
+            moved_aside: vec![],
             run_logs: None,
         })
     }

@@ -97,6 +97,11 @@ pub(crate) fn run(
             store: store.clone(),
         });
     }
+    if !launch.moved_aside().is_empty() {
+        notes.push(crate::workspace::Note::MovedAside {
+            paths: launch.moved_aside().to_vec(),
+        });
+    }
     let ending = launch.output_to(file).run();
     outcome.finished_at = Some(metadata::now());
     outcome.duration_ms = Some(started.elapsed().as_millis() as u64);

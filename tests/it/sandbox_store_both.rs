@@ -403,7 +403,7 @@ fn agent_config_never_runs_outside_as(backend: Backend, unprivileged: bool) {
     if backend == Backend::Git {
         let aside = ws.join("x/.git.from-sandbox");
         assert!(
-            out.stderr.contains(&format!("moved aside a .git the run made (git would have followed it to a directory of the agent's): {}", aside.display())),
+            out.stderr.contains(&format!("moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}", aside.display())),
             "{}",
             out.report()
         );
@@ -480,6 +480,172 @@ fn an_export_that_never_ends_is_stopped_and_its_store_kept(backend: Backend) {
     assert_eq!(users_history(&env, &repo, backend), history);
 }
 
+/// A program that appends to `marker` and fails, for the agent to name in its configuration.
+fn marking_program(env: &TestEnv, marker: &Path) -> PathBuf {
+    let program = env.path().join("evil-program");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran >> {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    program
+}
+
+/// Repositories the agent nests in its workspace never run anything outside the sandbox: a
+/// `src/lib/.git` made by `git init` with `core.fsmonitor` set, and (jj) a `src/.jj` with a
+/// legacy configuration naming a signing program, or (git) an untracked `src/.git` file
+/// leading elsewhere. Each is renamed in place (`.git.from-sandbox`, `.jj.from-sandbox`) and
+/// named as the run ends; then the tool's `diff`, `checkpoint`, `land --dry-run` and `clean`
+/// and the user's own git and jj in `src/lib` and `src` find the workspace's store (or none),
+/// never the agent's.
+fn nested_repositories_never_run_outside_as(backend: Backend, unprivileged: bool) {
+    let (env, repo) = setup(backend);
+    let marker = env.home().join("ran-outside");
+    let program = marking_program(&env, &marker);
+    let nested = match backend {
+        Backend::Jj => {
+            let config = format!(
+                "[signing]\nbehavior = \"own\"\nbackend = \"gpg\"\n[signing.backends.gpg]\nprogram = \"{}\"\n",
+                program.display()
+            );
+            format!(
+                "jj git init --no-colocate src >/dev/null 2>&1 ; \
+                 printf '%s' '{config}' > src/.jj/repo/config.toml ; rm -f src/.jj/repo/config-id"
+            )
+        }
+        Backend::Git => "printf 'gitdir: /somewhere\\n' > src/.git".to_string(),
+    };
+    let script = format!(
+        "mkdir -p src/lib && echo work > src/work.txt && echo lib > src/lib/lib.txt && \
+         git init -q src/lib && git -C src/lib add lib.txt && git -C src/lib -c user.name=agent -c user.email=agent@example.com commit -q -m lib && \
+         git -C src/lib config core.fsmonitor {program} && \
+         git -C src/lib config alias.status '!{program}' && {nested} && echo agent-done",
+        program = program.display()
+    );
+    let out = sandboxed(&env, &repo, &script, unprivileged);
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    // The agent's own git may have run it inside: only what runs afterwards counts.
+    let _ = fs::remove_file(&marker);
+    let ws = env.ws_path(&repo, "w");
+    let named: String = crate::sandbox_support::without_limits_note(&env.normalize(&out.stderr))
+        .lines()
+        .filter(|l| !l.starts_with("Note: "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    match backend {
+        Backend::Jj => insta::assert_snapshot!(named, @r"
+        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/.jj.from-sandbox, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/lib/.git.from-sandbox
+        Hint: look at what each holds, as data, before putting it back; the files beside it are unchanged
+        "),
+        Backend::Git => insta::assert_snapshot!(named, @r"
+        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/.git.from-sandbox, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/lib/.git.from-sandbox
+        Hint: look at what each holds, as data, before putting it back; the files beside it are unchanged
+        "),
+    }
+    let src = ws.join("src");
+    let aside = |dir: &Path, name: &str| {
+        assert!(
+            fs::symlink_metadata(dir.join(name)).is_err(),
+            "{name} is still in {}",
+            dir.display()
+        );
+        assert!(
+            dir.join(format!("{name}.from-sandbox")).exists(),
+            "{}",
+            out.report()
+        );
+    };
+    aside(&src.join("lib"), ".git");
+    match backend {
+        Backend::Jj => aside(&src, ".jj"),
+        Backend::Git => aside(&src, ".git"),
+    }
+    // The user's own git and jj below the workspace find its store, or none.
+    for dir in [src.join("lib"), src.clone()] {
+        let found = env
+            .cmd("git", &dir)
+            .args(["rev-parse", "--absolute-git-dir"])
+            .run();
+        assert!(
+            !found.stdout.trim().starts_with(&*src.to_string_lossy()),
+            "{found}"
+        );
+        let _ = env.cmd("git", &dir).args(["status"]).run();
+    }
+    if backend == Backend::Jj {
+        let root = env.jj_ok(&src, ["root"]);
+        assert_eq!(PathBuf::from(root.trim()), ws);
+    }
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["diff", "w"]).assert_ok();
+    env.aw(&repo, ["land", "w", "--dry-run"]).assert_ok();
+    let _ = env.cmd("git", &src.join("lib")).args(["status"]).run();
+    env.aw(&repo, agent(backend).clean).assert_ok();
+    assert!(
+        !marker.exists(),
+        "a nested repository's configuration ran a program outside the sandbox"
+    );
+}
+
+fn nested_repositories_never_run_outside(backend: Backend) {
+    nested_repositories_never_run_outside_as(backend, false);
+}
+
+fn nested_repositories_never_run_outside_for_an_unprivileged_user(backend: Backend) {
+    nested_repositories_never_run_outside_as(backend, true);
+}
+
+/// A killed sandboxed run's nested repository is moved aside before `clean` runs git or jj
+/// in the workspace, and named.
+fn a_killed_runs_nested_repository_is_moved_aside_by_clean(backend: Backend) {
+    let (env, repo) = setup(backend);
+    let marker = env.home().join("ran-outside");
+    let program = marking_program(&env, &marker);
+    let ws = env.ws_path(&repo, "w");
+    let running = env
+        .aw_cmd(&repo)
+        .args(["run", "--sandbox", "w", "--", "sh", "-c"])
+        .arg(format!(
+            "mkdir -p src/lib && echo lib > src/lib/lib.txt && git init -q src/lib && \
+             git -C src/lib config core.fsmonitor {program} && touch started && exec sleep 60",
+            program = program.display()
+        ))
+        .spawn();
+    crate::harness::wait_for_file(&ws.join("started"));
+    running.signal("KILL");
+    running.wait();
+    let lease = env.namespace_dir(&repo).join(".locks/w.lock");
+    crate::harness::until(
+        "the sandbox to end and let go of the lease",
+        std::time::Duration::from_secs(10),
+        || fs::File::open(&lease).is_ok_and(|f| f.try_lock().is_ok()),
+    );
+    let _ = fs::remove_file(&marker);
+    let out = env.aw(&repo, agent(backend).clean);
+    out.assert_ok();
+    // Named in what the removal says.
+    let moved = ws.join("src/lib/.git.from-sandbox");
+    assert!(
+        out.stdout.contains(&format!(
+            "moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}",
+            moved.display()
+        )),
+        "{}",
+        out.report()
+    );
+    assert!(
+        !marker.exists(),
+        "the nested repository's fsmonitor ran outside"
+    );
+}
+
 crate::both_backends!(
     an_export_that_never_ends_is_stopped_and_its_store_kept,
     agent_config_never_runs_outside,
@@ -491,4 +657,7 @@ crate::both_backends!(
     run_cleanup_keeps_the_store_aside,
     gc_keeps_the_store_aside,
     a_fifo_in_its_own_store_never_hangs_the_user_s_commands,
+    nested_repositories_never_run_outside,
+    nested_repositories_never_run_outside_for_an_unprivileged_user,
+    a_killed_runs_nested_repository_is_moved_aside_by_clean,
 );

@@ -76,23 +76,23 @@ pub(in crate::cli) fn cmd_shell(inv: &Invocation, args: &ShellArgs) -> Result<i3
             "it is the agent's (its configuration is not yours): read it as data".to_string(),
         );
     }
+    let mut moved_aside = launch.moved_aside().to_vec();
     let ending = launch.run()?;
     if let Some(sandboxing) = &sandboxing {
         let ws = &record.workspace_path;
-        match workspace::own_store::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap) {
-            Ok(paths) => {
-                for path in paths {
-                    ui.warning_with_hint(
-                        format!("moved aside a .git the shell made: {}", path.display()),
-                        "git would have followed it to a directory of the agent's; look at it before putting it back".to_string(),
-                    );
-                }
-            }
-            Err(err) => {
-                let hint = err.hint.clone().unwrap_or_default();
-                ui.warning_with_hint(err.message, hint);
-            }
+        let (paths, brought) =
+            workspace::own_store::bring_back(&ctx, &args.id, ws, &sandboxing.bwrap);
+        moved_aside.extend(paths);
+        if let Err(err) = brought {
+            let hint = err.hint.clone().unwrap_or_default();
+            ui.warning_with_hint(err.message, hint);
         }
+    }
+    if !moved_aside.is_empty() {
+        ui.warning_with_hint(
+            crate::ui::report::moved_aside(&moved_aside),
+            crate::ui::report::MOVED_ASIDE_HINT.to_string(),
+        );
     }
     Ok(ending.code())
 }

@@ -548,14 +548,14 @@ impl Git {
             {
                 continue;
             }
-            moved.extend(crate::vcs::own_store::rename_aside(&path));
+            moved.extend(crate::vcs::own_store::rename_aside(&path, ".git".as_ref()));
         }
         moved
     }
 
     /// Whether the submodule `.git` at `dot_git` is a `.git` file naming a directory inside
     /// the repository's own git directory (as `git submodule` makes them).
-    fn leads_home(&self, submodule: &Path, dot_git: &Path) -> bool {
+    pub(crate) fn leads_home(&self, submodule: &Path, dot_git: &Path) -> bool {
         let Ok(text) = crate::store::fsutil::read_untrusted_string(dot_git, 4096) else {
             return false;
         };

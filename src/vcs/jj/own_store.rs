@@ -349,7 +349,7 @@ impl Jj {
     pub(crate) fn move_aside_foreign_git(&self, ws: &Path) -> Option<PathBuf> {
         match self.git_link_is_ours(ws) {
             true => None,
-            false => crate::vcs::own_store::rename_aside(ws),
+            false => crate::vcs::own_store::rename_aside(ws, ".git".as_ref()),
         }
     }
 

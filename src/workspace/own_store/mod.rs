@@ -56,11 +56,13 @@ fn words(ctx: &Context, dir: &Path) -> StoreWords {
     }
 }
 
-/// A store made ready for a sandboxed run: how to mount it, and the store it replaced when
-/// that one held work the new one does not (kept aside, see [`remove`]).
+/// A store made ready for a sandboxed run: how to mount it, the store it replaced when
+/// that one held work the new one does not (kept aside, see [`remove`]), and what an
+/// earlier sandboxed run left that jj or git would follow, moved aside (the new paths).
 pub(crate) struct Prepared {
     pub store: PrivateStore,
     pub kept: Option<KeptStore>,
+    pub moved: Vec<PathBuf>,
 }
 
 /// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
@@ -75,12 +77,20 @@ pub(crate) fn prepare(
     bwrap: &Path,
 ) -> Result<Prepared> {
     let dir = ctx.layout.private_store(id);
+    // An earlier sandboxed run (killed before its end moved them) may have left nested
+    // repositories: aside before jj or git runs in the workspace.
+    let mut aside = match fs::symlink_metadata(&dir) {
+        Ok(_) => move_aside_nested(ctx, ws),
+        Err(_) => vec![],
+    };
     let recorded = synced::read(&dir);
     ctx.vcs
         .own_store_ready(ws, recorded.as_ref().map(|s| s.user_op.as_str()))?;
     if let Some(mut synced) = recorded.filter(|_| ctx.vcs.own_store(&dir).is_dir()) {
         if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
-            bring_back(ctx, id, ws, bwrap).map_err(|err| OwnStoreError::NotBroughtBack {
+            let (moved, brought) = bring_back(ctx, id, ws, bwrap);
+            aside.extend(moved);
+            brought.map_err(|err| OwnStoreError::NotBroughtBack {
                 err: Box::new(err),
                 words: words(ctx, &dir),
                 dir: dir.clone(),
@@ -96,19 +106,26 @@ pub(crate) fn prepare(
                 synced.user_op = user_op;
                 synced::write(&dir, &synced)?;
             }
-            UserSide::Moved => return make(ctx, id, ws, &dir),
+            UserSide::Moved => return make(ctx, id, ws, &dir, aside),
         }
         return Ok(Prepared {
             store: mounts(ctx, &dir, &synced, None),
             kept: None,
+            moved: aside,
         });
     }
-    make(ctx, id, ws, &dir)
+    make(ctx, id, ws, &dir, aside)
 }
 
 /// Makes the store afresh from the workspace's working-copy commit (jj snapshots it first;
 /// git: its `HEAD` and index), the one there before kept aside when it holds work.
-fn make(ctx: &Context, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<Prepared> {
+fn make(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    dir: &Path,
+    moved: Vec<PathBuf>,
+) -> Result<Prepared> {
     let kept = clear(ctx, id, dir)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let bases = ctx.layout.private_stores().join(".bases");
@@ -135,6 +152,7 @@ fn make(ctx: &Context, id: &WorkspaceId, ws: &Path, dir: &Path) -> Result<Prepar
     Ok(Prepared {
         store: mounts(ctx, dir, &synced, None),
         kept,
+        moved,
     })
 }
 
@@ -166,26 +184,41 @@ fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path) -> Result<Option<KeptStore
 /// inside the same confinement its `@` (git: its `HEAD` and index) is exported as a git
 /// bundle, which is then fetched into the user's store with the user's configuration and
 /// becomes the workspace's working-copy commit (see `Jj::take_back`, `Git::take_back`).
-/// Nothing to do for an untouched store. Returns what was moved aside: what the agent left
-/// in the workspace that the user's jj or git would follow (jj: a `.git` it made; git: a
-/// submodule's `.git` leading to a directory the agent made).
+/// Nothing to do for an untouched store. First, before jj or git runs in the workspace
+/// again, what the agent left there that the user's jj or git would follow is moved aside
+/// ([`move_aside_nested`]; after the work came back, git: a submodule's `.git` leading to a
+/// directory the agent made): the new paths, whether or not the work came back.
 pub(crate) fn bring_back(
     ctx: &Context,
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
-) -> Result<Vec<PathBuf>> {
-    // Before jj or git runs in the workspace again.
-    let mut moved = ctx.vcs.own_store_before_bring_back(ws);
+) -> (Vec<PathBuf>, Result<()>) {
+    let mut moved = move_aside_nested(ctx, ws);
     let dir = ctx.layout.private_store(id);
     let Some(synced) = synced_store(ctx, &dir) else {
-        return Ok(moved);
+        return (moved, Ok(()));
     };
     if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
-        take_back(ctx, id, ws, &dir, &synced, bwrap)?;
+        if let Err(err) = take_back(ctx, id, ws, &dir, &synced, bwrap) {
+            return (moved, Err(err));
+        }
     }
-    moved.extend(ctx.vcs.own_store_after_bring_back(ws, &dir)?);
-    Ok(moved)
+    match ctx.vcs.own_store_after_bring_back(ws, &dir) {
+        Ok(paths) => moved.extend(paths),
+        Err(err) => return (moved, Err(err.into())),
+    }
+    (moved, Ok(()))
+}
+
+/// Renames aside what a sandboxed agent left in the workspace at `ws` that the user's jj or
+/// git would follow to a store of its own (jj: a root `.git` jj did not make; both: every
+/// nested `.git` and `.jj` the backend does not own); the new paths. Run before any jj or
+/// git runs in a workspace after a sandboxed run.
+pub(crate) fn move_aside_nested(ctx: &Context, ws: &Path) -> Vec<PathBuf> {
+    let mut moved = ctx.vcs.own_store_before_bring_back(ws);
+    moved.extend(ctx.vcs.move_aside_nested(ws));
+    moved
 }
 
 /// Exports the store's work in the workspace's sandbox and takes it back into the user's
@@ -270,18 +303,33 @@ fn take_back(
     )
 }
 
-/// Before workspace `id` at `ws` is removed: brings back what its own store holds that was
-/// not brought back yet (a sandboxed run killed before it could), in a sandbox as always.
-/// Whether the store may then go.
-pub(crate) fn settle(ctx: &Context, id: &WorkspaceId, ws: &Path) -> bool {
+/// Before workspace `id` at `ws` is removed: when it ran sandboxed (`confined`, or its own
+/// store is there), moves aside what an agent left that jj or git would follow, then brings
+/// back what its own store holds that was not brought back yet (a sandboxed run killed
+/// before it could), in a sandbox as always. Whether the store may then go, and the paths
+/// moved aside.
+pub(crate) fn settle(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    confined: bool,
+) -> (bool, Vec<PathBuf>) {
     let dir = ctx.layout.private_store(id);
-    if fs::symlink_metadata(&dir).is_err() || untouched(ctx, &dir) {
-        return true;
+    let has_store = fs::symlink_metadata(&dir).is_ok();
+    let moved = match has_store || confined {
+        true => move_aside_nested(ctx, ws),
+        false => vec![],
+    };
+    if !has_store || untouched(ctx, &dir) {
+        return (true, moved);
     }
     let Ok(bwrap) = sandbox::find() else {
-        return false;
+        return (false, moved);
     };
-    bring_back(ctx, id, ws, &bwrap).is_ok()
+    let (more, brought) = bring_back(ctx, id, ws, &bwrap);
+    let mut moved = moved;
+    moved.extend(more);
+    (brought.is_ok(), moved)
 }
 
 /// Whether the store at `dir` did nothing since it was made or last brought back.
