@@ -315,7 +315,6 @@ if [ -d .jj ]; then
   t jj-git-target; printf %s $HOME > .jj/repo/store/git_target 2>/dev/null
 else
   git add -A && git commit -qm "agent b work"
-  t own-store-hook; mkdir -p "\$(git rev-parse --git-path hooks)"; printf '#!/bin/sh\ntrap "" TERM INT\nsleep 600\n' > "\$(git rev-parse --git-path hooks)/reference-transaction"; chmod +x "\$(git rev-parse --git-path hooks)/reference-transaction"
   t git-fsmonitor; git config core.fsmonitor "\$PWD/evil.sh"
   t git-alias-hooks; git config alias.status '!'"\$PWD/evil.sh"; mkdir -p "\$(git rev-parse --git-dir)/hooks"; cp evil.sh "\$(git rev-parse --git-dir)/hooks/post-checkout"
   t git-submodule-config; gd="\$(git rev-parse --absolute-git-dir)"; git init -q x; git -C x commit -q --allow-empty -m sub
@@ -323,6 +322,8 @@ else
   git --git-dir="\$gd/modules/x" config core.worktree "\$PWD/x"; git --git-dir="\$gd/modules/x" config core.fsmonitor "\$PWD/evil.sh"
   git update-index --add --cacheinfo 160000,"\$(git -C x rev-parse HEAD)",x; git commit -qm gitlink
   t git-dir-redirect; printf 'gitdir: %s\n' "\$gd" > .git 2>/dev/null
+  # Last: from here on every ref the agent's own git moves would wait on it.
+  t own-store-hook; mkdir -p "\$(git rev-parse --git-path hooks)"; printf '#!/bin/sh\ntrap "" TERM INT\nsleep 600\n' > "\$(git rev-parse --git-path hooks)/reference-transaction"; chmod +x "\$(git rev-parse --git-path hooks)/reference-transaction"
 fi
 echo agent-b-done
 EOF
@@ -333,7 +334,7 @@ for agent in a b; do
     [[ $agent == b ]] && script=$attacks_b
     rc=0
     timeout 120 "$aw" run --sandbox --no-network "s$agent" -- sh -c "$script" >"$scratch/sandboxed-$agent.out" 2>"$scratch/sandboxed-$agent.err" || rc=$?
-    [[ $rc -ne 124 ]] || agent_hangs=$((agent_hangs + 1))
+    [[ $rc -ne 124 ]] || { agent_hangs=$((agent_hangs + 1)); echo "stress: agent $agent's run hung (120 s)" >&2; }
     tried=$((tried + $(grep -c '^tried:' "$scratch/sandboxed-$agent.out" || true)))
 done
 # Agent-written names and descriptions reach the user's terminal escaped: no raw ESC or BEL
@@ -349,7 +350,7 @@ hangs=0
 user_cmd() {
     local rc=0
     timeout 60 "$@" >/dev/null 2>&1 </dev/null || rc=$?
-    [[ $rc -ne 124 ]] || hangs=$((hangs + 1))
+    [[ $rc -ne 124 ]] || { hangs=$((hangs + 1)); echo "stress: hung (60 s): $*" >&2; }
 }
 user_cmd "$aw" status
 for id in sa sb other; do

@@ -43,8 +43,9 @@ const OUTCOME: &[(&str, &str)] = &[
     (r"\b[0-9a-f]{12}\b", "[SHORT]"),
     // The time in the name of a directory kept aside (`.kept/w1-20260102T030405Z`).
     (r"\b[0-9]{8}T[0-9]{6}Z\b", "[STAMP]"),
-    // The name of a prepared (pool) workspace: `.pool-` and 20 hex digits of time and chance.
-    (r"(\.pool-)[0-9a-f]{20}\b", "${1}[POOL]"),
+    // The name of a prepared (pool) workspace: `.pool-`, then the time in nanoseconds and the
+    // process id, in hex (as long as the pid is: it varies).
+    (r"(\.pool-)[0-9a-f]{16,}\b", "${1}[POOL]"),
     // The suffix of a record kept aside as corrupt.
     (r"(\.corrupt\.)[0-9]+\b", "${1}[N]"),
     // Run durations in the status views: `0.1s`.
