@@ -63,6 +63,13 @@ quiet old run w-old -- true
 quiet new run w-new -- true
 # shellcheck disable=SC2016 # expanded by the inner shell, in the workspace's environment
 ws=$(old run w-old -- sh -c 'printf %s "$AGENT_WORKSPACE_PATH"')
+# A kept direnv environment is used only once every file the evaluation read is older than
+# the run by a margin (a file changed within the same second could be missed): w-new's files
+# are a cold run younger than w-old's, so without this wait the loop timed w-new evaluating
+# and w-old reusing. Both past the margin, then one run each to keep what they load.
+sleep 3
+quiet old run w-old -- true
+quiet new run w-new -- true
 declare -a wr_old=() wr_new=()
 for ((i = 0; i < RUNS; i++)); do
     declare -A t=()
