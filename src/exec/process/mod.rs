@@ -319,7 +319,7 @@ impl Started {
     /// process group once the time is up.
     fn output(self) -> Result<std::process::Output, ProcessError> {
         let Started {
-            mut child,
+            child,
             cmdline,
             limit,
         } = self;
@@ -330,41 +330,24 @@ impl Started {
         let Some(limit) = limit else {
             return child.wait_with_output().map_err(spawn_error);
         };
-        let read = |pipe: Option<Box<dyn io::Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = vec![];
-                if let Some(mut pipe) = pipe {
-                    let _ = pipe.read_to_end(&mut bytes);
-                }
-                bytes
-            })
-        };
-        let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
-        let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
-        let deadline = std::time::Instant::now() + limit;
-        loop {
-            if let Some(status) = child.try_wait().map_err(spawn_error)? {
-                return Ok(std::process::Output {
-                    status,
-                    stdout: stdout.join().unwrap_or_default(),
-                    stderr: stderr.join().unwrap_or_default(),
-                });
-            }
-            if std::time::Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
         // The group is the call's own (`process_group(0)`): its pid is the group's id.
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) on a process group this process made.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
+        let group = i32::try_from(child.id()).ok();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
+        match rx.recv_timeout(limit) {
+            Ok(output) => return output.map_err(spawn_error),
+            Err(_) => {
+                if let Some(group) = group {
+                    // SAFETY: kill(2) on a process group this process made.
+                    unsafe {
+                        libc::kill(-group, libc::SIGKILL);
+                    }
+                }
             }
         }
-        let _ = child.wait();
-        // The readers end when the last writer does; one that escaped the group may hold a
-        // pipe open, so they are not waited for.
+        // The waiter ends once the call is reaped and its pipes close; one that escaped the
+        // group may hold a pipe open, so it is given a moment, not waited for.
+        let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
         Err(ProcessError::TimedOut {
             cmdline,
             after: limit,
