@@ -75,17 +75,23 @@ impl SandboxArgs {
         let sockets = crate::exec::sandbox::sockets(&config.sandbox_sockets)?;
         let readable = crate::exec::sandbox::extra_readable(&config.sandbox_readable)?;
         let (limits, unlimited) = crate::exec::sandbox::limits::resolve(&config.sandbox_limits)?;
+        let network = !self.no_network && config.sandbox_network;
+        let allowed_hosts = config.sandbox_allowed_hosts.clone().filter(|_| network);
         Ok(Some(crate::workspace::launch::Sandboxing {
             bwrap,
             unlimited,
             options: crate::exec::sandbox::Options {
-                network: !self.no_network && config.sandbox_network,
+                network,
+                allowed_hosts: allowed_hosts
+                    .as_ref()
+                    .map(|list| list.iter().map(ToString::to_string).collect()),
                 writable,
                 sockets,
                 readable,
                 pass_env: config.sandbox_pass_env.clone(),
                 limits: Some(limits),
             },
+            allowed_hosts,
         }))
     }
 }

@@ -140,6 +140,7 @@ pub(super) struct SandboxSection {
     pub(super) pass_env: Option<Vec<String>>,
     pub(super) limits: Option<SandboxLimitsSection>,
     pub(super) bring_back_timeout: Option<String>,
+    pub(super) allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[sandbox.limits]`: what one sandboxed run may take of the machine (the user's file only).

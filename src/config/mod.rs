@@ -36,6 +36,9 @@ pub struct Config {
     pub sandbox: bool,
     /// Sandboxed runs keep the network unless `--no-network` (`sandbox.network`, default true).
     pub sandbox_network: bool,
+    /// The only hosts a networked sandboxed run reaches, through a proxy
+    /// (`sandbox.allowed_hosts`: the user's list, which the repository's may only narrow).
+    pub sandbox_allowed_hosts: Option<Vec<crate::exec::sandbox::hosts::HostPattern>>,
     /// Extra writable paths of sandboxed runs (user file only).
     pub sandbox_writable: Vec<PathBuf>,
     /// Host unix sockets sandboxed runs may reach (`sandbox.sockets`, user file only).
@@ -224,6 +227,8 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
         direnv_reuse: true,
         ..Config::default()
     };
+    // The repository's `sandbox.allowed_hosts`, which only narrows the user's.
+    let mut repo_hosts = None;
     if let Some(root) = repo_root {
         let found: Vec<PathBuf> = REPO_FILES
             .iter()
@@ -262,6 +267,7 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
                 .map(|p| p.display().to_string());
             let sets_tools = content.tools.paths.is_some();
             apply(&mut config, content, file)?;
+            repo_hosts = config.sandbox_allowed_hosts.take();
             if let (true, Some(relative)) = (sets_tools, &relative) {
                 config.tools_paths_from_repo = Some((file.clone(), relative.clone()));
             }
@@ -277,6 +283,10 @@ pub(crate) fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
         }
         apply(&mut config, content, &file)?;
     }
+    config.sandbox_allowed_hosts = crate::exec::sandbox::hosts::narrowed(
+        config.sandbox_allowed_hosts.as_deref(),
+        repo_hosts.as_deref(),
+    );
     Ok(config)
 }
 
@@ -406,6 +416,16 @@ fn apply(config: &mut Config, content: FileContent, file: &Path) -> Result<(), C
     }
     if let Some(names) = content.sandbox.pass_env {
         config.sandbox_pass_env = names;
+    }
+    if let Some(list) = content.sandbox.allowed_hosts {
+        let hosts = list
+            .iter()
+            .map(|text| text.parse())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e: crate::exec::sandbox::hosts::BadHost| {
+                invalid(format!("sandbox.allowed_hosts: {e}"))
+            })?;
+        config.sandbox_allowed_hosts = Some(hosts);
     }
     if let Some(limits) = content.sandbox.limits {
         apply_limits(&mut config.sandbox_limits, limits, &invalid)?;

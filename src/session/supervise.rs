@@ -56,6 +56,10 @@ pub(crate) enum Warning {
     /// A submodule's `.git` the sandboxed run made, moved aside (git would have run what it
     /// configures): where each is now.
     MovedAside { paths: Vec<PathBuf> },
+    /// Hosts the sandbox's proxy refused the run (not in `sandbox.allowed_hosts`).
+    HostsRefused {
+        hosts: Vec<crate::store::metadata::RefusedHost>,
+    },
     /// The workspace's own store was made again from the user's side, and the old one,
     /// holding work that had not come back, kept aside.
     OwnStoreKept {
@@ -102,8 +106,14 @@ pub(crate) fn supervise(
         Err(_) => (Status::Error, 125, None),
     };
     record.limit_hit = ran.limit_hit;
+    record.refused_hosts = ran.refused_hosts.clone();
     record.finish_run(status, code, signal, started_at.elapsed());
     let mut warnings = vec![];
+    if !ran.refused_hosts.is_empty() {
+        warnings.push(Warning::HostsRefused {
+            hosts: ran.refused_hosts.clone(),
+        });
+    }
     let limits = sandboxing.as_ref().and_then(|s| s.options.limits.clone());
     if let (Some(hit), Some(limits)) = (ran.limit_hit, limits) {
         if code != 0 {

@@ -474,6 +474,22 @@ pub(crate) fn moved_aside(paths: &[PathBuf]) -> String {
     )
 }
 
+/// The hosts a run's proxy refused, as said after the run and in `status <id>`: each with
+/// how many times, its name escaped (the run chose it).
+pub(crate) fn refused_hosts(hosts: &[crate::store::metadata::RefusedHost]) -> String {
+    hosts
+        .iter()
+        .map(|h| {
+            let host = crate::ui::output::escape_controls(&h.host);
+            match h.times {
+                1 => format!("{host} (at {})", h.at),
+                n => format!("{host} ({n} times, first at {})", h.at),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What to do about paths [`moved_aside`] names.
 pub(crate) const MOVED_ASIDE_HINT: &str =
     "look at what each holds, as data, before putting it back; the files beside it are unchanged";
@@ -544,8 +560,14 @@ pub(crate) fn sandbox(options: Option<&crate::exec::sandbox::Options>) -> String
         return "no".into();
     };
     let mut words = vec!["bwrap".to_string()];
-    if !options.network {
-        words.push("no network".into());
+    match (&options.allowed_hosts, options.network) {
+        (_, false) => words.push("no network".into()),
+        (Some(hosts), true) if hosts.is_empty() => words.push("no host allowed".into()),
+        (Some(hosts), true) => words.push(format!(
+            "network to {} only",
+            crate::ui::output::escape_controls(&hosts.join(", "))
+        )),
+        (None, true) => {}
     }
     for path in &options.writable {
         words.push(format!("writes {}", path.display()));
@@ -744,6 +766,17 @@ pub(crate) fn run_warning(warning: &crate::session::Warning) -> (String, Option<
         Warning::MovedAside { paths } => (
             moved_aside(paths),
             Some(MOVED_ASIDE_HINT.into()),
+        ),
+        Warning::HostsRefused { hosts } => (
+            format!(
+                "the sandbox's proxy refused the run {} (not in sandbox.allowed_hosts): {}",
+                match hosts.iter().map(|h| h.times).sum::<u64>() {
+                    1 => "1 connection".to_string(),
+                    n => format!("{n} connections"),
+                },
+                refused_hosts(hosts)
+            ),
+            Some("if the run needs them, add them to sandbox.allowed_hosts in your own configuration file; `status <id>` lists them".into()),
         ),
         Warning::OwnStoreKept { store } => (
             format!(

@@ -402,6 +402,7 @@ pub(super) fn new_record(
         exit_code: None,
         signal: None,
         limit_hit: None,
+        refused_hosts: vec![],
         pid: None,
         pid_start: None,
         runs: vec![],

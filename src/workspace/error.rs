@@ -121,6 +121,9 @@ pub(crate) enum WorkspaceError {
     NoBinary { source: std::io::Error },
     #[error("could not start the command")]
     NotStarted { source: std::io::Error },
+    /// The proxy of a run allowed host by host could not start (no socket for it).
+    #[error("cannot start the sandbox's proxy (sandbox.allowed_hosts)")]
+    NoProxy { source: std::io::Error },
     /// What ran before the command (bubblewrap, direnv, the guard) ended first; `how` is
     /// its exit status or signal.
     #[error("{}", match stage {

@@ -30,6 +30,8 @@ pub(crate) struct Launch {
     cgroup: Option<sandbox::limits::Cgroup>,
     /// direnv evaluates for this launch, and what it loads is kept for the next ones.
     evaluation: Option<Evaluation>,
+    /// The proxy the run reaches the hosts it may reach through (`sandbox.allowed_hosts`).
+    proxy: Option<sandbox::proxy::Proxy>,
 }
 
 /// An evaluation by direnv whose result may be kept (see [`kept_env`]): where, under which
@@ -50,6 +52,9 @@ pub struct Sandboxing {
     /// Why the run gets no process, memory or CPU limit (no cgroup on this host), to be
     /// said; none when it gets them.
     pub unlimited: Option<String>,
+    /// The only hosts the run may reach, through a proxy (`sandbox.allowed_hosts`); none:
+    /// the network as `options.network` says.
+    pub allowed_hosts: Option<Vec<sandbox::hosts::HostPattern>>,
 }
 
 impl Launch {
@@ -94,11 +99,19 @@ impl Launch {
         let mut kept_store = None;
         let mut moved_aside = vec![];
         let mut cgroup = None;
+        let mut proxy = None;
         if let Some(sandboxing) = sandboxing {
-            let tag = match sandboxing.options.network {
-                true => "bwrap",
-                false => "bwrap,no-network",
+            let tag = match (sandboxing.options.network, &sandboxing.allowed_hosts) {
+                (false, _) => "bwrap,no-network",
+                (true, Some(_)) => "bwrap,allowed-hosts",
+                (true, None) => "bwrap",
             };
+            if let (true, Some(hosts)) = (sandboxing.options.network, &sandboxing.allowed_hosts) {
+                let started = sandbox::proxy::Proxy::start(hosts.clone())
+                    .map_err(|source| WorkspaceError::NoProxy { source })?;
+                env.push((process::PROXY_VAR.into(), started.socket().into()));
+                proxy = Some(started);
+            }
             env.push((vars::SANDBOX.into(), tag.into()));
             argv.push(sandboxing.bwrap.clone().into());
             let id = crate::store::layout::WorkspaceId::parse(&record.workspace_id)?;
@@ -108,14 +121,18 @@ impl Launch {
             moved_aside = prepared.moved;
             let seccomp = std::os::fd::OwnedFd::from(sandbox::seccomp()?);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&seccomp);
+            let mut readable = sandbox::readable(&me, &sandboxing.options.readable);
+            if let Loader::Direnv(bin) = &loader {
+                readable.push(bin.clone());
+            }
             argv.extend(sandbox_args(
                 ctx,
                 ws,
-                &me,
-                &loader,
+                readable,
                 &sandboxing.options,
                 fd,
                 private,
+                proxy.as_ref().map(|p| p.socket().to_path_buf()),
             )?);
             passed = Some(seccomp);
             if let Some(limits) = &sandboxing.options.limits {
@@ -181,6 +198,7 @@ impl Launch {
             moved_aside,
             cgroup,
             evaluation,
+            proxy,
         })
     }
 
@@ -235,9 +253,11 @@ impl Launch {
         let outcome = finish(result, self.through_direnv, self.sandboxed, &self.workspace);
         let killed = matches!(outcome, Ok(Ending::Signaled(libc::SIGKILL)));
         let limit_hit = self.cgroup.as_ref().and_then(|c| c.hit(killed));
+        let refused_hosts = self.proxy.map_or(vec![], sandbox::proxy::Proxy::finish);
         Ok(Ran {
             outcome,
             limit_hit,
+            refused_hosts,
             _guard: guard,
             _cgroup: self.cgroup,
         })
@@ -359,6 +379,8 @@ pub(crate) struct Ran {
     pub outcome: Result<Ending>,
     /// The sandbox limit the run reached, when it did.
     pub limit_hit: Option<crate::store::metadata::LimitHit>,
+    /// The hosts the run's proxy refused (`sandbox.allowed_hosts`).
+    pub refused_hosts: Vec<crate::store::metadata::RefusedHost>,
     _guard: Option<process::Ended>,
     /// Removed once the guard (dropped first) has ended with every process of the run.
     _cgroup: Option<sandbox::limits::Cgroup>,
@@ -390,23 +412,20 @@ fn finish(
 }
 
 /// bubblewrap's arguments for a run in `ws`: what must stay readable although it lives under
-/// `/tmp` (this binary, direnv, the user's configuration, PATH) is put back read-only.
+/// `/tmp` (`readable`: this binary, direnv, the user's configuration, PATH) is put back
+/// read-only.
 fn sandbox_args(
     ctx: &Context,
     ws: &std::path::Path,
-    me: &std::path::Path,
-    loader: &Loader,
+    readable: Vec<PathBuf>,
     options: &sandbox::Options,
     seccomp: std::os::fd::RawFd,
     private: Option<sandbox::PrivateStore>,
+    proxy: Option<PathBuf>,
 ) -> Result<Vec<OsString>> {
     let canonical = fs::canonicalize(ws).map_err(|e| WorkspaceError::io("resolve", ws, e))?;
     let namespace_dir = canonical.parent().unwrap_or(&canonical).to_path_buf();
     let root = fs::canonicalize(&ctx.layout.root).unwrap_or_else(|_| ctx.layout.root.clone());
-    let mut readable = sandbox::readable(me, &options.readable);
-    if let Loader::Direnv(bin) = loader {
-        readable.push(bin.clone());
-    }
     let backend = ctx
         .vcs
         .sandbox_paths(&ctx.repo, &canonical, private.is_some())?;
@@ -418,6 +437,7 @@ fn sandbox_args(
         readable,
         private,
         backend,
+        proxy,
     };
     Ok(sandbox::args(options, &scope, seccomp)?)
 }

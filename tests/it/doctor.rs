@@ -140,7 +140,7 @@ fn sandbox_network_and_limits_are_said() {
     let found = doc(&env);
     insta::assert_snapshot!(shown(&env, &found, "sandbox network"), @r"
     warning: sandboxed runs reach the network (sandbox.network, the default): an agent in one can send what it can read there (its workspace, what the sandbox shows of HOME, the variables passed in) to any host
-    fix: set sandbox.network = false in your own file (or pass --no-network) where the agent needs no network
+    fix: set sandbox.allowed_hosts to the hosts the agent needs (its model's API), or sandbox.network = false (or pass --no-network) where it needs none, in your own file
     ");
     let limits = named(&found, "sandbox limits");
     assert_eq!(limits.len(), 1, "{found:#}");
@@ -172,6 +172,10 @@ fn sandbox_network_and_limits_are_said() {
     }
     env.user_config("[sandbox]\nenabled = true\nnetwork = false\n");
     insta::assert_snapshot!(shown(&env, &doc(&env), "sandbox network"), @"ok: sandboxed runs have no network (sandbox.network = false)");
+    env.user_config(
+        "[sandbox]\nenabled = true\nallowed_hosts = [\"api.example.com\", \"*.example.org:443\"]\n",
+    );
+    insta::assert_snapshot!(shown(&env, &doc(&env), "sandbox network"), @"ok: sandboxed runs reach only api.example.com, *.example.org:443 (sandbox.allowed_hosts), through a proxy: an agent in one can send what it can read there to those hosts");
 }
 
 #[test]

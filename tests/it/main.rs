@@ -79,6 +79,7 @@ mod run_env;
 mod run_outcome;
 mod sandbox_confinement;
 mod sandbox_guarantees;
+mod sandbox_hosts;
 mod sandbox_limits;
 mod sandbox_refused;
 mod sandbox_secrets;

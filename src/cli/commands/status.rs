@@ -399,6 +399,12 @@ fn describe(entry: &Entry, extra: &Extra, out: &mut String) {
         },
     );
     field("sandbox", &crate::ui::report::sandbox(r.sandbox.as_ref()));
+    if !r.refused_hosts.is_empty() {
+        field(
+            "refused hosts",
+            &crate::ui::report::refused_hosts(&r.refused_hosts),
+        );
+    }
     if let Some(limits) = r.sandbox.as_ref().and_then(|s| s.limits.as_ref()) {
         field("limits", &crate::ui::report::limits(limits));
     }

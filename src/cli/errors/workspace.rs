@@ -116,6 +116,9 @@ impl From<WorkspaceError> for CliError {
             WorkspaceError::NoBinary { source } => CliError::failure(message)
                 .cause(source.to_string())
                 .hint("run agent-workspace by a path that still exists"),
+            WorkspaceError::NoProxy { source } => CliError::failure(message)
+                .cause(source.to_string())
+                .hint("the proxy's socket is made in $TMPDIR (else /tmp): make it writable, or leave sandbox.allowed_hosts out; the command was not run"),
             WorkspaceError::NotStarted { source } => CliError::failure(message)
                 .cause(source.to_string())
                 .hint("check that the command exists and is executable; the workspace is kept"),

@@ -52,6 +52,8 @@ pub(crate) struct GuardSetup {
     report: Option<OwnedFd>,
     /// The workspace's lease, held for as long as the guard lives.
     _lease: Option<OwnedFd>,
+    /// The socket of the sandbox's proxy, when its network is allowed host by host.
+    proxy: Option<std::path::PathBuf>,
 }
 
 impl GuardSetup {
@@ -87,6 +89,8 @@ impl GuardSetup {
 pub(crate) fn report_started() -> GuardSetup {
     let value = std::env::var(GUARD_VAR).unwrap_or_default();
     std::env::remove_var(GUARD_VAR);
+    let proxy = std::env::var_os(super::forward::PROXY_VAR).map(std::path::PathBuf::from);
+    std::env::remove_var(super::forward::PROXY_VAR);
     let mut fields = value.split(':').map(|f| f.parse::<i32>().ok());
     let mut next = || fields.next().flatten();
     let (report, supervisor, lease, go) = (next(), next(), next(), next());
@@ -109,6 +113,7 @@ pub(crate) fn report_started() -> GuardSetup {
         go,
         report,
         _lease: lease,
+        proxy,
     }
 }
 
@@ -186,6 +191,21 @@ pub(crate) fn guard(command: &[OsString], setup: &mut GuardSetup) -> Result<i32,
     let parent = me.as_raw_nonzero().get();
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
+    // After the signals are blocked: the listener's threads must never take one.
+    if let Some(socket) = &setup.proxy {
+        match super::forward::start(socket) {
+            Ok(vars) => {
+                cmd.envs(vars);
+            }
+            Err(err) => {
+                use std::io::Write;
+                let _ = writeln!(
+                    io::stderr(),
+                    "agent-workspace: the sandbox's proxy cannot listen ({err}): this run has no network"
+                );
+            }
+        }
+    }
     // SAFETY: only async-signal-safe calls in the forked child.
     unsafe {
         cmd.pre_exec(move || signals::prepare_child(false, parent));

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod child;
+mod forward;
 mod guard;
 
 pub(crate) use child::*;
+pub(crate) use forward::PROXY_VAR;
 pub use guard::*;
 
 /// A helper call that could not run or did not succeed.

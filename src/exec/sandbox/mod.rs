@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use crate::exec::process::{Call, ProcessError};
 use crate::repo::Repo;
 
+pub(crate) mod hosts;
 pub(crate) mod limits;
+pub(crate) mod proxy;
 mod secrets;
 
 /// How a run is confined: the record owns the type it keeps.
@@ -248,6 +250,8 @@ pub(crate) struct Scope<'a> {
     /// What the backend declares it must write outside the workspace, and what stays
     /// read-only (none with an own store: the repository's store is hidden then).
     pub backend: BackendPaths,
+    /// The socket of the run's proxy (`sandbox.allowed_hosts`), mounted at its own path.
+    pub proxy: Option<PathBuf>,
 }
 
 /// The paths a backend's sandboxed command needs beyond its workspace, as the backend
@@ -364,7 +368,7 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
             dst: socket,
         });
     }
-    for socket in &options.sockets {
+    for socket in options.sockets.iter().chain(&scope.proxy) {
         mounts.push(Mount::writable(socket));
     }
     mounts.push(Mount::tmpfs(&scope.repo.root));
@@ -458,7 +462,8 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
     let vars: Vec<OsString> = std::env::vars_os().map(|(name, _)| name).collect();
     Plan {
         mounts,
-        network: options.network,
+        // Allowed host by host: a network of its own, its way out the proxy's socket.
+        network: options.network && options.allowed_hosts.is_none(),
         chdir: scope.workspace.to_path_buf(),
         unset: secrets::withheld(vars.iter().map(OsString::as_os_str), &options.pass_env),
         tmp_size: options.limits.as_ref().and_then(|l| l.tmp),

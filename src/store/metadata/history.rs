@@ -71,6 +71,7 @@ impl Record {
         self.exit_code = None;
         self.signal = None;
         self.limit_hit = None;
+        self.refused_hosts = vec![];
         self.pid = Some(pid);
         self.pid_start = pid_start;
         self.not_started = None;

@@ -110,6 +110,10 @@ pub(crate) struct Record {
     /// The sandbox's limit the last run reached, when it did (read from its cgroup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_hit: Option<LimitHit>,
+    /// The hosts the sandbox's proxy refused during the last run (`sandbox.allowed_hosts`),
+    /// each with when it was first refused and how many times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<RefusedHost>,
     #[serde(default)]
     pub pid: Option<u32>,
     /// The supervising process's start time, so a reused pid is not taken for it.
@@ -436,6 +440,10 @@ pub struct SandboxOptions {
     /// applied; none in records made before limits existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<SandboxLimits>,
+    /// The hosts the run could reach, through its proxy (`sandbox.allowed_hosts`); none:
+    /// every host when `network` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// What one sandboxed run could take of the machine, as applied: a limit left out was not
@@ -513,6 +521,17 @@ pub enum CgroupKind {
 pub(crate) enum LimitHit {
     Memory,
     Pids,
+}
+
+/// A host the sandbox's proxy refused a connection to: `host:port` as the run asked for
+/// it, when first refused, and how many times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct RefusedHost {
+    pub host: String,
+    #[cfg_attr(test, schemars(regex(pattern = crate::store::metadata::TIMESTAMP_PATTERN)))]
+    pub at: Timestamp,
+    pub times: u64,
 }
 
 #[cfg(test)]

@@ -20,11 +20,23 @@ fn network(config: &Config) -> Check {
             "sandboxed runs have no network (sandbox.network = false)",
         );
     }
+    if let Some(hosts) = &config.sandbox_allowed_hosts {
+        let list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+        let message = match list.is_empty() {
+            true => "sandboxed runs reach no host (sandbox.allowed_hosts = [])".to_string(),
+            false => format!(
+                "sandboxed runs reach only {} (sandbox.allowed_hosts), through a proxy: an agent in one can send what it can read there to those hosts",
+                list.join(", ")
+            ),
+        };
+        return Check::ok(name, &message);
+    }
     let message = "sandboxed runs reach the network (sandbox.network, the default): an agent \
                    in one can send what it can read there (its workspace, what the sandbox \
                    shows of HOME, the variables passed in) to any host";
-    let fix = "set sandbox.network = false in your own file (or pass --no-network) where the \
-               agent needs no network";
+    let fix = "set sandbox.allowed_hosts to the hosts the agent needs (its model's API), or \
+               sandbox.network = false (or pass --no-network) where it needs none, in your \
+               own file";
     match config.sandbox {
         true => Check::warning(name, message, fix),
         false => Check::ok(name, message),

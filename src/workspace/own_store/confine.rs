@@ -37,6 +37,7 @@ pub(super) fn confinement(
         readable: sandbox::readable(&me, &[]),
         private: Some(private),
         backend,
+        proxy: None,
     };
     let options = sandbox::Options {
         network: false,
