@@ -373,12 +373,15 @@ pub(crate) fn status_style(status: &str) -> Option<anstyle::Style> {
 /// The parent of a child workspace and whether it is gone (the child is then orphaned): one
 /// stat, no backend call.
 pub(crate) fn parent(entry: &Entry) -> Option<(&str, bool)> {
-    let parent = entry.record.as_ref()?.parent.as_deref()?;
-    let gone = entry
-        .path
-        .parent()
-        .is_none_or(|ns| std::fs::symlink_metadata(ns.join(parent)).is_err());
-    Some((parent, gone))
+    let parent = entry.record.as_ref()?.parent.as_ref()?;
+    // A name that is no id names no workspace: shown as written, never joined into a path.
+    let gone = parent.id().map_or(true, |id| {
+        entry
+            .path
+            .parent()
+            .is_none_or(|ns| std::fs::symlink_metadata(ns.join(id.as_str())).is_err())
+    });
+    Some((parent.as_written(), gone))
 }
 
 /// The parent as the table and the detail view show it.

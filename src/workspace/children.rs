@@ -6,7 +6,7 @@ use std::path::Path;
 use super::hold::{hold, Hold};
 use crate::error::Result;
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::{self, Loaded, Record};
+use crate::store::metadata::{self, Loaded, Parent, Record};
 use crate::vars;
 use crate::workspace::context::Context;
 use crate::workspace::error::WorkspaceError;
@@ -39,7 +39,7 @@ pub(crate) fn check_parent(
         Loaded::Ok(record) => record.parent,
         _ => None,
     };
-    if had.as_deref() == Some(parent) {
+    if had.as_ref().and_then(|had| had.id().ok()) == Some(parent) {
         return Ok(());
     }
     Err(WorkspaceError::ParentOfExisting {
@@ -107,8 +107,8 @@ fn check_depth(ctx: &Context, child: &WorkspaceId, parent: &Record) -> Result<()
     let mut depth = 1u32;
     let mut next = parent.parent.clone();
     while depth <= max {
-        // A parent named by a record is read only when it is a valid id.
-        let Some(id) = next.and_then(|id| WorkspaceId::parse(&id).ok()) else {
+        // A parent named by a record is followed only when it is a valid id.
+        let Some(Parent::Id(id)) = next else {
             return Ok(());
         };
         depth += 1;

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::exec::signals;
 use crate::store::layout::WorkspaceId;
 use crate::store::lock;
-use crate::store::metadata::{self, Record, Status};
+use crate::store::metadata::{self, Parent, Record, Status};
 use crate::vcs::{Created, Kept, Registered};
 use crate::workspace::context::Context;
 use crate::workspace::error::WorkspaceError;
@@ -409,7 +409,7 @@ pub(super) fn new_record(
         envrc_loads_base: None,
         envrc_loads_allowed: Default::default(),
         checked_op_heads: None,
-        parent: req.parent.map(WorkspaceId::to_string),
+        parent: req.parent.cloned().map(Parent::Id),
         checkpoints: 0,
         land: None,
         land_intent: None,

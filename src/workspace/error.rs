@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::error::CliError;
 use crate::store::aside::AsideError;
 use crate::store::layout::WorkspaceId;
+use crate::store::metadata::Parent;
 use crate::workspace::verdict::Mismatch;
 
 /// Opening, holding and preparing a workspace: the refusals and failures of `run`, `shell`,
@@ -44,12 +45,12 @@ pub(crate) enum WorkspaceError {
     Busy { id: WorkspaceId, holder: String },
     #[error(
         "workspace {id:?} already exists{}; --parent only applies when it is created",
-        had.as_ref().map_or(String::new(), |p| format!(" as a child of {p:?}"))
+        had.as_ref().map_or(String::new(), |p| format!(" as a child of {:?}", p.as_written()))
     )]
     ParentOfExisting {
         id: WorkspaceId,
-        /// The parent its record names, as written there.
-        had: Option<String>,
+        /// The parent its record names (shown as written there).
+        had: Option<Parent>,
     },
     #[error("workspace {child:?} cannot be its own parent")]
     OwnParent { child: WorkspaceId },
@@ -319,4 +320,26 @@ pub(crate) struct StoreWords {
     pub files_in: &'static str,
     /// The store itself.
     pub path: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_existing_workspace_s_parent_is_quoted_as_its_record_holds_it() {
+        for written in ["p-1", "../x", "a b"] {
+            let had: Parent = serde_json::from_value(serde_json::json!(written)).unwrap();
+            let err = WorkspaceError::ParentOfExisting {
+                id: WorkspaceId::parse("w").unwrap(),
+                had: Some(had),
+            };
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "workspace \"w\" already exists as a child of {written:?}; --parent only applies when it is created"
+                )
+            );
+        }
+    }
 }

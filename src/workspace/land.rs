@@ -12,7 +12,9 @@ use std::path::Path;
 
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::{self, Land, LandCheck, LandIntent, LandOutcome, Record, Side};
+use crate::store::metadata::{
+    self, Land, LandCheck, LandIntent, LandOutcome, Parent, Record, Side,
+};
 use crate::vcs::land::{Landing, Plan, Target};
 use crate::workspace::context::Context;
 use crate::workspace::error::{LandRefusal, WorkspaceError};
@@ -54,13 +56,10 @@ pub(crate) fn land(ctx: &Context, req: &Request) -> Result<Landing> {
         // fail, this land journals itself afresh and records what it does.
         let _ = finish(ctx, req.id, &mut record);
     }
-    // The parent a record names is used only as a valid id (a record is a file anyone can edit).
-    let parent = record
-        .parent
-        .as_deref()
-        .map(WorkspaceId::parse)
-        .transpose()?;
-    let target = target(ctx, req.onto, parent.as_ref())?;
+    // A parent the record names that is no id is refused (a record is a file anyone can
+    // edit), even with `--onto`.
+    let parent = record.parent.as_ref().map(Parent::id).transpose()?;
+    let target = target(ctx, req.onto, parent)?;
     let _parent_hold = hold_parent(ctx, req.id, &target)?;
     // One land at a time meets the repository's targets, from its plan to its record: the
     // next plans on what this one left. A dry run only looks.

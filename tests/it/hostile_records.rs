@@ -369,6 +369,30 @@ fn a_record_s_parent_that_is_no_id_is_refused_by_land(backend: Backend) {
     assert!(!repo.join("x.txt").exists(), "landed: {}", env.listing());
 }
 
+/// A legacy record naming as its parent "." (no id, though the namespace joined with it is a
+/// directory): `status` shows it as written and the child as orphaned, never looking for it
+/// on disk, and `run --parent` quotes it as written.
+fn a_record_s_parent_that_is_no_id_names_no_workspace(backend: Backend) {
+    let env = TestEnv::new();
+    let repo = backend.repo(&env);
+    env.aw(&repo, ["run", "w", "--", "true"]).assert_ok();
+    let ws = env.ws_path(&repo, "w");
+    fs::remove_file(state_file(&env, &repo, "w")).unwrap();
+    tamper(&ws, |record| {
+        record.insert("parent".into(), Value::from("."));
+    });
+    let json = env.aw(&repo, ["status", "w", "--json"]).json();
+    assert_eq!(json["parent"], ".", "{json}");
+    assert_eq!(json["orphaned"], true, "{json}");
+    let out = env.aw(&repo, ["run", "--parent", "p", "w", "--", "true"]);
+    insta::assert_snapshot!(out, @r#"
+    --- stderr ---
+    Error: workspace "w" already exists as a child of "."; --parent only applies when it is created
+    Hint: drop --parent to run in it, or pick a new id for the child
+    [exit 2]
+    "#);
+}
+
 /// A `.envrc` that loads a file only when it exists, behind a guard (`[ -f x ] &&`, `if ...;
 /// then`, `test -f x ||`), or with the shell's own `source` or `.`: once the agent writes the
 /// file, the next run asks for trust again, as for a `source_env` on a line of its own.
@@ -410,6 +434,7 @@ fn guarded_and_shell_loads_need_trust_once_written(backend: Backend) {
 crate::both_backends!(
     guarded_and_shell_loads_need_trust_once_written,
     a_record_s_parent_that_is_no_id_is_refused_by_land,
+    a_record_s_parent_that_is_no_id_names_no_workspace,
     clean_and_run_never_act_through_a_symlinked_state_directory,
     a_view_changed_during_the_run_is_reported_and_rewritten,
     a_symlinked_state_file_is_refused,

@@ -1,7 +1,8 @@
 //! The walls between the layers that types and folders alone do not hold: backend knowledge
 //! stays inside `vcs/` (the callers ask the backend; they never match on which one it is),
-//! jj and git run only through the backends' builders in `vcs/` and `exec/`, and `vcs/` takes
-//! a workspace id as the checked `WorkspaceId`, never as a `&str`.
+//! jj and git run only through the backends' builders in `vcs/` and `exec/`, `vcs/` takes
+//! a workspace id as the checked `WorkspaceId`, never as a `&str`, and the record names its
+//! workspace and its parent by checked types, never by strings.
 //!
 //! The first two list the files still to move behind them (none now): a file on a list that
 //! no longer needs it fails too, so the lists only shrink. The own store's files run no shell
@@ -275,6 +276,82 @@ fn no_string_workspace_ids_in_vcs() {
         "workspace ids taken as strings in vcs/ (take `&WorkspaceId`):\n{}",
         found.join("\n")
     );
+}
+
+/// The lines of the record's code (`store/metadata/`, outside comments and its tests) whose
+/// field naming a workspace (`workspace_id`, `parent`) has a string type, as
+/// `path:line: text`. The record is a file an agent may edit: what it names is read as a
+/// `WorkspaceId` once (a parent that is none kept as written, as `Parent::Unreadable`), so no
+/// caller parses a string from it again, or forgets to.
+fn record_string_ids() -> Vec<String> {
+    let root = src();
+    let mut found = vec![];
+    for file in rust_files(&root.join("store/metadata")) {
+        if file.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for (n, line) in code(&file).lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            if names_workspace_as_string(line) {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `line` declares `workspace_id` or `parent` (a whole word) as a `String` or `&str`,
+/// optional or not.
+fn names_workspace_as_string(line: &str) -> bool {
+    ["workspace_id: ", "parent: "].iter().any(|name| {
+        line.match_indices(name).any(|(at, _)| {
+            let word_start = line[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let ty = line[at + name.len()..].trim_start();
+            let ty = ty.strip_prefix("Option<").unwrap_or(ty);
+            word_start
+                && ["String", "&str", "&'", "Box<str>"]
+                    .iter()
+                    .any(|string| ty.starts_with(string))
+        })
+    })
+}
+
+/// The record names workspaces by checked types only (`WorkspaceId`, `Parent`).
+#[test]
+fn the_record_names_workspaces_by_checked_ids() {
+    let found = record_string_ids();
+    assert!(
+        found.is_empty(),
+        "workspaces named by strings in the record (use `WorkspaceId`, or `Parent` for a parent):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn record_string_ids_are_told_from_other_fields() {
+    for line in [
+        "    pub parent: Option<String>,",
+        "    pub workspace_id: String,",
+        "    parent: &'a str,",
+    ] {
+        assert!(names_workspace_as_string(line), "{line}");
+    }
+    for line in [
+        "    pub parent: Option<Parent>,",
+        "    pub workspace_id: WorkspaceId,",
+        "    pub grandparent: Option<String>,",
+        "    pub base_change: Option<String>,",
+    ] {
+        assert!(!names_workspace_as_string(line), "{line}");
+    }
 }
 
 #[test]

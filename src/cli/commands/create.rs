@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::cli::invocation::Invocation;
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
-use crate::store::metadata::{self, Record};
+use crate::store::metadata::{self, Parent, Record};
 
 /// Make a workspace ready (or reattach it) without running a command; print its directory
 ///
@@ -81,7 +81,7 @@ fn json(record: &Record, created: bool) -> String {
         status: record.status.as_str(),
         base_commits: &record.base_commits,
         branch: record.branch.as_deref(),
-        parent: record.parent.as_deref(),
+        parent: record.parent.as_ref().map(Parent::as_written),
         workflow: record.workflow.as_deref(),
     };
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();

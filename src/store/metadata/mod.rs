@@ -3,6 +3,7 @@
 mod history;
 mod land;
 pub(crate) mod legacy;
+mod parent;
 mod setup;
 
 pub(crate) use history::{Checkpoint, Run};
@@ -10,6 +11,7 @@ pub(crate) use land::{
     Check as LandCheck, Conflict, Intent as LandIntent, Land, LandTarget, Outcome as LandOutcome,
     Resolved, Side,
 };
+pub(crate) use parent::Parent;
 pub(crate) use setup::{Setup, SetupStatus};
 
 use std::collections::BTreeMap;
@@ -147,11 +149,11 @@ pub(crate) struct Record {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confined: bool,
     /// The workspace this one was started from (`run --parent`), set at creation.
-    // Kept as written: a record is a file an agent may edit, so the name is checked where
-    // it is used (`WorkspaceId::parse`), and one that is no id is refused there, never
-    // taken for no parent.
+    // A record is a file an agent may edit: a name that is no id is kept as written
+    // (`Parent::Unreadable`) and refused where it is used, never taken for no parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    pub parent: Option<Parent>,
     /// How many checkpoints made a commit in this workspace (numbers the next one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoints: u64,

@@ -204,7 +204,7 @@ fn a_record_names_workspaces_by_checked_ids_only() {
         panic!("a record of valid ids did not parse");
     };
     assert_eq!(ok.workspace_id, "w1".to_string());
-    assert_eq!(ok.parent.as_deref(), Some("p-1"));
+    assert!(matches!(&ok.parent, Some(Parent::Id(id)) if id == "p-1"));
     // A prepared workspace's name is read as such.
     let Loaded::Ok(prepared) = parse(record(r#"".pool-abc1""#, "null").as_bytes()) else {
         panic!("a prepared workspace's record did not parse");
@@ -214,7 +214,7 @@ fn a_record_names_workspaces_by_checked_ids_only() {
     let Loaded::Ok(kept) = parse(record(r#""w1""#, r#""../x""#).as_bytes()) else {
         panic!("a bad parent made the record unreadable");
     };
-    assert_eq!(kept.parent.as_deref(), Some("../x"));
+    assert!(matches!(&kept.parent, Some(Parent::Unreadable(bad)) if bad.id == "../x"));
     // A record whose own id is no id is not taken for one.
     for bad in [r#""../x""#, r#""""#, r#""a b""#] {
         assert!(
@@ -222,4 +222,62 @@ fn a_record_names_workspaces_by_checked_ids_only() {
             "{bad}"
         );
     }
+}
+
+#[test]
+fn a_parent_is_written_back_as_it_was_read() {
+    // (what the record holds, whether it is an id): an id, what is no id (a path, a prepared
+    // workspace's name, nothing), and no parent at all.
+    let cases: [(Option<&str>, bool); 5] = [
+        (Some("p-1"), true),
+        (Some("../x"), false),
+        (Some(".pool-abc1"), false),
+        (Some(""), false),
+        (None, false),
+    ];
+    for (written, valid) in cases {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        let object = value.as_object_mut().unwrap();
+        if let Some(name) = written {
+            object.insert("parent".into(), serde_json::json!(name));
+        }
+        let record: Record = serde_json::from_value(value).unwrap();
+        assert_eq!(
+            record.parent.as_ref().map(Parent::as_written),
+            written,
+            "{written:?}"
+        );
+        assert_eq!(
+            record.parent.as_ref().is_some_and(|p| p.id().is_ok()),
+            valid,
+            "{written:?}"
+        );
+        if let Some(Parent::Unreadable(invalid)) = &record.parent {
+            // The error a command refusing it gives is the one a command-line id would.
+            let refused = WorkspaceId::parse(written.unwrap()).unwrap_err();
+            assert_eq!(invalid.to_string(), refused.to_string());
+        }
+        let text = serde_json::to_value(&record).unwrap();
+        assert_eq!(
+            text.get("parent"),
+            written.map(|name| serde_json::json!(name)).as_ref(),
+            "{written:?}"
+        );
+    }
+    // An explicit null is no parent, and is then left out.
+    let mut value = serde_json::to_value(sample()).unwrap();
+    value["parent"] = serde_json::Value::Null;
+    let record: Record = serde_json::from_value(value).unwrap();
+    assert!(record.parent.is_none());
+    assert!(serde_json::to_value(&record)
+        .unwrap()
+        .get("parent")
+        .is_none());
+    // A typed parent is written as its id.
+    let mut record = sample();
+    record.parent = Some(Parent::from(WorkspaceId::parse("p-2").unwrap()));
+    assert_eq!(
+        serde_json::to_value(&record).unwrap()["parent"],
+        serde_json::json!("p-2")
+    );
 }
