@@ -4,7 +4,9 @@
 # that includes making the workspace's own store, and the first run of a base also its pack),
 # warm (`run w -- true` in an existing workspace, with direnv and without), and `land` of a
 # workspace whose 100 changed files a run made and committed with jj (sandboxed: brought back
-# from its own store at the run's end).
+# from its own store at the run's end). With `sandbox.allowed_hosts` set: a warm sandboxed run
+# (its proxy started and stopped), and HTTP requests to an allowed server on the host's
+# loopback, through the proxy from inside a sandbox against the same requests made directly.
 #
 #   bench/sandbox.sh
 #
@@ -27,7 +29,7 @@ FILES=${FILES:-20000}
 RUNS=${RUNS:-5}
 BACKEND=${BACKEND:-jj}
 [[ $BACKEND == jj || $BACKEND == git ]] || { echo "sandbox.sh: BACKEND must be jj or git" >&2; exit 2; }
-for tool in jj git bwrap direnv awk; do
+for tool in jj git bwrap direnv awk curl python3; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is not on PATH" >&2; exit 1; }
 done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/aw-sandbox-bench.XXXXXX")
@@ -90,6 +92,41 @@ for ((i = 1; i <= RUNS * 4; i++)); do
     u() { time_ms "$bin" run --no-direnv cu1 -- true >>"$scratch/warm-no-direnv-u.ms"; }
     if ((i % 2)); then s; u; else u; s; fi
 done
+# The same warm runs with sandbox.allowed_hosts set (a configuration directory of its own).
+hosts_config=$scratch/config-hosts
+mkdir -p "$hosts_config/agent-workspace"
+printf '[sandbox]\nallowed_hosts = ["127.0.0.2"]\n' >"$hosts_config/agent-workspace/config.toml"
+say "warm runs with sandbox.allowed_hosts ($((RUNS * 4)) per side, alternating)"
+: >"$scratch/warm-hosts-s.ms"; : >"$scratch/warm-hosts-u.ms"
+for ((i = 1; i <= RUNS * 4; i++)); do
+    s() { time_ms env XDG_CONFIG_HOME="$hosts_config" "$bin" run --sandbox cs1 -- true >>"$scratch/warm-hosts-s.ms"; }
+    u() { time_ms "$bin" run cu1 -- true >>"$scratch/warm-hosts-u.ms"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+# HTTP requests (curl, one process each, a 1 MB file) to a server on 127.0.0.2: from inside a
+# sandbox through the proxy, and directly from outside; each batch timed where it runs.
+www=$scratch/www
+mkdir -p "$www"
+head -c 1048576 /dev/urandom >"$www/f"
+python3 -u -m http.server --bind 127.0.0.2 --directory "$www" 0 >"$scratch/http.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; [[ ${KEEP_SCRATCH:-} == 1 ]] || rm -rf "$scratch"' EXIT
+port=
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$scratch/http.log" | head -1)
+    [[ -n $port ]] && break
+    sleep 0.05
+done
+[[ -n $port ]] || { echo "sandbox.sh: the HTTP server did not start" >&2; cat "$scratch/http.log" >&2; exit 1; }
+batch='s=$(date +%s%N); for i in $(seq 20); do curl -sf -o /dev/null "$URL" || exit 1; done; e=$(date +%s%N); echo $(( (e - s) / 20000 ))'
+say "HTTP requests to an allowed server ($RUNS batches of 20 per side, alternating)"
+: >"$scratch/http-s.us"; : >"$scratch/http-u.us"
+for ((i = 1; i <= RUNS; i++)); do
+    s() { XDG_CONFIG_HOME="$hosts_config" URL="http://127.0.0.2:$port/f" "$bin" run --sandbox cs1 -- sh -c "$batch" | tail -1 >>"$scratch/http-s.us"; }
+    u() { URL="http://127.0.0.2:$port/f" sh -c "$batch" | tail -1 >>"$scratch/http-u.us"; }
+    if ((i % 2)); then s; u; else u; s; fi
+done
+kill "$server" 2>/dev/null || true
 say "lands of 100 changed files ($RUNS per side, alternating)"
 : >"$scratch/land-s.ms"; : >"$scratch/land-u.ms"; : >"$scratch/edit-s.ms"; : >"$scratch/edit-u.ms"
 for ((i = 1; i <= RUNS; i++)); do
@@ -120,8 +157,13 @@ row warm "<= 1.5x"
 row warm-no-direnv "(bubblewrap's own start, ~15 ms here, is most of it)"
 row edit "(a cold run that edits 100 files and commits them; sandboxed: brought back after)"
 row land "<= 1.3x"
+row warm-hosts "<= 1.5x (sandboxed with sandbox.allowed_hosts, against unsandboxed)"
+hs=$(median <"$scratch/http-s.us"); hu=$(median <"$scratch/http-u.us")
+echo "| http request (1 MB, curl; median us per request) | $hs | $hu | $(ratio "$hs" "$hu")x | <= 1.3x (through the proxy from a sandbox, against direct) |"
 echo
-for f in cold warm warm-no-direnv edit land; do
+for f in cold warm warm-no-direnv edit land warm-hosts; do
     echo "$f sandboxed: $(tr '\n' ' ' <"$scratch/$f-s.ms")"
     echo "$f unsandboxed: $(tr '\n' ' ' <"$scratch/$f-u.ms")"
 done
+echo "http sandboxed (us): $(tr '\n' ' ' <"$scratch/http-s.us")"
+echo "http direct (us): $(tr '\n' ' ' <"$scratch/http-u.us")"

@@ -29,7 +29,7 @@ pub(crate) const DIRENV_LOG_FORMAT: &str = "DIRENV_LOG_FORMAT";
 /// Extra paths a sandboxed run may write (separated like PATH).
 pub(crate) const SANDBOX_WRITE: &str = "AGENT_WORKSPACE_SANDBOX_WRITE";
 
-/// Set for the command of a sandboxed run: `bwrap`, or `bwrap,no-network`.
+/// Set for the command of a sandboxed run: `bwrap`, `bwrap,allowed-hosts` or `bwrap,no-network`.
 pub(crate) const SANDBOX: &str = "AGENT_WORKSPACE_SANDBOX";
 /// Set for the command: the workspace's first TCP port.
 pub(crate) const PORT: &str = "AGENT_WORKSPACE_PORT";

@@ -28,7 +28,14 @@ impl Sockets {
             .into_owned();
         let dir = Path::new("/var/tmp").join(format!("{name}-sockets"));
         let mut listeners = vec![];
-        for sub in ["xdg", "ssh", "docker", "allowed"] {
+        for sub in [
+            "xdg",
+            "ssh",
+            "docker",
+            "allowed",
+            "tmux-0",
+            "nix/daemon-socket",
+        ] {
             fs::create_dir_all(dir.join(sub)).unwrap();
         }
         for path in [
@@ -36,6 +43,9 @@ impl Sockets {
             "ssh/agent",
             "docker/docker.sock",
             "allowed/ok.sock",
+            // Named by no variable: a tmux server's and a nix daemon's, found by listening.
+            "tmux-0/default",
+            "nix/daemon-socket/socket",
         ] {
             listeners.push(UnixListener::bind(dir.join(path)).unwrap());
         }
@@ -82,7 +92,7 @@ fn probe_script(sockets: &Sockets, namespace: &Path) -> String {
 find /proc/sys /sys -maxdepth 3 -writable 2>/dev/null | head -n 3 | sed 's/^/writable /'
 if [ -e /proc/sysrq-trigger ] && [ -w /proc/sysrq-trigger ]; then echo "writable /proc/sysrq-trigger"; fi
 for ns in ipc uts cgroup user; do echo "ns $ns $(readlink /proc/self/ns/$ns)"; done
-for s in {dir}/xdg/bus {dir}/ssh/agent {dir}/docker/docker.sock {dir}/allowed/ok.sock {run}; do
+for s in {dir}/xdg/bus {dir}/ssh/agent {dir}/docker/docker.sock {dir}/allowed/ok.sock {dir}/tmux-0/default {dir}/nix/daemon-socket/socket {run}; do
   if [ -S "$s" ]; then echo "socket visible $s"; else echo "socket hidden $s"; fi
 done
 if [ -e {namespace}/.locks ]; then echo "locks visible"; else echo "locks hidden"; fi
@@ -143,6 +153,8 @@ fn check_walls(out: &Outcome, sockets: &Sockets) {
         format!("{dir}/xdg/bus"),
         format!("{dir}/ssh/agent"),
         format!("{dir}/docker/docker.sock"),
+        format!("{dir}/tmux-0/default"),
+        format!("{dir}/nix/daemon-socket/socket"),
     ];
     hidden.extend(sockets.run.iter().map(|p| p.display().to_string()));
     for socket in hidden {

@@ -362,7 +362,13 @@ fn plan(options: &Options, scope: &Scope) -> Plan {
             }
         }
     }
-    for socket in hidden_sockets(&hidden, &options.sockets) {
+    let reachable: Vec<PathBuf> = options
+        .sockets
+        .iter()
+        .chain(&scope.proxy)
+        .cloned()
+        .collect();
+    for socket in hidden_sockets(&hidden, &reachable, &scope.readable) {
         mounts.push(Mount::ReadOnly {
             src: "/dev/null".into(),
             dst: socket,
@@ -683,25 +689,65 @@ fn resolver() -> Option<PathBuf> {
     fs::canonicalize("/etc/resolv.conf").ok()
 }
 
-/// The sockets the environment names (`$SSH_AUTH_SOCK`, `$DOCKER_HOST`) outside the hidden
-/// directories and not allowed: each covered with `/dev/null`.
-fn hidden_sockets(hidden: &[PathBuf], allowed: &[PathBuf]) -> Vec<PathBuf> {
+/// The host's unix sockets a sandbox would still reach, to be covered: every pathname socket
+/// listening on the host (`/proc/net/unix`, so a tmux server's, a nix daemon's or an ssh
+/// master's wherever it is), and `$SSH_AUTH_SOCK` and `$DOCKER_HOST`'s; not those under a
+/// hidden directory (unless put back readable there), nor those the user allowed
+/// (`sandbox.sockets`).
+fn hidden_sockets(hidden: &[PathBuf], allowed: &[PathBuf], put_back: &[PathBuf]) -> Vec<PathBuf> {
     let ssh = crate::vars::raw("SSH_AUTH_SOCK").map(PathBuf::from);
     let docker = crate::vars::raw("DOCKER_HOST").and_then(|host| {
         host.to_str()
             .and_then(|h| h.strip_prefix("unix://"))
             .map(PathBuf::from)
     });
-    [ssh, docker]
-        .into_iter()
-        .flatten()
-        .filter_map(|path| fs::canonicalize(path).ok())
-        .filter(|path| {
-            fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
-                && !hidden.iter().any(|dir| path.starts_with(dir))
-                && !allowed.contains(path)
-        })
-        .collect()
+    let mut found: Vec<PathBuf> = vec![];
+    // Those the variables name, followed where they are links; those listening, where bound.
+    let named = [ssh, docker].into_iter().flatten();
+    let named = named.filter_map(|path| fs::canonicalize(path).ok());
+    let listening = listening_sockets().into_iter().filter_map(|p| located(&p));
+    for path in named.chain(listening) {
+        let shown = !hidden.iter().any(|dir| path.starts_with(dir))
+            || put_back.iter().any(|back| path.starts_with(back));
+        if shown
+            && fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
+            && !allowed.contains(&path)
+            && !found.contains(&path)
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The paths of the pathname unix sockets bound on the host (this network namespace's), as
+/// `/proc/net/unix` lists them: the last field of each line, when it is an absolute path
+/// (an abstract socket's starts with `@`, and the network namespace isolates those).
+fn listening_sockets() -> Vec<PathBuf> {
+    let Ok(table) = fs::read("/proc/net/unix") else {
+        return vec![];
+    };
+    let mut paths = vec![];
+    for line in table.split(|b| *b == b'\n').skip(1) {
+        // Num RefCount Protocol Flags Type St Inode Path: the path is what follows the
+        // seventh field, spaces and all.
+        let mut rest = line;
+        for _ in 0..7 {
+            let start = rest.iter().position(|b| *b != b' ').unwrap_or(rest.len());
+            rest = &rest[start..];
+            let end = rest.iter().position(|b| *b == b' ').unwrap_or(rest.len());
+            rest = &rest[end..];
+        }
+        let path = rest.strip_prefix(b" ").unwrap_or(rest);
+        if path.first() == Some(&b'/') {
+            use std::os::unix::ffi::OsStrExt;
+            let path = PathBuf::from(std::ffi::OsStr::from_bytes(path));
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
 }
 
 /// The seccomp filter of every sandbox, compiled to the BPF program bubblewrap's `--seccomp`
