@@ -5,6 +5,7 @@
 
 pub(crate) mod aside;
 pub(crate) mod cache;
+pub(crate) mod deep;
 pub(crate) mod disk;
 pub(crate) mod fsutil;
 pub(crate) mod include;

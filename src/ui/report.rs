@@ -99,6 +99,13 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     if !removal.moved_aside.is_empty() {
         text += &format!("; {}", moved_aside(&removal.moved_aside));
     }
+    for (was, now) in &removal.too_deep {
+        text += &format!(
+            "; {} (nested deeper than a path can name, which jj and git cannot read) kept in {}",
+            crate::workspace::remove::deep_words(was),
+            now.display()
+        );
+    }
     if let Some(store) = &removal.own_store_kept {
         text += &format!(
             "; its own store (sandboxed runs) holds {}, and is kept in {} (the agent's: its configuration is not yours)",

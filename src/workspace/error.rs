@@ -184,6 +184,15 @@ pub(crate) enum CleanError {
         name: String,
         path: PathBuf,
     },
+    /// The workspace holds directories nested past what a path names: jj and git cannot
+    /// read them, so nothing would record them (`clean --force` keeps them aside whole).
+    #[error("workspace {id:?} holds a directory nested deeper than a path can name ({first}), which jj and git cannot read")]
+    TooDeep { id: WorkspaceId, first: String },
+    #[error("could not keep aside what workspace {id:?} holds nested deeper than a path can name: {source}")]
+    TooDeepNotKept {
+        id: WorkspaceId,
+        source: std::io::Error,
+    },
     #[error("did not remove workspace {id:?}: {source}")]
     NoRoom {
         id: WorkspaceId,

@@ -54,6 +54,9 @@ pub(crate) struct Removal {
     /// What a sandboxed run left that jj or git would follow, moved aside before either ran
     /// there (the new paths).
     pub moved_aside: Vec<PathBuf>,
+    /// Directories nested deeper than a path can name, kept aside whole before anything was
+    /// recorded: where each was (relative to the workspace) and where it is now.
+    pub too_deep: Vec<(PathBuf, PathBuf)>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }
@@ -167,6 +170,10 @@ fn remove_workspace(
     // workspace is still there to receive it.
     let confined = entry.record.as_ref().is_some_and(|r| r.confined);
     let (own_store, moved_aside) = super::own_store::settle(ctx, &entry.id, &entry.path, confined);
+    let too_deep = match has_dir {
+        true => keep_too_deep(ctx, entry, args.force)?,
+        false => vec![],
+    };
     let base = entry.record.as_ref().map(|r| r.base_commits.as_slice());
     let (kept, listed) = match entry.problem {
         Some(Problem::Unregistered) => (Kept::Unregistered, None),
@@ -210,6 +217,7 @@ fn remove_workspace(
             earlier_aside: None,
             own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
             moved_aside: moved_aside.clone(),
+            too_deep,
             run_logs: None,
         });
     }
@@ -273,8 +281,52 @@ fn remove_workspace(
         earlier_aside,
         own_store_kept: super::own_store::remove(ctx, &entry.id, Some(own_store)),
         moved_aside,
+        too_deep,
         run_logs: None,
     })
+}
+
+/// The directories of `entry` nested deeper than a path can name, which neither jj nor git
+/// can read: refused unless `force`, then each moved whole into a new directory of the
+/// namespace's `.kept/` (as `deep-1`, `deep-2`, ...); returns where each was and is now. A
+/// walk that fails leaves the question to the backend, as before.
+fn keep_too_deep(ctx: &Context, entry: &Entry, force: bool) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let cuts = crate::store::deep::too_deep(&entry.path).unwrap_or_default();
+    let Some(first) = cuts.first() else {
+        return Ok(vec![]);
+    };
+    if !force {
+        return Err(CleanError::TooDeep {
+            id: entry.id.clone(),
+            first: deep_words(first),
+        }
+        .into());
+    }
+    let dest = aside::fresh_dest(&ctx.layout.dir.join(KEPT_DIR), &entry.id);
+    let not_kept = |source| CleanError::TooDeepNotKept {
+        id: entry.id.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&dest).map_err(not_kept)?;
+    let mut moved = vec![];
+    for (n, cut) in cuts.iter().enumerate() {
+        let to = dest.join(format!("deep-{}", n + 1));
+        std::fs::rename(entry.path.join(cut), &to).map_err(not_kept)?;
+        moved.push((cut.clone(), to));
+    }
+    Ok(moved)
+}
+
+/// A too-deep directory as said: its first two components, then how many more levels.
+pub(crate) fn deep_words(cut: &Path) -> String {
+    let parts: Vec<String> = cut
+        .components()
+        .map(|c| crate::ui::output::escape_controls(&c.as_os_str().to_string_lossy()).into_owned())
+        .collect();
+    match parts.len() {
+        0..=2 => format!("{}/…", parts.join("/")),
+        n => format!("{}/… ({} levels)", parts[..2].join("/"), n),
+    }
 }
 
 /// A removal that a kill interrupted and the next command finished.
@@ -326,6 +378,7 @@ pub(crate) fn settle_interrupted(ctx: &Context) -> Result<Vec<Finished>> {
                         .filter(|d| std::fs::symlink_metadata(d).is_ok()),
                     own_store_kept: super::own_store::remove(ctx, &id, None),
                     moved_aside: vec![],
+                    too_deep: vec![],
                     run_logs: remove_run_logs(ctx, &id, std::time::SystemTime::now()),
                 })
             }
@@ -504,6 +557,7 @@ impl Journal {
             earlier_aside: Some(self.dest).filter(|d| std::fs::symlink_metadata(d).is_ok()),
             own_store_kept: super::own_store::remove(ctx, &entry.id, None),
             moved_aside: vec![],
+            too_deep: vec![],
             run_logs: None,
         })
     }

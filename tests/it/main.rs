@@ -33,6 +33,7 @@ mod faults;
 mod gc;
 mod git_backend;
 mod harness;
+mod hostile_deep;
 mod hostile_fifo;
 mod hostile_fs;
 mod hostile_keep;

@@ -194,6 +194,11 @@ impl From<CleanError> for CliError {
                 "rename it back (`jj workspace rename {id}` in {}), then clean again",
                 path.display()
             )),
+            CleanError::TooDeep { id, .. } => CliError::failure(message).hint(format!(
+                "`agent-workspace clean --force {id}` keeps it aside whole (in the namespace's .kept/) and removes the workspace; nothing was changed"
+            )),
+            CleanError::TooDeepNotKept { .. } => CliError::failure(message)
+                .hint("nothing was removed; free the problem, then clean again"),
             CleanError::NoRoom { .. } => CliError::failure(message).hint(
                 "nothing was changed: free space on that file system, then clean again (its edits are recorded in the repository first)",
             ),
