@@ -298,6 +298,13 @@ t secrets-home; cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.config/gh/hosts.yml 
 t fork-bomb; i=0; while [ \$i -lt 2000 ]; do (sleep 30 &) 2>/dev/null; i=\$((i + 1)); done
 t memory-hog; awk 'BEGIN { s = sprintf("%1073741824s", ""); t = s s; print length(t) }' 2>/dev/null
 t hang-own-store; mkfifo hang-include 2>/dev/null; if [ -d .jj ]; then git --git-dir=.jj/repo/store/git config include.path "\$PWD/hang-include"; else git config include.path "\$PWD/hang-include"; fi
+t deep-tree; python3 -c 'import os
+os.mkdir("deep")
+os.chdir("deep")
+for i in range(300):
+    os.mkdir("d" * 30)
+    os.chdir("d" * 30)
+open("deep.txt", "w").write("deep-agent-words")' 2>/dev/null
 t hang-fifo; rm -f .envrc; mkfifo .envrc 2>/dev/null; mkfifo fifo-trap 2>/dev/null
 echo agent-a-done
 EOF
@@ -438,6 +445,18 @@ fi
 for words in user-unpushed-words other-draft-words agent-b-work; do
     grep -q -F "$words" <<<"$everything" || { lost=$((lost + 1)); lost_what+=("$words"); }
 done
+# The tree agent a nested past what a path names is kept aside whole, its file readable by
+# walking with directory descriptors.
+deep_kept=$(python3 -c '
+import os, sys
+for _, _, files, fd in os.fwalk(sys.argv[1]):
+    if "deep.txt" in files:
+        f = os.open("deep.txt", os.O_RDONLY, dir_fd=fd)
+        if os.read(f, 100) == b"deep-agent-words":
+            print("kept")
+            break
+' "$AI_WORKSPACES_ROOT" 2>/dev/null || true)
+[[ "$deep_kept" == kept ]] || { lost=$((lost + 1)); lost_what+=("the deep tree"); }
 record "sandboxed hostile round: 3 agents (one with sandbox.allowed_hosts), then status, diff, land, clean and plain $backend" "$tried attacks tried, $escapes escapes${why:+ (${why[*]})}, $lost commits lost${lost_what:+ (${lost_what[*]})}, $hangs hangs; $refusals connections refused by the proxy and recorded; $refused workspaces refused by clean until the FIFO the agent left was removed" ""
 [[ "$escapes" -eq 0 && "$lost" -eq 0 && "$hangs" -eq 0 ]] || sandbox_failed=1
 rm -f "$XDG_CONFIG_HOME/agent-workspace/config.toml"

@@ -36,7 +36,13 @@ pub fn cmd_exec(ui: &Ui, args: &[OsString]) -> i32 {
         return code;
     }
     #[cfg(target_os = "linux")]
-    match process::guard(command, &mut setup) {
+    let no_proxy = |err: std::io::Error| {
+        ui.warning_with_hint(
+            format!("the sandbox's proxy cannot listen on its loopback ({err}): this run has no network"),
+            "sandbox.allowed_hosts needs a loopback inside the sandbox; see `agent-workspace doctor`",
+        )
+    };
+    match process::guard(command, &mut setup, no_proxy) {
         Ok(code) => code,
         Err((code, err)) => {
             let program = command[0].to_string_lossy();

@@ -177,9 +177,14 @@ fn keep_private(fd: impl AsFd) {
 /// The guard's life once it has reported its start (Linux): waits for the go-ahead, runs
 /// `command` as a child subreaper, forwards signals, ends whatever the command left behind
 /// and reports the status. Returns the exit code to end with (the command's, or [`NO_GO`]),
-/// or the code and error of a command that could not be started.
+/// or the code and error of a command that could not be started. `no_proxy` hears why the
+/// sandbox's proxy listener could not start (the command then runs with no network).
 #[cfg(target_os = "linux")]
-pub(crate) fn guard(command: &[OsString], setup: &mut GuardSetup) -> Result<i32, (i32, io::Error)> {
+pub(crate) fn guard(
+    command: &[OsString],
+    setup: &mut GuardSetup,
+    no_proxy: impl FnOnce(io::Error),
+) -> Result<i32, (i32, io::Error)> {
     let set = signals::guard_set();
     signals::block(&set);
     let me = rustix::process::getpid();
@@ -197,13 +202,8 @@ pub(crate) fn guard(command: &[OsString], setup: &mut GuardSetup) -> Result<i32,
             Ok(vars) => {
                 cmd.envs(vars);
             }
-            Err(err) => {
-                use std::io::Write;
-                let _ = writeln!(
-                    io::stderr(),
-                    "agent-workspace: the sandbox's proxy cannot listen ({err}): this run has no network"
-                );
-            }
+            // The command runs without its way out: said by the caller.
+            Err(err) => no_proxy(err),
         }
     }
     // SAFETY: only async-signal-safe calls in the forked child.
