@@ -52,8 +52,8 @@ pub(crate) struct Removal {
     /// did not come back.
     pub own_store_kept: Option<super::own_store::KeptStore>,
     /// What a sandboxed run left that jj or git would follow, moved aside before either ran
-    /// there (the new paths).
-    pub moved_aside: Vec<PathBuf>,
+    /// there (where each now is).
+    pub moved_aside: Vec<crate::store::nested_aside::MovedAside>,
     /// What became of its run logs; `None` when it had none.
     pub run_logs: Option<RunLogs>,
 }
