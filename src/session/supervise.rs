@@ -53,9 +53,11 @@ pub(crate) enum Warning {
     CheckpointFailed { code: i32, err: CliError },
     /// What a sandboxed run did in its own store could not be brought back.
     NotBroughtBack { code: i32, err: CliError },
-    /// A submodule's `.git` the sandboxed run made, moved aside (git would have run what it
-    /// configures): where each is now.
-    MovedAside { paths: Vec<PathBuf> },
+    /// A `.git` or `.jj` the sandboxed run made, moved aside (git or jj would have run what
+    /// it configures): where each is now.
+    MovedAside {
+        paths: Vec<crate::store::nested_aside::MovedAside>,
+    },
     /// Hosts the sandbox's proxy refused the run (not in `sandbox.allowed_hosts`).
     HostsRefused {
         hosts: Vec<crate::store::metadata::RefusedHost>,

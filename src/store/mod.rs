@@ -14,6 +14,7 @@ pub(crate) mod kept_table;
 pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod metadata;
+pub(crate) mod nested_aside;
 pub(crate) mod private_state;
 pub(crate) mod recovery;
 pub(crate) mod reflink;

@@ -469,13 +469,21 @@ impl From<&Aside> for AsideJson {
     }
 }
 
-/// What a sandboxed run left that jj or git would follow, moved aside: the paths named.
-pub(crate) fn moved_aside(paths: &[PathBuf]) -> String {
+/// What a sandboxed run left that jj or git would follow, moved aside: where each now is
+/// (out of the workspace, in its kept-aside directory; one left inside, renamed, says so).
+pub(crate) fn moved_aside(paths: &[crate::store::nested_aside::MovedAside]) -> String {
+    use crate::store::nested_aside::MovedAside;
     format!(
         "moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}",
         paths
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|moved| match moved {
+                MovedAside::Kept(path) => path.display().to_string(),
+                MovedAside::InPlace { path, why } => format!(
+                    "{} (renamed in the workspace, where a checkpoint records it: {why})",
+                    path.display()
+                ),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     )
@@ -499,7 +507,7 @@ pub(crate) fn refused_hosts(hosts: &[crate::store::metadata::RefusedHost]) -> St
 
 /// What to do about paths [`moved_aside`] names.
 pub(crate) const MOVED_ASIDE_HINT: &str =
-    "look at what each holds, as data, before putting it back; the files beside it are unchanged";
+    "look at what each holds, as data, before putting it back; the workspace's other files are unchanged";
 
 /// The line to print for a note of opening a workspace.
 pub(crate) fn note(note: &Note) -> String {
@@ -814,5 +822,26 @@ mod tests {
             "0 prepared workspaces"
         );
         assert_eq!(super::count(2, "file"), "2 files");
+    }
+
+    #[test]
+    fn what_was_moved_aside_is_named_where_it_is_and_one_left_inside_says_so() {
+        use crate::store::nested_aside::MovedAside;
+        let text = super::moved_aside(&[
+            MovedAside::Kept("/ns/.kept/w-20261207T183646Z/sub/.git".into()),
+            MovedAside::InPlace {
+                path: "/ns/w/src/.jj.from-sandbox".into(),
+                why: "could not move it to /ns/.kept/w-20261207T183646Z/src/.jj: Invalid cross-device link (os error 18)".into(),
+            },
+        ]);
+        assert!(
+            text.ends_with(
+                "run its configuration): /ns/.kept/w-20261207T183646Z/sub/.git, \
+                 /ns/w/src/.jj.from-sandbox (renamed in the workspace, where a checkpoint \
+                 records it: could not move it to /ns/.kept/w-20261207T183646Z/src/.jj: \
+                 Invalid cross-device link (os error 18))"
+            ),
+            "{text}"
+        );
     }
 }

@@ -2,26 +2,28 @@
 //! root that agent-workspace did not place there. The user's git and jj (and
 //! agent-workspace's own calls) would find one before the workspace's store and run what its
 //! configuration names (`core.fsmonitor`, aliases, a signing program), so after a sandboxed
-//! run each is renamed in place before git or jj runs there again.
+//! run each is moved out of the workspace (`store::nested_aside`) before git or jj runs
+//! there again.
 
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Vcs;
+use crate::store::nested_aside::{KeptAside, MovedAside};
 
 impl Vcs {
-    /// Renames aside every `.git` and `.jj` (directory, file or link) in the workspace at
+    /// Moves aside every `.git` and `.jj` (directory, file or link) in the workspace at
     /// `ws` that is not the backend's own: the root's `.jj` (jj) or `.git` (git), jj's root
     /// `.git` (left to [`Vcs::own_store_before_bring_back`]), and (git) a submodule's `.git`
-    /// file leading into the repository's own git directory. Each becomes
-    /// `.git.from-sandbox` / `.jj.from-sandbox` (numbered when taken); returns the new paths.
+    /// file leading into the repository's own git directory. Each goes out of the
+    /// workspace into `aside` (or, where it cannot, is renamed in place); returns where.
     ///
     /// One pass over the tree, every directory included (an agent can hide one where the
     /// backend ignores files), links never followed, nothing read but the names and (git) a
     /// nested `.git` file's first line.
-    pub(crate) fn move_aside_nested(&self, ws: &Path) -> Vec<PathBuf> {
+    pub(crate) fn move_aside_nested(&self, ws: &Path, aside: &mut KeptAside) -> Vec<MovedAside> {
         let mut moved = vec![];
         let mut dirs = vec![ws.to_path_buf()];
         while let Some(dir) = dirs.pop() {
@@ -39,11 +41,11 @@ impl Vcs {
             }
             for name in found {
                 if !self.placed(ws, &dir, &name) {
-                    moved.extend(super::own_store::rename_aside(&dir, &name));
+                    moved.extend(aside.take(&dir, &name));
                 }
             }
         }
-        moved.sort();
+        moved.sort_by(|a, b| a.path().cmp(b.path()));
         moved
     }
 

@@ -8,7 +8,6 @@
 //! `<dir>/git` (a git directory named by the `.git` file `<dir>/gitfile`, mounted over the
 //! worktree's).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::git::{Checkout, Git};
@@ -16,6 +15,7 @@ use super::jj::{Jj, WorkingCommit};
 use super::Vcs;
 use crate::exec::sandbox::{Confinement, PrivateStore};
 use crate::store::layout::WorkspaceId;
+use crate::store::nested_aside::{KeptAside, MovedAside};
 use crate::vcs::error::Result;
 
 /// The user's side a new store is made from, read before the store is made.
@@ -281,24 +281,33 @@ impl Vcs {
     }
 
     /// Before anything is brought back into the workspace at `ws`: what the agent left
-    /// there that the user's jj or git would follow (jj: a `.git` jj did not make), renamed
-    /// aside; the new paths.
-    pub(crate) fn own_store_before_bring_back(&self, ws: &Path) -> Vec<PathBuf> {
+    /// there that the user's jj or git would follow (jj: a `.git` jj did not make), moved
+    /// into `aside`; where each now is.
+    pub(crate) fn own_store_before_bring_back(
+        &self,
+        ws: &Path,
+        aside: &mut KeptAside,
+    ) -> Vec<MovedAside> {
         match self {
-            Vcs::Jj(jj) => jj.move_aside_foreign_git(ws).into_iter().collect(),
+            Vcs::Jj(jj) => jj.move_aside_foreign_git(ws, aside).into_iter().collect(),
             Vcs::Git(_) => vec![],
         }
     }
 
     /// After the work of the store at `dir` came back into the workspace at `ws`: what the
     /// agent left there that the user's git would follow (git: a submodule's `.git` leading
-    /// out of the repository's git directory), renamed aside; the new paths.
-    pub(crate) fn own_store_after_bring_back(&self, ws: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
+    /// out of the repository's git directory), moved into `aside`; where each now is.
+    pub(crate) fn own_store_after_bring_back(
+        &self,
+        ws: &Path,
+        dir: &Path,
+        aside: &mut KeptAside,
+    ) -> Result<Vec<MovedAside>> {
         match self {
             Vcs::Jj(_) => Ok(vec![]),
             Vcs::Git(git) => {
                 let git_dir = git.worktree_git_dir(ws)?;
-                Ok(git.move_aside_gitlink_dirs(&git_dir, ws, &dir.join("gitlinks")))
+                Ok(git.move_aside_gitlink_dirs(&git_dir, ws, &dir.join("gitlinks"), aside))
             }
         }
     }
@@ -330,49 +339,9 @@ impl Vcs {
     }
 }
 
-/// Renames the `name` (`.git`, `.jj`) in `dir` to `<name>.from-sandbox` (numbered when
-/// taken); the new path.
-pub(super) fn rename_aside(dir: &Path, name: &std::ffi::OsStr) -> Option<PathBuf> {
-    let mut stem = name.to_os_string();
-    stem.push(".from-sandbox");
-    let mut aside = dir.join(&stem);
-    let mut n = 1;
-    while fs::symlink_metadata(&aside).is_ok() {
-        n += 1;
-        let mut numbered = stem.clone();
-        numbered.push(format!(".{n}"));
-        aside = dir.join(numbered);
-    }
-    fs::rename(dir.join(name), &aside).ok().map(|()| aside)
-}
-
 /// Whether `text` (printed inside a sandbox) is a whole object id.
 pub(super) fn object_id(text: &str) -> Option<String> {
     let id = text.trim();
     (matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| id.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_is_moved_aside_is_renamed_in_place_numbered_when_taken() {
-        let dir = tempfile::tempdir().unwrap();
-        let dir = dir.path();
-        fs::create_dir(dir.join(".jj")).unwrap();
-        fs::write(dir.join(".jj.from-sandbox"), "taken").unwrap();
-        let aside = rename_aside(dir, ".jj".as_ref()).unwrap();
-        assert_eq!(aside, dir.join(".jj.from-sandbox.2"));
-        assert!(aside.is_dir());
-        std::os::unix::fs::symlink("/nowhere", dir.join(".git")).unwrap();
-        let aside = rename_aside(dir, ".git".as_ref()).unwrap();
-        assert_eq!(aside, dir.join(".git.from-sandbox"));
-        assert!(fs::symlink_metadata(&aside)
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert_eq!(rename_aside(dir, ".git".as_ref()), None);
-    }
 }

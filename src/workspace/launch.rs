@@ -25,7 +25,7 @@ pub(crate) struct Launch {
     workspace: String,
     kept_store: Option<crate::workspace::own_store::KeptStore>,
     /// What an earlier sandboxed run left that jj or git would follow, moved aside.
-    moved_aside: Vec<PathBuf>,
+    moved_aside: Vec<crate::store::nested_aside::MovedAside>,
     /// The cgroup holding the run's limits, removed after it.
     cgroup: Option<sandbox::limits::Cgroup>,
     /// direnv evaluates for this launch, and what it loads is kept for the next ones.
@@ -209,8 +209,8 @@ impl Launch {
     }
 
     /// What an earlier sandboxed run left that jj or git would follow, moved aside before
-    /// this one (the new paths).
-    pub(crate) fn moved_aside(&self) -> &[PathBuf] {
+    /// this one (where each now is).
+    pub(crate) fn moved_aside(&self) -> &[crate::store::nested_aside::MovedAside] {
         &self.moved_aside
     }
 

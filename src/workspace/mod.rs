@@ -92,8 +92,10 @@ pub(crate) enum Note {
     /// that had not come back, was kept aside.
     OwnStoreKept { store: own_store::KeptStore },
     /// What an earlier sandboxed run left that jj or git would follow, moved aside before
-    /// a sandboxed setup (the new paths).
-    MovedAside { paths: Vec<PathBuf> },
+    /// a sandboxed setup (where each now is).
+    MovedAside {
+        paths: Vec<crate::store::nested_aside::MovedAside>,
+    },
     /// `copy.include`'s files were copied into the new workspace (shown on a terminal only).
     Copied {
         id: String,

@@ -52,8 +52,8 @@ pub(crate) struct Removal {
     /// did not come back.
     pub own_store_kept: Option<super::own_store::KeptStore>,
     /// What a sandboxed run left that jj or git would follow, moved aside before either ran
-    /// there (the new paths).
-    pub moved_aside: Vec<PathBuf>,
+    /// there (where each now is).
+    pub moved_aside: Vec<crate::store::nested_aside::MovedAside>,
     /// Directories nested deeper than a path can name, kept aside whole before anything was
     /// recorded: where each was (relative to the workspace) and where it is now.
     pub too_deep: Vec<(PathBuf, PathBuf)>,

@@ -401,12 +401,17 @@ fn agent_config_never_runs_outside_as(backend: Backend, unprivileged: bool) {
         }
     };
     if backend == Backend::Git {
-        let aside = ws.join("x/.git.from-sandbox");
+        // The submodule's `.git` the agent made is out of the worktree, kept aside.
+        let moved = moved_aside_paths(&out);
+        assert_eq!(moved.len(), 1, "{}", out.report());
         assert!(
-            out.stderr.contains(&format!("moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}", aside.display())),
+            moved[0].starts_with(env.namespace_dir(&repo).join(".kept"))
+                && moved[0].ends_with("x/.git")
+                && moved[0].is_file(),
             "{}",
             out.report()
         );
+        assert!(fs::symlink_metadata(ws.join("x/.git")).is_err());
         // The monitor may run inside the sandbox (the agent's own git): only later runs
         // count.
         let _ = fs::remove_file(&marker);
@@ -499,8 +504,8 @@ fn marking_program(env: &TestEnv, marker: &Path) -> PathBuf {
 /// Repositories the agent nests in its workspace never run anything outside the sandbox: a
 /// `src/lib/.git` made by `git init` with `core.fsmonitor` set, and (jj) a `src/.jj` with a
 /// legacy configuration naming a signing program, or (git) an untracked `src/.git` file
-/// leading elsewhere. Each is renamed in place (`.git.from-sandbox`, `.jj.from-sandbox`) and
-/// named as the run ends; then the tool's `diff`, `checkpoint`, `land --dry-run` and `clean`
+/// leading elsewhere. Each is moved out of the workspace into the namespace's kept-aside
+/// directory (`.kept/w-<stamp>/src/lib/.git`) and named as the run ends; then the tool's `diff`, `checkpoint`, `land --dry-run` and `clean`
 /// and the user's own git and jj in `src/lib` and `src` find the workspace's store (or none),
 /// never the agent's.
 fn nested_repositories_never_run_outside_as(backend: Backend, unprivileged: bool) {
@@ -532,38 +537,49 @@ fn nested_repositories_never_run_outside_as(backend: Backend, unprivileged: bool
     // The agent's own git may have run it inside: only what runs afterwards counts.
     let _ = fs::remove_file(&marker);
     let ws = env.ws_path(&repo, "w");
-    let named: String = crate::sandbox_support::without_limits_note(&env.normalize(&out.stderr))
+    let stamp = regex::Regex::new(r"\b[0-9]{8}T[0-9]{6}Z\b").unwrap();
+    let stderr = stamp.replace_all(&out.stderr, "[STAMP]");
+    let named: String = crate::sandbox_support::without_limits_note(&env.normalize(&stderr))
         .lines()
         .filter(|l| !l.starts_with("Note: "))
         .map(|l| format!("{l}\n"))
         .collect();
     match backend {
         Backend::Jj => insta::assert_snapshot!(named, @r"
-        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/.jj.from-sandbox, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/lib/.git.from-sandbox
-        Hint: look at what each holds, as data, before putting it back; the files beside it are unchanged
+        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w-[STAMP]/src/.jj, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w-[STAMP]/src/lib/.git
+        Hint: look at what each holds, as data, before putting it back; the workspace's other files are unchanged
         "),
         Backend::Git => insta::assert_snapshot!(named, @r"
-        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/.git.from-sandbox, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w/src/lib/.git.from-sandbox
-        Hint: look at what each holds, as data, before putting it back; the files beside it are unchanged
+        Warning: moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w-[STAMP]/src/.git, [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/.kept/w-[STAMP]/src/lib/.git
+        Hint: look at what each holds, as data, before putting it back; the workspace's other files are unchanged
         "),
     }
     let src = ws.join("src");
-    let aside = |dir: &Path, name: &str| {
+    let moved = moved_aside_paths(&out);
+    let aside = |rel: &str| {
         assert!(
-            fs::symlink_metadata(dir.join(name)).is_err(),
-            "{name} is still in {}",
-            dir.display()
+            fs::symlink_metadata(ws.join(rel)).is_err(),
+            "{rel} is still in {}",
+            ws.display()
         );
+        let kept = moved.iter().find(|p| p.ends_with(rel));
         assert!(
-            dir.join(format!("{name}.from-sandbox")).exists(),
+            kept.is_some_and(|p| fs::symlink_metadata(p).is_ok()),
             "{}",
             out.report()
         );
+        let name = Path::new(rel).file_name().unwrap().to_string_lossy();
+        let dir = ws.join(rel).parent().unwrap().to_path_buf();
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.starts_with(&*name)), "{names:?}");
     };
-    aside(&src.join("lib"), ".git");
+    aside("src/lib/.git");
     match backend {
-        Backend::Jj => aside(&src, ".jj"),
-        Backend::Git => aside(&src, ".git"),
+        Backend::Jj => aside("src/.jj"),
+        Backend::Git => aside("src/.git"),
     }
     // The user's own git and jj below the workspace find its store, or none.
     for dir in [src.join("lib"), src.clone()] {
@@ -630,13 +646,13 @@ fn a_killed_runs_nested_repository_is_moved_aside_by_clean(backend: Backend) {
     let _ = fs::remove_file(&marker);
     let out = env.aw(&repo, agent(backend).clean);
     out.assert_ok();
-    // Named in what the removal says.
-    let moved = ws.join("src/lib/.git.from-sandbox");
+    // Named in what the removal says, and kept aside out of the workspace.
+    let moved = moved_aside_paths(&out);
+    assert_eq!(moved.len(), 1, "{}", out.report());
     assert!(
-        out.stdout.contains(&format!(
-            "moved aside a .git or .jj a sandboxed run made (git or jj would have followed it to a store of the agent's and run its configuration): {}",
-            moved.display()
-        )),
+        moved[0].starts_with(env.namespace_dir(&repo).join(".kept"))
+            && moved[0].ends_with("src/lib/.git")
+            && moved[0].join("HEAD").is_file(),
         "{}",
         out.report()
     );
@@ -644,6 +660,117 @@ fn a_killed_runs_nested_repository_is_moved_aside_by_clean(backend: Backend) {
         !marker.exists(),
         "the nested repository's fsmonitor ran outside"
     );
+}
+
+/// The files of the commit `land` brought into the user's repository (jj: its working copy;
+/// git: `main`), one path a line.
+fn landed_files(env: &TestEnv, repo: &Path, backend: Backend) -> String {
+    match backend {
+        Backend::Jj => env.jj_ok(repo, ["file", "list", "-r", "@"]),
+        Backend::Git => git_ok(env, repo, &["ls-tree", "-r", "--name-only", "main"]),
+    }
+}
+
+/// What a run (or a removal) moved aside, as its warning names it.
+fn moved_aside_paths(out: &Outcome) -> Vec<PathBuf> {
+    let text = out.stdout.clone() + &out.stderr;
+    let line = text
+        .lines()
+        .find_map(|l| l.split("and run its configuration): ").nth(1))
+        .unwrap_or_else(|| panic!("{}", out.report()));
+    let line = line.split("; ").next().unwrap_or_default();
+    line.split(", ").map(PathBuf::from).collect()
+}
+
+/// Nested repositories an agent plants never reach the user's repository (issue 38): a
+/// `sub/.git` made by `git init` (with a commit and a configuration of the agent's) and a
+/// `deep/er/.jj` are moved out of the workspace into the namespace's kept-aside directory,
+/// whole, and named; a checkpoint and `land` then bring the agent's files, never its
+/// repositories' data (nothing under a `.git`, a `.jj` or a `*.from-sandbox` path).
+fn nested_repositories_never_reach_main(backend: Backend) {
+    let (env, repo) = setup(backend);
+    let out = sandboxed(
+        &env,
+        &repo,
+        "echo work > work.txt && mkdir -p sub deep/er/.jj/repo && echo s > sub/s.txt && \
+         git init -q sub && git -C sub add s.txt && \
+         git -C sub -c user.name=agent -c user.email=agent@example.com commit -q -m agent-sub && \
+         git -C sub config alias.agent-alias status && \
+         echo planted > deep/er/.jj/repo/config.toml && echo agent-done",
+        false,
+    );
+    assert!(out.stdout.contains("agent-done"), "{}", out.report());
+    env.aw(&repo, ["checkpoint", "w", "-m", "after the agent"])
+        .assert_ok();
+    env.aw(&repo, ["land", "w"]).assert_ok();
+    let landed = landed_files(&env, &repo, backend);
+    assert!(landed.lines().any(|l| l == "work.txt"), "{landed}");
+    assert!(landed.lines().any(|l| l == "sub/s.txt"), "{landed}");
+    for file in landed.lines() {
+        assert!(
+            Path::new(file).components().all(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                c != ".git" && c != ".jj" && !c.contains("from-sandbox")
+            }),
+            "the agent's repository data reached the user's repository: {file}\n{landed}"
+        );
+    }
+    // Where they went: named, out of the workspace, whole.
+    let ws = env.ws_path(&repo, "w");
+    let kept_root = env.namespace_dir(&repo).join(".kept");
+    let moved = moved_aside_paths(&out);
+    assert_eq!(moved.len(), 2, "{}", out.report());
+    for path in &moved {
+        assert!(path.starts_with(&kept_root), "{}", out.report());
+    }
+    let kept_git = moved.iter().find(|p| p.ends_with("sub/.git")).unwrap();
+    let kept_jj = moved.iter().find(|p| p.ends_with("deep/er/.jj")).unwrap();
+    let kept_dir = kept_git.parent().unwrap().parent().unwrap();
+    assert_eq!(
+        kept_jj.parent().unwrap().parent().unwrap().parent(),
+        Some(kept_dir)
+    );
+    assert!(
+        kept_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("w-"),
+        "{}",
+        kept_dir.display()
+    );
+    // Kept whole: the agent's commit and configuration, and the planted file.
+    let subjects = git_ok(
+        &env,
+        &repo,
+        &[
+            &format!("--git-dir={}", kept_git.display()),
+            "log",
+            "--format=%s",
+        ],
+    );
+    assert_eq!(subjects.trim(), "agent-sub");
+    assert!(fs::read_to_string(kept_git.join("config"))
+        .unwrap()
+        .contains("agent-alias"));
+    assert_eq!(
+        fs::read_to_string(kept_jj.join("repo/config.toml")).unwrap(),
+        "planted\n"
+    );
+    // Nothing of them is left in the workspace, under any name.
+    for dir in [ws.join("sub"), ws.join("deep/er")] {
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.starts_with(".git") && !n.starts_with(".jj")),
+            "{}: {names:?}",
+            dir.display()
+        );
+    }
 }
 
 crate::both_backends!(
@@ -660,4 +787,5 @@ crate::both_backends!(
     nested_repositories_never_run_outside,
     nested_repositories_never_run_outside_for_an_unprivileged_user,
     a_killed_runs_nested_repository_is_moved_aside_by_clean,
+    nested_repositories_never_reach_main,
 );

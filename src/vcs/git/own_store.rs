@@ -510,9 +510,9 @@ impl Git {
 
     /// Every submodule of the worktree at `ws` (a gitlink in its index, `git_dir`) whose
     /// `.git` does not lead into the repository's own git directory: the agent made it, and
-    /// the user's `git status` would run the configuration it names. Each is renamed
-    /// `.git.from-sandbox` (numbered when taken); returns the new paths. The worktree's files
-    /// are only looked at, never read by git.
+    /// the user's `git status` would run the configuration it names. Each is moved into
+    /// `aside`; returns where they now are. The worktree's files are only looked at, never
+    /// read by git.
     ///
     /// The worktree's gitlinks are listed again only when its index changed since `cache`
     /// (the index's size and time, then the paths; agent-workspace's own file, never
@@ -522,7 +522,8 @@ impl Git {
         git_dir: &Path,
         ws: &Path,
         cache: &Path,
-    ) -> Vec<PathBuf> {
+        aside: &mut crate::store::nested_aside::KeptAside,
+    ) -> Vec<crate::store::nested_aside::MovedAside> {
         let key = stat_key(&git_dir.join("index"));
         let links = match crate::store::private_state::gitlinks(cache, &key) {
             Some(links) => links,
@@ -548,7 +549,7 @@ impl Git {
             {
                 continue;
             }
-            moved.extend(crate::vcs::own_store::rename_aside(&path, ".git".as_ref()));
+            moved.extend(aside.take(&path, ".git".as_ref()));
         }
         moved
     }

@@ -344,12 +344,16 @@ impl Jj {
 
     /// A `.git` at the root of the workspace at `ws` that is not the one jj made there (jj
     /// 0.46's link to the repository's worktree entry, or none): the agent made it, and the
-    /// user's `git status` there would run the configuration it names. Renamed aside; its
-    /// new path.
-    pub(crate) fn move_aside_foreign_git(&self, ws: &Path) -> Option<PathBuf> {
+    /// user's `git status` there would run the configuration it names. Moved into `aside`;
+    /// where it now is.
+    pub(crate) fn move_aside_foreign_git(
+        &self,
+        ws: &Path,
+        aside: &mut crate::store::nested_aside::KeptAside,
+    ) -> Option<crate::store::nested_aside::MovedAside> {
         match self.git_link_is_ours(ws) {
             true => None,
-            false => crate::vcs::own_store::rename_aside(ws, ".git".as_ref()),
+            false => aside.take(ws, ".git".as_ref()),
         }
     }
 

@@ -17,7 +17,7 @@ mod kept;
 mod synced;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub(crate) use kept::KeptStore;
 
@@ -25,6 +25,7 @@ use crate::error::{CliError, Result};
 use crate::exec::process::ProcessError;
 use crate::exec::sandbox::{self, PrivateStore};
 use crate::store::layout::WorkspaceId;
+use crate::store::nested_aside::{KeptAside, MovedAside};
 use crate::vcs::own_store::UserSide;
 use crate::vcs::VcsError;
 use crate::workspace::context::Context;
@@ -58,11 +59,11 @@ fn words(ctx: &Context, dir: &Path) -> StoreWords {
 
 /// A store made ready for a sandboxed run: how to mount it, the store it replaced when
 /// that one held work the new one does not (kept aside, see [`remove`]), and what an
-/// earlier sandboxed run left that jj or git would follow, moved aside (the new paths).
+/// earlier sandboxed run left that jj or git would follow, moved aside (where each now is).
 pub(crate) struct Prepared {
     pub store: PrivateStore,
     pub kept: Option<KeptStore>,
-    pub moved: Vec<PathBuf>,
+    pub moved: Vec<MovedAside>,
 }
 
 /// Makes workspace `id`'s own store ready for a sandboxed run and says how to mount it.
@@ -77,10 +78,11 @@ pub(crate) fn prepare(
     bwrap: &Path,
 ) -> Result<Prepared> {
     let dir = ctx.layout.private_store(id);
+    let mut kept_aside = kept_aside(ctx, id, ws);
     // An earlier sandboxed run (killed before its end moved them) may have left nested
     // repositories: aside before jj or git runs in the workspace.
     let mut aside = match fs::symlink_metadata(&dir) {
-        Ok(_) => move_aside_nested(ctx, ws),
+        Ok(_) => move_aside_nested(ctx, ws, &mut kept_aside),
         Err(_) => vec![],
     };
     let recorded = synced::read(&dir);
@@ -88,7 +90,7 @@ pub(crate) fn prepare(
         .own_store_ready(ws, recorded.as_ref().map(|s| s.user_op.as_str()))?;
     if let Some(mut synced) = recorded.filter(|_| ctx.vcs.own_store(&dir).is_dir()) {
         if ctx.vcs.own_store_state(&dir).as_deref() != Some(synced.op.as_str()) {
-            let (moved, brought) = bring_back(ctx, id, ws, bwrap);
+            let (moved, brought) = bring_back_into(ctx, id, ws, bwrap, &mut kept_aside);
             aside.extend(moved);
             brought.map_err(|err| OwnStoreError::NotBroughtBack {
                 err: Box::new(err),
@@ -124,7 +126,7 @@ fn make(
     id: &WorkspaceId,
     ws: &Path,
     dir: &Path,
-    moved: Vec<PathBuf>,
+    moved: Vec<MovedAside>,
 ) -> Result<Prepared> {
     let kept = clear(ctx, id, dir)?;
     fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
@@ -187,14 +189,25 @@ fn clear(ctx: &Context, id: &WorkspaceId, dir: &Path) -> Result<Option<KeptStore
 /// Nothing to do for an untouched store. First, before jj or git runs in the workspace
 /// again, what the agent left there that the user's jj or git would follow is moved aside
 /// ([`move_aside_nested`]; after the work came back, git: a submodule's `.git` leading to a
-/// directory the agent made): the new paths, whether or not the work came back.
+/// directory the agent made): where each now is, whether or not the work came back.
 pub(crate) fn bring_back(
     ctx: &Context,
     id: &WorkspaceId,
     ws: &Path,
     bwrap: &Path,
-) -> (Vec<PathBuf>, Result<()>) {
-    let mut moved = move_aside_nested(ctx, ws);
+) -> (Vec<MovedAside>, Result<()>) {
+    bring_back_into(ctx, id, ws, bwrap, &mut kept_aside(ctx, id, ws))
+}
+
+/// [`bring_back`], moving what it moves aside into `aside`.
+fn bring_back_into(
+    ctx: &Context,
+    id: &WorkspaceId,
+    ws: &Path,
+    bwrap: &Path,
+    aside: &mut KeptAside,
+) -> (Vec<MovedAside>, Result<()>) {
+    let mut moved = move_aside_nested(ctx, ws, aside);
     let dir = ctx.layout.private_store(id);
     let Some(synced) = synced_store(ctx, &dir) else {
         return (moved, Ok(()));
@@ -204,20 +217,29 @@ pub(crate) fn bring_back(
             return (moved, Err(err));
         }
     }
-    match ctx.vcs.own_store_after_bring_back(ws, &dir) {
+    match ctx.vcs.own_store_after_bring_back(ws, &dir, aside) {
         Ok(paths) => moved.extend(paths),
         Err(err) => return (moved, Err(err.into())),
     }
     (moved, Ok(()))
 }
 
-/// Renames aside what a sandboxed agent left in the workspace at `ws` that the user's jj or
+/// Where what is moved aside from workspace `id` at `ws` goes: a fresh directory of the
+/// namespace's kept-aside directory (`<namespace>/.kept/<id>-<stamp>/`), made when the first
+/// one is moved, each at its path relative to the workspace. Out of the workspace, no
+/// checkpoint records it and no `land` brings it; `gc`'s `retention.kept` covers it.
+fn kept_aside(ctx: &Context, id: &WorkspaceId, ws: &Path) -> KeptAside {
+    let kept_root = ctx.layout.dir.join(crate::store::aside::KEPT_DIR);
+    KeptAside::new(ws, kept_root, id.as_str())
+}
+
+/// Moves aside what a sandboxed agent left in the workspace at `ws` that the user's jj or
 /// git would follow to a store of its own (jj: a root `.git` jj did not make; both: every
-/// nested `.git` and `.jj` the backend does not own); the new paths. Run before any jj or
-/// git runs in a workspace after a sandboxed run.
-pub(crate) fn move_aside_nested(ctx: &Context, ws: &Path) -> Vec<PathBuf> {
-    let mut moved = ctx.vcs.own_store_before_bring_back(ws);
-    moved.extend(ctx.vcs.move_aside_nested(ws));
+/// nested `.git` and `.jj` the backend does not own), into `aside`; where each now is. Run
+/// before any jj or git runs in a workspace after a sandboxed run.
+fn move_aside_nested(ctx: &Context, ws: &Path, aside: &mut KeptAside) -> Vec<MovedAside> {
+    let mut moved = ctx.vcs.own_store_before_bring_back(ws, aside);
+    moved.extend(ctx.vcs.move_aside_nested(ws, aside));
     moved
 }
 
@@ -306,18 +328,19 @@ fn take_back(
 /// Before workspace `id` at `ws` is removed: when it ran sandboxed (`confined`, or its own
 /// store is there), moves aside what an agent left that jj or git would follow, then brings
 /// back what its own store holds that was not brought back yet (a sandboxed run killed
-/// before it could), in a sandbox as always. Whether the store may then go, and the paths
+/// before it could), in a sandbox as always. Whether the store may then go, and what was
 /// moved aside.
 pub(crate) fn settle(
     ctx: &Context,
     id: &WorkspaceId,
     ws: &Path,
     confined: bool,
-) -> (bool, Vec<PathBuf>) {
+) -> (bool, Vec<MovedAside>) {
     let dir = ctx.layout.private_store(id);
     let has_store = fs::symlink_metadata(&dir).is_ok();
+    let mut aside = kept_aside(ctx, id, ws);
     let moved = match has_store || confined {
-        true => move_aside_nested(ctx, ws),
+        true => move_aside_nested(ctx, ws, &mut aside),
         false => vec![],
     };
     if !has_store || untouched(ctx, &dir) {
@@ -326,7 +349,7 @@ pub(crate) fn settle(
     let Ok(bwrap) = sandbox::find() else {
         return (false, moved);
     };
-    let (more, brought) = bring_back(ctx, id, ws, &bwrap);
+    let (more, brought) = bring_back_into(ctx, id, ws, &bwrap, &mut aside);
     let mut moved = moved;
     moved.extend(more);
     (brought.is_ok(), moved)
