@@ -13,6 +13,8 @@ JJ_VERSION=0.45.1
 JJ_NEXT_VERSION=0.46.0
 JUST_MIN_VERSION=1.31.0
 MCP_MIN_VERSION=2.0.0
+# Claude Code, the real client tests/it/claude_code.rs drives (from npm, pinned).
+CLAUDE_CODE_VERSION=2.1.328
 
 with_nix=${INSTALL_NIX:-0}
 with_jj_next=${INSTALL_JJ_046:-0}
@@ -262,6 +264,36 @@ ensure_mcp_client() {
   report mcp-client installed "python mcp $(mcp_client_version)"
 }
 
+# Claude Code from npm (node and npm from the system's packages when missing), in a root of
+# its own beside jj 0.46; its install scripts are not run (the native binary is in the
+# platform's package).
+claude_code_bin() {
+  local root="${CARGO_HOME:-$HOME/.cargo}/claude-code-$CLAUDE_CODE_VERSION" bin
+  for bin in "$root"/node_modules/@anthropic-ai/claude-code-linux-*/claude; do
+    [ -x "$bin" ] && { echo "$bin"; return 0; }
+  done
+  return 1
+}
+
+ensure_claude_code() {
+  local root="${CARGO_HOME:-$HOME/.cargo}/claude-code-$CLAUDE_CODE_VERSION" bin have
+  if bin=$(claude_code_bin) && [ "$(version_of "$bin" --version || true)" = "$CLAUDE_CODE_VERSION" ]; then
+    report claude-code present "claude $CLAUDE_CODE_VERSION ($bin)"
+    return
+  fi
+  command -v npm >/dev/null 2>&1 || system_install npm
+  hash -r
+  command -v npm >/dev/null 2>&1 || die "npm is still missing after installing it"
+  note "npm install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $root"
+  mkdir -p "$root"
+  npm install --prefix "$root" --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >/dev/null
+  bin=$(claude_code_bin) || die "npm installed no Claude Code binary under $root"
+  have=$(version_of "$bin" --version || true)
+  [ "$have" = "$CLAUDE_CODE_VERSION" ] || die "$bin --version says '${have:-nothing}' after installing $CLAUDE_CODE_VERSION"
+  report claude-code installed "claude $have ($bin)"
+}
+
 # rustup's minimal profile has neither; `cargo fmt` and `cargo clippy` are part of CI.
 ensure_rust_components() {
   command -v cargo >/dev/null 2>&1 || return 0
@@ -292,6 +324,7 @@ ensure_tmux
 ensure_shells
 ensure_just
 ensure_mcp_client
+ensure_claude_code
 ensure_rust_components
 if [ "$with_nix" = 1 ]; then ensure_nix_instantiate; fi
 ensure_jj

@@ -129,6 +129,20 @@ Examples:
   fish:
     agent-workspace completions fish > $__fish_config_dir/completions/agent-workspace.fish";
 
+pub(in crate::cli) const INTEGRATE: &str = "\
+Examples:
+  Let Claude Code's own worktrees (claude -w, EnterWorktree, subagents) be workspaces:
+    agent-workspace integrate claude-code
+    claude -w fix-login
+  See what it would write to the shared settings, then take the hooks out again:
+    agent-workspace integrate claude-code --scope project --dry-run
+    agent-workspace integrate claude-code --remove";
+
+pub(in crate::cli) const HOOK: &str = "\
+Examples:
+  What Claude Code runs for a WorktreeCreate event (it prints the workspace's directory):
+    echo '{\"hook_event_name\":\"WorktreeCreate\",\"name\":\"fix-login\"}' | agent-workspace hook claude-code";
+
 pub(in crate::cli) const MCP: &str = "\
 Examples:
   Let an agent drive this repository's workspaces (its MCP configuration starts this):

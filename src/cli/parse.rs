@@ -69,6 +69,12 @@ pub enum Command {
     /// Serve the Model Context Protocol on stdin and stdout, for agents to drive workspaces
     #[command(after_long_help = help::MCP)]
     Mcp(crate::cli::commands::mcp::McpArgs),
+    /// Add agent-workspace's hooks to a coding agent's settings, so its own worktrees become workspaces
+    #[command(after_long_help = help::INTEGRATE)]
+    Integrate(crate::cli::commands::integrate::IntegrateArgs),
+    /// Answer a coding agent's hook event (read on stdin) with agent-workspace's workspaces
+    #[command(after_long_help = help::HOOK, hide = true)]
+    Hook(crate::cli::commands::hook::HookArgs),
     /// Print the script that registers completion for a shell
     #[command(after_long_help = help::COMPLETIONS)]
     Completions(crate::cli::commands::completions::CompletionsArgs),

@@ -8,8 +8,8 @@ use std::path::Path;
 use clap::CommandFactory;
 
 use crate::cli::commands::{
-    checkpoint, clean, completions, create, diff, doctor, gc, land, man, mcp, path, pool, run,
-    shell, status, status_watch, sync_tools,
+    checkpoint, clean, completions, create, diff, doctor, gc, hook, integrate, land, man, mcp,
+    path, pool, run, shell, status, status_watch, sync_tools,
 };
 use crate::cli::invocation::Invocation;
 use crate::cli::parse::{Cli, Command};
@@ -56,9 +56,23 @@ impl Command {
             Command::Pool(a) => a,
             Command::Doctor(a) => a,
             Command::Mcp(a) => a,
+            Command::Hook(a) => a,
+            Command::Integrate(a) => a,
             Command::Completions(a) => a,
             Command::Man(a) => a,
         }
+    }
+}
+
+impl CommandArgs for integrate::IntegrateArgs {
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        integrate::cmd_integrate(inv, self)
+    }
+}
+
+impl CommandArgs for hook::HookArgs {
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        hook::cmd_hook(inv, self)
     }
 }
 

@@ -67,6 +67,28 @@ fn entries(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
     Ok(found)
 }
 
+/// A cut as said: its first two components, then how many levels in all, each component's
+/// control characters escaped (the agent named them).
+pub(crate) fn words(cut: &Path) -> String {
+    let parts: Vec<String> = cut
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .chars()
+                .map(|ch| match ch.is_control() {
+                    true => ch.escape_default().to_string(),
+                    false => ch.to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    match parts.len() {
+        0..=2 => format!("{}/…", parts.join("/")),
+        n => format!("{}/… ({n} levels)", parts[..2].join("/")),
+    }
+}
+
 fn is_backend(name: &std::ffi::OsStr) -> bool {
     name == ".jj" || name == ".git"
 }

@@ -102,7 +102,7 @@ pub(crate) fn describe(id: &str, path: &Path, removal: &Removal) -> String {
     for (was, now) in &removal.too_deep {
         text += &format!(
             "; {} (nested deeper than a path can name, which jj and git cannot read) kept in {}",
-            crate::workspace::remove::deep_words(was),
+            crate::store::deep::words(was),
             now.display()
         );
     }

@@ -298,7 +298,7 @@ fn keep_too_deep(ctx: &Context, entry: &Entry, force: bool) -> Result<Vec<(PathB
     if !force {
         return Err(CleanError::TooDeep {
             id: entry.id.clone(),
-            first: deep_words(first),
+            first: crate::store::deep::words(first),
         }
         .into());
     }
@@ -315,18 +315,6 @@ fn keep_too_deep(ctx: &Context, entry: &Entry, force: bool) -> Result<Vec<(PathB
         moved.push((cut.clone(), to));
     }
     Ok(moved)
-}
-
-/// A too-deep directory as said: its first two components, then how many more levels.
-pub(crate) fn deep_words(cut: &Path) -> String {
-    let parts: Vec<String> = cut
-        .components()
-        .map(|c| crate::ui::output::escape_controls(&c.as_os_str().to_string_lossy()).into_owned())
-        .collect();
-    match parts.len() {
-        0..=2 => format!("{}/…", parts.join("/")),
-        n => format!("{}/… ({} levels)", parts[..2].join("/"), n),
-    }
 }
 
 /// A removal that a kill interrupted and the next command finished.

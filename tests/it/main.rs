@@ -14,6 +14,7 @@ mod checkpoint_command;
 mod checkpoint_run;
 mod checkpoint_support;
 mod children;
+mod claude_code;
 mod clean;
 mod clean_gitlinks;
 mod colour;

@@ -8,6 +8,8 @@ pub(in crate::cli) mod diff;
 pub(in crate::cli) mod doctor;
 pub(in crate::cli) mod exec;
 pub(in crate::cli) mod gc;
+pub(in crate::cli) mod hook;
+pub(in crate::cli) mod integrate;
 pub(in crate::cli) mod land;
 pub(in crate::cli) mod man;
 pub(in crate::cli) mod mcp;

@@ -43,6 +43,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "gc",
     "doctor",
     "mcp",
+    "integrate",
     "completions",
     "man",
 ];
