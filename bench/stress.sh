@@ -298,13 +298,7 @@ t secrets-home; cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.config/gh/hosts.yml 
 t fork-bomb; i=0; while [ \$i -lt 2000 ]; do (sleep 30 &) 2>/dev/null; i=\$((i + 1)); done
 t memory-hog; awk 'BEGIN { s = sprintf("%1073741824s", ""); t = s s; print length(t) }' 2>/dev/null
 t hang-own-store; mkfifo hang-include 2>/dev/null; if [ -d .jj ]; then git --git-dir=.jj/repo/store/git config include.path "\$PWD/hang-include"; else git config include.path "\$PWD/hang-include"; fi
-t deep-tree; python3 -c 'import os
-os.mkdir("deep")
-os.chdir("deep")
-for i in range(300):
-    os.mkdir("d" * 30)
-    os.chdir("d" * 30)
-open("deep.txt", "w").write("deep-agent-words")' 2>/dev/null
+t deep-tree; perl -e 'mkdir "deep"; chdir "deep" or die; for (1 .. 300) { mkdir "d" x 30; chdir "d" x 30 or die } open(my \$f, ">", "deep.txt") or die; print \$f "deep-agent-words"; close \$f' 2>/dev/null
 t hang-fifo; rm -f .envrc; mkfifo .envrc 2>/dev/null; mkfifo fifo-trap 2>/dev/null
 echo agent-a-done
 EOF
