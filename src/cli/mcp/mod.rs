@@ -149,8 +149,9 @@ impl ServerHandler for Server {
             ))
             .with_instructions(
                 "Isolated jj (or git worktree) workspaces of one repository: create one, run \
-                 commands in it, look at its diff, checkpoint it, land it or clean it. Each \
-                 result is the document `agent-workspace <command> --json` prints.",
+                 commands in it, look at its diff, checkpoint it, land it or clean it. A \
+                 result's structured content is the document `agent-workspace <command> \
+                 --json` prints; workspace_status without an id lists a row per workspace.",
             )
     }
 
