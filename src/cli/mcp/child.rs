@@ -46,20 +46,19 @@ impl Captured {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 
-    /// Keeps the last `limit` bytes, from a character's start (a UTF-8 text cut mid-way
-    /// starts at the next character).
+    /// Keeps at most the last `limit` bytes, from a character's start (a UTF-8 text cut
+    /// mid-way, here or while it was read, starts at the next character).
     fn keep_last(&mut self, limit: usize) {
-        if self.bytes.len() <= limit {
+        let from = self.bytes.len().saturating_sub(limit);
+        if from == 0 && !self.truncated() {
             return;
         }
-        let mut from = self.bytes.len() - limit;
         let skip = self.bytes[from..]
             .iter()
             .take(3)
             .take_while(|b| (**b & 0xC0) == 0x80)
             .count();
-        from += skip;
-        self.bytes.drain(..from);
+        self.bytes.drain(..from + skip);
     }
 }
 
@@ -71,16 +70,15 @@ pub(in crate::cli) fn within(
     limit: usize,
 ) -> (Captured, Captured) {
     let (out, err) = (stdout.bytes.len(), stderr.bytes.len());
-    if out + err > limit {
-        let half = limit / 2;
-        let (out_share, err_share) = match (out <= half, err <= half) {
-            (true, _) => (out, limit - out),
-            (_, true) => (limit - err, err),
-            _ => (limit - half, half),
-        };
-        stdout.keep_last(out_share);
-        stderr.keep_last(err_share);
-    }
+    let half = limit / 2;
+    let (out_share, err_share) = match (out <= half, err <= half) {
+        _ if out + err <= limit => (out, err),
+        (true, _) => (out, limit - out),
+        (_, true) => (limit - err, err),
+        _ => (limit - half, half),
+    };
+    stdout.keep_last(out_share);
+    stderr.keep_last(err_share);
     (stdout, stderr)
 }
 
@@ -366,5 +364,13 @@ mod tests {
         let (out, _) = within(captured("aéé"), captured(""), 3);
         assert_eq!(out.text(), "é");
         assert_eq!(out.cut(), 3);
+        // Cut mid-character while it was read: it starts at the next one.
+        let read = Captured {
+            bytes: "éa".as_bytes()[1..].to_vec(),
+            total: 10,
+        };
+        let (out, _) = within(read, captured(""), 100);
+        assert_eq!(out.text(), "a");
+        assert_eq!(out.cut(), 9);
     }
 }

@@ -477,7 +477,7 @@ impl Server {
         let cut = doc.stdout_cut_bytes + doc.stderr_cut_bytes;
         let summary = format!(
             "`{}` in {id}: exit {} ({}){}{}",
-            i.command.join(" "),
+            one_line(&i.command.join(" "), 120),
             doc.exit_code,
             doc.status,
             match cut {
@@ -577,6 +577,18 @@ fn push_value(argv: &mut Vec<String>, flag: &str, value: Option<&str>) {
     }
 }
 
+/// `text` on one line (line breaks as spaces), cut to `max` characters with `...`.
+fn one_line(text: &str, max: usize) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line,
+    }
+}
+
 fn field<'a>(doc: &'a Value, key: &str) -> &'a str {
     doc[key].as_str().unwrap_or("?")
 }
@@ -626,4 +638,15 @@ fn failed_start(err: std::io::Error) -> CallToolResult {
         &CliError::failure("could not start agent-workspace for this call").cause(err.to_string()),
         1,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A run's summary names its command on one line, however long or many-lined.
+    #[test]
+    fn a_command_is_named_on_one_line() {
+        assert_eq!(super::one_line("sh -c a\nb\tc", 120), "sh -c a b c");
+        assert_eq!(super::one_line("ééééé", 3), "ééé...");
+        assert_eq!(super::one_line("true", 4), "true");
+    }
 }
