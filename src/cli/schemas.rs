@@ -50,6 +50,10 @@ fn schemas() -> Vec<(&'static str, String)> {
             "mcp-run",
             "mcp's workspace_run: how the command ended and the end of its output",
         ),
+        schema::<crate::cli::mcp::tools::StatusRowsJson>(
+            "mcp-status",
+            "mcp's workspace_status without an id: a row per workspace",
+        ),
         schema::<pool::DrainJson>("pool-drain", "pool drain --json: the prepared workspaces removed"),
         schema::<pool::FillJson>("pool-fill", "pool fill --json: what a fill prepared and removed"),
         schema::<pool::StatusJson>(

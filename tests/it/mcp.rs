@@ -124,10 +124,11 @@ fn lifecycle(backend: Backend) {
     let refused = failed(&steps[6]);
     assert_eq!(refused["error"]["kind"], "usage");
     assert_eq!(refused["exit_code"], 2);
-    assert!(refused["error"]["hint"]
-        .as_str()
-        .unwrap()
-        .contains("--allow-land"));
+    let hint = refused["error"]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("--allow-land") && hint.contains("`workspace_land` with `dry_run: true`"),
+        "{hint}"
+    );
     assert!(!repo.join("new.txt").exists());
 
     // An unknown workspace: the CLI's error object, its hint and exit code.
@@ -138,7 +139,12 @@ fn lifecycle(backend: Backend) {
         .as_str()
         .unwrap()
         .contains("nope"));
-    assert!(unknown["error"]["hint"].is_string());
+    // Its hint names the tools to call, not the CLI's command lines.
+    let hint = unknown["error"]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("`workspace_status`") && !hint.contains("agent-workspace"),
+        "{hint}"
+    );
     // A malformed id is refused before anything runs: never taken for a flag.
     let malformed = failed(&steps[8]);
     assert_eq!(malformed["error"]["kind"], "usage");
@@ -166,8 +172,9 @@ fn lifecycle(backend: Backend) {
     assert_eq!(landed["dry_run"], false);
     assert_eq!(landed["outcome"], "landed", "{landed:#}");
     assert_eq!(fs::read_to_string(repo.join("new.txt")).unwrap(), "made\n");
+    // The list is a row per workspace (issue 39): `mcp-status`, not `status --json`.
     let all = ok(&steps[1]);
-    assert_valid("status", all);
+    assert_valid("mcp-status", all);
     assert_eq!(all["workspaces"][0]["workspace_id"], "w1");
     let one = ok(&steps[2]);
     assert_valid("status-workspace", one);
@@ -273,7 +280,8 @@ fn a_cancelled_run_ends_its_processes_and_is_recorded_interrupted_git() {
 
 /// Runs in different workspaces go on at once; a second run in a busy workspace gets the
 /// CLI's busy error; a run past its `timeout_s` is interrupted; a long output is cut to its
-/// last 64 KiB, the log holding it whole; a workspace keeps its newest 50 logs.
+/// last 16 KiB (the default `max_output_bytes`), the log holding it whole; a workspace keeps
+/// its newest 50 logs.
 #[test]
 fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     let env = TestEnv::new();
@@ -319,11 +327,11 @@ fn runs_go_on_in_parallel_under_the_cli_lease_rules() {
     assert_eq!(timed["status"], "interrupted");
     let long = ok(&steps[5]);
     let whole: String = (1..=30000).map(|n| format!("{n}\n")).collect();
-    assert!(whole.len() > 64 << 10);
+    assert!(whole.len() > 16 << 10);
     assert_eq!(long["truncated"], true);
     assert_eq!(
         long["stdout"],
-        whole[whole.len() - (64 << 10)..],
+        whole[whole.len() - (16 << 10)..],
         "{long:#}"
     );
     assert_eq!(
@@ -525,4 +533,159 @@ fn a_client_that_closes_the_connection_interrupts_its_runs() {
 #[test]
 fn a_server_stopped_by_sigterm_interrupts_its_runs() {
     client_leaves_mid_run(Goodbye::Sigterm);
+}
+
+/// What an agent pays for in its context (issue 39): the tools' list, the status of 12
+/// workspaces, and a run that printed 20 KB, each measured as the SDK received it. The list
+/// of workspaces is one row each, the details only for one id; a run's output is given once
+/// (in the structured content; the text is one line), its tail within `max_output_bytes`.
+#[test]
+fn answers_are_sized_for_a_model() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    let ids: Vec<String> = (1..=12).map(|n| format!("agent-task-{n:02}")).collect();
+    for id in &ids {
+        env.aw(&repo, ["run", id, "--", "sh", "-c", "echo edit > f.txt"])
+            .assert_ok();
+    }
+    // 9 KB of output, then 20 KB, then 170 KB.
+    let quiet = ["sh", "-c", "seq 1 2000; seq 1 200 >&2"];
+    let loud = ["sh", "-c", "seq 1 4000; seq 1 200 >&2"];
+    let louder = ["sh", "-c", "seq 1 30000"];
+    let doc = drive(
+        &env,
+        &repo,
+        &[],
+        json!([
+            {"list_tools": true},
+            call("workspace_status", json!({})),
+            call("workspace_status", json!({"id": "agent-task-01"})),
+            call("workspace_run", json!({"id": "agent-task-01", "command": quiet})),
+            call("workspace_run", json!({"id": "agent-task-01", "command": loud})),
+            call("workspace_run", json!({"id": "agent-task-01", "command": louder, "max_output_bytes": 1000})),
+        ]),
+    );
+    let steps = doc["steps"].as_array().unwrap();
+    let bytes = |step: &Value| step["bytes"].as_u64().unwrap_or(0);
+    eprintln!(
+        "sizes: tools/list {}, status of 12 {}, status of one {}, run of 9 KB {}, of 20 KB {}, of 170 KB with max_output_bytes 1000 {}",
+        bytes(&steps[0]),
+        bytes(&steps[1]),
+        bytes(&steps[2]),
+        bytes(&steps[3]),
+        bytes(&steps[4]),
+        bytes(&steps[5])
+    );
+
+    let listed = bytes(&steps[0]);
+    assert!(listed <= 16 << 10, "tools/list is {listed} bytes");
+
+    let all = &steps[1];
+    assert!(
+        bytes(all) <= 6 << 10,
+        "status of 12 is {} bytes: {all:#}",
+        bytes(all)
+    );
+    let rows = ok(all)["workspaces"].as_array().unwrap();
+    let listed_ids: Vec<&str> = rows
+        .iter()
+        .map(|r| r["workspace_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed_ids, ids);
+    for row in rows {
+        assert_eq!(row["status"], "done", "{row:#}");
+        // The list reads jj's last snapshot, which may be older than the run's edit.
+        let changes = row["changes"].as_str().unwrap();
+        assert!(
+            changes == "1 file +1 -0" || changes == "0 files +0 -0 (may be behind)",
+            "{row:#}"
+        );
+        assert!(row["updated_at"].is_string(), "{row:#}");
+        assert!(row.get("record").is_none(), "{row:#}");
+    }
+    // One id: the whole document, record and run history included.
+    let one = ok(&steps[2]);
+    assert_valid("status-workspace", one);
+    assert!(one["record"]["runs"].is_array(), "{one:#}");
+    assert_eq!(one["changes"]["files_count"], 1, "{one:#}");
+
+    let seq = |n: u32| -> String { (1..=n).map(|n| format!("{n}\n")).collect() };
+    // The output once: whole in the structured content, the text a single line.
+    let quiet = &steps[3];
+    let ran = ok(quiet);
+    assert_valid("mcp-run", ran);
+    assert!(ran["stdout"] == seq(2000) && ran["stderr"] == seq(200));
+    assert_eq!(ran["truncated"], false);
+    let text = quiet["text"].as_array().unwrap();
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert!(!text[0].as_str().unwrap().contains('\n'), "{text:?}");
+    // What the output takes as JSON strings (a newline is two bytes there), once.
+    let as_json = |text: &str| json!(text).to_string().len() as u64;
+    let printed = as_json(&seq(2000)) + as_json(&seq(200));
+    assert!(
+        bytes(quiet) <= printed + 1024,
+        "a run whose output is {printed} bytes as JSON answers {} bytes",
+        bytes(quiet)
+    );
+
+    // Past 16 KiB (the default) or `max_output_bytes`: the ends, how much was cut, and where
+    // the whole output is.
+    for (step, limit, out, err) in [
+        (&steps[4], 16 << 10, seq(4000), seq(200)),
+        (&steps[5], 1000, seq(30000), String::new()),
+    ] {
+        let ran = ok(step);
+        assert_valid("mcp-run", ran);
+        assert_eq!(ran["truncated"], true);
+        // The shorter stream, within half the limit, is given whole.
+        let kept = limit - err.len();
+        assert!(ran["stdout"] == out[out.len() - kept..], "{}", step["text"]);
+        assert_eq!(ran["stderr"], err);
+        assert_eq!(ran["stdout_cut_bytes"], out.len() - kept);
+        assert_eq!(ran["stderr_cut_bytes"], 0);
+        let log = ran["log"].as_str().unwrap();
+        assert_eq!(
+            fs::read_to_string(log).unwrap().len(),
+            out.len() + err.len()
+        );
+        let text = step["text"][0].as_str().unwrap();
+        assert!(
+            text.contains(&format!("{} bytes cut", out.len() - kept)) && text.contains(log),
+            "{text}"
+        );
+        let given = as_json(&out[out.len() - kept..]) + as_json(&err);
+        assert!(bytes(step) <= given + 1024, "{} for {given}", bytes(step));
+    }
+}
+
+/// A hint in an answer names the tool and the arguments that do what it says, where the
+/// CLI's names its flags: a workspace the backend forgot is cleaned with `force: true`.
+#[test]
+fn hints_name_tools_and_their_arguments() {
+    let env = TestEnv::new();
+    let repo = env.jj_repo("repo");
+    env.aw(&repo, ["create", "w"]).assert_ok();
+    env.jj(&repo, ["workspace", "forget", "w"]).assert_ok();
+    let doc = drive(
+        &env,
+        &repo,
+        &[],
+        json!([
+            call("workspace_status", json!({})),
+            call("workspace_clean", json!({"id": "w"})),
+            call("workspace_clean", json!({"id": "w", "force": true})),
+        ]),
+    );
+    let steps = doc["steps"].as_array().unwrap();
+    let call = "`workspace_clean` with `id: \"w\", force: true`";
+    let row = &ok(&steps[0])["workspaces"][0];
+    assert_eq!(row["problem"], "unregistered", "{row:#}");
+    assert!(row["hint"].as_str().unwrap().contains(call), "{row:#}");
+    // Without force, clean refuses it: its failed entry's hint says how.
+    assert_eq!(steps[1]["is_error"], true, "{:#}", steps[1]);
+    let refused = &steps[1]["structured"]["failed"][0];
+    let hint = refused["error"]["hint"].as_str().unwrap();
+    assert!(hint.contains(call), "{hint}");
+    let cleaned = ok(&steps[2]);
+    assert_eq!(cleaned["removed"][0]["workspace_id"], "w", "{cleaned:#}");
 }

@@ -2,8 +2,10 @@
 
 Usage: python3 mcp_client.py PLAN_JSON. The plan is {"server": [argv...], "cwd": DIR,
 "steps": [...]}; each step is one of
-  {"list_tools": true}                  the tools, each schema checked to be a valid JSON Schema
-  {"tool": NAME, "args": {...}}         a call: isError, structuredContent, text, progress seen
+  {"list_tools": true}                  the tools, each schema checked to be a valid JSON Schema,
+                                        and "bytes": the size of the list as JSON
+  {"tool": NAME, "args": {...}}         a call: isError, structuredContent, text, progress seen,
+                                        and "bytes": the size of the result as JSON
       "cancel_after": SECONDS           cancel the call (notifications/cancelled) after that long
       "repeat": N                       call N times and give each call's seconds
       "delay": SECONDS                  wait that long first
@@ -26,6 +28,11 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 def dump(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def size(model):
+    """What a model's context pays for an answer: its JSON, as the SDK received it."""
+    return len(json.dumps(dump(model), separators=(",", ":"), ensure_ascii=False).encode())
 
 
 async def call(session, step):
@@ -55,6 +62,7 @@ async def call(session, step):
         result["rpc_error"] = {"code": e.error.code, "message": e.error.message}
         return result
     result["seconds"] = time.monotonic() - started
+    result["bytes"] = size(answer)
     result["is_error"] = bool(answer.is_error)
     result["structured"] = answer.structured_content
     result["text"] = [c.text for c in answer.content if getattr(c, "type", "") == "text"]
@@ -85,7 +93,7 @@ async def main(plan):
                             if schema is not None:
                                 validator_for(schema).check_schema(schema)
                         tools.append(entry)
-                    out["steps"].append({"tools": tools})
+                    out["steps"].append({"tools": tools, "bytes": size(listed)})
                 elif "wait_gone" in step:
                     started = time.monotonic()
                     with open(step["wait_gone"]) as f:

@@ -21,6 +21,7 @@ const SCHEMAS: &[&str] = &[
     "gc",
     "land",
     "mcp-run",
+    "mcp-status",
     "pool-drain",
     "pool-fill",
     "pool-status",

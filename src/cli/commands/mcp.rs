@@ -12,8 +12,9 @@ use crate::error::Result;
 /// An MCP client (Claude Code, Codex, Cursor, ...) starts this and calls its tools:
 /// workspace_create, workspace_run, workspace_status, workspace_diff, workspace_checkpoint,
 /// workspace_land and workspace_clean, each answering with the document the command's
-/// `--json` prints. The server acts on one repository (--repo, else the current
-/// directory's) and nowhere else. See docs/mcp.md.
+/// `--json` prints (workspace_status without an id: a row per workspace; workspace_run: the
+/// end of its output, the whole in a log). The server acts on one repository (--repo, else
+/// the current directory's) and nowhere else. See docs/mcp.md.
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Sandbox every run the server starts (a client cannot turn it off)

@@ -14,8 +14,11 @@ use rmcp::RoleServer;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-/// How much of each stream a run's result carries (the rest is in its log).
-pub(in crate::cli) const OUTPUT_LIMIT: usize = 64 << 10;
+/// How much output a run's result carries unless the call says (the rest is in its log).
+pub(in crate::cli) const OUTPUT_DEFAULT: usize = 16 << 10;
+
+/// The most output a call may ask for.
+pub(in crate::cli) const OUTPUT_LIMIT: usize = 256 << 10;
 
 /// How long the readers may outlive the command: a process that escaped the run's guard and
 /// still holds a pipe must not keep the tool call open.
@@ -34,9 +37,49 @@ impl Captured {
         self.total > self.bytes.len() as u64
     }
 
+    /// How many bytes were dropped from its start.
+    pub(in crate::cli) fn cut(&self) -> u64 {
+        self.total.saturating_sub(self.bytes.len() as u64)
+    }
+
     pub(in crate::cli) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
+
+    /// Keeps at most the last `limit` bytes, from a character's start (a UTF-8 text cut
+    /// mid-way, here or while it was read, starts at the next character).
+    fn keep_last(&mut self, limit: usize) {
+        let from = self.bytes.len().saturating_sub(limit);
+        if from == 0 && !self.truncated() {
+            return;
+        }
+        let skip = self.bytes[from..]
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        self.bytes.drain(..from + skip);
+    }
+}
+
+/// Both streams within `limit` bytes together, each keeping its end: a stream that fits in
+/// half is given whole, the other the rest.
+pub(in crate::cli) fn within(
+    mut stdout: Captured,
+    mut stderr: Captured,
+    limit: usize,
+) -> (Captured, Captured) {
+    let (out, err) = (stdout.bytes.len(), stderr.bytes.len());
+    let half = limit / 2;
+    let (out_share, err_share) = match (out <= half, err <= half) {
+        _ if out + err <= limit => (out, err),
+        (true, _) => (out, limit - out),
+        (_, true) => (limit - err, err),
+        _ => (limit - half, half),
+    };
+    stdout.keep_last(out_share);
+    stderr.keep_last(err_share);
+    (stdout, stderr)
 }
 
 /// Why the server ended a command before it ended by itself.
@@ -291,4 +334,43 @@ fn code(status: ExitStatus) -> i32 {
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{within, Captured};
+
+    fn captured(text: &str) -> Captured {
+        Captured {
+            bytes: text.as_bytes().to_vec(),
+            total: text.len() as u64,
+        }
+    }
+
+    #[test]
+    fn both_streams_share_the_limit_each_keeping_its_end() {
+        let (out, err) = within(captured("0123456789"), captured("ab"), 6);
+        assert_eq!((out.text().as_str(), err.text().as_str()), ("6789", "ab"));
+        assert_eq!((out.cut(), err.cut()), (6, 0));
+        let (out, err) = within(captured("0123456789"), captured("abcdefgh"), 6);
+        assert_eq!((out.text().as_str(), err.text().as_str()), ("789", "fgh"));
+        let (out, err) = within(captured("0123"), captured("ab"), 6);
+        assert_eq!((out.cut(), err.cut()), (0, 0));
+    }
+
+    /// A cut never starts inside a character.
+    #[test]
+    fn a_cut_starts_at_a_character() {
+        let (out, _) = within(captured("aéé"), captured(""), 3);
+        assert_eq!(out.text(), "é");
+        assert_eq!(out.cut(), 3);
+        // Cut mid-character while it was read: it starts at the next one.
+        let read = Captured {
+            bytes: "éa".as_bytes()[1..].to_vec(),
+            total: 10,
+        };
+        let (out, _) = within(read, captured(""), 100);
+        assert_eq!(out.text(), "a");
+        assert_eq!(out.cut(), 9);
+    }
 }

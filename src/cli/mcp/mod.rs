@@ -7,6 +7,7 @@
 //! and a cancelled call sends that `run` the SIGINT a Ctrl-C would. docs/mcp.md says why.
 
 mod child;
+mod hints;
 mod logs;
 pub(in crate::cli) mod tools;
 
@@ -29,7 +30,7 @@ use crate::store::layout::{Layout, WorkspaceId};
 use child::{Finished, Stopped, Watch};
 use tools::{
     CheckpointInput, CleanInput, CreateInput, DiffInput, LandInput, Prefer, RunInput, RunJson,
-    StatusInput,
+    StatusInput, StatusRow, StatusRowsJson, BEHIND,
 };
 
 /// What the server was started with.
@@ -148,8 +149,9 @@ impl ServerHandler for Server {
             ))
             .with_instructions(
                 "Isolated jj (or git worktree) workspaces of one repository: create one, run \
-                 commands in it, look at its diff, checkpoint it, land it or clean it. Each \
-                 result is the document `agent-workspace <command> --json` prints.",
+                 commands in it, look at its diff, checkpoint it, land it or clean it. A \
+                 result's structured content is the document `agent-workspace <command> \
+                 --json` prints; workspace_status without an id lists a row per workspace.",
             )
     }
 
@@ -239,15 +241,36 @@ impl Server {
             argv.push(checked(id)?.to_string());
         }
         argv.push("--json".into());
-        self.json_tool(argv, cx, |doc| match doc.get("workspaces") {
-            Some(Value::Array(list)) => crate::ui::report::count(list.len(), "workspace"),
-            _ => format!(
-                "workspace {}: {}",
-                field(doc, "workspace_id"),
-                field(doc, "status")
-            ),
-        })
-        .await
+        let answer = self
+            .json_tool(argv, cx, |doc| {
+                format!(
+                    "workspace {}: {}",
+                    field(doc, "workspace_id"),
+                    field(doc, "status")
+                )
+            })
+            .await?;
+        // Without an id, a row per workspace: the whole records are for one id.
+        let list = answer.structured_content.as_ref().map(|d| &d["workspaces"]);
+        let Some(Value::Array(list)) = list.filter(|_| i.id.is_none()) else {
+            return Ok(answer);
+        };
+        let rows = StatusRowsJson {
+            schema_version: 1,
+            workspaces: list.iter().map(StatusRow::of).collect(),
+        };
+        let mut summary = crate::ui::report::count(rows.workspaces.len(), "workspace");
+        let behind = |row: &StatusRow| row.changes.as_ref().is_some_and(|c| c.ends_with(BEHIND));
+        if rows.workspaces.iter().any(behind) {
+            summary.push_str(
+                "; changes marked (may be behind) are as of jj's snapshot before the last run \
+                 ended: `workspace_status` with `id` reads the files now",
+            );
+        }
+        Ok(success(
+            serde_json::to_value(rows).unwrap_or_default(),
+            summary,
+        ))
     }
 
     async fn diff(&self, i: DiffInput, cx: &RequestContext<RoleServer>) -> Answer {
@@ -280,7 +303,7 @@ impl Server {
                 }
                 patch.truncate(cut);
                 patch.push_str(&format!(
-                    "\n[the patch is cut at {} KiB: `agent-workspace diff {} --patch` shows it whole]\n",
+                    "\n[the patch is cut at {} KiB: the user's `agent-workspace diff {} --patch` shows it whole]\n",
                     PATCH_LIMIT >> 10,
                     i.id
                 ));
@@ -318,7 +341,7 @@ impl Server {
         if !dry_run && !self.allow_land {
             return Err(failure(
                 &CliError::usage("this server may not land workspaces")
-                    .hint("ask for a dry run (dry_run: true), or have the user land it (`agent-workspace land ID`) or start the server with `agent-workspace mcp --allow-land`"),
+                    .hint("call `workspace_land` with `dry_run: true` to see what would land, and ask the user to land it (`agent-workspace land ID`) or to start the server with `agent-workspace mcp --allow-land`"),
                 2,
             ));
         }
@@ -356,6 +379,9 @@ impl Server {
         ];
         if i.dry_run == Some(true) {
             argv.push("--dry-run".into());
+        }
+        if i.force == Some(true) {
+            argv.push("--force".into());
         }
         self.json_tool(argv, cx, |doc| {
             let count = |key: &str| doc[key].as_array().map_or(0, Vec::len);
@@ -401,9 +427,13 @@ impl Server {
             Ok((file, path)) => (Some(file), Some(path)),
             Err(_) => (None, None),
         };
+        let max_output = i
+            .max_output_bytes
+            .unwrap_or(child::OUTPUT_DEFAULT)
+            .min(child::OUTPUT_LIMIT);
         let watch = Watch {
             context: cx,
-            limit: Some(child::OUTPUT_LIMIT),
+            limit: Some(max_output),
             log,
             timeout: i.timeout_s.map(Duration::from_secs),
             interruptible: true,
@@ -430,29 +460,39 @@ impl Server {
             None if done.stopped.is_some() => "interrupted".into(),
             None => "unknown".into(),
         };
+        let (stdout, stderr) = child::within(done.stdout, done.stderr, max_output);
         let doc = RunJson {
             schema_version: 1,
             workspace_id: id.to_string(),
             exit_code: done.code,
             status,
             timed_out: done.stopped == Some(Stopped::TimedOut),
-            stdout: done.stdout.text(),
-            stderr: done.stderr.text(),
-            truncated: done.stdout.truncated() || done.stderr.truncated(),
+            truncated: stdout.truncated() || stderr.truncated(),
+            stdout_cut_bytes: stdout.cut(),
+            stderr_cut_bytes: stderr.cut(),
+            stdout: stdout.text(),
+            stderr: stderr.text(),
             log: log_path.map(|p| p.display().to_string()),
         };
+        let cut = doc.stdout_cut_bytes + doc.stderr_cut_bytes;
         let summary = format!(
-            "`{}` in {id}: exit {} ({}){}",
-            i.command.join(" "),
+            "`{}` in {id}: exit {} ({}){}{}",
+            one_line(&i.command.join(" "), 120),
             doc.exit_code,
             doc.status,
+            match cut {
+                0 => String::new(),
+                cut => format!("; output cut to its last {max_output} bytes ({cut} bytes cut)"),
+            },
             doc.log
                 .as_deref()
                 .map(|l| format!("; whole output in {l}"))
                 .unwrap_or_default()
         );
-        let doc = serde_json::to_value(&doc).unwrap_or_default();
-        Ok(success(doc, summary))
+        // The output once: in the structured content, the text block a line.
+        let mut result = CallToolResult::structured(serde_json::to_value(&doc).unwrap_or_default());
+        result.content = vec![ContentBlock::text(summary)];
+        Ok(result)
     }
 
     /// Runs a `--json` command and answers with its document: a success when it exits 0,
@@ -537,19 +577,35 @@ fn push_value(argv: &mut Vec<String>, flag: &str, value: Option<&str>) {
     }
 }
 
+/// `text` on one line (line breaks as spaces), cut to `max` characters with `...`.
+fn one_line(text: &str, max: usize) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line,
+    }
+}
+
 fn field<'a>(doc: &'a Value, key: &str) -> &'a str {
     doc[key].as_str().unwrap_or("?")
 }
 
-/// A success: the document as structured content, a summary and the document as text.
-fn success(doc: Value, summary: String) -> CallToolResult {
+/// A success: the document as structured content (its hints naming tools), a summary and
+/// the document as text.
+fn success(mut doc: Value, summary: String) -> CallToolResult {
+    hints::in_document(&mut doc);
     let mut result = CallToolResult::structured(doc);
     result.content.insert(0, ContentBlock::text(summary));
     result
 }
 
-/// An error result carrying a failure document (`schema/failure.schema.json`).
-fn error_result(doc: Value) -> CallToolResult {
+/// An error result carrying a failure document (`schema/failure.schema.json`), its hint
+/// naming tools where the CLI's names a command line.
+fn error_result(mut doc: Value) -> CallToolResult {
+    hints::in_document(&mut doc);
     let message = doc["error"]["message"]
         .as_str()
         .unwrap_or("failed")
@@ -582,4 +638,15 @@ fn failed_start(err: std::io::Error) -> CallToolResult {
         &CliError::failure("could not start agent-workspace for this call").cause(err.to_string()),
         1,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A run's summary names its command on one line, however long or many-lined.
+    #[test]
+    fn a_command_is_named_on_one_line() {
+        assert_eq!(super::one_line("sh -c a\nb\tc", 120), "sh -c a b c");
+        assert_eq!(super::one_line("ééééé", 3), "ééé...");
+        assert_eq!(super::one_line("true", 4), "true");
+    }
 }
