@@ -155,6 +155,68 @@ pub(crate) fn wait_unnamed(paths: &[&std::path::Path], limit: std::time::Duratio
     }
 }
 
+/// Shells a hook's command runs through, skipped when looking for who ran the hook.
+const SHELLS: [&str; 7] = ["sh", "bash", "dash", "zsh", "fish", "ksh", "env"];
+
+/// The nearest ancestor of this process that is no shell (the program that ran a hook's
+/// command, `sh -c` or not), with its start time; `None` where `/proc` does not tell.
+#[cfg(target_os = "linux")]
+pub(crate) fn hook_caller() -> Option<(u32, Option<u64>)> {
+    let mut pid = rustix::process::getppid()?.as_raw_nonzero().get() as u32;
+    for _ in 0..8 {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        if !SHELLS.contains(&comm.trim()) {
+            return Some((pid, start_time(pid)));
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        pid = parse_stat(&stat)?.0;
+        if pid <= 1 {
+            return None;
+        }
+    }
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn hook_caller() -> Option<(u32, Option<u64>)> {
+    None
+}
+
+/// The processes of this user whose command line `matches` (its arguments, the program
+/// first), as `/proc` lists them.
+#[cfg(target_os = "linux")]
+pub(crate) fn processes_whose_args(matches: impl Fn(&[&[u8]]) -> bool) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    let mut found = vec![];
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if matches(&args) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn processes_whose_args(_matches: impl Fn(&[&[u8]]) -> bool) -> Vec<u32> {
+    vec![]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -202,3 +202,24 @@ pub(crate) fn prepare_child(own_group: bool, parent: libc::pid_t) -> std::io::Re
     let _ = parent;
     Ok(())
 }
+
+/// The signals a Claude Code session's holder waits for: SIGUSR1, the session ended as it
+/// should (its `SessionEnd`); SIGUSR2, let the workspace go now (its `WorktreeRemove`).
+#[cfg(target_os = "linux")]
+pub(crate) fn session_set() -> libc::sigset_t {
+    // SAFETY: the set is initialised by sigemptyset before it is added to.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGUSR1);
+        libc::sigaddset(&mut set, libc::SIGUSR2);
+        set
+    }
+}
+
+/// Sends `sig` to `pid` (an error is ignored: the process may have ended).
+pub(crate) fn signal_process(pid: u32, sig: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}

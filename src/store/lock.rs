@@ -27,6 +27,12 @@ impl Lock {
         std::os::fd::AsRawFd::as_raw_fd(&self.file)
     }
 
+    /// Another descriptor of the same open file, sharing the lock: a process handed it holds
+    /// the lock for as long as it keeps it, whatever becomes of this one.
+    pub(crate) fn share(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        self.file.try_clone().map(std::os::fd::OwnedFd::from)
+    }
+
     /// Deletes the lock file while still holding it, so nobody can take the old file's lock
     /// and believe it guards the path.
     pub(crate) fn remove(self) {

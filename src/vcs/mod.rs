@@ -145,6 +145,16 @@ pub(crate) enum Vcs {
     Git(git::Git),
 }
 
+impl Vcs {
+    /// Whether a workspace is a git worktree of the repository, so that tools that look
+    /// for a git repository (a coding agent reading its project's settings) find the
+    /// repository's own files from inside it: git's always are; jj's are workspaces of jj
+    /// (a colocated one under jj 0.46 is a git worktree too, which this does not count on).
+    pub(crate) fn workspaces_are_git_worktrees(&self) -> bool {
+        matches!(self, Vcs::Git(_))
+    }
+}
+
 /// The program a repository of `backend` needs (jj when none is known yet: the default).
 pub(crate) fn program(backend: Option<Backend>) -> &'static str {
     match backend {

@@ -26,6 +26,7 @@ pub(crate) mod pool;
 mod reattach;
 pub(crate) use reattach::{finish_interrupted_repairs, Repaired};
 pub(crate) mod remove;
+pub(crate) mod session;
 pub(crate) mod settled;
 pub(crate) mod setup;
 pub(crate) mod tools;

@@ -8,6 +8,7 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use crate::backends::Backend;
 use crate::both_backends;
@@ -208,9 +209,99 @@ fn the_hook_answers_create_and_remove(backend: Backend) {
     assert_eq!(other.stdout, "");
 }
 
+/// `claude -w fix-1` with the scripted model's Bash call `bash`, started and left running.
+fn start_session(env: &TestEnv, repo: &Path, model: &Model) -> crate::harness::Running {
+    env.aw(repo, ["integrate", "claude-code"]).assert_ok();
+    env.cmd(claude_code(), repo)
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("ANTHROPIC_API_KEY", "scripted")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .args(["-w", "fix-1", "-p", "work", "--allowedTools", "Bash"])
+        .spawn()
+}
+
+/// The recorded status of `fix-1`, as `status --json` says it.
+fn status_of(env: &TestEnv, repo: &Path) -> Result<String, String> {
+    let out = env.aw(repo, ["status", "fix-1", "--json"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&out.stdout).map_err(|e| format!("{e}: {}", out.report()))?;
+    Ok(doc["status"].as_str().unwrap_or_default().to_string())
+}
+
+/// While the session lives, its workspace is `running` and `clean` leaves it alone; once
+/// the session has ended, it is `done` and the lease is free.
+fn a_live_session_holds_its_workspace(backend: Backend) {
+    let env = TestEnv::new();
+    env.use_real_time();
+    let repo = backend.repo(&env);
+    let model = Model::start(&env, "sleep 5");
+    let session = start_session(&env, &repo, &model);
+    crate::harness::eventually(
+        "the session's workspace running",
+        Duration::from_secs(60),
+        || match status_of(&env, &repo)? {
+            s if s == "running" => Ok(()),
+            s => Err(s),
+        },
+    );
+    let refused = env.aw(&repo, ["clean", "fix-1"]);
+    assert_ne!(refused.code(), Some(0), "{}", refused.report());
+    assert!(env.ws_path(&repo, "fix-1").is_dir(), "{}", refused.report());
+    session.wait().assert_ok();
+    crate::harness::eventually(
+        "the ended session's workspace done",
+        Duration::from_secs(20),
+        || match status_of(&env, &repo)? {
+            s if s == "done" => Ok(()),
+            s => Err(s),
+        },
+    );
+    env.aw(&repo, ["clean", "fix-1"]).assert_ok();
+}
+
+/// A Claude Code process killed in the middle releases its workspace: the next `status`
+/// says `interrupted`, and `clean` removes it.
+fn a_killed_session_releases_its_workspace(backend: Backend) {
+    let env = TestEnv::new();
+    env.use_real_time();
+    let repo = backend.repo(&env);
+    let model = Model::start(&env, "sleep 120");
+    let session = start_session(&env, &repo, &model);
+    crate::harness::eventually(
+        "the session's workspace running",
+        Duration::from_secs(60),
+        || match status_of(&env, &repo)? {
+            s if s == "running" => Ok(()),
+            s => Err(s),
+        },
+    );
+    let pid = session.pid();
+    session.signal("KILL");
+    let _ = session.wait();
+    // The Bash call's `sleep` outlives the client: end its group.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status();
+    crate::harness::eventually(
+        "the killed session's workspace released",
+        Duration::from_secs(20),
+        || match status_of(&env, &repo)? {
+            s if s == "interrupted" => Ok(()),
+            s => Err(s),
+        },
+    );
+    env.aw(&repo, ["clean", "fix-1"]).assert_ok();
+}
+
 both_backends!(
     claude_w_works_in_an_agent_workspace_workspace,
     the_hook_answers_create_and_remove,
+    a_live_session_holds_its_workspace,
+    a_killed_session_releases_its_workspace,
 );
 
 /// `integrate claude-code` adds exactly its two hooks, keeps the rest of the file, changes
@@ -233,7 +324,7 @@ fn integrate_adds_and_removes_only_its_own_hooks() {
     assert!(
         added
             .stdout
-            .starts_with("Added WorktreeCreate and WorktreeRemove hooks"),
+            .starts_with("Added WorktreeCreate, WorktreeRemove, SessionEnd hooks"),
         "{}",
         added.report()
     );

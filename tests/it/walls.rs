@@ -82,8 +82,13 @@ fn backend_knowledge_stays_inside_vcs() {
 /// `Call::new` starts another program.
 #[test]
 fn jj_and_git_run_only_through_the_backends() {
-    // direnv (`direnv allow`), and this binary (`pool refill` in the background).
-    let other_programs = ["workspace/direnv.rs", "workspace/pool/mod.rs"];
+    // direnv (`direnv allow`), and this binary (`pool refill` in the background, a Claude
+    // Code session's holder).
+    let other_programs = [
+        "workspace/direnv.rs",
+        "workspace/pool/mod.rs",
+        "workspace/session.rs",
+    ];
     let found = holders(&["vcs/", "exec/"], &["Call::new"])
         .into_iter()
         .filter(|f| !other_programs.contains(&f.as_str()))

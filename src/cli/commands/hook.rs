@@ -18,6 +18,7 @@ use serde::Deserialize;
 use crate::cli::invocation::Invocation;
 use crate::error::{CliError, Result};
 use crate::store::layout::WorkspaceId;
+use crate::workspace::session::{self, Session};
 
 /// Answer a coding agent's hook event (read on stdin) with agent-workspace's workspaces
 ///
@@ -30,6 +31,21 @@ pub struct HookArgs {
     /// The agent whose hook runs this
     #[arg(value_enum)]
     pub agent: HookAgent,
+    /// (Internal) hold this workspace for a session until its process ends
+    #[arg(long, hide = true, value_name = "ID", requires_all = ["session", "session_pid", "lease_fd"])]
+    pub hold: Option<String>,
+    /// (Internal) the session held for
+    #[arg(long, hide = true)]
+    pub session: Option<String>,
+    /// (Internal) the session's process
+    #[arg(long, hide = true)]
+    pub session_pid: Option<u32>,
+    /// (Internal) that process's start time
+    #[arg(long, hide = true)]
+    pub session_start: Option<u64>,
+    /// (Internal) the workspace's lease, handed down held
+    #[arg(long, hide = true)]
+    pub lease_fd: Option<i32>,
 }
 
 /// The coding agents whose hooks agent-workspace answers.
@@ -46,13 +62,26 @@ const EVENT_LIMIT: u64 = 1 << 20;
 #[derive(Debug, Deserialize)]
 struct Event {
     hook_event_name: String,
+    #[serde(default)]
+    session_id: Option<String>,
     #[serde(default, alias = "worktree_name")]
     name: Option<String>,
     #[serde(default)]
     worktree_path: Option<PathBuf>,
 }
 
-pub(in crate::cli) fn cmd_hook(inv: &Invocation, _args: &HookArgs) -> Result<i32> {
+pub(in crate::cli) fn cmd_hook(inv: &Invocation, args: &HookArgs) -> Result<i32> {
+    if let (Some(id), Some(session), Some(pid), Some(fd)) =
+        (&args.hold, &args.session, args.session_pid, args.lease_fd)
+    {
+        let id = WorkspaceId::parse(id).map_err(|e| CliError::usage(e.to_string()))?;
+        let session = Session {
+            id: session.clone(),
+            pid,
+            start: args.session_start,
+        };
+        return hold(inv, &id, &session, fd);
+    }
     let mut bytes = vec![];
     std::io::stdin()
         .take(EVENT_LIMIT)
@@ -65,13 +94,19 @@ pub(in crate::cli) fn cmd_hook(inv: &Invocation, _args: &HookArgs) -> Result<i32
             let name = event
                 .name
                 .ok_or_else(|| bad_event("a WorktreeCreate event without a name"))?;
-            create(inv, &workspace_id(&name))
+            create(inv, &workspace_id(&name), event.session_id.as_deref())
         }
         "WorktreeRemove" => {
             let path = event
                 .worktree_path
                 .ok_or_else(|| bad_event("a WorktreeRemove event without a worktree_path"))?;
-            remove(inv, &path)
+            remove(inv, &path, event.session_id.as_deref())
+        }
+        "SessionEnd" => {
+            if let Some(session) = &event.session_id {
+                session::ended(session, std::time::Duration::from_secs(10));
+            }
+            Ok(0)
         }
         _ => Ok(0),
     }
@@ -108,23 +143,73 @@ pub(crate) fn workspace_id(name: &str) -> WorkspaceId {
 }
 
 /// Makes or reattaches workspace `id` as `create` does, recording the workflow
-/// `claude-code`, and prints its directory alone.
-fn create(inv: &Invocation, id: &WorkspaceId) -> Result<i32> {
+/// `claude-code`, and prints its directory alone. When the session's process is known, the
+/// workspace is recorded running for it and a detached holder keeps its lease until the
+/// session ends (see `workspace::session`).
+fn create(inv: &Invocation, id: &WorkspaceId, session_id: Option<&str>) -> Result<i32> {
+    // The same session asking again for a workspace it holds (EnterWorktree after `-w`, a
+    // resumed session): it is handed back as it is.
+    if let Some(sid) = session_id {
+        if !session::holders(sid, Some(id)).is_empty() {
+            let ctx = inv.context()?;
+            inv.ui
+                .data(&format!("{}\n", ctx.layout.workspace(id).display()))?;
+            return Ok(0);
+        }
+    }
     let start = parsed::<crate::cli::start::StartArgs>(&["--workflow", "claude-code"]);
     let begun = crate::cli::start::begin(inv, id, &start)?;
-    let Some(entered) = begun.entered else {
+    let Some(mut entered) = begun.entered else {
         return Err(CliError::usage(format!(
             "workspace {id:?} is the one this hook runs in: Claude Code cannot isolate into it again"
         ))
         .hint("start Claude Code from the repository, not from inside a workspace"));
     };
+    let caller = crate::exec::liveness::hook_caller();
+    let session = match (session_id, caller) {
+        (Some(sid), Some((pid, start))) => Some(Session {
+            id: sid.to_string(),
+            pid,
+            start,
+        }),
+        _ => None,
+    };
+    if let Some(session) = &session {
+        let held = &entered.record;
+        let ours = held.status == crate::store::metadata::Status::Running
+            && held.command == session::command(&session.id);
+        if !ours {
+            entered
+                .record
+                .start_run(session::command(&session.id), session.pid, session.start);
+        }
+    }
     crate::store::metadata::save(&entered.record).map_err(CliError::from)?;
+    if let Some(session) = &session {
+        session::start_holder(&begun.ctx, id, session, &entered.lease).map_err(|e| {
+            CliError::failure(format!("cannot hold workspace {id:?} for the session: {e}")).hint(
+                "the workspace is made; run Claude Code again, or work in it with `agent-workspace run`",
+            )
+        })?;
+    }
     inv.ui.data(&format!("{}\n", begun.path.display()))?;
     Ok(0)
 }
 
-/// Removes the workspace at `path` as `clean ID` does (never discarding a file).
-fn remove(inv: &Invocation, path: &std::path::Path) -> Result<i32> {
+/// The holder's life: the lease it was handed kept until the session ends, then the outcome
+/// recorded.
+fn hold(inv: &Invocation, id: &WorkspaceId, session: &Session, fd: i32) -> Result<i32> {
+    let Some(_lease) = crate::exec::process::adopt(Some(fd)) else {
+        return Ok(1);
+    };
+    let ctx = inv.context()?;
+    session::hold(&ctx, id, session);
+    Ok(0)
+}
+
+/// Removes the workspace at `path` as `clean ID` does (never discarding a file), once the
+/// session asking has let its own hold of it go.
+fn remove(inv: &Invocation, path: &std::path::Path, session_id: Option<&str>) -> Result<i32> {
     let id = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -137,6 +222,14 @@ fn remove(inv: &Invocation, path: &std::path::Path) -> Result<i32> {
             _ => here == path,
         }
     });
+    // Removed already (the same event from a second settings file): nothing left to do.
+    if let (false, Some(id)) = (ours, &id) {
+        let gone = std::fs::symlink_metadata(path).is_err()
+            && std::fs::symlink_metadata(ctx.layout.workspace(id)).is_err();
+        if gone && path.parent() == Some(ctx.layout.dir.as_path()) {
+            return Ok(0);
+        }
+    }
     let (true, Some(id)) = (ours, id) else {
         return Err(CliError::failure(format!(
             "{} is no workspace of agent-workspace in this repository",
@@ -147,6 +240,9 @@ fn remove(inv: &Invocation, path: &std::path::Path) -> Result<i32> {
         ));
     };
     drop(ctx);
+    if let Some(session_id) = session_id {
+        session::let_go(session_id, &id, std::time::Duration::from_secs(10));
+    }
     let clean = parsed::<crate::cli::commands::clean::CleanArgs>(&[id.as_str()]);
     crate::cli::commands::clean::cmd_clean(inv, &clean)
 }

@@ -56,35 +56,69 @@ pub enum Scope {
 }
 
 /// The events whose hooks are ours.
-const EVENTS: [&str; 2] = ["WorktreeCreate", "WorktreeRemove"];
+const EVENTS: [&str; 3] = ["WorktreeCreate", "WorktreeRemove", "SessionEnd"];
 
 pub(in crate::cli) fn cmd_integrate(inv: &Invocation, args: &IntegrateArgs) -> Result<i32> {
-    let file = settings_file(inv, args.scope)?;
-    let shown = crate::ui::output::escape_controls(&file.display().to_string()).into_owned();
-    let mut settings = match std::fs::symlink_metadata(&file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
-        _ => read(&file, &shown)?,
-    };
     let command = hook_command(args.scope);
+    let mut wrote = false;
+    for (file, events) in targets(inv, args.scope)? {
+        wrote |= integrate_file(inv, args, &file, events, &command)?;
+    }
+    if wrote && !args.remove && !args.dry_run {
+        inv.ui.data(
+            "`claude -w NAME`, EnterWorktree and isolated subagents now work in agent-workspace workspaces\n",
+        )?;
+    }
+    Ok(0)
+}
+
+/// The settings files to change and the events of each: the scope's file for every event;
+/// in a jj repository, the user's file too for the events fired from inside a workspace
+/// (a jj workspace is no git worktree of the repository, so Claude Code reads a session's
+/// settings there from the workspace, where the repository's files are not; a hook that
+/// fires twice does its work once).
+fn targets(inv: &Invocation, scope: Scope) -> Result<Vec<(PathBuf, &'static [&'static str])>> {
+    let mut targets = vec![(settings_file(inv, scope)?, &EVENTS[..])];
+    if scope != Scope::User {
+        let ctx = inv.context()?;
+        if !ctx.vcs.workspaces_are_git_worktrees() {
+            targets.push((settings_file(inv, Scope::User)?, &EVENTS[1..]));
+        }
+    }
+    Ok(targets)
+}
+
+/// Adds (or removes) the hooks of `events` in `file`, saying what it did; whether it wrote.
+fn integrate_file(
+    inv: &Invocation,
+    args: &IntegrateArgs,
+    file: &Path,
+    events: &[&str],
+    command: &str,
+) -> Result<bool> {
+    let shown = crate::ui::output::escape_controls(&file.display().to_string()).into_owned();
+    let mut settings = match std::fs::symlink_metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
+        _ => read(file, &shown)?,
+    };
     let changed = match args.remove {
         true => remove_ours(&mut settings),
-        false => add_ours(&mut settings, &command)?,
+        false => add_ours(&mut settings, command, events)?,
     };
     let ui = inv.ui;
+    let names = events.join(", ");
     let mut text = serde_json::to_string_pretty(&settings).unwrap_or_default();
     text.push('\n');
     if !changed {
         ui.data(&match args.remove {
             true => format!("{shown} holds no hook of agent-workspace: nothing to remove\n"),
-            false => {
-                format!("{shown} already runs `{command}` for WorktreeCreate and WorktreeRemove\n")
-            }
+            false => format!("{shown} already runs `{command}` for {names}\n"),
         })?;
-        return Ok(0);
+        return Ok(false);
     }
     if args.dry_run {
         ui.data(&format!("Would write {shown}:\n{text}"))?;
-        return Ok(0);
+        return Ok(false);
     }
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -92,17 +126,15 @@ pub(in crate::cli) fn cmd_integrate(inv: &Invocation, args: &IntegrateArgs) -> R
                 .hint("check the directory's permissions; nothing was written")
         })?;
     }
-    crate::store::fsutil::write_atomic(&file, text.as_bytes()).map_err(|e| {
+    crate::store::fsutil::write_atomic(file, text.as_bytes()).map_err(|e| {
         CliError::failure(format!("cannot write {shown}: {e}"))
             .hint("check the file's permissions; nothing was written")
     })?;
     ui.data(&match args.remove {
-        true => format!("Removed agent-workspace's WorktreeCreate and WorktreeRemove hooks from {shown}\n"),
-        false => format!(
-            "Added WorktreeCreate and WorktreeRemove hooks running `{command}` to {shown}: `claude -w NAME`, EnterWorktree and isolated subagents now work in agent-workspace workspaces\n"
-        ),
+        true => format!("Removed agent-workspace's hooks from {shown}\n"),
+        false => format!("Added {names} hooks running `{command}` to {shown}\n"),
     })?;
-    Ok(0)
+    Ok(true)
 }
 
 /// The settings file of `scope`: in the repository's main working copy, or under HOME.
@@ -189,9 +221,9 @@ fn is_ours(hook: &Value) -> bool {
         })
 }
 
-/// Adds a group running `command` to each of [`EVENTS`] unless one of ours is there;
+/// Adds a group running `command` to each of `events` unless one of ours is there;
 /// whether anything changed.
-fn add_ours(settings: &mut Value, command: &str) -> Result<bool> {
+fn add_ours(settings: &mut Value, command: &str, events: &[&str]) -> Result<bool> {
     let not_object = |what: &str| {
         CliError::failure(format!(
             "the settings' {what} is not a JSON object or list as Claude Code expects"
@@ -207,9 +239,9 @@ fn add_ours(settings: &mut Value, command: &str) -> Result<bool> {
         .as_object_mut()
         .ok_or_else(|| not_object("`hooks`"))?;
     let mut changed = false;
-    for event in EVENTS {
+    for event in events {
         let groups = hooks
-            .entry(event)
+            .entry(*event)
             .or_insert_with(|| Value::Array(vec![]))
             .as_array_mut()
             .ok_or_else(|| not_object(&format!("`hooks.{event}`")))?;
@@ -271,8 +303,8 @@ mod tests {
             "hooks": { "WorktreeCreate": [{ "hooks": [{ "type": "command", "command": "mine.sh" }] }],
                        "Stop": [] }
         });
-        assert!(add_ours(&mut settings, "agent-workspace hook claude-code").unwrap());
-        assert!(!add_ours(&mut settings, "agent-workspace hook claude-code").unwrap());
+        assert!(add_ours(&mut settings, "agent-workspace hook claude-code", &EVENTS).unwrap());
+        assert!(!add_ours(&mut settings, "agent-workspace hook claude-code", &EVENTS).unwrap());
         assert_eq!(
             settings["hooks"]["WorktreeCreate"]
                 .as_array()
@@ -294,6 +326,7 @@ mod tests {
         add_ours(
             &mut by_path,
             "'/opt/my tools/agent-workspace' hook claude-code",
+            &EVENTS,
         )
         .unwrap();
         assert!(remove_ours(&mut by_path));

@@ -135,13 +135,14 @@ fn hand_back_environment(fd: OwnedFd) {
     let _ = std::fs::File::from(fd).write_all(&bytes);
 }
 
-/// Takes ownership of a descriptor the supervisor passed down by number, when it is open.
-fn adopt(fd: Option<RawFd>) -> Option<OwnedFd> {
+/// Takes ownership of a descriptor the process that started this one passed down by number
+/// (the supervisor to its guard, a hook to the session holder it starts), when it is open.
+pub(crate) fn adopt(fd: Option<RawFd>) -> Option<OwnedFd> {
     let fd = fd.filter(|fd| *fd >= 0)?;
     // SAFETY: the number is only borrowed for the check that it is open.
     rustix::io::fcntl_getfd(unsafe { BorrowedFd::borrow_raw(fd) }).ok()?;
-    // SAFETY: the supervisor passed this open descriptor down for the guard alone
-    // (GUARD_VAR); nothing else in this process owns it.
+    // SAFETY: the starter passed this open descriptor down for this process alone
+    // (GUARD_VAR, `--lease-fd`); nothing else in this process owns it.
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 

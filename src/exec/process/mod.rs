@@ -248,9 +248,17 @@ impl Call {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        // SAFETY: between fork and exec only async-signal-safe calls: fork, _exit, setsid,
+        // The descriptor handed on (`pass`) stays open across the exec.
+        let passed = self.passed.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+        // SAFETY: between fork and exec only async-signal-safe calls: fcntl, fork, _exit, setsid,
         // setpriority and the ioprio_set system call.
         unsafe {
+            cmd.pre_exec(
+                move || match passed.map(|fd| libc::fcntl(fd, libc::F_SETFD, 0)) {
+                    Some(-1) => Err(io::Error::last_os_error()),
+                    _ => Ok(()),
+                },
+            );
             cmd.pre_exec(|| match libc::fork() {
                 -1 => Err(io::Error::last_os_error()),
                 0 => {
@@ -271,6 +279,7 @@ impl Call {
             .map_err(|source| ProcessError::Spawn { cmdline, source })?;
         // The intermediate process exits at once; the detached one lives on.
         let _ = child.wait();
+        drop(self.passed);
         Ok(())
     }
 }
