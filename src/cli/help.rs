@@ -138,6 +138,11 @@ Examples:
     agent-workspace integrate claude-code --scope project --dry-run
     agent-workspace integrate claude-code --remove";
 
+pub(in crate::cli) const SKILL: &str = "\
+Examples:
+  Teach Codex (which reads AGENTS.md) the daily flow:
+    agent-workspace skill >> AGENTS.md";
+
 pub(in crate::cli) const HOOK: &str = "\
 Examples:
   What Claude Code runs for a WorktreeCreate event (it prints the workspace's directory):

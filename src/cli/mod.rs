@@ -16,6 +16,7 @@ pub(in crate::cli) mod parse;
 mod reference;
 #[cfg(test)]
 mod schemas;
+pub(in crate::cli) mod skill;
 pub(in crate::cli) mod start;
 pub(in crate::cli) mod table;
 

@@ -72,6 +72,9 @@ pub enum Command {
     /// Add agent-workspace's hooks to a coding agent's settings, so its own worktrees become workspaces
     #[command(after_long_help = help::INTEGRATE)]
     Integrate(crate::cli::commands::integrate::IntegrateArgs),
+    /// Print the skill (SKILL.md) that teaches a coding agent to work with agent-workspace
+    #[command(after_long_help = help::SKILL)]
+    Skill(crate::cli::commands::skill::SkillArgs),
     /// Answer a coding agent's hook event (read on stdin) with agent-workspace's workspaces
     #[command(after_long_help = help::HOOK, hide = true)]
     Hook(crate::cli::commands::hook::HookArgs),

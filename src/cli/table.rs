@@ -9,7 +9,7 @@ use clap::CommandFactory;
 
 use crate::cli::commands::{
     checkpoint, clean, completions, create, diff, doctor, gc, hook, integrate, land, man, mcp,
-    path, pool, run, shell, status, status_watch, sync_tools,
+    path, pool, run, shell, skill, status, status_watch, sync_tools,
 };
 use crate::cli::invocation::Invocation;
 use crate::cli::parse::{Cli, Command};
@@ -58,9 +58,16 @@ impl Command {
             Command::Mcp(a) => a,
             Command::Hook(a) => a,
             Command::Integrate(a) => a,
+            Command::Skill(a) => a,
             Command::Completions(a) => a,
             Command::Man(a) => a,
         }
+    }
+}
+
+impl CommandArgs for skill::SkillArgs {
+    fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
+        skill::cmd_skill(inv, self)
     }
 }
 

@@ -127,6 +127,12 @@ fn claude_w_works_in_an_agent_workspace_workspace(backend: Backend) {
         fs::read_to_string(repo.join("made.txt")).unwrap_or_default(),
         "claude-words\n"
     );
+    // The skill `integrate` installed was offered to the model.
+    let log = fs::read_to_string(env.path().join("model.log")).unwrap_or_default();
+    assert!(
+        log.lines().any(|l| l.contains("\"skill_offered\": true")),
+        "the model was never offered the skill: {log}"
+    );
 }
 
 /// The hook's answers as Claude Code's contract wants them: `WorktreeCreate` prints the
@@ -343,11 +349,21 @@ fn integrate_adds_and_removes_only_its_own_hooks() {
         value["hooks"]["WorktreeRemove"][0]["hooks"][0]["command"],
         ours
     );
+    let skill = repo.join(".claude/skills/agent-workspace/SKILL.md");
+    let written = fs::read_to_string(&skill).unwrap_or_default();
+    assert_eq!(
+        written,
+        env.aw(&repo, ["skill"]).stdout,
+        "{}",
+        added.report()
+    );
+    assert!(written.starts_with("---\nname: agent-workspace\n"));
     let again = env.aw(&repo, ["integrate", "claude-code"]);
     again.assert_ok();
     assert!(again.stdout.contains("already runs"), "{}", again.report());
     let removed = env.aw(&repo, ["integrate", "claude-code", "--remove"]);
     removed.assert_ok();
+    assert!(!skill.exists(), "{}", removed.report());
     let left: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(

@@ -4,7 +4,8 @@ Serves the Messages API on 127.0.0.1 (the port is printed on the first line of s
 a streamed request offering the Bash tool and holding no tool result yet is answered with
 one Bash call running the command in $MODEL_BASH; every other request (the call's result
 back, side requests) with the text "done". Each request's tools and whether it streamed are
-appended to $MODEL_LOG as a JSON line, so a test can see what the client asked.
+appended to $MODEL_LOG as a JSON line (with whether the request offered agent-workspace's
+skill), so a test can see what the client asked.
 """
 
 import json
@@ -68,8 +69,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
         tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
@@ -77,7 +79,12 @@ class Handler(BaseHTTPRequestHandler):
         log = os.environ.get("MODEL_LOG")
         if log:
             with open(log, "a") as f:
-                f.write(json.dumps({"path": self.path, "stream": bool(body.get("stream")), "tools": tools}) + "\n")
+                f.write(json.dumps({
+                    "path": self.path,
+                    "stream": bool(body.get("stream")),
+                    "tools": tools,
+                    "skill_offered": b"agent-workspace" in raw and b"isolated, resumable workspace" in raw,
+                }) + "\n")
         if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
             self.reply_json({"input_tokens": 1})
             return

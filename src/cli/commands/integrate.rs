@@ -61,8 +61,13 @@ const EVENTS: [&str; 3] = ["WorktreeCreate", "WorktreeRemove", "SessionEnd"];
 pub(in crate::cli) fn cmd_integrate(inv: &Invocation, args: &IntegrateArgs) -> Result<i32> {
     let command = hook_command(args.scope);
     let mut wrote = false;
-    for (file, events) in targets(inv, args.scope)? {
-        wrote |= integrate_file(inv, args, &file, events, &command)?;
+    let targets = targets(inv, args.scope)?;
+    for (file, events) in &targets {
+        wrote |= integrate_file(inv, args, file, events, &command)?;
+    }
+    // Beside each settings file: in a jj repository the session reads the user's too.
+    for claude_dir in targets.iter().filter_map(|(file, _)| file.parent()) {
+        wrote |= integrate_skill(inv, args, &claude_dir.join(crate::cli::skill::SKILL_PATH))?;
     }
     if wrote && !args.remove && !args.dry_run {
         inv.ui.data(
@@ -134,6 +139,79 @@ fn integrate_file(
         true => format!("Removed agent-workspace's hooks from {shown}\n"),
         false => format!("Added {names} hooks running `{command}` to {shown}\n"),
     })?;
+    Ok(true)
+}
+
+/// Installs (or removes) the skill at `file`: written when missing or another version of
+/// ours, removed only when it is ours as generated; whether it wrote.
+fn integrate_skill(inv: &Invocation, args: &IntegrateArgs, file: &Path) -> Result<bool> {
+    let shown = crate::ui::output::escape_controls(&file.display().to_string()).into_owned();
+    let text = crate::cli::skill::text();
+    let now = match std::fs::symlink_metadata(file) {
+        Ok(_) => Some(
+            crate::store::fsutil::read_untrusted_string(
+                file,
+                crate::store::fsutil::UNTRUSTED_LIMIT,
+            )
+            .unwrap_or_default(),
+        ),
+        Err(_) => None,
+    };
+    let ui = inv.ui;
+    if args.remove {
+        if now.as_deref() != Some(text.as_str()) {
+            if now.is_some() {
+                ui.data(&format!(
+                    "{shown} is not the skill as agent-workspace writes it: left as it is\n"
+                ))?;
+            }
+            return Ok(false);
+        }
+        if !args.dry_run {
+            std::fs::remove_file(file).map_err(|e| {
+                CliError::failure(format!("cannot remove {shown}: {e}"))
+                    .hint("check the file's permissions")
+            })?;
+            if let Some(dir) = file.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        ui.data(&format!(
+            "{} the skill {shown}\n",
+            if args.dry_run {
+                "Would remove"
+            } else {
+                "Removed"
+            }
+        ))?;
+        return Ok(!args.dry_run);
+    }
+    let ours = now
+        .as_deref()
+        .is_none_or(|t| t.starts_with("---\nname: agent-workspace\n"));
+    if now.as_deref() == Some(text.as_str()) {
+        return Ok(false);
+    }
+    if !ours {
+        ui.data(&format!(
+            "{shown} is a skill of someone else's: left as it is\n"
+        ))?;
+        return Ok(false);
+    }
+    if args.dry_run {
+        ui.data(&format!("Would write the skill {shown}\n"))?;
+        return Ok(false);
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::failure(format!("cannot make {}: {e}", dir.display()))
+                .hint("check the directory's permissions")
+        })?;
+    }
+    crate::store::fsutil::write_atomic(file, text.as_bytes()).map_err(|e| {
+        CliError::failure(format!("cannot write {shown}: {e}")).hint("check the file's permissions")
+    })?;
+    ui.data(&format!("Wrote the skill {shown}\n"))?;
     Ok(true)
 }
 

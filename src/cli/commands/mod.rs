@@ -17,6 +17,7 @@ pub(in crate::cli) mod path;
 pub(in crate::cli) mod pool;
 pub(in crate::cli) mod run;
 pub(in crate::cli) mod shell;
+pub(in crate::cli) mod skill;
 pub(in crate::cli) mod status;
 mod status_kept;
 pub(in crate::cli) mod status_watch;

@@ -44,6 +44,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "doctor",
     "mcp",
     "integrate",
+    "skill",
     "completions",
     "man",
 ];
