@@ -9,9 +9,6 @@ use clap::CommandFactory;
 
 use super::parse::Cli;
 
-/// Where `integrate` installs the skill, relative to a `.claude` directory.
-pub(in crate::cli) const SKILL_PATH: &str = "skills/agent-workspace/SKILL.md";
-
 /// The skill's text.
 pub(in crate::cli) fn text() -> String {
     let mut out = String::from(
@@ -81,7 +78,8 @@ mod tests {
     /// The checked-in skill is the generated one.
     #[test]
     fn the_checked_in_skill_is_the_generated_one() {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SKILL_PATH);
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(crate::cli::commands::integrate::SKILL_PATH);
         let text = text();
         if std::env::var_os("AGENT_WORKSPACE_WRITE_DOCS").is_some() {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();

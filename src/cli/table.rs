@@ -67,13 +67,15 @@ impl Command {
 
 impl CommandArgs for skill::SkillArgs {
     fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
-        skill::cmd_skill(inv, self)
+        // The skill is made from the command line's definition, which only the table sees
+        // whole without a cycle (the commands are part of that definition).
+        skill::cmd_skill(inv, &crate::cli::skill::text())
     }
 }
 
 impl CommandArgs for integrate::IntegrateArgs {
     fn run(&self, inv: &Invocation) -> Result<i32, CliError> {
-        integrate::cmd_integrate(inv, self)
+        integrate::cmd_integrate(inv, self, &crate::cli::skill::text())
     }
 }
 

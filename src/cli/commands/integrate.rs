@@ -58,7 +58,15 @@ pub enum Scope {
 /// The events whose hooks are ours.
 const EVENTS: [&str; 3] = ["WorktreeCreate", "WorktreeRemove", "SessionEnd"];
 
-pub(in crate::cli) fn cmd_integrate(inv: &Invocation, args: &IntegrateArgs) -> Result<i32> {
+/// Where `integrate` installs the skill, relative to a `.claude` directory.
+pub(in crate::cli) const SKILL_PATH: &str = "skills/agent-workspace/SKILL.md";
+
+/// `integrate`, installing `skill` (the skill's text, made by `cli/skill.rs`) beside the hooks.
+pub(in crate::cli) fn cmd_integrate(
+    inv: &Invocation,
+    args: &IntegrateArgs,
+    skill: &str,
+) -> Result<i32> {
     let command = hook_command(args.scope);
     let mut wrote = false;
     let targets = targets(inv, args.scope)?;
@@ -67,7 +75,7 @@ pub(in crate::cli) fn cmd_integrate(inv: &Invocation, args: &IntegrateArgs) -> R
     }
     // Beside each settings file: in a jj repository the session reads the user's too.
     for claude_dir in targets.iter().filter_map(|(file, _)| file.parent()) {
-        wrote |= integrate_skill(inv, args, &claude_dir.join(crate::cli::skill::SKILL_PATH))?;
+        wrote |= integrate_skill(inv, args, &claude_dir.join(SKILL_PATH), skill)?;
     }
     if wrote && !args.remove && !args.dry_run {
         inv.ui.data(
@@ -144,9 +152,13 @@ fn integrate_file(
 
 /// Installs (or removes) the skill at `file`: written when missing or another version of
 /// ours, removed only when it is ours as generated; whether it wrote.
-fn integrate_skill(inv: &Invocation, args: &IntegrateArgs, file: &Path) -> Result<bool> {
+fn integrate_skill(
+    inv: &Invocation,
+    args: &IntegrateArgs,
+    file: &Path,
+    text: &str,
+) -> Result<bool> {
     let shown = crate::ui::output::escape_controls(&file.display().to_string()).into_owned();
-    let text = crate::cli::skill::text();
     let now = match std::fs::symlink_metadata(file) {
         Ok(_) => Some(
             crate::store::fsutil::read_untrusted_string(
@@ -159,7 +171,7 @@ fn integrate_skill(inv: &Invocation, args: &IntegrateArgs, file: &Path) -> Resul
     };
     let ui = inv.ui;
     if args.remove {
-        if now.as_deref() != Some(text.as_str()) {
+        if now.as_deref() != Some(text) {
             if now.is_some() {
                 ui.data(&format!(
                     "{shown} is not the skill as agent-workspace writes it: left as it is\n"
@@ -189,7 +201,7 @@ fn integrate_skill(inv: &Invocation, args: &IntegrateArgs, file: &Path) -> Resul
     let ours = now
         .as_deref()
         .is_none_or(|t| t.starts_with("---\nname: agent-workspace\n"));
-    if now.as_deref() == Some(text.as_str()) {
+    if now.as_deref() == Some(text) {
         return Ok(false);
     }
     if !ours {

@@ -15,7 +15,8 @@ use crate::error::Result;
 #[derive(Debug, Args)]
 pub struct SkillArgs {}
 
-pub(in crate::cli) fn cmd_skill(inv: &Invocation, _args: &SkillArgs) -> Result<i32> {
-    inv.ui.data(&crate::cli::skill::text())?;
+/// Prints `skill`, the skill's text (made by `cli/skill.rs`).
+pub(in crate::cli) fn cmd_skill(inv: &Invocation, skill: &str) -> Result<i32> {
+    inv.ui.data(skill)?;
     Ok(0)
 }
