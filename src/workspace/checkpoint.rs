@@ -40,6 +40,17 @@ pub(crate) fn checkpoint(
         None => format!("checkpoint {number}"),
     };
     let description = format!("[workspace {id}] {message}");
+    // What jj would fail on and git would leave out without a word: refused, said plainly.
+    if let Some(first) = crate::store::deep::too_deep(&record.workspace_path)
+        .unwrap_or_default()
+        .first()
+    {
+        return Err(crate::workspace::error::WorkspaceError::NestedTooDeep {
+            id: id.clone(),
+            first: crate::store::deep::words(first),
+        }
+        .into());
+    }
     reserve(record, number, number)?;
     let recorded = ctx.vcs.checkpoint(id, &record.workspace_path, &description);
     if !matches!(&recorded, Ok(r) if r.commit.is_some()) {

@@ -72,6 +72,10 @@ pub(crate) enum WorkspaceError {
         parent: WorkspaceId,
         max: u32,
     },
+    /// The workspace holds directories nested past what a path names, which jj and git
+    /// cannot read: what failed on it is said as this.
+    #[error("workspace {id:?} holds a directory nested deeper than a path can name ({first}), which jj and git cannot read")]
+    NestedTooDeep { id: WorkspaceId, first: String },
     #[error("{} is {text:?}, not a whole number", crate::vars::MAX_DEPTH)]
     BadMaxDepth { text: String },
     #[error("workspace {id:?} has a record of schema {version}, from a newer agent-workspace")]

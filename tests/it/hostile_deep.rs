@@ -46,6 +46,16 @@ fn a_tree_deeper_than_a_path_is_kept_aside_by_clean_force(backend: Backend) {
     env.aw(&repo, ["run", "w", "--", "sh", "-c", DEEP])
         .assert_ok();
     let ws = env.ws_path(&repo, "w");
+    // A checkpoint cannot record it, and says why in a line a person reads.
+    let checkpoint = env.aw(&repo, ["checkpoint", "w"]);
+    assert_eq!(checkpoint.code(), Some(1), "{}", checkpoint.report());
+    assert!(
+        checkpoint.stderr.starts_with("Error: workspace \"w\" holds a directory nested deeper than a path can name (src/dddddddddddddddddddd/…")
+            && checkpoint.stderr.contains("Hint: move that directory out of the workspace")
+            && checkpoint.stderr.len() < 2000,
+        "{}",
+        checkpoint.report()
+    );
     let refused = env.aw(&repo, ["clean", "w"]);
     assert_eq!(refused.code(), Some(1), "{}", refused.report());
     assert!(

@@ -63,6 +63,9 @@ impl From<WorkspaceError> for CliError {
             WorkspaceError::BadParent { parent, .. } => {
                 CliError::failure(message).hint(format!("see `agent-workspace status {parent}`"))
             }
+            WorkspaceError::NestedTooDeep { id, .. } => CliError::failure(message).hint(format!(
+                "move that directory out of the workspace, or `agent-workspace clean --force {id}` keeps it aside whole and removes the workspace; nothing was recorded"
+            )),
             WorkspaceError::TooDeep { .. } => CliError::failure(message).hint(format!(
                 "start it from a workspace higher up, or raise the limit with {}",
                 crate::vars::MAX_DEPTH
