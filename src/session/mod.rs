@@ -60,8 +60,10 @@ pub(crate) fn enter(
     }
     let mut record = opened.record;
     workspace::capacity::ensure_ports(ctx, &mut record)?;
-    // The record's workflow is that of its latest run.
-    record.workflow = start.workflow.map(str::to_string);
+    // The record's workflow is the latest one a run named: a run naming none keeps it.
+    if let Some(workflow) = start.workflow {
+        record.workflow = Some(workflow.to_string());
+    }
     // A new workspace holds its base revision's files; a child holds its parent's, whose
     // trust its record inherited.
     let trust = start.trust_envrc || (opened.created && start.parent.is_none());

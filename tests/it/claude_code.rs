@@ -141,9 +141,15 @@ fn claude_w_works_in_an_agent_workspace_workspace(backend: Backend) {
 fn the_hook_answers_create_and_remove(backend: Backend) {
     let env = TestEnv::new();
     let repo = backend.repo(&env);
+    // The hook's caller is this test process, which other tests share: a session id of
+    // this test's own keeps their holds apart (Claude Code's are UUIDs).
+    let session = format!(
+        "{}-session",
+        env.path().file_name().unwrap().to_string_lossy()
+    );
     let event = |name: &str| {
         format!(
-            r#"{{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"{}","hook_event_name":"WorktreeCreate","name":"{name}"}}"#,
+            r#"{{"session_id":"{session}","transcript_path":"/tmp/t.jsonl","cwd":"{}","hook_event_name":"WorktreeCreate","name":"{name}"}}"#,
             repo.display()
         )
     };
@@ -172,7 +178,7 @@ fn the_hook_answers_create_and_remove(backend: Backend) {
         env.aw_cmd(&repo)
             .args(["hook", "claude-code"])
             .stdin(&format!(
-                r#"{{"session_id":"s1","hook_event_name":"WorktreeRemove","worktree_path":"{}"}}"#,
+                r#"{{"session_id":"{session}","hook_event_name":"WorktreeRemove","worktree_path":"{}"}}"#,
                 path.display()
             ))
             .run()

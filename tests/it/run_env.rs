@@ -138,6 +138,26 @@ fn workflow_name_is_exported_and_recorded(backend: Backend) {
     let record = env.metadata(&env.ws_path(&repo, "w1"));
     assert_eq!(record["workflow"], "review");
     assert_eq!(record["runs"][0]["workflow"], "review");
+    // A later run that names no workflow keeps the workspace's; one that names another
+    // takes it.
+    let later = env.aw(
+        &repo,
+        [
+            "run",
+            "w1",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$AGENT_WORKSPACE_WORKFLOW\"",
+        ],
+    );
+    assert_eq!(later.assert_ok().stdout, "review\n");
+    let record = env.metadata(&env.ws_path(&repo, "w1"));
+    assert_eq!(record["workflow"], "review", "{record:#}");
+    assert_eq!(record["runs"][1]["workflow"], "review");
+    env.aw(&repo, ["run", "w1", "--workflow", "fix", "--", "true"])
+        .assert_ok();
+    assert_eq!(env.metadata(&env.ws_path(&repo, "w1"))["workflow"], "fix");
 }
 
 fn the_root_is_the_flag_then_the_env_var_then_xdg_cache_then_home(backend: Backend) {

@@ -72,7 +72,7 @@ fn status_of_one_workspace_shows_its_record_and_runs(backend: Backend) {
         workspace     w1
         status        done
         path          [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
-        workflow      -
+        workflow      build
         backend       jj
         repo          [TMP]/repo
         base          -
@@ -88,7 +88,7 @@ fn status_of_one_workspace_shows_its_record_and_runs(backend: Backend) {
 
         RUNS
         STARTED               STATUS  EXIT  DURATION  WORKFLOW  COMMAND
-        [TIME]  done    0     [DUR]      -         echo 'it'\''s done'
+        [TIME]  done    0     [DUR]      build     echo 'it'\''s done'
         [TIME]  error   2     [DUR]      build     sh -c 'exit 2'
         [exit 0]
         "),
@@ -96,7 +96,7 @@ fn status_of_one_workspace_shows_its_record_and_runs(backend: Backend) {
         workspace     w1
         status        done
         path          [TMP]/xdg/cache/ai-workspaces/repo-[HASH]/w1
-        workflow      -
+        workflow      build
         backend       git
         branch        agent-workspace/w1
         repo          [TMP]/repo
@@ -113,7 +113,7 @@ fn status_of_one_workspace_shows_its_record_and_runs(backend: Backend) {
 
         RUNS
         STARTED               STATUS  EXIT  DURATION  WORKFLOW  COMMAND
-        [TIME]  done    0     [DUR]      -         echo 'it'\''s done'
+        [TIME]  done    0     [DUR]      build     echo 'it'\''s done'
         [TIME]  error   2     [DUR]      build     sh -c 'exit 2'
         [exit 0]
         "),
