@@ -4,7 +4,7 @@
 //!
 //! The mounts are applied in order, later ones covering earlier ones: the whole file system
 //! read-only, the kernel's writable interfaces (`/proc/sys`, `/proc/sysrq-trigger`, ...)
-//! read-only again over the sandbox's own `/proc`, a private `/tmp` and empty `/run` and
+//! read-only again over the sandbox's own `/proc`, a private `/tmp` and `/var/tmp`, empty `/run` and
 //! `$XDG_RUNTIME_DIR` (with what the command must still read put back read-only, and the
 //! sockets the user allowed), the main working copy and the namespace hidden under empty
 //! tmpfs, then the writable binds, then the backend's `config` and `hooks` read-only again
@@ -654,7 +654,10 @@ const KERNEL_READ_ONLY: [&str; 4] = ["/proc/sysrq-trigger", "/proc/irq", "/proc/
 fn hidden_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![PathBuf::from("/tmp")];
     let runtime = crate::vars::raw("XDG_RUNTIME_DIR").map(PathBuf::from);
+    // `/var/tmp` too: another temporary directory of the host's, whose sockets and files come
+    // and go (a socket covered one by one could be gone by the time bubblewrap mounts it).
     for dir in [
+        Some(PathBuf::from("/var/tmp")),
         Some(PathBuf::from("/run")),
         Some("/var/run".into()),
         runtime,
