@@ -44,21 +44,22 @@ pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
     }
 }
 
-/// Every live (not zombie) process below `pid`, found through `/proc` (Linux; elsewhere none).
-pub(crate) fn descendants(pid: u32) -> Vec<u32> {
+/// Every process `/proc` lists: its pid and its directory there.
+fn processes() -> Vec<(u32, std::path::PathBuf)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return vec![];
     };
+    entries
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
+        .collect()
+}
+
+/// Every live (not zombie) process below `pid`, found through `/proc` (Linux; elsewhere none).
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
-    for entry in entries.flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+    for (child, dir) in processes() {
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
             continue;
         };
         if let (Some((ppid, _)), Some(state)) = (parse_stat(&stat), parse_state(&stat)) {
@@ -182,23 +183,13 @@ pub(crate) fn hook_caller() -> Option<(u32, Option<u64>)> {
     None
 }
 
-/// The processes of this user whose command line `matches` (its arguments, the program
-/// first), as `/proc` lists them.
+/// The processes whose command line `matches` (its arguments, the program first), as
+/// `/proc` lists them (another user's are listed too: signalling them fails).
 #[cfg(target_os = "linux")]
 pub(crate) fn processes_whose_args(matches: impl Fn(&[&[u8]]) -> bool) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return vec![];
-    };
     let mut found = vec![];
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+    for (pid, dir) in processes() {
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
             continue;
         };
         let args: Vec<&[u8]> = cmdline

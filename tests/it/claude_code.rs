@@ -236,6 +236,14 @@ fn start_session(env: &TestEnv, repo: &Path, model: &Model) -> crate::harness::R
         .spawn()
 }
 
+/// Waits up to `limit` for `fix-1`'s recorded status to be `want` (`what` names the wait).
+fn wait_for_status(env: &TestEnv, repo: &Path, what: &str, want: &str, limit: Duration) {
+    crate::harness::eventually(what, limit, || match status_of(env, repo)? {
+        s if s == want => Ok(()),
+        s => Err(s),
+    });
+}
+
 /// The recorded status of `fix-1`, as `status --json` says it.
 fn status_of(env: &TestEnv, repo: &Path) -> Result<String, String> {
     let out = env.aw(repo, ["status", "fix-1", "--json"]);
@@ -252,25 +260,23 @@ fn a_live_session_holds_its_workspace(backend: Backend) {
     let repo = backend.repo(&env);
     let model = Model::start(&env, "sleep 5");
     let session = start_session(&env, &repo, &model);
-    crate::harness::eventually(
+    wait_for_status(
+        &env,
+        &repo,
         "the session's workspace running",
+        "running",
         Duration::from_secs(60),
-        || match status_of(&env, &repo)? {
-            s if s == "running" => Ok(()),
-            s => Err(s),
-        },
     );
     let refused = env.aw(&repo, ["clean", "fix-1"]);
     assert_ne!(refused.code(), Some(0), "{}", refused.report());
     assert!(env.ws_path(&repo, "fix-1").is_dir(), "{}", refused.report());
     session.wait().assert_ok();
-    crate::harness::eventually(
+    wait_for_status(
+        &env,
+        &repo,
         "the ended session's workspace done",
+        "done",
         Duration::from_secs(20),
-        || match status_of(&env, &repo)? {
-            s if s == "done" => Ok(()),
-            s => Err(s),
-        },
     );
     env.aw(&repo, ["clean", "fix-1"]).assert_ok();
 }
@@ -283,13 +289,12 @@ fn a_killed_session_releases_its_workspace(backend: Backend) {
     let repo = backend.repo(&env);
     let model = Model::start(&env, "sleep 120");
     let session = start_session(&env, &repo, &model);
-    crate::harness::eventually(
+    wait_for_status(
+        &env,
+        &repo,
         "the session's workspace running",
+        "running",
         Duration::from_secs(60),
-        || match status_of(&env, &repo)? {
-            s if s == "running" => Ok(()),
-            s => Err(s),
-        },
     );
     let pid = session.pid();
     session.signal("KILL");
@@ -298,13 +303,12 @@ fn a_killed_session_releases_its_workspace(backend: Backend) {
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{pid}")])
         .status();
-    crate::harness::eventually(
+    wait_for_status(
+        &env,
+        &repo,
         "the killed session's workspace released",
+        "interrupted",
         Duration::from_secs(20),
-        || match status_of(&env, &repo)? {
-            s if s == "interrupted" => Ok(()),
-            s => Err(s),
-        },
     );
     env.aw(&repo, ["clean", "fix-1"]).assert_ok();
 }
