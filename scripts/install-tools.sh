@@ -269,7 +269,7 @@ ensure_mcp_client() {
 # platform's package).
 claude_code_bin() {
   local root="${CARGO_HOME:-$HOME/.cargo}/claude-code-$CLAUDE_CODE_VERSION" bin
-  for bin in "$root"/node_modules/@anthropic-ai/claude-code-linux-*/claude; do
+  for bin in "$root"/node_modules/@anthropic-ai/claude-code-*/claude; do
     [ -x "$bin" ] && { echo "$bin"; return 0; }
   done
   return 1
